@@ -1,0 +1,229 @@
+"""Every sentence assay says to a person, in English and in Chinese.
+
+Keeping the catalog in one table means a translation cannot be forgotten: a test walks
+the table and checks that each key has both languages and the same placeholders.
+Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
+"""
+
+from __future__ import annotations
+
+import os
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    # --- configuration: specs and datasets ---------------------------------------------
+    "spec.not_found": (
+        "spec file {path} does not exist",
+        "check the path, or run 'assay run --help' for the usage",
+        "规范文件 {path} 不存在",
+        "请检查路径，或运行 'assay run --help' 查看用法",
+    ),
+    "spec.unreadable": (
+        "cannot read {path}: {reason}",
+        "make sure the file exists, is a regular file and is readable",
+        "无法读取 {path}：{reason}",
+        "请确认文件存在、是普通文件且可读",
+    ),
+    "spec.encoding": (
+        "{path} is not valid UTF-8 ({reason})",
+        "save the file as UTF-8 without a byte-order mark",
+        "{path} 不是合法的 UTF-8 编码（{reason}）",
+        "请以无 BOM 的 UTF-8 编码保存该文件",
+    ),
+    "spec.yaml": (
+        "{path} is not valid YAML: {reason}",
+        "fix the YAML syntax at the position shown",
+        "{path} 不是合法的 YAML：{reason}",
+        "请修正所示位置的 YAML 语法",
+    ),
+    "spec.shape": (
+        "{path}: {reason}",
+        "see docs/spec.md for the fields a spec may have",
+        "{path}：{reason}",
+        "规范允许的字段见 docs/spec.md",
+    ),
+    "spec.path_absolute": (
+        "{field} is an absolute path ({value}); paths must stay inside the spec's folder",
+        "write the path relative to the folder that holds the spec",
+        "{field} 是绝对路径（{value}）；路径必须位于规范所在目录之内",
+        "请使用相对于规范所在目录的路径",
+    ),
+    "spec.path_escape": (
+        "{field} ({value}) leaves the spec's folder",
+        "move the file inside the spec's folder and refer to it without '..'",
+        "{field}（{value}）超出了规范所在的目录",
+        "请把文件移到规范所在目录内，并且不要使用 '..'",
+    ),
+    "spec.path_symlink": (
+        "{field} ({value}) is a symbolic link that leads outside the spec's folder",
+        "copy the file into the spec's folder instead of linking to it",
+        "{field}（{value}）是指向规范目录之外的符号链接",
+        "请把文件复制到规范目录内，而不是使用符号链接",
+    ),
+    "spec.path_missing": (
+        "{field} ({value}) does not exist",
+        "check the path; it is resolved relative to the spec's folder",
+        "{field}（{value}）不存在",
+        "请检查路径；它相对于规范所在目录解析",
+    ),
+    "spec.path_not_file": (
+        "{field} ({value}) is not a regular file",
+        "point it at a file, not a directory or device",
+        "{field}（{value}）不是普通文件",
+        "请指向一个文件，而不是目录或设备",
+    ),
+    "dataset.json": (
+        "{path}:{line}: not valid JSON ({reason})",
+        "each line of a JSONL dataset must be one JSON object",
+        "{path} 第 {line} 行：不是合法的 JSON（{reason}）",
+        "JSONL 数据集的每一行必须是一个 JSON 对象",
+    ),
+    "dataset.sample": (
+        "{path}:{line}: {reason}",
+        "each sample needs an 'id' (text or number), an 'input' and an 'expected' value",
+        "{path} 第 {line} 行：{reason}",
+        "每个样本需要 'id'（文本或数字）、'input' 和 'expected'",
+    ),
+    "dataset.duplicate_id": (
+        "{path}:{line}: sample id {sample_id!r} is used again (first on line {first})",
+        "give every sample its own id",
+        "{path} 第 {line} 行：样本 id {sample_id!r} 重复（首次出现在第 {first} 行）",
+        "请为每个样本设置唯一的 id",
+    ),
+    "dataset.empty": (
+        "{path} holds no samples",
+        "add at least one JSON object line to the dataset",
+        "{path} 中没有任何样本",
+        "请至少向数据集加入一行 JSON 对象",
+    ),
+    "target.callable": (
+        "target {target!r}: cannot load callable {ref!r}: {reason}",
+        "write it as 'module:function' with the module inside the spec's folder or installed",
+        "目标 {target!r}：无法加载可调用对象 {ref!r}：{reason}",
+        "请写成 'module:function'，模块需位于规范目录内或已安装",
+    ),
+    # --- evidence ---------------------------------------------------------------------
+    "run.not_a_run": (
+        "{path} is not an assay run directory ({reason})",
+        "pass the folder that 'assay run --output' wrote",
+        "{path} 不是 assay 运行目录（{reason}）",
+        "请传入 'assay run --output' 写出的目录",
+    ),
+    "run.exists": (
+        "output folder {path} already holds a run",
+        "choose another --output folder, or remove the old run first",
+        "输出目录 {path} 中已经有一次运行",
+        "请换一个 --output 目录，或先删除旧的运行",
+    ),
+    "run.storage": (
+        "cannot write the run to {path}: {reason}",
+        "check that the folder is writable and the disk has space",
+        "无法把运行写入 {path}：{reason}",
+        "请检查目录可写且磁盘有剩余空间",
+    ),
+    "evidence.tampered": (
+        "evidence in {path} does not verify: {count} problem(s); first: {first}",
+        "run 'assay verify {path}' for the full list; do not trust scores from it",
+        "{path} 中的证据校验失败：共 {count} 处问题；第一处：{first}",
+        "运行 'assay verify {path}' 查看完整列表；不要信任其中的分数",
+    ),
+    "sink.failed": (
+        "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
+        "check the collector at {url}; failed batches were kept in {fallback}",
+        "事件接收端 {url} 有 {failed}/{total} 批发送失败，超过上限 {limit}",
+        "请检查 {url} 上的接收服务；失败的批次已保存在 {fallback}",
+    ),
+    "usage.lang": (
+        "unknown language {lang!r}",
+        "use --lang en or --lang zh",
+        "未知的语言 {lang!r}",
+        "请使用 --lang en 或 --lang zh",
+    ),
+    "internal": (
+        "internal error: {reason}",
+        "rerun with --debug for the traceback and report it",
+        "内部错误：{reason}",
+        "请加上 --debug 重新运行以查看调用栈，并报告此问题",
+    ),
+    # --- command output -----------------------------------------------------------------
+    "out.target": (
+        "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f}{minimum}",
+        "",
+        "{target:<20} {status:<13} {scorer}：{passed}/{denominator} = {rate:.4f}{minimum}",
+        "",
+    ),
+    "out.minimum": (" (minimum {minimum:g})", "", "（最低要求 {minimum:g}）", ""),
+    "out.gate": ("gate: {status}", "", "门禁结论：{status}", ""),
+    "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
+    "out.dry_run": ("dry run: nothing was written", "", "演练模式：未写入任何文件", ""),
+    "out.verify_ok": (
+        "verified {path}: {trials} trials, {events} events, {artifacts} artifacts, "
+        "{bundles} bundles, {scores} scores; every digest matches",
+        "",
+        "已校验 {path}：{trials} 个试验、{events} 条事件、{artifacts} 个工件、"
+        "{bundles} 个证据包、{scores} 条评分；所有摘要一致",
+        "",
+    ),
+    "out.verify_bad": (
+        "{path} does NOT verify: {count} problem(s)",
+        "",
+        "{path} 校验失败：共 {count} 处问题",
+        "",
+    ),
+    "out.scores_same": (
+        "re-scored {scores} scores from evidence: all equal the recorded ones",
+        "",
+        "已根据证据重新评分 {scores} 条：全部与记录一致",
+        "",
+    ),
+    "out.scores_differ": (
+        "re-scored {scores} scores from evidence: {count} differ from the recorded ones "
+        "(first: {first})",
+        "",
+        "已根据证据重新评分 {scores} 条：其中 {count} 条与记录不一致（第一条：{first}）",
+        "",
+    ),
+    "out.reason": ("  - {target}: {reason}", "", "  - {target}：{reason}", ""),
+    "out.interrupted": (
+        "interrupted; the evidence written so far is in {path}",
+        "",
+        "运行被中断；已写入的证据位于 {path}",
+        "",
+    ),
+}
+
+LANGUAGES = ("en", "zh")
+_language = "en"
+
+
+def detect_language(explicit: str | None = None) -> str:
+    """Pick the language: an explicit choice wins, then a ``zh_*`` LANG or LC_ALL."""
+    if explicit:
+        return explicit
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def set_language(lang: str) -> None:
+    """Set the language every later message is rendered in (``en`` or ``zh``)."""
+    global _language
+    _language = lang
+
+
+def current_language() -> str:
+    """The language messages are rendered in now."""
+    return _language
+
+
+def say(key: str, **params: object) -> str:
+    """Render an output line (a catalog entry without a hint) in the current language."""
+    return render(key, params)[0]
+
+
+def render(key: str, params: dict[str, object], lang: str | None = None) -> tuple[str, str]:
+    """Render the message and hint for *key* in *lang* (default: the current language)."""
+    en_msg, en_hint, zh_msg, zh_hint = MESSAGES[key]
+    msg, hint = (zh_msg, zh_hint) if (lang or _language) == "zh" else (en_msg, en_hint)
+    return msg.format(**params), hint.format(**params)

@@ -1,0 +1,42 @@
+"""``assay score RUN`` and ``assay gate RUN``: redo a step from verified evidence alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from assay._messages import say
+from assay.cli._print import print_decision
+from assay.errors import EXIT_EVIDENCE
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+def score(run_dir: Path) -> None:
+    """Re-score RUN from its evidence (after verifying it); never calls a target."""
+    from assay.pipeline import rescore_run
+
+    result = rescore_run(run_dir)
+    print_decision(result.metrics, result.gate, result.report.scorers)
+    if result.differing:
+        click.echo(
+            say(
+                "out.scores_differ",
+                scores=result.scores,
+                count=len(result.differing),
+                first=result.differing[0],
+            )
+        )
+        raise SystemExit(EXIT_EVIDENCE)
+    click.echo(say("out.scores_same", scores=result.scores))
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+def gate(run_dir: Path) -> None:
+    """Re-decide RUN's gate from its verified evidence; the exit code is the decision."""
+    from assay.pipeline import rescore_run
+
+    result = rescore_run(run_dir)
+    raise SystemExit(print_decision(result.metrics, result.gate, result.report.scorers))

@@ -1,0 +1,36 @@
+"""``assay verify RUN`` (alias ``inspect``): re-derive every digest and name what changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from assay._messages import say
+from assay.errors import EXIT_EVIDENCE, EXIT_PASSED
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+def verify(run_dir: Path) -> None:
+    """Verify the evidence in RUN; exit 0 when every digest matches, 4 otherwise."""
+    from assay.evidence import verify_run
+
+    result = verify_run(run_dir)
+    if result.ok:
+        click.echo(
+            say(
+                "out.verify_ok",
+                path=run_dir,
+                trials=result.trials,
+                events=result.events,
+                artifacts=result.artifacts,
+                bundles=result.bundles,
+                scores=result.scores,
+            )
+        )
+        raise SystemExit(EXIT_PASSED)
+    click.echo(say("out.verify_bad", path=run_dir, count=len(result.problems)))
+    for problem in result.problems:
+        click.echo(f"  - {problem}")
+    raise SystemExit(EXIT_EVIDENCE)

@@ -1,0 +1,50 @@
+"""Evidence: the event log, the artifact store, observation bundles and verification."""
+
+from assay.evidence._bundle import BUNDLE_SCHEMA, bundle_digest, decode_output, seal_bundle
+from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
+from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
+from assay.evidence._rundir import (
+    BUNDLES,
+    EVENTS,
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    PLAN,
+    REPORTS,
+    SCORES,
+    SPEC,
+    RunWriter,
+    read_manifest,
+)
+from assay.evidence._sinks import HttpSink, PrintSink
+from assay.evidence._store import ArtifactRef, ArtifactStore
+from assay.evidence._verify import VerifyResult, verify_run
+
+__all__ = [
+    "BUNDLES",
+    "BUNDLE_SCHEMA",
+    "EVENTS",
+    "GENESIS",
+    "MANIFEST",
+    "MANIFEST_SCHEMA",
+    "PLAN",
+    "REPORTS",
+    "SCORES",
+    "SPEC",
+    "ArtifactRef",
+    "ArtifactStore",
+    "EventLog",
+    "FileSink",
+    "HttpSink",
+    "LineSink",
+    "PrintSink",
+    "RunWriter",
+    "TrialRecorder",
+    "VerifyResult",
+    "bundle_digest",
+    "current_recorder",
+    "decode_output",
+    "read_manifest",
+    "record_event",
+    "seal_bundle",
+    "verify_run",
+]

@@ -1,0 +1,37 @@
+"""Observation bundles: one trial's evidence bound under one digest.
+
+A bundle names the trial, its attempts and which one is canonical, the hash of every
+event the trial recorded, the artifacts it produced, and the observation a scorer may
+read (the output artifact and the expected value). Its digest is the SHA-256 of its
+canonical JSON without the ``digest`` field; a score carries that digest, so a score
+always points at the exact evidence it judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay._digest import canonical_json, loads, sha256_hex
+
+BUNDLE_SCHEMA = "assay.bundle/1"
+JSON_MEDIA = "application/json"
+
+
+def seal_bundle(bundle: dict[str, Any]) -> tuple[bytes, str]:
+    """Digest *bundle* and return ``(line, digest)``; the line includes the digest."""
+    digest = "sha256:" + sha256_hex(canonical_json(bundle))
+    bundle["digest"] = digest
+    return canonical_json(bundle), digest
+
+
+def bundle_digest(bundle: dict[str, Any]) -> str:
+    """Recompute the digest of a bundle read back from disk."""
+    body = {k: v for k, v in bundle.items() if k != "digest"}
+    return "sha256:" + sha256_hex(canonical_json(body))
+
+
+def decode_output(data: bytes, media: str) -> Any:
+    """The value a scorer sees for output bytes: decoded JSON, or text."""
+    if media == JSON_MEDIA:
+        return loads(data)
+    return data.decode("utf-8", errors="replace")

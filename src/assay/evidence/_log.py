@@ -1,0 +1,85 @@
+"""The append-only event log: one JSON record a line, each chained to the one before.
+
+Every record carries ``prev``, the SHA-256 of the previous line's bytes (the first
+carries 64 zeros), so editing, inserting, dropping or reordering any record breaks the
+chain at that point; the manifest pins the last hash, so cutting the tail is caught too.
+Records are numbered within their trial (``n``) and name their parent's number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from typing import Any, Protocol
+
+from assay._digest import fast_json
+
+GENESIS = "0" * 64
+
+
+class LineSink(Protocol):
+    """Where finished event lines go: a file, an HTTP collector, a terminal."""
+
+    def write_line(self, line: bytes) -> None:
+        """Take one complete record line (without the newline)."""
+
+    def close(self) -> None:
+        """Flush and release whatever the sink holds."""
+
+
+class EventLog:
+    """Chains event records and hands each finished line to the sinks."""
+
+    def __init__(self, sinks: list[LineSink], head: str = GENESIS, count: int = 0) -> None:
+        self._sinks = sinks
+        self._lock = threading.Lock()
+        self.head = head
+        self.count = count
+
+    def append(
+        self, trial: str | None, n: int, parent: int | None, kind: str, data: dict[str, Any]
+    ) -> str:
+        """Append one record and return its hash (the ``prev`` of the next record)."""
+        with self._lock:
+            record = {
+                "seq": self.count,
+                "prev": self.head,
+                "trial": trial,
+                "n": n,
+                "parent": parent,
+                "type": kind,
+                "at": round(time.time(), 6),
+                "data": data,
+            }
+            line = fast_json(record)
+            digest = hashlib.sha256(line).hexdigest()
+            for sink in self._sinks:
+                sink.write_line(line)
+            self.head = digest
+            self.count += 1
+            return digest
+
+    def close(self) -> None:
+        """Close every sink."""
+        for sink in self._sinks:
+            sink.close()
+
+
+class FileSink:
+    """Appends lines to a file: the run directory's ``events.jsonl``."""
+
+    def __init__(self, path: Any) -> None:
+        self._file = open(path, "ab", buffering=1 << 16)  # noqa: SIM115 - closed in close()
+
+    def write_line(self, line: bytes) -> None:
+        """Append *line* and a newline."""
+        self._file.write(line + b"\n")
+
+    def flush(self) -> None:
+        """Push buffered lines to the operating system."""
+        self._file.flush()
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._file.close()

@@ -1,0 +1,81 @@
+"""Recording events for the current trial from anywhere, without passing the trial around.
+
+The runner binds a ``TrialRecorder`` to a context variable while a trial runs. Code deep in
+a target or solver calls ``record_event("extra", {...})`` and the event lands in the right
+trial, numbered and parented, even with many trials in flight: each asyncio task (and
+each worker thread started from it) sees its own binding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from assay.evidence._log import EventLog
+from assay.evidence._store import ArtifactRef, ArtifactStore
+
+_current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
+
+
+class TrialRecorder:
+    """Numbers one trial's events and remembers their hashes for the bundle."""
+
+    __slots__ = ("_log", "artifacts", "events", "parent", "store", "trial_id")
+
+    def __init__(self, log: EventLog, store: ArtifactStore, trial_id: str) -> None:
+        self._log = log
+        self.store = store
+        self.trial_id = trial_id
+        self.events: list[tuple[int, str]] = []
+        self.artifacts: dict[str, str] = {}
+        self.parent: int | None = None
+
+    def record(self, kind: str, data: dict[str, Any], parent: int | None = -1) -> int:
+        """Append an event; *parent* defaults to the open scope (e.g. the attempt)."""
+        n = len(self.events) + 1
+        parent_n = self.parent if parent == -1 else parent
+        digest = self._log.append(self.trial_id, n, parent_n, kind, data)
+        self.events.append((n, digest))
+        return n
+
+    def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
+        """Store *data* and remember it under *name* for the bundle."""
+        ref = self.store.put(data, media)
+        self.artifacts[name] = ref.sha256
+        return ref
+
+    @contextmanager
+    def scope(self, n: int) -> Iterator[None]:
+        """Make event *n* the default parent of events recorded inside the block."""
+        outer, self.parent = self.parent, n
+        try:
+            yield
+        finally:
+            self.parent = outer
+
+    @contextmanager
+    def bound(self) -> Iterator[TrialRecorder]:
+        """Bind this recorder as the current one for the block."""
+        token = _current.set(self)
+        try:
+            yield self
+        finally:
+            _current.reset(token)
+
+
+def current_recorder() -> TrialRecorder | None:
+    """The recorder of the trial running in this context, if any."""
+    return _current.get()
+
+
+def record_event(kind: str, data: dict[str, Any]) -> int | None:
+    """Record a free-form event (e.g. ``extra``) in the current trial, if one is running.
+
+    Returns the event's number within its trial, or ``None`` outside a trial.
+    """
+    recorder = _current.get()
+    if recorder is None:
+        return None
+    return recorder.record(kind, data)

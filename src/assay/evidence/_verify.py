@@ -1,0 +1,249 @@
+"""Re-derive every digest in a run directory and name anything that changed.
+
+``verify_run`` reads the evidence the way an auditor would, trusting nothing it has not
+recomputed: the spec and plan against the manifest, trial ids against the spec, the event
+chain link by link, each artifact against its name, each bundle against its digest and
+against the events and artifacts it lists, and each score against its bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay._digest import loads, sha256_hex
+from assay.evidence._bundle import bundle_digest
+from assay.evidence._log import GENESIS
+from assay.evidence._rundir import (
+    ARTIFACTS,
+    BUNDLES,
+    EVENTS,
+    PLAN,
+    SCORES,
+    SPEC,
+    read_manifest,
+)
+from assay.plan import trial_id
+from assay.spec import EvalSpec
+
+MAX_LISTED = 200
+
+
+class VerifyResult(msgspec.Struct):
+    """What verification found: problems (empty when the run verifies) and counts."""
+
+    problems: list[str]
+    trials: int = 0
+    events: int = 0
+    artifacts: int = 0
+    bundles: int = 0
+    scores: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing changed."""
+        return not self.problems
+
+
+class _Checker:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.result = VerifyResult(problems=[])
+        self.plan: dict[str, tuple[int, str, str, int]] = {}
+        self.trial_events: dict[str, Any] = {}
+        self.artifacts: set[str] = set()
+        self.bundles: dict[str, str] = {}
+
+    def problem(self, text: str) -> None:
+        if len(self.result.problems) < MAX_LISTED:
+            self.result.problems.append(text)
+
+    def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        try:
+            with open(self.path / name, "rb") as handle:
+                for number, line in enumerate(handle, start=1):
+                    yield number, line.rstrip(b"\n")
+        except FileNotFoundError:
+            self.problem(f"{name}: missing")
+
+
+def verify_run(path: Path) -> VerifyResult:
+    """Verify the run at *path*; raises EvidenceError only if it is not a run at all."""
+    manifest = read_manifest(path)
+    check = _Checker(path)
+    spec = _check_spec(check, manifest)
+    _check_files(check, manifest)
+    if spec is not None:
+        _check_plan(check, spec, manifest)
+    _check_events(check, manifest)
+    _check_artifacts(check)
+    _check_bundles(check, manifest)
+    _check_scores(check)
+    return check.result
+
+
+def _check_spec(check: _Checker, manifest: dict[str, Any]) -> EvalSpec | None:
+    try:
+        data = (check.path / SPEC).read_bytes()
+    except FileNotFoundError:
+        check.problem(f"{SPEC}: missing")
+        return None
+    digest = "sha256:" + sha256_hex(data)
+    if digest != manifest.get("spec_digest"):
+        check.problem(f"{SPEC}: digest {digest} does not match the manifest")
+    try:
+        return msgspec.json.decode(data, type=EvalSpec)
+    except msgspec.MsgspecError as exc:
+        check.problem(f"{SPEC}: not a valid spec ({exc})")
+        return None
+
+
+def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
+    """Whole-file digests catch edits the record-level checks cannot (e.g. a report)."""
+    for name, expected in sorted(manifest.get("files", {}).items()):
+        try:
+            data = (check.path / name).read_bytes()
+        except FileNotFoundError:
+            check.problem(f"{name}: missing")
+            continue
+        digest = "sha256:" + sha256_hex(data)
+        if digest != expected:
+            check.problem(f"{name}: digest {digest} does not match the manifest ({expected})")
+
+
+def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> None:
+    for number, line in check.lines(PLAN):
+        try:
+            row = loads(line)
+            key = (row["index"], row["sample_id"], row["target_id"], row["repetition"])
+            planned = trial_id(
+                spec.evaluation, row["target_id"], row["sample_id"], row["repetition"]
+            )
+        except (ValueError, KeyError, TypeError):
+            check.problem(f"{PLAN} line {number}: not a plan record")
+            continue
+        if row.get("trial_id") != planned:
+            check.problem(
+                f"{PLAN} line {number}: trial id {row.get('trial_id')} should be {planned}"
+            )
+        check.plan[planned] = key
+    expected = spec.dataset.samples * len(spec.targets) * spec.repetitions
+    check.result.trials = len(check.plan)
+    if len(check.plan) != expected or manifest.get("planned") != expected:
+        check.problem(f"{PLAN}: {len(check.plan)} trials, the spec plans {expected}")
+
+
+def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
+    prev = GENESIS
+    counts: dict[str | None, int] = {}
+    for number, line in check.lines(EVENTS):
+        try:
+            record = loads(line)
+            link, trial, n = record["prev"], record["trial"], record["n"]
+            parent, kind = record["parent"], record["type"]
+        except (ValueError, KeyError, TypeError):
+            check.problem(f"{EVENTS} line {number}: not an event record (torn or edited)")
+            prev = sha256_hex(line)
+            continue
+        if link != prev:
+            check.problem(
+                f"{EVENTS} line {number}: chain broken (prev does not match line {number - 1})"
+            )
+        prev = sha256_hex(line)
+        seen = counts.get(trial, 0)
+        if n != seen + 1:
+            check.problem(f"{EVENTS} line {number}: event {n} of trial {trial} out of order")
+        if (parent is None) != (n == 1) or (parent is not None and not 1 <= parent < n):
+            check.problem(f"{EVENTS} line {number}: parent {parent} of event {n} does not exist")
+        counts[trial] = n
+        if trial is not None and kind != "match":
+            # match events follow the sealed bundle and carry its digest instead
+            _fold_event(check, trial, n, prev)
+        check.result.events += 1
+    if prev != manifest.get("events_head") or check.result.events != manifest.get("events"):
+        check.problem(
+            f"{EVENTS}: {check.result.events} records ending in {prev[:16]}…, the manifest "
+            f"says {manifest.get('events')} ending in {str(manifest.get('events_head'))[:16]}…"
+        )
+
+
+def _fold_event(check: _Checker, trial: str, n: int, digest: str) -> None:
+    running = check.trial_events.get(trial)
+    if running is None:
+        running = check.trial_events[trial] = hashlib.sha256()
+    running.update(f"{n}:{digest};".encode())
+
+
+def _check_artifacts(check: _Checker) -> None:
+    root = check.path / ARTIFACTS
+    if not root.is_dir():
+        return
+    for folder in sorted(root.iterdir()):
+        for file in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if file.name.startswith("."):
+                continue
+            actual = sha256_hex(file.read_bytes())
+            where = f"{ARTIFACTS}/{folder.name}/{file.name}"
+            if actual != file.name or folder.name != file.name[:2]:
+                check.problem(f"{where}: content hashes to {actual}, not to its name")
+            else:
+                check.artifacts.add(actual)
+            check.result.artifacts += 1
+
+
+def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
+    for number, line in check.lines(BUNDLES):
+        where = f"{BUNDLES} line {number}"
+        try:
+            bundle = loads(line)
+            tid = bundle["trial"]["trial_id"]
+        except (ValueError, KeyError, TypeError):
+            check.problem(f"{where}: not a bundle record (torn or edited)")
+            continue
+        where = f"{where} (trial {tid})"
+        if bundle_digest(bundle) != bundle.get("digest"):
+            check.problem(f"{where}: digest does not match its content")
+        if tid not in check.plan:
+            check.problem(f"{where}: trial is not in the plan")
+        if tid in check.bundles:
+            check.problem(f"{where}: second bundle for the trial")
+        check.bundles[tid] = bundle.get("digest", "")
+        _check_bundle_refs(check, bundle, tid, where)
+        check.result.bundles += 1
+    if manifest.get("status") == "complete" and check.result.bundles != len(check.plan):
+        check.problem(
+            f"{BUNDLES}: {check.result.bundles} bundles for {len(check.plan)} planned trials"
+        )
+
+
+def _check_bundle_refs(check: _Checker, bundle: dict[str, Any], tid: str, where: str) -> None:
+    folded = hashlib.sha256()
+    for n, digest in bundle.get("events", []):
+        folded.update(f"{n}:{digest};".encode())
+    logged = check.trial_events.get(tid)
+    if logged is None or logged.hexdigest() != folded.hexdigest():
+        check.problem(f"{where}: its events differ from those in {EVENTS}")
+    for name, sha in sorted(bundle.get("artifacts", {}).items()):
+        if sha not in check.artifacts:
+            check.problem(
+                f"{where}: artifact {name} ({ARTIFACTS}/{sha[:2]}/{sha}) is missing or altered"
+            )
+
+
+def _check_scores(check: _Checker) -> None:
+    for number, line in check.lines(SCORES):
+        try:
+            score = loads(line)
+            tid, digest = score["trial_id"], score["bundle_digest"]
+        except (ValueError, KeyError, TypeError):
+            check.problem(f"{SCORES} line {number}: not a score record (torn or edited)")
+            continue
+        if check.bundles.get(tid) != digest:
+            check.problem(
+                f"{SCORES} line {number}: bundle digest does not match trial {tid}'s bundle"
+            )
+        check.result.scores += 1

@@ -1,0 +1,58 @@
+"""Judging one sealed bundle: the step ``run`` and ``score`` share, so they cannot differ.
+
+Both feed it the bundle and the output bytes from the artifact store; the scorers see the
+decoded bytes, never the in-memory value a target returned, so a re-score from evidence
+reproduces the run's scores exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.evidence import decode_output
+from assay.report import TrialRow
+from assay.score import (
+    MetricsBuilder,
+    Observation,
+    Scorer,
+    score_observation,
+    score_record,
+)
+
+
+def observation_of(bundle: dict[str, Any], output: bytes | None) -> Observation:
+    """The scorer's view of a bundle, with *output* the canonical output artifact's bytes."""
+    seen = bundle["observation"]
+    value = None
+    if output is not None and seen["outcome"] == "answered":
+        value = decode_output(output, seen["media"])
+    return Observation(seen["expected"], seen["outcome"], value, seen.get("failure"))
+
+
+def judge(
+    bundle: dict[str, Any],
+    output: bytes | None,
+    scorers: dict[str, Scorer],
+    metrics: MetricsBuilder,
+) -> tuple[list[dict[str, Any]], TrialRow]:
+    """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
+    trial = bundle["trial"]
+    observation = observation_of(bundle, output)
+    records = []
+    for scorer_id, scorer in scorers.items():
+        verdict = score_observation(scorer, observation)
+        records.append(score_record(trial, scorer_id, bundle["digest"], verdict))
+        metrics.add_score(trial["target_id"], scorer_id, verdict.status)
+    metrics.add_trial(trial["target_id"], bundle["state"])
+    row = TrialRow(
+        index=trial["index"],
+        trial_id=trial["trial_id"],
+        target_id=trial["target_id"],
+        sample_id=trial["sample_id"],
+        repetition=trial["repetition"],
+        state=bundle["state"],
+        scores={r["scorer_id"]: r["status"] for r in records},
+        reasons={r["scorer_id"]: r["reason"] for r in records if r["reason"]},
+        bundle_digest=bundle["digest"],
+    )
+    return records, row

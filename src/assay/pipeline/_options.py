@@ -1,0 +1,25 @@
+"""The options of a run, defined once and shared by the CLI and the Python API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+
+class RunOptions(msgspec.Struct, frozen=True):
+    """How to run a spec; none of these change results, so none are in the spec.
+
+    Attributes:
+        output: the run directory to create (``None`` with ``dry_run``).
+        max_concurrency: trials in flight at once.
+        dry_run: run and print events, write nothing.
+        sink_url: also stream event batches to this HTTP collector.
+        sink_max_failure_rate: stop the run once more batches than this fail.
+    """
+
+    output: Path | None = None
+    max_concurrency: int = 16
+    dry_run: bool = False
+    sink_url: str | None = None
+    sink_max_failure_rate: float = 0.5

@@ -1,0 +1,38 @@
+"""Build the Report object and render its three files."""
+
+from __future__ import annotations
+
+from assay import __version__
+from assay.gate import GateDecision
+from assay.report import Report, TrialRows, to_html, to_json, to_markdown
+from assay.score import Metrics
+from assay.spec import EvalSpec
+
+
+def build_report(
+    spec: EvalSpec, status: str, metrics: Metrics, gate: GateDecision, rows: TrialRows
+) -> Report:
+    """The one report object every format is rendered from."""
+    return Report(
+        evaluation=spec.evaluation,
+        description=spec.description,
+        spec_digest=spec.digest,
+        run_status=status,
+        planned=spec.dataset.samples * len(spec.targets) * spec.repetitions,
+        targets=[t.id for t in spec.targets],
+        scorers=[s.id for s in spec.scorers],
+        metrics=metrics,
+        gate=gate,
+        trials=rows.in_plan_order(),
+        trials_omitted=rows.omitted,
+        assay_version=__version__,
+    )
+
+
+def render_reports(report: Report) -> dict[str, bytes]:
+    """``report.json``, ``report.md`` and ``report.html`` as bytes."""
+    return {
+        "report.json": to_json(report),
+        "report.md": to_markdown(report).encode("utf-8"),
+        "report.html": to_html(report).encode("utf-8"),
+    }

@@ -1,0 +1,69 @@
+"""Expand a spec into trials before anything runs: the plan fixes every denominator.
+
+A trial is one (sample, target, repetition). Its id is a digest of the evaluation id,
+target id, sample id and repetition, so the same spec plans the same ids on any machine
+on any day, and two runs of one evaluation can be joined trial by trial.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+import msgspec
+
+from assay.spec import EvalSpec
+
+
+class Trial(msgspec.Struct, frozen=True):
+    """One planned unit of work; ``index`` is its position in plan order."""
+
+    index: int
+    trial_id: str
+    sample_index: int
+    sample_id: str
+    target_id: str
+    repetition: int
+
+
+def trial_id(evaluation: str, target_id: str, sample_id: str, repetition: int) -> str:
+    """The stable id of a trial: 24 hex digits of SHA-256 over its four coordinates."""
+    key = "\x1f".join((evaluation, target_id, sample_id, str(repetition))).encode()
+    return "t-" + hashlib.sha256(key).hexdigest()[:24]
+
+
+class Plan:
+    """The trials of a spec, in plan order: sample-major, then target, then repetition.
+
+    Trials are generated, not stored, so a plan of a million trials costs nothing until
+    it is walked. Interleaving targets per sample keeps drifts (a slower machine later in
+    the run) from favouring one target.
+    """
+
+    def __init__(self, spec: EvalSpec, sample_ids: list[str]) -> None:
+        self.spec = spec
+        self.sample_ids = sample_ids
+        self.target_ids = [t.id for t in spec.targets]
+
+    def __len__(self) -> int:
+        return len(self.sample_ids) * len(self.target_ids) * self.spec.repetitions
+
+    def __iter__(self) -> Iterator[Trial]:
+        evaluation = self.spec.evaluation
+        index = 0
+        for sample_index, sample_id in enumerate(self.sample_ids):
+            for target_id in self.target_ids:
+                for repetition in range(1, self.spec.repetitions + 1):
+                    tid = trial_id(evaluation, target_id, sample_id, repetition)
+                    yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
+                    index += 1
+
+    def denominators(self) -> dict[str, int]:
+        """Planned trials per target: the denominator of every per-target metric."""
+        per_target = len(self.sample_ids) * self.spec.repetitions
+        return dict.fromkeys(self.target_ids, per_target)
+
+
+def plan(spec: EvalSpec, sample_ids: list[str]) -> Plan:
+    """Plan *spec* over the dataset's *sample_ids* (file order)."""
+    return Plan(spec, sample_ids)

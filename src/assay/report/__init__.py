@@ -1,0 +1,16 @@
+"""Reports: one Report object rendered as JSON, Markdown and standalone HTML."""
+
+from assay.report._model import MAX_TRIAL_ROWS, REPORT_SCHEMA, Report, TrialRow, TrialRows
+from assay.report._render import md_escape, to_html, to_json, to_markdown
+
+__all__ = [
+    "MAX_TRIAL_ROWS",
+    "REPORT_SCHEMA",
+    "Report",
+    "TrialRow",
+    "TrialRows",
+    "md_escape",
+    "to_html",
+    "to_json",
+    "to_markdown",
+]

@@ -1,0 +1,68 @@
+"""The report object: one value from which report.json, report.md and report.html are made.
+
+Building the three formats from one object means they cannot disagree. The JSON form is
+the machine contract, documented in ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from assay.gate import GateDecision
+from assay.score import Metrics
+
+REPORT_SCHEMA = "assay.report/1"
+MAX_TRIAL_ROWS = 1000
+
+
+class TrialRow(msgspec.Struct, frozen=True):
+    """One trial as a reviewer sees it: where it sits, how it ended, what each scorer said."""
+
+    index: int
+    trial_id: str
+    target_id: str
+    sample_id: str
+    repetition: int
+    state: str
+    scores: dict[str, str]
+    reasons: dict[str, str]
+    bundle_digest: str
+
+
+class Report(msgspec.Struct, frozen=True):
+    """Everything a report shows."""
+
+    evaluation: str
+    description: str
+    spec_digest: str
+    run_status: str
+    planned: int
+    targets: list[str]
+    scorers: list[str]
+    metrics: Metrics
+    gate: GateDecision
+    trials: list[TrialRow]
+    trials_omitted: int = 0
+    assay_version: str = ""
+    schema: str = REPORT_SCHEMA
+
+
+class TrialRows:
+    """Collects the rows a report lists: all of a small run, the non-passing of a big one."""
+
+    def __init__(self, planned: int) -> None:
+        self.list_all = planned <= MAX_TRIAL_ROWS
+        self.rows: list[TrialRow] = []
+        self.omitted = 0
+
+    def add(self, row: TrialRow) -> None:
+        """Keep *row* if the report lists it; count it as omitted otherwise."""
+        keep = self.list_all or any(status != "passed" for status in row.scores.values())
+        if keep and len(self.rows) < MAX_TRIAL_ROWS:
+            self.rows.append(row)
+        else:
+            self.omitted += 1
+
+    def in_plan_order(self) -> list[TrialRow]:
+        """The kept rows sorted by plan position."""
+        return sorted(self.rows, key=lambda row: row.index)

@@ -1,0 +1,29 @@
+"""Bounded concurrency over a stream of work: N workers pull from one iterator.
+
+Workers pull the next item only when they are free, so no more than *limit* items are in
+flight and nothing is materialised ahead of time: memory follows the concurrency, not
+the size of the plan. Results are handed to the caller as each item finishes; callers
+that need plan order sort by the plan index every result carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+
+async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
+    """Run ``work(item)`` for every item, at most *limit* at a time."""
+    iterator = iter(items)
+
+    async def worker() -> None:
+        for item in iterator:
+            await work(item)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(max(1, limit)):
+            group.start_soon(worker)

@@ -1,0 +1,142 @@
+"""One trial's life: attempts until a product result or the retry budget runs out.
+
+Attempt states are ``succeeded`` (the target produced a product result, good or bad),
+``infra_failed`` (it could not be asked) and ``cancelled``. The first succeeded attempt
+is canonical and ends the trial (``completed``); a trial whose every attempt failed on
+infrastructure is ``blocked``; one that ended without either (cancelled) is ``invalid``.
+A wrong answer is never retried away.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Literal
+
+import anyio
+import msgspec
+
+from assay.dataset import Sample
+from assay.evidence import TrialRecorder
+from assay.plan import Trial
+from assay.run._retry import backoff_delay
+from assay.spec import RetryPolicy
+from assay.target import InfrastructureError, Target, TargetOutcome
+
+TrialState = Literal["completed", "blocked", "invalid"]
+AttemptState = Literal["succeeded", "infra_failed", "cancelled"]
+
+
+class AttemptRecord(msgspec.Struct, frozen=True):
+    """What one attempt came to; ``reason`` labels an infrastructure failure."""
+
+    attempt: int
+    status: AttemptState
+    event: int
+    reason: str | None = None
+
+
+class TrialResult(msgspec.Struct):
+    """A finished trial: its state, attempts, and the product result if there was one."""
+
+    trial: Trial
+    state: TrialState
+    attempts: list[AttemptRecord]
+    canonical: int | None
+    outcome: TargetOutcome | None
+
+
+async def run_trial(
+    trial: Trial,
+    sample: Sample,
+    sample_record: dict[str, Any],
+    target: Target,
+    recorder: TrialRecorder,
+    retry: RetryPolicy,
+    rng: random.Random,
+) -> TrialResult:
+    """Run *trial* against *target*, recording every attempt as evidence."""
+    sample_ref = recorder.artifact("sample", _encode(sample_record), "application/json")
+    root = recorder.record("trial_started", _trial_data(trial, sample_ref.sha256), parent=None)
+    attempts: list[AttemptRecord] = []
+    outcome: TargetOutcome | None = None
+    state: TrialState = "invalid"
+    with recorder.scope(root):
+        try:
+            for number in range(1, retry.max_attempts + 1):
+                record, outcome = await _attempt(number, sample, target, recorder)
+                attempts.append(record)
+                if record.status == "succeeded":
+                    state = "completed"
+                    break
+                if number < retry.max_attempts:
+                    await anyio.sleep(backoff_delay(retry, number, rng))
+            else:
+                state = "blocked"
+        finally:
+            canonical = attempts[-1].attempt if state == "completed" else None
+            summary = {
+                "state": state,
+                "canonical_attempt": canonical,
+                "attempts": len(attempts),
+            }
+            recorder.record("trial_finished", summary)
+    return TrialResult(trial, state, attempts, canonical, outcome)
+
+
+async def _attempt(
+    number: int, sample: Sample, target: Target, recorder: TrialRecorder
+) -> tuple[AttemptRecord, TargetOutcome | None]:
+    started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
+    with recorder.scope(started):
+        try:
+            outcome = await target.call(sample)
+        except InfrastructureError as exc:
+            detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
+            recorder.record("error", {**detail, "detail": exc.detail})
+            recorder.record("attempt_finished", {**detail, "status": "infra_failed"})
+            return AttemptRecord(number, "infra_failed", started, exc.reason), None
+        except anyio.get_cancelled_exc_class():
+            recorder.record("attempt_finished", {"attempt": number, "status": "cancelled"})
+            raise
+        _record_sampling(number, outcome, recorder)
+        recorder.record(
+            "attempt_finished",
+            {"attempt": number, "status": "succeeded", "outcome": outcome.kind},
+        )
+    return AttemptRecord(number, "succeeded", started), outcome
+
+
+def _record_sampling(number: int, outcome: TargetOutcome, recorder: TrialRecorder) -> None:
+    output = recorder.artifact("output", outcome.output, outcome.media)
+    data: dict[str, Any] = {
+        "attempt": number,
+        "prompt": recorder.artifacts["sample"],
+        "output": output.sha256,
+        "outcome": outcome.kind,
+    }
+    if outcome.failure is not None:
+        data["failure"] = outcome.failure
+    if outcome.exit_code is not None:
+        data["exit_code"] = outcome.exit_code
+    if outcome.stderr:
+        data["stderr"] = recorder.artifact("stderr", outcome.stderr, "text/plain").sha256
+    if outcome.usage:
+        data["usage"] = outcome.usage
+    recorder.record("sampling", data)
+
+
+def _trial_data(trial: Trial, sample_sha: str) -> dict[str, Any]:
+    return {
+        "index": trial.index,
+        "sample_id": trial.sample_id,
+        "target_id": trial.target_id,
+        "repetition": trial.repetition,
+        "sample": sample_sha,
+    }
+
+
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def _encode(value: Any) -> bytes:
+    return _encoder.encode(value)

@@ -1,0 +1,34 @@
+"""Score records: one per (trial, scorer), carrying the bundle digest it judged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.score._scorers import Observation, Scorer, Verdict
+
+
+def score_observation(scorer: Scorer, observation: Observation) -> Verdict:
+    """Run *scorer*; a crash becomes an ``error`` verdict naming the exception."""
+    try:
+        return scorer(observation)
+    except Exception as exc:
+        return Verdict("error", None, f"scorer crashed: {type(exc).__name__}: {exc}")
+
+
+def score_record(
+    trial: dict[str, Any], scorer_id: str, bundle_digest: str, verdict: Verdict
+) -> dict[str, Any]:
+    """The record written to ``scores.jsonl`` (and compared by ``assay score``)."""
+    return {
+        "score_id": f"{trial['trial_id']}/{scorer_id}",
+        "trial_id": trial["trial_id"],
+        "index": trial["index"],
+        "target_id": trial["target_id"],
+        "sample_id": trial["sample_id"],
+        "repetition": trial["repetition"],
+        "scorer_id": scorer_id,
+        "bundle_digest": bundle_digest,
+        "status": verdict.status,
+        "value": verdict.value,
+        "reason": verdict.reason,
+    }

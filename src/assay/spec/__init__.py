@@ -1,0 +1,26 @@
+"""The frozen evaluation spec: loading, path safety and digests."""
+
+from assay.spec._load import LoadedSpec, load_spec
+from assay.spec._model import (
+    SPEC_SCHEMA,
+    DatasetRef,
+    EvalSpec,
+    GatePolicy,
+    RetryPolicy,
+    ScorerSpec,
+    TargetSpec,
+)
+from assay.spec._paths import resolve_inside
+
+__all__ = [
+    "SPEC_SCHEMA",
+    "DatasetRef",
+    "EvalSpec",
+    "GatePolicy",
+    "LoadedSpec",
+    "RetryPolicy",
+    "ScorerSpec",
+    "TargetSpec",
+    "load_spec",
+    "resolve_inside",
+]

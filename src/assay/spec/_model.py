@@ -1,0 +1,114 @@
+"""The frozen evaluation spec: everything that decides results, as immutable records.
+
+An ``EvalSpec`` is built once from YAML (or, later, Python) and never changes during a
+run. Its canonical JSON is written to the run directory and its SHA-256 is the spec
+digest. Secrets never enter it: targets take credentials from the environment at run
+time, and a spec has no field that could hold one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from assay._digest import canonical_json, digest_of
+
+SPEC_SCHEMA = "assay.spec/1"
+PYTHON = "{python}"
+"""In a target's argv, stands for the Python running assay (kept symbolic so the
+spec digest is the same on every machine)."""
+
+TargetKind = Literal["subprocess", "callable"]
+ScorerKind = Literal["field_match", "exact", "includes", "regex"]
+
+
+class DatasetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which dataset, pinned by the SHA-256 of its bytes and its sample count."""
+
+    path: str
+    digest: str
+    samples: int
+
+
+class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One system under test.
+
+    ``subprocess`` targets run ``argv`` (no shell) with the sample as JSON on stdin;
+    ``script`` names a file in the spec folder whose digest is pinned in ``digest``.
+    ``callable`` targets call ``module:function`` in-process.
+    """
+
+    id: str
+    kind: TargetKind
+    argv: tuple[str, ...] = ()
+    script: str | None = None
+    callable: str | None = None
+    digest: str | None = None
+    timeout: float = 30.0
+    max_output_bytes: int = 1_048_576
+
+
+class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One scorer: what it compares and how."""
+
+    id: str
+    kind: ScorerKind
+    field: str | None = None
+    pattern: str | None = None
+    ignore_case: bool = False
+
+
+class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The release rule: each target's pass rate must reach its minimum.
+
+    ``minimum`` applies to every target; ``targets`` overrides it for named ones. A
+    target with no minimum is reported but not gated.
+    """
+
+    minimum: float | None = None
+    targets: dict[str, float] = {}
+    scorer: str | None = None
+
+    def minimum_for(self, target_id: str) -> float | None:
+        """The declared minimum pass rate for *target_id*, if any."""
+        return self.targets.get(target_id, self.minimum)
+
+
+class RetryPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How infrastructure failures are retried: bounded exponential backoff with jitter."""
+
+    max_attempts: int = 3
+    initial_backoff: float = 0.2
+    max_backoff: float = 5.0
+
+
+class EvalSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A frozen evaluation: dataset × targets × repetitions, scored and gated."""
+
+    evaluation: str
+    dataset: DatasetRef
+    targets: tuple[TargetSpec, ...]
+    scorers: tuple[ScorerSpec, ...]
+    repetitions: int = 1
+    gate: GatePolicy = GatePolicy()
+    retry: RetryPolicy = RetryPolicy()
+    hidden_fields: tuple[str, ...] = ()
+    description: str = ""
+    schema: str = SPEC_SCHEMA
+
+    def canonical(self) -> bytes:
+        """The canonical JSON bytes that are written to ``spec.json`` and digested."""
+        return canonical_json(self)
+
+    @property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of the canonical JSON."""
+        return digest_of(self)
+
+    def target(self, target_id: str) -> TargetSpec:
+        """The target with *target_id*."""
+        for target in self.targets:
+            if target.id == target_id:
+                return target
+        raise KeyError(target_id)

@@ -1,0 +1,61 @@
+"""What every target returns, and the one exception that means "try again".
+
+A target either produces a *product result* (an answer, or a failure of the product:
+a crash, a non-zero exit, output that is not JSON) or raises ``InfrastructureError``
+(it could not be reached: timed out, failed to start, connection refused, rate limited).
+Only the second is retried; a product result ends the trial, good or bad.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from assay.dataset import Sample
+
+OutcomeKind = Literal["answered", "product_failure"]
+
+
+class InfrastructureError(Exception):
+    """The target could not be asked: retry it. ``reason`` is a short, stable label."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
+class TargetOutcome(msgspec.Struct):
+    """A product result: the exact bytes the target gave and what they mean.
+
+    ``output`` holds the exact bytes (they become an artifact); ``value`` is their decoded
+    form for scorers (``None`` when the product failed); ``failure`` says how it failed.
+    """
+
+    kind: OutcomeKind
+    output: bytes
+    media: str
+    value: Any = None
+    failure: str | None = None
+    stderr: bytes = b""
+    exit_code: int | None = None
+    usage: dict[str, int] | None = None
+
+
+class Target(Protocol):
+    """Anything that answers a sample: a program, a function, a model, an endpoint."""
+
+    id: str
+
+    async def call(self, sample: Sample) -> TargetOutcome:
+        """Put *sample* to the target; raise ``InfrastructureError`` to be retried."""
+        ...
+
+
+def target_payload(sample: Sample) -> dict[str, Any]:
+    """What a target is shown of a sample: never the expected value."""
+    payload: dict[str, Any] = {"id": sample.id, "input": sample.input}
+    if sample.metadata:
+        payload["metadata"] = sample.metadata
+    return payload

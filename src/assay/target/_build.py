@@ -1,0 +1,17 @@
+"""Make the target a spec describes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.spec import TargetSpec
+from assay.target._base import Target
+from assay.target._callable import CallableTarget
+from assay.target._subprocess import SubprocessTarget
+
+
+def build_target(spec: TargetSpec, root: Path) -> Target:
+    """Make the target a spec describes; *root* is the spec's folder."""
+    if spec.kind == "callable":
+        return CallableTarget(spec, root)
+    return SubprocessTarget(spec, root)

@@ -1,0 +1,94 @@
+"""Evaluate any Python function: ``module:function``, sync or async, input in, output out.
+
+The function receives the sample's input and returns a string (a completion), a list of
+strings (several completions), any JSON value, or an object with ``get_completions()``.
+An exception it raises is a product failure (the product crashed), except
+``InfrastructureError``, ``ConnectionError`` and ``TimeoutError``, which mean the
+function could not reach what it depends on, and are retried.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from assay._digest import canonical_json
+from assay.dataset import Sample
+from assay.errors import ConfigError
+from assay.spec import TargetSpec
+from assay.target._base import InfrastructureError, TargetOutcome
+
+_TEXT = "text/plain; charset=utf-8"
+_JSON = "application/json"
+
+
+class CallableTarget:
+    """A Python function under test."""
+
+    def __init__(self, spec: TargetSpec, root: Path | None) -> None:
+        self.id = spec.id
+        self.timeout = spec.timeout
+        self.function = load_callable(spec.callable or "", root, spec.id)
+        self.is_async = inspect.iscoroutinefunction(self.function)
+
+    async def call(self, sample: Sample) -> TargetOutcome:
+        """Call the function on the sample's input and classify the result."""
+        try:
+            with anyio.fail_after(self.timeout):
+                if self.is_async:
+                    result = await self.function(sample.input)
+                else:
+                    result = await anyio.to_thread.run_sync(
+                        self.function, sample.input, abandon_on_cancel=True
+                    )
+        except TimeoutError:
+            raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
+        except InfrastructureError:
+            raise
+        except ConnectionError as exc:
+            raise InfrastructureError("connection", repr(exc)) from None
+        except Exception as exc:
+            failure = f"raised {type(exc).__name__}: {exc}"
+            return TargetOutcome("product_failure", b"", _TEXT, failure=failure)
+        return outcome_from_value(result)
+
+
+def outcome_from_value(result: Any) -> TargetOutcome:
+    """Turn what a function returned into exact bytes and a value for scorers."""
+    if hasattr(result, "get_completions"):
+        result = list(result.get_completions())
+    if isinstance(result, str):
+        return TargetOutcome("answered", result.encode("utf-8"), _TEXT, value=result)
+    try:
+        data = canonical_json(result)
+    except (TypeError, ValueError) as exc:
+        failure = f"returned a value that is not JSON: {exc}"
+        return TargetOutcome("product_failure", b"", _TEXT, failure=failure)
+    return TargetOutcome("answered", data, _JSON, value=result)
+
+
+def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., Any]:
+    """Import ``module:function``, looking in the spec's folder first."""
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            "target.callable", target=target_id, ref=ref, reason="expected 'module:function'"
+        )
+    if root is not None and str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module(module_name)
+        function: Any = module
+        for part in attr.split("."):
+            function = getattr(function, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError("target.callable", target=target_id, ref=ref, reason=str(exc)) from None
+    if not callable(function):
+        raise ConfigError("target.callable", target=target_id, ref=ref, reason="it is not callable")
+    return function  # type: ignore[no-any-return]
