@@ -1,0 +1,44 @@
+"""The shipping example end to end through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import SHIPPING, run_cli
+
+
+def test_shipping_run_verify_score_gate(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    ran = run_cli("run", SHIPPING / "eval.yaml", "--output", out)
+    assert ran.returncode == 1, ran.stderr
+    assert "buggy-release" in ran.stdout and "gate: failed" in ran.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["planned"] == 6
+    decisions = {d["target_id"]: d["status"] for d in report["gate"]["targets"]}
+    assert decisions == {"buggy-release": "failed", "fixed-release": "passed"}
+    rates = {(e["target_id"], e["passed"], e["denominator"]) for e in report["metrics"]["estimates"]}
+    assert rates == {("buggy-release", 2, 3), ("fixed-release", 3, 3)}
+    assert run_cli("verify", out).returncode == 0
+    assert run_cli("score", out).returncode == 0
+    assert run_cli("gate", out).returncode == 1
+
+    bundle = next(
+        json.loads(line)
+        for line in (out / "bundles.jsonl").read_text().splitlines()
+        if json.loads(line)["trial"]["sample_id"] == "order-100"
+        and json.loads(line)["trial"]["target_id"] == "buggy-release"
+    )
+    artifact = out / "artifacts" / bundle["observation"]["output"][:2] / bundle["observation"]["output"]
+    data = bytearray(artifact.read_bytes())
+    data[data.index(b"1")] = ord("2")
+    artifact.write_bytes(bytes(data))
+
+    verified = run_cli("verify", out)
+    assert verified.returncode == 4
+    assert artifact.name in verified.stdout
+    for command in ("score", "gate"):
+        refused = run_cli(command, out)
+        assert refused.returncode == 4
+        assert "does not verify" in refused.stderr
+        assert "Traceback" not in refused.stderr
