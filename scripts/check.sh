@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The one check command: lint, format, types, tests. CI runs exactly this (see README).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ruff check src tests bench examples
+ruff format --check src tests bench examples
+mypy
+python -m pytest "$@"
