@@ -144,6 +144,98 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "内部错误：{reason}",
         "请加上 --debug 重新运行以查看调用栈，并报告此问题",
     ),
+    # --- verification findings ----------------------------------------------------------
+    "verify.missing": ("missing", "", "缺失", ""),
+    "verify.spec_digest": (
+        "digest {digest} does not match the manifest",
+        "",
+        "摘要 {digest} 与清单不一致",
+        "",
+    ),
+    "verify.spec_invalid": ("not a valid spec ({reason})", "", "不是合法的规范（{reason}）", ""),
+    "verify.file_digest": (
+        "digest {digest} does not match the manifest ({expected})",
+        "",
+        "摘要 {digest} 与清单记录（{expected}）不一致",
+        "",
+    ),
+    "verify.not_record": (
+        "not a {kind} record (torn or edited)",
+        "",
+        "不是有效的{kind}记录（写入不完整或被修改）",
+        "",
+    ),
+    "verify.plan_id": (
+        "trial id {found} should be {expected}",
+        "",
+        "试验 id {found} 应为 {expected}",
+        "",
+    ),
+    "verify.plan_count": (
+        "{found} trials, the spec plans {expected}",
+        "",
+        "共 {found} 个试验，而规范计划了 {expected} 个",
+        "",
+    ),
+    "verify.chain": (
+        "chain broken (prev does not match line {previous})",
+        "",
+        "哈希链断裂（prev 与第 {previous} 行不符）",
+        "",
+    ),
+    "verify.event_order": (
+        "event {n} of trial {trial} out of order",
+        "",
+        "试验 {trial} 的事件 {n} 顺序错误",
+        "",
+    ),
+    "verify.event_parent": (
+        "parent {parent} of event {n} does not exist",
+        "",
+        "事件 {n} 的父事件 {parent} 不存在",
+        "",
+    ),
+    "verify.event_tail": (
+        "{count} records ending in {head}…, "
+        "the manifest says {expected_count} ending in {expected_head}…",
+        "",
+        "共 {count} 条记录，末尾哈希 {head}…；"
+        "清单记录为 {expected_count} 条，末尾哈希 {expected_head}…",
+        "",
+    ),
+    "verify.artifact": (
+        "content hashes to {actual}, not to its name",
+        "",
+        "内容的哈希为 {actual}，与文件名不符",
+        "",
+    ),
+    "verify.bundle_digest": ("digest does not match its content", "", "摘要与内容不符", ""),
+    "verify.bundle_unplanned": ("trial is not in the plan", "", "该试验不在计划中", ""),
+    "verify.bundle_twice": ("second bundle for the trial", "", "该试验有重复的证据包", ""),
+    "verify.bundle_count": (
+        "{found} bundles for {planned} planned trials",
+        "",
+        "计划 {planned} 个试验，却有 {found} 个证据包",
+        "",
+    ),
+    "verify.bundle_events": (
+        "its events differ from those in {events}",
+        "",
+        "其事件与 {events} 中的记录不一致",
+        "",
+    ),
+    "verify.bundle_artifact": (
+        "artifact {name} ({path}) is missing or altered",
+        "",
+        "工件 {name}（{path}）缺失或已被修改",
+        "",
+    ),
+    "verify.score_bundle": (
+        "bundle digest does not match trial {trial}'s bundle",
+        "",
+        "证据包摘要与试验 {trial} 的证据包不一致",
+        "",
+    ),
     # --- command output -----------------------------------------------------------------
     "out.target": (
         "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f}{minimum}",

@@ -96,11 +96,12 @@ class RunWriter:
             self._files[SCORES].write(canonical_json(record) + b"\n")
 
     def flush(self) -> None:
-        """Push everything buffered to the operating system."""
-        for handle in self._files.values():
-            handle.flush()
-        if self.path is not None:
-            self._events.flush()
+        """Push everything buffered to the OS: events first, so no bundle precedes its events."""
+        if self.path is None:
+            return
+        self._events.flush()
+        for name in (BUNDLES, SCORES, PLAN):
+            self._files[name].flush()
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace the manifest atomically."""

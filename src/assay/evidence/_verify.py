@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from assay._digest import loads, sha256_hex
+from assay._messages import say
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._log import GENESIS
 from assay.evidence._rundir import (
@@ -58,9 +59,10 @@ class _Checker:
         self.artifacts: set[str] = set()
         self.bundles: dict[str, str] = {}
 
-    def problem(self, text: str) -> None:
+    def problem(self, where: str, key: str, **params: object) -> None:
+        """Note a finding about *where* (a file, maybe with a line), in the current language."""
         if len(self.result.problems) < MAX_LISTED:
-            self.result.problems.append(text)
+            self.result.problems.append(f"{where}: {say(key, **params)}")
 
     def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
         try:
@@ -68,7 +70,7 @@ class _Checker:
                 for number, line in enumerate(handle, start=1):
                     yield number, line.rstrip(b"\n")
         except FileNotFoundError:
-            self.problem(f"{name}: missing")
+            self.problem(name, "verify.missing")
 
 
 def verify_run(path: Path) -> VerifyResult:
@@ -90,15 +92,15 @@ def _check_spec(check: _Checker, manifest: dict[str, Any]) -> EvalSpec | None:
     try:
         data = (check.path / SPEC).read_bytes()
     except FileNotFoundError:
-        check.problem(f"{SPEC}: missing")
+        check.problem(SPEC, "verify.missing")
         return None
     digest = "sha256:" + sha256_hex(data)
     if digest != manifest.get("spec_digest"):
-        check.problem(f"{SPEC}: digest {digest} does not match the manifest")
+        check.problem(SPEC, "verify.spec_digest", digest=digest)
     try:
         return msgspec.json.decode(data, type=EvalSpec)
     except msgspec.MsgspecError as exc:
-        check.problem(f"{SPEC}: not a valid spec ({exc})")
+        check.problem(SPEC, "verify.spec_invalid", reason=exc)
         return None
 
 
@@ -108,11 +110,11 @@ def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
         try:
             data = (check.path / name).read_bytes()
         except FileNotFoundError:
-            check.problem(f"{name}: missing")
+            check.problem(name, "verify.missing")
             continue
         digest = "sha256:" + sha256_hex(data)
         if digest != expected:
-            check.problem(f"{name}: digest {digest} does not match the manifest ({expected})")
+            check.problem(name, "verify.file_digest", digest=digest, expected=expected)
 
 
 def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> None:
@@ -124,17 +126,17 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
                 spec.evaluation, row["target_id"], row["sample_id"], row["repetition"]
             )
         except (ValueError, KeyError, TypeError):
-            check.problem(f"{PLAN} line {number}: not a plan record")
+            check.problem(f"{PLAN}:{number}", "verify.not_record", kind="plan")
             continue
         if row.get("trial_id") != planned:
             check.problem(
-                f"{PLAN} line {number}: trial id {row.get('trial_id')} should be {planned}"
+                f"{PLAN}:{number}", "verify.plan_id", found=row.get("trial_id"), expected=planned
             )
         check.plan[planned] = key
     expected = spec.dataset.samples * len(spec.targets) * spec.repetitions
     check.result.trials = len(check.plan)
     if len(check.plan) != expected or manifest.get("planned") != expected:
-        check.problem(f"{PLAN}: {len(check.plan)} trials, the spec plans {expected}")
+        check.problem(PLAN, "verify.plan_count", found=len(check.plan), expected=expected)
 
 
 def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
@@ -146,19 +148,17 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
             link, trial, n = record["prev"], record["trial"], record["n"]
             parent, kind = record["parent"], record["type"]
         except (ValueError, KeyError, TypeError):
-            check.problem(f"{EVENTS} line {number}: not an event record (torn or edited)")
+            check.problem(f"{EVENTS}:{number}", "verify.not_record", kind="event")
             prev = sha256_hex(line)
             continue
         if link != prev:
-            check.problem(
-                f"{EVENTS} line {number}: chain broken (prev does not match line {number - 1})"
-            )
+            check.problem(f"{EVENTS}:{number}", "verify.chain", previous=number - 1)
         prev = sha256_hex(line)
         seen = counts.get(trial, 0)
         if n != seen + 1:
-            check.problem(f"{EVENTS} line {number}: event {n} of trial {trial} out of order")
+            check.problem(f"{EVENTS}:{number}", "verify.event_order", n=n, trial=trial)
         if (parent is None) != (n == 1) or (parent is not None and not 1 <= parent < n):
-            check.problem(f"{EVENTS} line {number}: parent {parent} of event {n} does not exist")
+            check.problem(f"{EVENTS}:{number}", "verify.event_parent", parent=parent, n=n)
         counts[trial] = n
         if trial is not None and kind != "match":
             # match events follow the sealed bundle and carry its digest instead
@@ -166,8 +166,12 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
         check.result.events += 1
     if prev != manifest.get("events_head") or check.result.events != manifest.get("events"):
         check.problem(
-            f"{EVENTS}: {check.result.events} records ending in {prev[:16]}…, the manifest "
-            f"says {manifest.get('events')} ending in {str(manifest.get('events_head'))[:16]}…"
+            EVENTS,
+            "verify.event_tail",
+            count=check.result.events,
+            head=prev[:16],
+            expected_count=manifest.get("events"),
+            expected_head=str(manifest.get("events_head"))[:16],
         )
 
 
@@ -189,7 +193,7 @@ def _check_artifacts(check: _Checker) -> None:
             actual = sha256_hex(file.read_bytes())
             where = f"{ARTIFACTS}/{folder.name}/{file.name}"
             if actual != file.name or folder.name != file.name[:2]:
-                check.problem(f"{where}: content hashes to {actual}, not to its name")
+                check.problem(where, "verify.artifact", actual=actual)
             else:
                 check.artifacts.add(actual)
             check.result.artifacts += 1
@@ -197,26 +201,26 @@ def _check_artifacts(check: _Checker) -> None:
 
 def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
     for number, line in check.lines(BUNDLES):
-        where = f"{BUNDLES} line {number}"
+        where = f"{BUNDLES}:{number}"
         try:
             bundle = loads(line)
             tid = bundle["trial"]["trial_id"]
         except (ValueError, KeyError, TypeError):
-            check.problem(f"{where}: not a bundle record (torn or edited)")
+            check.problem(where, "verify.not_record", kind="bundle")
             continue
         where = f"{where} (trial {tid})"
         if bundle_digest(bundle) != bundle.get("digest"):
-            check.problem(f"{where}: digest does not match its content")
+            check.problem(where, "verify.bundle_digest")
         if tid not in check.plan:
-            check.problem(f"{where}: trial is not in the plan")
+            check.problem(where, "verify.bundle_unplanned")
         if tid in check.bundles:
-            check.problem(f"{where}: second bundle for the trial")
+            check.problem(where, "verify.bundle_twice")
         check.bundles[tid] = bundle.get("digest", "")
         _check_bundle_refs(check, bundle, tid, where)
         check.result.bundles += 1
     if manifest.get("status") == "complete" and check.result.bundles != len(check.plan):
         check.problem(
-            f"{BUNDLES}: {check.result.bundles} bundles for {len(check.plan)} planned trials"
+            BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=len(check.plan)
         )
 
 
@@ -226,11 +230,11 @@ def _check_bundle_refs(check: _Checker, bundle: dict[str, Any], tid: str, where:
         folded.update(f"{n}:{digest};".encode())
     logged = check.trial_events.get(tid)
     if logged is None or logged.hexdigest() != folded.hexdigest():
-        check.problem(f"{where}: its events differ from those in {EVENTS}")
+        check.problem(where, "verify.bundle_events", events=EVENTS)
     for name, sha in sorted(bundle.get("artifacts", {}).items()):
         if sha not in check.artifacts:
             check.problem(
-                f"{where}: artifact {name} ({ARTIFACTS}/{sha[:2]}/{sha}) is missing or altered"
+                where, "verify.bundle_artifact", name=name, path=f"{ARTIFACTS}/{sha[:2]}/{sha}"
             )
 
 
@@ -240,10 +244,8 @@ def _check_scores(check: _Checker) -> None:
             score = loads(line)
             tid, digest = score["trial_id"], score["bundle_digest"]
         except (ValueError, KeyError, TypeError):
-            check.problem(f"{SCORES} line {number}: not a score record (torn or edited)")
+            check.problem(f"{SCORES}:{number}", "verify.not_record", kind="score")
             continue
         if check.bundles.get(tid) != digest:
-            check.problem(
-                f"{SCORES} line {number}: bundle digest does not match trial {tid}'s bundle"
-            )
+            check.problem(f"{SCORES}:{number}", "verify.score_bundle", trial=tid)
         check.result.scores += 1

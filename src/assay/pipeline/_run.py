@@ -30,6 +30,9 @@ from assay.score import Metrics, MetricsBuilder, build_scorer
 from assay.spec import LoadedSpec
 from assay.target import Target, build_target
 
+FLUSH_EVERY = 0.2
+"""Seconds between pushes of buffered evidence to the operating system."""
+
 
 class RunOutcome(msgspec.Struct):
     """What a run produced: where its evidence is, its metrics, gate and report."""
@@ -71,6 +74,7 @@ class _Run:
         self.rows = TrialRows(len(self.plan))
         self.rng = random.Random()
         self.started = time.time()
+        self.flushed = time.monotonic()
 
     def manifest(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
         return {
@@ -114,6 +118,11 @@ class _Run:
             )
             self.writer.write_score(score)
         self.rows.add(row)
+        if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
+            # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials
+            # are still in our buffers; events reach the OS before their bundles.
+            self.writer.flush()
+            self.flushed = now
         if self.http is not None:
             self.http.check()
 

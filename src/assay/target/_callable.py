@@ -82,13 +82,18 @@ def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., 
         )
     if root is not None and str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    # Importing must not write __pycache__ into the spec's folder: a run writes only
+    # into its own directory.
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         module = importlib.import_module(module_name)
         function: Any = module
         for part in attr.split("."):
             function = getattr(function, part)
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:  # any failure to import is the spec's problem, not ours
         raise ConfigError("target.callable", target=target_id, ref=ref, reason=str(exc)) from None
+    finally:
+        sys.dont_write_bytecode = saved
     if not callable(function):
         raise ConfigError("target.callable", target=target_id, ref=ref, reason="it is not callable")
     return function  # type: ignore[no-any-return]
