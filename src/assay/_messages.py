@@ -114,6 +114,24 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "输出目录 {path} 中已经有一次运行",
         "请换一个 --output 目录，或先删除旧的运行",
     ),
+    "run.locked": (
+        "{path} is in use by another assay process",
+        "wait for it to finish, or stop it, then try again",
+        "{path} 正被另一个 assay 进程使用",
+        "请等待其结束或将其停止后再试",
+    ),
+    "run.complete": (
+        "{path} is already complete; nothing to resume",
+        "use 'assay gate {path}' to see its decision",
+        "{path} 已经完成，无需恢复",
+        "可用 'assay gate {path}' 查看其门禁结论",
+    ),
+    "run.spec_changed": (
+        "the spec no longer matches the run in {path}: {reason}",
+        "restore the spec and dataset the run was started with, or start a new run",
+        "规范已与 {path} 中的运行不一致：{reason}",
+        "请恢复该运行开始时的规范与数据集，或者开始一次新的运行",
+    ),
     "run.storage": (
         "cannot write the run to {path}: {reason}",
         "check that the folder is writable and the disk has space",
@@ -276,9 +294,15 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "out.reason": ("  - {target}: {reason}", "", "  - {target}：{reason}", ""),
     "out.interrupted": (
-        "interrupted; the evidence written so far is in {path}",
+        "interrupted; finished trials are kept in {path}; resume with: assay resume {path}",
         "",
-        "运行被中断；已写入的证据位于 {path}",
+        "运行被中断；已完成的试验保存在 {path}；可用以下命令继续：assay resume {path}",
+        "",
+    ),
+    "out.resumed": (
+        "resumed {path}: {finished} trials were already finished{repaired}",
+        "",
+        "已恢复 {path}：其中 {finished} 个试验此前已完成{repaired}",
         "",
     ),
 }

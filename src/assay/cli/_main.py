@@ -23,6 +23,7 @@ from assay._messages import LANGUAGES, detect_language, set_language
 # name -> (module, function, one-line help); modules import only when their command runs.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("assay.cli._run", "run", "Run a spec: plan, trials, evidence, scores, gate, reports."),
+    "resume": ("assay.cli._run", "resume", "Finish an interrupted run; keep finished trials."),
     "verify": (
         "assay.cli._verify",
         "verify",

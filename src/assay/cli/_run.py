@@ -1,54 +1,111 @@
-"""``assay run SPEC``: run an evaluation end to end."""
+"""``assay run SPEC`` and ``assay resume RUN``: run an evaluation end to end, or finish one."""
 
 from __future__ import annotations
 
+import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from assay._messages import say
 from assay.cli._print import print_decision
-from assay.errors import ConfigError
+from assay.errors import EXIT_INTERRUPTED, ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def execution_options(func: F) -> F:
+    """The options ``run`` and ``resume`` share, declared once."""
+    options = [
+        click.option(
+            "--max-concurrency",
+            "-j",
+            type=click.IntRange(1, 10_000),
+            default=16,
+            show_default=True,
+            help="Trials in flight at once.",
+        ),
+        click.option("--sink", "sink_url", help="Also post event batches to this HTTP URL."),
+        click.option(
+            "--sink-max-failure-rate",
+            type=click.FloatRange(0, 1),
+            default=0.5,
+            show_default=True,
+            help="Stop the run once more than this share of sink batches has failed.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
 
 
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Run directory to create.")
-@click.option(
-    "--max-concurrency", "-j", type=click.IntRange(1, 10_000), default=16, show_default=True
-)
 @click.option("--dry-run", is_flag=True, help="Run and print events; write nothing.")
-@click.option("--sink", "sink_url", help="Also post event batches to this HTTP URL.")
-@click.option(
-    "--sink-max-failure-rate", type=click.FloatRange(0, 1), default=0.5, show_default=True
-)
-def run(
-    spec: Path,
-    output: Path | None,
-    max_concurrency: int,
-    dry_run: bool,
-    sink_url: str | None,
-    sink_max_failure_rate: float,
-) -> None:
+@execution_options
+def run(spec: Path, output: Path | None, dry_run: bool, **execution: Any) -> None:
     """Run SPEC (a YAML file): plan, trials, evidence, scores, gate and reports."""
     from assay.pipeline import RunOptions, run_spec
     from assay.spec import load_spec
 
     loaded = load_spec(spec)
-    if sink_url and not sink_url.startswith(("http://", "https://")):
-        raise ConfigError("spec.shape", path="--sink", reason="the sink must be an http(s) URL")
+    _check_sink(execution["sink_url"])
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"
-    options = RunOptions(
-        output=output,
-        max_concurrency=max_concurrency,
-        dry_run=dry_run,
-        sink_url=sink_url,
-        sink_max_failure_rate=sink_max_failure_rate,
-    )
-    outcome = run_spec(loaded, options)
+    options = RunOptions(output=output, dry_run=dry_run, **execution)
+    outcome = _interruptible(lambda: run_spec(loaded, options), output)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(path_type=Path),
+    help="The spec, if it moved since the run started (must be unchanged).",
+)
+@execution_options
+def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
+    """Finish an interrupted run in RUN: keep finished trials, run the rest."""
+    from assay.pipeline import RunOptions, load_for_resume, resume_run
+
+    _check_sink(execution["sink_url"])
+    loaded = load_for_resume(run_dir, spec_path)
+    options = RunOptions(output=run_dir, **execution)
+    outcome = _interruptible(lambda: resume_run(run_dir, options, loaded.source), run_dir)
+    code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
+    click.echo(say("out.run_dir", path=outcome.path))
+    raise SystemExit(code)
+
+
+def _check_sink(url: str | None) -> None:
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError("spec.shape", path="--sink", reason="the sink must be an http(s) URL")
+
+
+R = TypeVar("R")
+
+
+def _interruptible(work: Callable[[], R], path: Path | None) -> R:
+    """Run *work*; SIGTERM is treated like Ctrl-C, and either ends with a resume hint."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        return work()
+    except KeyboardInterrupt:
+        if path is not None:
+            click.echo(say("out.interrupted", path=path), err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,9 +1,8 @@
 """Evidence: the event log, the artifact store, observation bundles and verification."""
 
 from assay.evidence._bundle import BUNDLE_SCHEMA, bundle_digest, decode_output, seal_bundle
-from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
-from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
-from assay.evidence._rundir import (
+from assay.evidence._layout import (
+    ARTIFACTS,
     BUNDLES,
     EVENTS,
     MANIFEST,
@@ -11,15 +10,19 @@ from assay.evidence._rundir import (
     PLAN,
     REPORTS,
     SCORES,
+    SINK_FALLBACK,
     SPEC,
-    RunWriter,
-    read_manifest,
 )
+from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
+from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
+from assay.evidence._resume import ResumePoint, find_resume_point
+from assay.evidence._rundir import RunWriter, read_manifest
 from assay.evidence._sinks import HttpSink, PrintSink
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._verify import VerifyResult, verify_run
 
 __all__ = [
+    "ARTIFACTS",
     "BUNDLES",
     "BUNDLE_SCHEMA",
     "EVENTS",
@@ -29,6 +32,7 @@ __all__ = [
     "PLAN",
     "REPORTS",
     "SCORES",
+    "SINK_FALLBACK",
     "SPEC",
     "ArtifactRef",
     "ArtifactStore",
@@ -37,12 +41,14 @@ __all__ = [
     "HttpSink",
     "LineSink",
     "PrintSink",
+    "ResumePoint",
     "RunWriter",
     "TrialRecorder",
     "VerifyResult",
     "bundle_digest",
     "current_recorder",
     "decode_output",
+    "find_resume_point",
     "read_manifest",
     "record_event",
     "seal_bundle",

@@ -22,23 +22,35 @@ _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", 
 class TrialRecorder:
     """Numbers one trial's events and remembers their hashes for the bundle."""
 
-    __slots__ = ("_log", "artifacts", "events", "parent", "store", "trial_id")
+    __slots__ = ("_log", "artifacts", "events", "last", "parent", "root", "store", "trial_id")
 
     def __init__(self, log: EventLog, store: ArtifactStore, trial_id: str) -> None:
         self._log = log
         self.store = store
         self.trial_id = trial_id
         self.events: list[tuple[int, str]] = []
+        self.last = 0
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
+        self.root = 1
 
     def record(self, kind: str, data: dict[str, Any], parent: int | None = -1) -> int:
-        """Append an event; *parent* defaults to the open scope (e.g. the attempt)."""
-        n = len(self.events) + 1
+        """Append an event; *parent* defaults to the open scope (e.g. the attempt).
+
+        ``match`` events are numbered but kept out of ``events`` (the bundle's list):
+        they are recorded after the bundle is sealed and carry its digest instead.
+        """
+        n = self.last = self.last + 1
         parent_n = self.parent if parent == -1 else parent
         digest = self._log.append(self.trial_id, n, parent_n, kind, data)
-        self.events.append((n, digest))
+        if kind != "match":
+            self.events.append((n, digest))
         return n
+
+    def resume_after(self, events: list[tuple[int, str]], last: int) -> None:
+        """Continue an unfinished earlier try whose events (up to number *last*) are logged."""
+        self.events = list(events)
+        self.last = last
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         """Store *data* and remember it under *name* for the bundle."""

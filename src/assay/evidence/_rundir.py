@@ -24,52 +24,81 @@ from typing import IO, Any
 
 from assay._digest import canonical_json, fast_json, loads
 from assay.errors import EvidenceError, RunError
-from assay.evidence._log import EventLog, FileSink, LineSink
+from assay.evidence._layout import (
+    ARTIFACTS,
+    BUNDLES,
+    EVENTS,
+    LOCK,
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    PLAN,
+    SCORES,
+    SPEC,
+)
+from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
 from assay.evidence._recorder import TrialRecorder
+from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
-
-MANIFEST_SCHEMA = "assay.run/1"
-SPEC = "spec.json"
-PLAN = "plan.jsonl"
-EVENTS = "events.jsonl"
-BUNDLES = "bundles.jsonl"
-SCORES = "scores.jsonl"
-MANIFEST = "manifest.json"
-ARTIFACTS = "artifacts"
-LOCK = ".lock"
-REPORTS = ("report.json", "report.md", "report.html")
 
 
 class RunWriter:
-    """Writes one run's evidence; with ``path=None`` (dry run) it writes nothing."""
+    """Writes one run's evidence; with ``path=None`` (dry run) it writes nothing.
 
-    def __init__(self, path: Path | None, extra_sinks: Iterable[LineSink] = ()) -> None:
+    Bundle and score lines wait in memory until ``flush``, which pushes the event log
+    first: a bundle never reaches the disk before the events it lists, so after a crash
+    every whole bundle on disk has all its events too.
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        extra_sinks: Iterable[LineSink] = (),
+        *,
+        resume: bool = False,
+    ) -> None:
         self.path = path
         self._files: dict[str, IO[bytes]] = {}
+        self._pending: dict[str, list[bytes]] = {BUNDLES: [], SCORES: []}
         self._lock: IO[bytes] | None = None
+        self._events: FileSink | None = None
         sinks: list[LineSink] = list(extra_sinks)
+        self.resume_point: ResumePoint | None = None
+        head, count = GENESIS, 0
         if path is None:
             self.store = ArtifactStore(Path("."), write=False)
         else:
-            self._create(path)
+            self._open(path, resuming=resume)
+            if self.resume_point is not None:
+                head, count = self.resume_point.head, self.resume_point.count
             self._events = FileSink(path / EVENTS)
             sinks.insert(0, self._events)
             self.store = ArtifactStore(path / ARTIFACTS)
-        self.log = EventLog(sinks)
+        self.log = EventLog(sinks, head, count)
 
-    def _create(self, path: Path) -> None:
+    def _open(self, path: Path, *, resuming: bool) -> None:
         try:
             path.mkdir(parents=True, exist_ok=True)
-            if (path / MANIFEST).exists() or (path / SPEC).exists():
-                raise RunError("run.exists", path=str(path))
-            self._lock = open(path / LOCK, "wb")  # noqa: SIM115 - held for the run
+            self._lock = open(path / LOCK, "ab")  # noqa: SIM115 - held for the run
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            for name in (PLAN, BUNDLES, SCORES):
-                self._files[name] = open(path / name, "xb", buffering=1 << 16)  # noqa: SIM115
+            if not resuming and ((path / MANIFEST).exists() or (path / SPEC).exists()):
+                raise RunError("run.exists", path=str(path))
+            if resuming:
+                # Under the lock: nobody else may be appending while torn tails are cut.
+                self.resume_point = find_resume_point(path)
+            for name in (BUNDLES, SCORES):
+                mode = "ab" if resuming else "xb"
+                self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
+            # The plan is derived from the spec: a resumed run simply writes it again.
+            self._files[PLAN] = open(path / PLAN, "wb" if resuming else "xb", buffering=1 << 16)  # noqa: SIM115
         except BlockingIOError:
-            raise RunError("run.storage", path=str(path), reason="another assay holds it") from None
+            self._release()
+            raise RunError("run.locked", path=str(path)) from None
         except OSError as exc:
+            self._release()
             raise RunError("run.storage", path=str(path), reason=exc.strerror or str(exc)) from None
+        except RunError:
+            self._release()
+            raise
 
     def write_spec(self, canonical: bytes) -> None:
         """Write the frozen spec bytes exactly as digested."""
@@ -86,22 +115,26 @@ class RunWriter:
         return TrialRecorder(self.log, self.store, trial_id)
 
     def write_bundle(self, line: bytes) -> None:
-        """Append one sealed bundle line."""
+        """Queue one sealed bundle line; it reaches the file at the next ``flush``."""
         if self.path is not None:
-            self._files[BUNDLES].write(line + b"\n")
+            self._pending[BUNDLES].append(line + b"\n")
 
     def write_score(self, record: dict[str, Any]) -> None:
-        """Append one score record."""
+        """Queue one score record; it reaches the file after its bundle."""
         if self.path is not None:
-            self._files[SCORES].write(canonical_json(record) + b"\n")
+            self._pending[SCORES].append(canonical_json(record) + b"\n")
 
     def flush(self) -> None:
         """Push everything buffered to the OS: events first, so no bundle precedes its events."""
-        if self.path is None:
+        if self._events is None:
             return
         self._events.flush()
-        for name in (BUNDLES, SCORES, PLAN):
-            self._files[name].flush()
+        for name in (BUNDLES, SCORES):
+            handle, pending = self._files[name], self._pending[name]
+            handle.write(b"".join(pending))
+            pending.clear()
+            handle.flush()
+        self._files[PLAN].flush()
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace the manifest atomically."""
@@ -115,8 +148,13 @@ class RunWriter:
             _write_atomic(self.path / name, data)
 
     def close(self) -> None:
-        """Close every file and release the lock."""
+        """Flush queued lines, close every file and release the lock."""
+        self.flush()
         self.log.close()
+        self._events = None
+        self._release()
+
+    def _release(self) -> None:
         for handle in self._files.values():
             handle.close()
         self._files.clear()

@@ -18,16 +18,9 @@ import msgspec
 from assay._digest import loads, sha256_hex
 from assay._messages import say
 from assay.evidence._bundle import bundle_digest
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, PLAN, SCORES, SPEC
 from assay.evidence._log import GENESIS
-from assay.evidence._rundir import (
-    ARTIFACTS,
-    BUNDLES,
-    EVENTS,
-    PLAN,
-    SCORES,
-    SPEC,
-    read_manifest,
-)
+from assay.evidence._rundir import read_manifest
 from assay.plan import trial_id
 from assay.spec import EvalSpec
 
@@ -157,13 +150,16 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
         seen = counts.get(trial, 0)
         if n != seen + 1:
             check.problem(f"{EVENTS}:{number}", "verify.event_order", n=n, trial=trial)
-        if (parent is None) != (n == 1) or (parent is not None and not 1 <= parent < n):
+        rooted = n == 1 or kind == "trial_started"  # a resumed trial starts a second root
+        if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
             check.problem(f"{EVENTS}:{number}", "verify.event_parent", parent=parent, n=n)
         counts[trial] = n
         if trial is not None and kind != "match":
             # match events follow the sealed bundle and carry its digest instead
             _fold_event(check, trial, n, prev)
         check.result.events += 1
+    if manifest.get("status") != "complete":
+        return  # an unfinished run's manifest predates its last events; resume seals it
     if prev != manifest.get("events_head") or check.result.events != manifest.get("events"):
         check.problem(
             EVENTS,

@@ -14,8 +14,15 @@ import msgspec
 
 from assay._digest import loads
 from assay.errors import EvidenceError
-from assay.evidence import BUNDLES, SCORES, SPEC, ArtifactStore, read_manifest, verify_run
-from assay.evidence._rundir import ARTIFACTS
+from assay.evidence import (
+    ARTIFACTS,
+    BUNDLES,
+    SCORES,
+    SPEC,
+    ArtifactStore,
+    read_manifest,
+    verify_run,
+)
 from assay.gate import GateDecision, decide
 from assay.pipeline._judge import judge
 from assay.pipeline._reports import build_report

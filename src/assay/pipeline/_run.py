@@ -1,7 +1,9 @@
 """``run``: the whole pipeline, spec → plan → trials → evidence → scores → gate → reports.
 
 Each finished trial is sealed into a bundle, scored and counted at once, so the run keeps
-counters and a bounded list of report rows, never the whole result set, in memory.
+counters and a bounded list of report rows, never the whole result set, in memory. The
+same code finishes a resumed run: trials already finished are judged again from their
+bundles (cheap, and identical by construction) and only the rest are run.
 """
 
 from __future__ import annotations
@@ -15,9 +17,22 @@ import anyio
 import msgspec
 
 from assay import __version__
-from assay.dataset import Dataset
-from assay.evidence import HttpSink, LineSink, PrintSink, RunWriter, seal_bundle
-from assay.evidence._rundir import BUNDLES, MANIFEST_SCHEMA, PLAN, REPORTS, SCORES
+from assay._digest import loads, sha256_hex
+from assay.evidence import (
+    ARTIFACTS,
+    BUNDLES,
+    MANIFEST_SCHEMA,
+    PLAN,
+    SCORES,
+    SINK_FALLBACK,
+    ArtifactStore,
+    HttpSink,
+    LineSink,
+    PrintSink,
+    RunWriter,
+    TrialRecorder,
+    seal_bundle,
+)
 from assay.gate import GateDecision, decide
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._judge import judge
@@ -47,34 +62,43 @@ class RunOutcome(msgspec.Struct):
 class _Run:
     """The state one run keeps: writers, targets, scorers and running counters."""
 
-    def __init__(self, loaded: LoadedSpec, options: RunOptions) -> None:
+    def __init__(self, loaded: LoadedSpec, options: RunOptions, *, resume: bool) -> None:
         self.spec = loaded.spec
-        self.dataset: Dataset = loaded.dataset
+        self.source = loaded.source
+        self.dataset = loaded.dataset
         self.plan: Plan = plan(loaded.spec, loaded.dataset.ids)
         self.targets: dict[str, Target] = {
             t.id: build_target(t, loaded.root) for t in loaded.spec.targets
         }
         self.scorers = {s.id: build_scorer(s) for s in loaded.spec.scorers}
         self.http: HttpSink | None = None
-        sinks: list[LineSink] = []
-        if options.dry_run:
-            sinks.append(PrintSink())
-        if options.sink_url:
-            fallback = (
-                None
-                if options.dry_run or options.output is None
-                else (options.output / "sink-fallback.jsonl")
-            )
-            self.http = HttpSink(
-                options.sink_url, fallback, max_failure_rate=options.sink_max_failure_rate
-            )
-            sinks.append(self.http)
-        self.writer = RunWriter(None if options.dry_run else options.output, sinks)
+        output = None if options.dry_run else options.output
+        self.writer = RunWriter(output, self._sinks(options, output), resume=resume)
+        self.point = self.writer.resume_point
+        self.run_events = self.point.run_events if self.point else 0
         self.metrics = MetricsBuilder(self.plan.denominators(), list(self.scorers))
         self.rows = TrialRows(len(self.plan))
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
+
+    def _sinks(self, options: RunOptions, output: Path | None) -> list[LineSink]:
+        sinks: list[LineSink] = []
+        if options.dry_run:
+            sinks.append(PrintSink())
+        if options.sink_url:
+            fallback = output / SINK_FALLBACK if output is not None else None
+            self.http = HttpSink(
+                options.sink_url, fallback, max_failure_rate=options.sink_max_failure_rate
+            )
+            sinks.append(self.http)
+        return sinks
+
+    def run_event(self, kind: str, data: dict[str, Any]) -> None:
+        """Record a run-level event (``trial: null``), parented to the first one."""
+        self.run_events += 1
+        parent = None if self.run_events == 1 else 1
+        self.writer.log.append(None, self.run_events, parent, kind, data)
 
     def manifest(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
         return {
@@ -82,6 +106,7 @@ class _Run:
             "status": status,
             "evaluation": self.spec.evaluation,
             "spec_digest": self.spec.digest,
+            "spec_source": str(self.source),
             "planned": len(self.plan),
             "events": self.writer.log.count,
             "events_head": self.writer.log.head,
@@ -91,10 +116,17 @@ class _Run:
             "finished_at": round(time.time(), 3),
         }
 
+    def recorder(self, trial_id: str) -> TrialRecorder:
+        """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
+        recorder = self.writer.recorder(trial_id)
+        if self.point is not None and trial_id in self.point.orphans:
+            recorder.resume_after(*self.point.orphans[trial_id])
+        return recorder
+
     async def trial(self, trial: Trial) -> None:
         sample = self.dataset.sample(trial.sample_index)
         record = sample.to_record(self.spec.hidden_fields)
-        recorder = self.writer.recorder(trial.trial_id)
+        recorder = self.recorder(trial.trial_id)
         with recorder.bound():
             result = await run_trial(
                 trial,
@@ -111,36 +143,59 @@ class _Run:
         output = result.outcome.output if result.outcome is not None else None
         records, row = judge(bundle, output, self.scorers, self.metrics)
         for score in records:
-            recorder.record(
-                "match",
-                {"scorer": score["scorer_id"], "status": score["status"], "bundle": digest},
-                parent=1,
-            )
+            match = {"scorer": score["scorer_id"], "status": score["status"], "bundle": digest}
+            recorder.record("match", match, parent=recorder.root)
             self.writer.write_score(score)
         self.rows.add(row)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
-            # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials
-            # are still in our buffers; events reach the OS before their bundles.
+            # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
             self.writer.flush()
             self.flushed = now
         if self.http is not None:
             self.http.check()
 
+    def judge_finished(self) -> set[str]:
+        """On resume: count the finished trials again from their bundles; fill in scores."""
+        if self.point is None or self.writer.path is None:
+            return set()
+        store = ArtifactStore(self.writer.path / ARTIFACTS, write=False)
+        with open(self.writer.path / BUNDLES, "rb") as handle:
+            for line in handle:
+                bundle = loads(line)
+                if bundle["trial"]["trial_id"] not in self.point.finished:
+                    continue
+                sha = bundle["observation"].get("output")
+                records, row = judge(
+                    bundle, store.get(sha) if sha else None, self.scorers, self.metrics
+                )
+                self.rows.add(row)
+                for score in records:
+                    if score["score_id"] not in self.point.scored:
+                        self.writer.write_score(score)
+        return self.point.finished
 
-async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
-    """Run *loaded* end to end and write its evidence and reports."""
-    run = _Run(loaded, options)
+
+async def execute_run(loaded: LoadedSpec, options: RunOptions, *, resume: bool) -> RunOutcome:
+    """Run (or finish) *loaded* end to end and write its evidence and reports."""
+    run = _Run(loaded, options, resume=resume)
     try:
+        run.writer.write_manifest(run.manifest("running"))
         run.writer.write_spec(run.spec.canonical())
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
-        run.writer.write_manifest(run.manifest("running"))
-        run.writer.log.append(None, 1, None, "run_started", {"spec_digest": run.spec.digest})
-        await execute(run.plan, run.trial, options.max_concurrency)
+        finished = run.judge_finished()
+        if run.point is not None:
+            run.run_event(
+                "run_resumed", {"finished": len(finished), "repaired": run.point.repaired}
+            )
+        else:
+            run.run_event("run_started", {"spec_digest": run.spec.digest})
+        todo = (t for t in run.plan if t.trial_id not in finished)
+        await execute(todo, run.trial, options.max_concurrency)
         return _finish(run)
     except BaseException:
         with anyio.CancelScope(shield=True):
-            run.writer.write_manifest(run.manifest("aborted"))
+            run.writer.write_manifest(run.manifest("interrupted"))
         raise
     finally:
         run.writer.close()
@@ -149,30 +204,31 @@ async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
 def _finish(run: _Run) -> RunOutcome:
     metrics = run.metrics.build()
     gate = decide(run.spec.gate, metrics, list(run.scorers))
-    log = run.writer.log
-    log.append(None, 2, 1, "metrics", msgspec.to_builtins(metrics))
-    log.append(None, 3, 1, "gate", {"status": gate.status, "reasons": gate.reasons})
+    run.run_event("metrics", msgspec.to_builtins(metrics))
+    run.run_event("gate", {"status": gate.status, "reasons": gate.reasons})
     report = build_report(run.spec, "complete", metrics, gate, run.rows)
     rendered = render_reports(report)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()
-    files = _digests(run.writer.path, (PLAN, BUNDLES, SCORES), rendered)
+    files = _digests(run.writer.path, rendered)
     run.writer.write_manifest(run.manifest("complete", files))
     return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report)
 
 
-def _digests(
-    path: Path | None, names: tuple[str, ...], rendered: dict[str, bytes]
-) -> dict[str, str]:
+def _digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
     if path is None:
         return {}
-    from assay._digest import sha256_hex
-
-    files = {name: "sha256:" + sha256_hex((path / name).read_bytes()) for name in names}
+    files = {
+        name: "sha256:" + sha256_hex((path / name).read_bytes()) for name in (PLAN, BUNDLES, SCORES)
+    }
     files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
-    assert set(rendered) == set(REPORTS)
     return files
+
+
+async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
+    """Run *loaded* into a new run directory (or nowhere, with ``dry_run``)."""
+    return await execute_run(loaded, options, resume=False)
 
 
 def run_spec(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:

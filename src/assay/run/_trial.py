@@ -56,7 +56,10 @@ async def run_trial(
 ) -> TrialResult:
     """Run *trial* against *target*, recording every attempt as evidence."""
     sample_ref = recorder.artifact("sample", _encode(sample_record), "application/json")
-    root = recorder.record("trial_started", _trial_data(trial, sample_ref.sha256), parent=None)
+    started = _trial_data(trial, sample_ref.sha256)
+    if recorder.last:
+        started["resumed"] = True  # an earlier, unfinished try of this trial is in the log
+    root = recorder.root = recorder.record("trial_started", started, parent=None)
     attempts: list[AttemptRecord] = []
     outcome: TargetOutcome | None = None
     state: TrialState = "invalid"

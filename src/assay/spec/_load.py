@@ -68,6 +68,7 @@ class LoadedSpec(msgspec.Struct, frozen=True):
     spec: EvalSpec
     root: Path
     dataset: Dataset
+    source: Path
 
 
 def load_spec(path: Path) -> LoadedSpec:
@@ -92,7 +93,7 @@ def load_spec(path: Path) -> LoadedSpec:
         retry=raw.retry,
         hidden_fields=tuple(raw.hidden_fields),
     )
-    return LoadedSpec(spec=spec, root=root, dataset=dataset)
+    return LoadedSpec(spec=spec, root=root, dataset=dataset, source=path.resolve())
 
 
 def _read_text(path: Path, display: str) -> str:

@@ -1,0 +1,108 @@
+"""Reopening an unfinished run: repair torn tails, find what finished, resume the chain.
+
+A crash or ``kill -9`` can leave the last line of a JSONL file half-written. That line is
+never accepted: it is cut off (and reported), which can only drop a record that was not
+yet complete. A trial counts as finished when its bundle line is whole; its score lines
+follow it, and any missing ones are recomputed from the bundle by the caller. Events of
+trials that did not finish stay in the log (they happened); a re-run of such a trial
+continues its numbering, so its bundle covers every event it ever had.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from assay._digest import loads, sha256_hex
+from assay.evidence._bundle import bundle_digest
+from assay.evidence._layout import BUNDLES, EVENTS, SCORES
+from assay.evidence._log import GENESIS
+
+
+class ResumePoint(msgspec.Struct):
+    """Where an unfinished run stands.
+
+    Attributes:
+        head: hash of the last whole event record; the next one chains to it.
+        count: number of whole event records.
+        run_events: how many run-level (``trial: null``) events there are.
+        finished: ids of trials whose bundle is whole and self-consistent.
+        scored: ``score_id``s already in ``scores.jsonl``.
+        orphans: events of trials that started but did not finish, by trial id (without
+            ``match`` events), and the last event number each used.
+        repaired: one line per torn record that was cut off.
+    """
+
+    head: str
+    count: int
+    run_events: int
+    finished: set[str]
+    scored: set[str]
+    orphans: dict[str, tuple[list[tuple[int, str]], int]]
+    repaired: list[str]
+
+
+def find_resume_point(path: Path) -> ResumePoint:
+    """Repair torn tails in *path* and report what finished and where the chain ends."""
+    repaired: list[str] = []
+    for name in (EVENTS, BUNDLES, SCORES):
+        if cut := _cut_torn_tail(path / name):
+            repaired.append(f"{name}: cut a torn last record ({cut} bytes)")
+    finished = _finished_trials(path / BUNDLES)
+    scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
+    head, count, run_events = GENESIS, 0, 0
+    orphans: dict[str, tuple[list[tuple[int, str]], int]] = {}
+    for line in _lines(path / EVENTS):
+        record = loads(line)
+        head = sha256_hex(line)
+        count += 1
+        trial = record["trial"]
+        if trial is None:
+            run_events += 1
+        elif trial not in finished:
+            events, _ = orphans.get(trial, ([], 0))
+            if record["type"] != "match":
+                events.append((record["n"], head))
+            orphans[trial] = (events, record["n"])
+    return ResumePoint(head, count, run_events, finished, scored, orphans, repaired)
+
+
+def _finished_trials(path: Path) -> set[str]:
+    finished = set()
+    for line in _lines(path):
+        bundle = loads(line)
+        if bundle_digest(bundle) == bundle.get("digest"):
+            finished.add(bundle["trial"]["trial_id"])
+    return finished
+
+
+def _lines(path: Path) -> list[bytes]:
+    try:
+        return [line for line in path.read_bytes().split(b"\n") if line]
+    except FileNotFoundError:
+        return []
+
+
+def _cut_torn_tail(path: Path) -> int:
+    """Truncate a last line that lacks its newline or is not JSON; return bytes cut."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    if not data:
+        return 0
+    keep = len(data)
+    if not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+    else:
+        start = data.rfind(b"\n", 0, len(data) - 1) + 1
+        try:
+            loads(data[start:-1])
+        except ValueError:
+            keep = start
+    if keep == len(data):
+        return 0
+    with open(path, "r+b") as handle:
+        handle.truncate(keep)
+    return len(data) - keep

@@ -1,0 +1,54 @@
+"""``resume``: finish an interrupted run in place, with exactly the spec it started with.
+
+The spec is loaded again from where the run recorded it (or from a path the caller
+gives) and must freeze to the same digest; otherwise the run is refused with the part
+that changed, since finishing it with other data or targets would mix two evaluations.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from assay.errors import RunError
+from assay.evidence import read_manifest
+from assay.pipeline._options import RunOptions
+from assay.pipeline._run import RunOutcome, execute_run
+from assay.spec import EvalSpec, LoadedSpec, load_spec
+
+
+def load_for_resume(path: Path, spec_path: Path | None = None) -> LoadedSpec:
+    """Load the spec of the unfinished run at *path* and check it is unchanged."""
+    manifest = read_manifest(path)
+    if manifest.get("status") == "complete":
+        raise RunError("run.complete", path=str(path))
+    loaded = load_spec(spec_path or Path(manifest["spec_source"]))
+    if loaded.spec.digest != manifest["spec_digest"]:
+        reason = _what_changed(path, loaded.spec)
+        raise RunError("run.spec_changed", path=str(path), reason=reason)
+    return loaded
+
+
+def _what_changed(path: Path, spec: EvalSpec) -> str:
+    try:
+        frozen = msgspec.json.decode((path / "spec.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return "its spec digest differs"
+    now = msgspec.to_builtins(spec)
+    changed = sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
+    return "changed: " + ", ".join(changed) if changed else "its spec digest differs"
+
+
+async def resume_run_async(
+    path: Path, options: RunOptions, spec_path: Path | None = None
+) -> RunOutcome:
+    """Finish the run at *path*: repair torn tails, keep finished trials, run the rest."""
+    loaded = load_for_resume(path, spec_path)
+    return await execute_run(loaded, msgspec.structs.replace(options, output=path), resume=True)
+
+
+def resume_run(path: Path, options: RunOptions, spec_path: Path | None = None) -> RunOutcome:
+    """Synchronous wrapper around ``resume_run_async``."""
+    return anyio.run(resume_run_async, path, options, spec_path)
