@@ -132,6 +132,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "规范已与 {path} 中的运行不一致：{reason}",
         "请恢复该运行开始时的规范与数据集，或者开始一次新的运行",
     ),
+    "run.interrupted": (
+        "interrupted; finished trials are kept in {path}",
+        "resume with: assay resume {path}",
+        "运行被中断；已完成的试验保存在 {path}",
+        "可用以下命令继续：assay resume {path}",
+    ),
     "run.storage": (
         "cannot write the run to {path}: {reason}",
         "check that the folder is writable and the disk has space",
@@ -252,6 +258,30 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "bundle digest does not match trial {trial}'s bundle",
         "",
         "证据包摘要与试验 {trial} 的证据包不一致",
+        "",
+    ),
+    "verify.torn": (
+        "the record has no line end (torn write or edit)",
+        "",
+        "该记录缺少换行符（写入不完整或被修改）",
+        "",
+    ),
+    "verify.plan_line": (
+        "not the trial the spec plans here ({trial})",
+        "",
+        "与规范在此位置计划的试验（{trial}）不一致",
+        "",
+    ),
+    "verify.manifest_field": (
+        "field {field!r} does not match the sealed event log",
+        "",
+        "字段 {field!r} 与封存的事件日志不一致",
+        "",
+    ),
+    "verify.score_unbound": (
+        "this score record is not the one its match event recorded",
+        "",
+        "该评分记录与其 match 事件所记录的不一致",
         "",
     ),
     # --- command output -----------------------------------------------------------------

@@ -4,6 +4,7 @@
     ├── ConfigError            a spec, dataset or option is wrong      (exit 2)
     ├── EvidenceError          a run directory is missing or tampered  (exit 4)
     ├── RunError               the run could not go on (storage, sink) (exit 5)
+    ├── Interrupted            Ctrl-C or SIGTERM stopped the run       (exit 130)
     └── InternalError          a bug in assay itself                   (exit 70)
 
 Every error is built from a key in the message catalog (``assay._messages``), so it can
@@ -28,6 +29,7 @@ __all__ = [
     "ConfigError",
     "EvidenceError",
     "InternalError",
+    "Interrupted",
     "RunError",
 ]
 
@@ -86,6 +88,12 @@ class RunError(AssayError):
     """The run could not go on: storage failed, a sink failed too often."""
 
     exit_code = EXIT_RUN
+
+
+class Interrupted(AssayError):
+    """The run was stopped by a signal; finished trials are kept and it can be resumed."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class InternalError(AssayError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +11,7 @@ import click
 
 from assay._messages import say
 from assay.cli._print import print_decision
-from assay.errors import EXIT_INTERRUPTED, ConfigError
+from assay.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,8 +56,8 @@ def run(spec: Path, output: Path | None, dry_run: bool, **execution: Any) -> Non
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"
-    options = RunOptions(output=output, dry_run=dry_run, **execution)
-    outcome = _interruptible(lambda: run_spec(loaded, options), output)
+    options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
+    outcome = run_spec(loaded, options)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
@@ -79,8 +78,8 @@ def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
 
     _check_sink(execution["sink_url"])
     loaded = load_for_resume(run_dir, spec_path)
-    options = RunOptions(output=run_dir, **execution)
-    outcome = _interruptible(lambda: resume_run(run_dir, options, loaded.source), run_dir)
+    options = RunOptions(output=run_dir, handle_signals=True, **execution)
+    outcome = resume_run(run_dir, options, loaded.source)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     click.echo(say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
@@ -89,23 +88,3 @@ def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
 def _check_sink(url: str | None) -> None:
     if url and not url.startswith(("http://", "https://")):
         raise ConfigError("spec.shape", path="--sink", reason="the sink must be an http(s) URL")
-
-
-R = TypeVar("R")
-
-
-def _interruptible(work: Callable[[], R], path: Path | None) -> R:
-    """Run *work*; SIGTERM is treated like Ctrl-C, and either ends with a resume hint."""
-
-    def terminate(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        return work()
-    except KeyboardInterrupt:
-        if path is not None:
-            click.echo(say("out.interrupted", path=path), err=True)
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)

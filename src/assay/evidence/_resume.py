@@ -31,6 +31,7 @@ class ResumePoint(msgspec.Struct):
         scored: ``score_id``s already in ``scores.jsonl``.
         orphans: events of trials that started but did not finish, by trial id (without
             ``match`` events), and the last event number each used.
+        last_event: the last event number of each finished trial (for late ``match``es).
         repaired: one line per torn record that was cut off.
     """
 
@@ -40,6 +41,7 @@ class ResumePoint(msgspec.Struct):
     finished: set[str]
     scored: set[str]
     orphans: dict[str, tuple[list[tuple[int, str]], int]]
+    last_event: dict[str, int]
     repaired: list[str]
 
 
@@ -53,6 +55,7 @@ def find_resume_point(path: Path) -> ResumePoint:
     scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     head, count, run_events = GENESIS, 0, 0
     orphans: dict[str, tuple[list[tuple[int, str]], int]] = {}
+    last_event: dict[str, int] = {}
     for line in _lines(path / EVENTS):
         record = loads(line)
         head = sha256_hex(line)
@@ -60,12 +63,14 @@ def find_resume_point(path: Path) -> ResumePoint:
         trial = record["trial"]
         if trial is None:
             run_events += 1
-        elif trial not in finished:
+        elif trial in finished:
+            last_event[trial] = record["n"]
+        else:
             events, _ = orphans.get(trial, ([], 0))
             if record["type"] != "match":
                 events.append((record["n"], head))
             orphans[trial] = (events, record["n"])
-    return ResumePoint(head, count, run_events, finished, scored, orphans, repaired)
+    return ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
 
 
 def _finished_trials(path: Path) -> set[str]:

@@ -119,10 +119,12 @@ class RunWriter:
         if self.path is not None:
             self._pending[BUNDLES].append(line + b"\n")
 
-    def write_score(self, record: dict[str, Any]) -> None:
-        """Queue one score record; it reaches the file after its bundle."""
+    def write_score(self, record: dict[str, Any]) -> bytes:
+        """Queue one score record (it reaches the file after its bundle); return its line."""
+        line = canonical_json(record)
         if self.path is not None:
-            self._pending[SCORES].append(canonical_json(record) + b"\n")
+            self._pending[SCORES].append(line + b"\n")
+        return line
 
     def flush(self) -> None:
         """Push everything buffered to the OS: events first, so no bundle precedes its events."""

@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
-from assay._digest import loads, sha256_hex
+from assay._digest import fast_json, loads, sha256_hex
 from assay._messages import say
 from assay.evidence._bundle import bundle_digest
-from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, PLAN, SCORES, SPEC
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._log import GENESIS
 from assay.evidence._rundir import read_manifest
 from assay.plan import trial_id
@@ -51,6 +51,8 @@ class _Checker:
         self.trial_events: dict[str, Any] = {}
         self.artifacts: set[str] = set()
         self.bundles: dict[str, str] = {}
+        self.score_hashes: set[str] = set()
+        self.run_tail: tuple[str, Any] = ("", {})
 
     def problem(self, where: str, key: str, **params: object) -> None:
         """Note a finding about *where* (a file, maybe with a line), in the current language."""
@@ -61,6 +63,8 @@ class _Checker:
         try:
             with open(self.path / name, "rb") as handle:
                 for number, line in enumerate(handle, start=1):
+                    if not line.endswith(b"\n"):
+                        self.problem(f"{name}:{number}", "verify.torn")
                     yield number, line.rstrip(b"\n")
         except FileNotFoundError:
             self.problem(name, "verify.missing")
@@ -111,25 +115,46 @@ def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
 
 
 def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> None:
+    """Each line must be exactly the trial the spec plans at that position."""
+    targets, reps = [t.id for t in spec.targets], spec.repetitions
+    per_sample = len(targets) * reps
+    sample_ids: set[str] = set()
+    current = ""
     for number, line in check.lines(PLAN):
+        index = number - 1
         try:
-            row = loads(line)
-            key = (row["index"], row["sample_id"], row["target_id"], row["repetition"])
-            planned = trial_id(
-                spec.evaluation, row["target_id"], row["sample_id"], row["repetition"]
-            )
+            sample_id = loads(line)["sample_id"]
         except (ValueError, KeyError, TypeError):
             check.problem(f"{PLAN}:{number}", "verify.not_record", kind="plan")
             continue
-        if row.get("trial_id") != planned:
-            check.problem(
-                f"{PLAN}:{number}", "verify.plan_id", found=row.get("trial_id"), expected=planned
-            )
-        check.plan[planned] = key
-    expected = spec.dataset.samples * len(spec.targets) * spec.repetitions
+        if index % per_sample == 0:  # the first trial of a sample names it for the rest
+            if not isinstance(sample_id, str) or sample_id in sample_ids:
+                check.problem(f"{PLAN}:{number}", "verify.not_record", kind="plan")
+            current = str(sample_id)
+            sample_ids.add(current)
+        target_id, repetition = targets[(index // reps) % len(targets)], index % reps + 1
+        tid = trial_id(spec.evaluation, target_id, str(sample_id), repetition)
+        expected = fast_json(
+            {
+                "index": index,
+                "trial_id": tid,
+                "sample_index": index // per_sample,
+                "sample_id": current,
+                "target_id": target_id,
+                "repetition": repetition,
+            }
+        )
+        if line != expected:
+            check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
+        check.plan[tid] = (index, str(sample_id), target_id, repetition)
+    planned = spec.dataset.samples * per_sample
     check.result.trials = len(check.plan)
-    if len(check.plan) != expected or manifest.get("planned") != expected:
-        check.problem(PLAN, "verify.plan_count", found=len(check.plan), expected=expected)
+    if len(check.plan) != planned or len(sample_ids) != spec.dataset.samples:
+        check.problem(PLAN, "verify.plan_count", found=len(check.plan), expected=planned)
+    if manifest.get("planned") != planned:
+        check.problem(MANIFEST, "verify.manifest_field", field="planned")
+    if manifest.get("evaluation") != spec.evaluation:
+        check.problem(MANIFEST, "verify.manifest_field", field="evaluation")
 
 
 def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
@@ -154,12 +179,17 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
         if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
             check.problem(f"{EVENTS}:{number}", "verify.event_parent", parent=parent, n=n)
         counts[trial] = n
-        if trial is not None and kind != "match":
-            # match events follow the sealed bundle and carry its digest instead
+        if trial is None:
+            check.run_tail = (kind, record["data"])
+        elif kind == "match":
+            # match events follow the sealed bundle; they bind the score record instead
+            check.score_hashes.add(record["data"].get("record"))
+        else:
             _fold_event(check, trial, n, prev)
         check.result.events += 1
-    if manifest.get("status") != "complete":
-        return  # an unfinished run's manifest predates its last events; resume seals it
+    _check_manifest_binding(check, manifest)
+    if manifest.get("status") == "running":
+        return  # a crashed run's manifest predates its last events; resume seals it
     if prev != manifest.get("events_head") or check.result.events != manifest.get("events"):
         check.problem(
             EVENTS,
@@ -169,6 +199,24 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
             expected_count=manifest.get("events"),
             expected_head=str(manifest.get("events_head"))[:16],
         )
+
+
+def _check_manifest_binding(check: _Checker, manifest: dict[str, Any]) -> None:
+    """A finished or interrupted run's manifest must repeat its last run-level event."""
+    closing = {"complete": "run_finished", "interrupted": "run_interrupted"}
+    status = manifest.get("status")
+    kind, data = check.run_tail
+    if status == "running":
+        if kind in closing.values():
+            check.problem(MANIFEST, "verify.manifest_field", field="status")
+        return
+    if status not in closing or kind != closing[status]:
+        check.problem(MANIFEST, "verify.manifest_field", field="status")
+        return
+    unbound = {"schema", "events", "events_head"}
+    for field in sorted((set(manifest) | set(data)) - unbound):
+        if manifest.get(field) != data.get(field):
+            check.problem(MANIFEST, "verify.manifest_field", field=field)
 
 
 def _fold_event(check: _Checker, trial: str, n: int, digest: str) -> None:
@@ -242,6 +290,8 @@ def _check_scores(check: _Checker) -> None:
         except (ValueError, KeyError, TypeError):
             check.problem(f"{SCORES}:{number}", "verify.not_record", kind="score")
             continue
+        if sha256_hex(line) not in check.score_hashes:
+            check.problem(f"{SCORES}:{number}", "verify.score_unbound")
         if check.bundles.get(tid) != digest:
             check.problem(f"{SCORES}:{number}", "verify.score_bundle", trial=tid)
         check.result.scores += 1

@@ -16,6 +16,9 @@ class RunOptions(msgspec.Struct, frozen=True):
         dry_run: run and print events, write nothing.
         sink_url: also stream event batches to this HTTP collector.
         sink_max_failure_rate: stop the run once more batches than this fail.
+        handle_signals: on SIGINT/SIGTERM, cancel in-flight trials, seal the run as
+            interrupted and raise ``Interrupted`` (a second signal stops at once). Off
+            for library use, where signals belong to the host program; on in the CLI.
     """
 
     output: Path | None = None
@@ -23,3 +26,4 @@ class RunOptions(msgspec.Struct, frozen=True):
     dry_run: bool = False
     sink_url: str | None = None
     sink_max_failure_rate: float = 0.5
+    handle_signals: bool = False

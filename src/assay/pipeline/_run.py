@@ -18,6 +18,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
+from assay.errors import Interrupted
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
@@ -40,7 +41,7 @@ from assay.pipeline._options import RunOptions
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
-from assay.run import execute, run_trial
+from assay.run import execute, run_trial, run_until_signalled
 from assay.score import Metrics, MetricsBuilder, build_scorer
 from assay.spec import LoadedSpec
 from assay.target import Target, build_target
@@ -100,16 +101,31 @@ class _Run:
         parent = None if self.run_events == 1 else 1
         self.writer.log.append(None, self.run_events, parent, kind, data)
 
-    def manifest(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+    def seal(self, status: str, files: dict[str, str] | None = None) -> None:
+        """Close the log with a run-level event repeating the manifest, then write it.
+
+        The manifest's ``events_head`` is the hash of that event, so every field of the
+        manifest is bound to the chain: editing one is caught by ``verify``.
+        """
+        fields = self.manifest_fields(status, files)
+        self.run_event({"complete": "run_finished"}.get(status, "run_interrupted"), fields)
+        self.writer.write_manifest(self.manifest(fields))
+
+    def manifest(self, fields: dict[str, Any]) -> dict[str, Any]:
         return {
+            **fields,
             "schema": MANIFEST_SCHEMA,
+            "events": self.writer.log.count,
+            "events_head": self.writer.log.head,
+        }
+
+    def manifest_fields(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+        return {
             "status": status,
             "evaluation": self.spec.evaluation,
             "spec_digest": self.spec.digest,
             "spec_source": str(self.source),
             "planned": len(self.plan),
-            "events": self.writer.log.count,
-            "events_head": self.writer.log.head,
             "files": files or {},
             "assay_version": __version__,
             "started_at": round(self.started, 3),
@@ -143,9 +159,8 @@ class _Run:
         output = result.outcome.output if result.outcome is not None else None
         records, row = judge(bundle, output, self.scorers, self.metrics)
         for score in records:
-            match = {"scorer": score["scorer_id"], "status": score["status"], "bundle": digest}
-            recorder.record("match", match, parent=recorder.root)
-            self.writer.write_score(score)
+            line = self.writer.write_score(score)
+            recorder.record("match", _match(score, digest, line), parent=recorder.root)
         self.rows.add(row)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
             # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
@@ -165,21 +180,39 @@ class _Run:
                 if bundle["trial"]["trial_id"] not in self.point.finished:
                     continue
                 sha = bundle["observation"].get("output")
-                records, row = judge(
-                    bundle, store.get(sha) if sha else None, self.scorers, self.metrics
-                )
+                output = store.get(sha) if sha else None
+                records, row = judge(bundle, output, self.scorers, self.metrics)
                 self.rows.add(row)
-                for score in records:
-                    if score["score_id"] not in self.point.scored:
-                        self.writer.write_score(score)
+                missing = [r for r in records if r["score_id"] not in self.point.scored]
+                if missing:
+                    self.record_scores(bundle["trial"]["trial_id"], bundle["digest"], missing)
         return self.point.finished
+
+    def record_scores(self, trial_id: str, digest: str, records: list[dict[str, Any]]) -> None:
+        """Write scores a crash lost after their bundle, each with its match event."""
+        assert self.point is not None
+        recorder = self.writer.recorder(trial_id)
+        recorder.last = self.point.last_event[trial_id]
+        for score in records:
+            line = self.writer.write_score(score)
+            recorder.record("match", _match(score, digest, line), parent=1)
+
+
+def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, Any]:
+    """The ``match`` event of a score: it binds the score record's exact bytes."""
+    return {
+        "scorer": score["scorer_id"],
+        "status": score["status"],
+        "bundle": bundle_digest,
+        "record": sha256_hex(line),
+    }
 
 
 async def execute_run(loaded: LoadedSpec, options: RunOptions, *, resume: bool) -> RunOutcome:
     """Run (or finish) *loaded* end to end and write its evidence and reports."""
     run = _Run(loaded, options, resume=resume)
     try:
-        run.writer.write_manifest(run.manifest("running"))
+        run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
         run.writer.write_spec(run.spec.canonical())
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
@@ -191,11 +224,21 @@ async def execute_run(loaded: LoadedSpec, options: RunOptions, *, resume: bool) 
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
         todo = (t for t in run.plan if t.trial_id not in finished)
-        await execute(todo, run.trial, options.max_concurrency)
+
+        async def work() -> None:
+            await execute(todo, run.trial, options.max_concurrency)
+
+        if not options.handle_signals:
+            await work()
+        elif await run_until_signalled(work):
+            run.seal("interrupted")
+            raise Interrupted("run.interrupted", path=str(run.writer.path))
         return _finish(run)
+    except Interrupted:
+        raise
     except BaseException:
         with anyio.CancelScope(shield=True):
-            run.writer.write_manifest(run.manifest("interrupted"))
+            run.seal("interrupted")
         raise
     finally:
         run.writer.close()
@@ -212,7 +255,7 @@ def _finish(run: _Run) -> RunOutcome:
         run.writer.write_file(name, data)
     run.writer.flush()
     files = _digests(run.writer.path, rendered)
-    run.writer.write_manifest(run.manifest("complete", files))
+    run.seal("complete", files)
     return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report)
 
 

@@ -2,6 +2,7 @@
 
 from assay.run._executor import execute
 from assay.run._retry import backoff_delay
+from assay.run._signals import run_until_signalled
 from assay.run._trial import AttemptRecord, AttemptState, TrialResult, TrialState, run_trial
 
 __all__ = [
@@ -12,4 +13,5 @@ __all__ = [
     "backoff_delay",
     "execute",
     "run_trial",
+    "run_until_signalled",
 ]

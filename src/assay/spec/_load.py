@@ -29,6 +29,7 @@ from assay.spec._model import (
 )
 from assay.spec._paths import resolve_inside
 
+_SAMPLE_FIELDS = ("id", "input", "expected", "metadata")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -118,7 +119,7 @@ def _parse(text: str, display: str) -> _RawSpec:
     import yaml  # deferred: only spec loading needs it, and it slows start-up
 
     try:
-        document: Any = yaml.safe_load(text)
+        document: Any = yaml.load(text, Loader=_strict_loader())
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         raise ConfigError("spec.yaml", path=display, reason=reason) from None
@@ -128,6 +129,28 @@ def _parse(text: str, display: str) -> _RawSpec:
         return msgspec.convert(document, _RawSpec, strict=True)
     except msgspec.ValidationError as exc:
         raise ConfigError("spec.shape", path=display, reason=_field_message(exc)) from None
+
+
+def _strict_loader() -> Any:
+    """A SafeLoader that refuses a key given twice (plain YAML keeps the last silently)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return loader.construct_mapping(node)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return StrictLoader
 
 
 def _field_message(exc: msgspec.ValidationError) -> str:
@@ -154,7 +177,9 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
     if raw.script:
         real = resolve_inside(root, raw.script, f"{where}.script")
         digest = "sha256:" + hashlib.sha256(real.read_bytes()).hexdigest()
-        argv = (PYTHON, raw.script) if raw.script.endswith(".py") else (raw.script,)
+        # "./name" so the OS runs the pinned file in the spec folder, never one on PATH
+        local = raw.script if "/" in raw.script else f"./{raw.script}"
+        argv = (PYTHON, raw.script) if raw.script.endswith(".py") else (local,)
         return TargetSpec(
             kind="subprocess",
             argv=(*argv, *raw.args),
@@ -201,6 +226,9 @@ def _check(
         fail("targets: list at least one target")
     if not scorers:
         fail("scorers: list at least one scorer")
+    for name in raw.hidden_fields:
+        if name in _SAMPLE_FIELDS:
+            fail(f"hidden_fields: {name!r} is a sample field itself; name a key inside it")
     if raw.repetitions < 1:
         fail("repetitions: must be 1 or more")
     if raw.retry.max_attempts < 1 or raw.retry.initial_backoff < 0 or raw.retry.max_backoff < 0:

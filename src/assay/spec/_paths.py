@@ -15,7 +15,9 @@ from assay.errors import ConfigError
 
 def resolve_inside(root: Path, value: str, field: str) -> Path:
     """Return the real path of *value* under *root*, or raise a ConfigError naming *field*."""
-    if not value or os.path.isabs(value) or value.startswith("~") or _has_drive(value):
+    if not value.strip():
+        raise ConfigError("spec.path_missing", field=field, value=repr(value))
+    if os.path.isabs(value) or value.startswith("~") or _has_drive(value):
         raise ConfigError("spec.path_absolute", field=field, value=value)
     if ".." in PurePosixPath(value.replace("\\", "/")).parts:
         raise ConfigError("spec.path_escape", field=field, value=value)
