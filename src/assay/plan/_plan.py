@@ -14,6 +14,8 @@ import msgspec
 
 from assay.spec import EvalSpec
 
+_encode = msgspec.json.Encoder().encode
+
 
 class Trial(msgspec.Struct, frozen=True):
     """One planned unit of work; ``index`` is its position in plan order."""
@@ -27,8 +29,12 @@ class Trial(msgspec.Struct, frozen=True):
 
 
 def trial_id(evaluation: str, target_id: str, sample_id: str, repetition: int) -> str:
-    """The stable id of a trial: 24 hex digits of SHA-256 over its four coordinates."""
-    key = "\x1f".join((evaluation, target_id, sample_id, str(repetition))).encode()
+    """The stable id of a trial: 24 hex digits of SHA-256 over its four coordinates.
+
+    The coordinates are hashed as a JSON array, so no choice of ids can make two
+    different trials spell the same key.
+    """
+    key = _encode([evaluation, target_id, sample_id, repetition])
     return "t-" + hashlib.sha256(key).hexdigest()[:24]
 
 

@@ -173,7 +173,8 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         raise ConfigError("spec.shape", path=display, reason=reason)
     common = {"id": raw.id, "timeout": raw.timeout, "max_output_bytes": raw.max_output_bytes}
     if raw.callable:
-        return TargetSpec(kind="callable", callable=raw.callable, **common)  # type: ignore[arg-type]
+        digest = _module_digest(root, raw.callable)
+        return TargetSpec(kind="callable", callable=raw.callable, digest=digest, **common)  # type: ignore[arg-type]
     if raw.script:
         real = resolve_inside(root, raw.script, f"{where}.script")
         digest = "sha256:" + hashlib.sha256(real.read_bytes()).hexdigest()
@@ -189,6 +190,16 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         )
     assert raw.argv is not None
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
+
+
+def _module_digest(root: Path, ref: str) -> str | None:
+    """Pin a callable's module when it is a file in the spec folder (not an installed one)."""
+    module = ref.partition(":")[0].replace(".", "/")
+    for candidate in (f"{module}.py", f"{module}/__init__.py"):
+        path = root / candidate
+        if path.is_file() and path.resolve().is_relative_to(root):
+            return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return None
 
 
 def _scorer(raw: _RawScorer, display: str, index: int) -> ScorerSpec:
