@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,12 @@ def simple_spec(
     return write_spec(folder, spec)
 
 
-def run_cli(*args: str | os.PathLike[str], cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str | os.PathLike[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``assay`` command in a subprocess and capture its output."""
     full_env = {**os.environ, "LANG": "C.UTF-8", **(env or {})}
     return subprocess.run(
@@ -69,3 +74,114 @@ def run_cli(*args: str | os.PathLike[str], cwd: Path | None = None, env: dict[st
         timeout=timeout,
         check=False,
     )
+
+
+def run_cli_locale(
+    *args: str | os.PathLike[str],
+    env: dict[str, str],
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``assay`` with every locale variable removed, then *env* applied.
+
+    ``run_cli`` keeps the caller's ``LC_ALL``/``LC_MESSAGES``, which outrank ``LANG``; this
+    one starts from a clean locale so a test decides the language alone.
+    """
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**base, **env},
+        timeout=timeout,
+        check=False,
+    )
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """Assert *proc* reported exactly one ``assay:`` line on stderr, no traceback; return it."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("assay: "), proc.stderr
+    return lines[0]
+
+
+def write_module(folder: Path, name: str, source: str) -> Path:
+    """Write a Python module *name* (without ``.py``) holding *source* into *folder*."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+def callable_spec(folder: Path, source: str, function: str = "answer", **extra: Any) -> Path:
+    """A ``simple_spec`` whose one target, ``t``, is *function* defined in *source*."""
+    write_module(folder, "target_mod", source)
+    targets = [{"id": "t", "callable": f"target_mod:{function}"}]
+    return simple_spec(folder, targets=targets, **extra)
+
+
+def has_cjk(text: str) -> bool:
+    """True if *text* holds a CJK unified ideograph."""
+    return any("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" for ch in text)
+
+
+FAST_RETRY: dict[str, Any] = {"max_attempts": 3, "initial_backoff": 0.01, "max_backoff": 0.02}
+"""A retry policy with tiny backoffs, so retry tests take milliseconds."""
+
+
+def unique_callable_spec(
+    folder: Path,
+    source: str,
+    function: str = "answer",
+    *,
+    samples: list[dict[str, Any]] | None = None,
+    target: dict[str, Any] | None = None,
+    **extra: Any,
+) -> Path:
+    """A ``simple_spec`` whose one target ``t`` calls *function* in *source*.
+
+    The module gets a name no other test uses: Python caches modules by name, so two
+    specs that both define ``answers.py`` would share the first one imported.
+    """
+    name = f"mod_{uuid.uuid4().hex[:12]}"
+    write_module(folder, name, source)
+    targets = [{"id": "t", "callable": f"{name}:{function}", **(target or {})}]
+    return simple_spec(folder, samples=samples, targets=targets, **extra)
+
+
+def run_spec_at(spec: Path, output: Path | None, **options: Any) -> Any:
+    """Load *spec* and run it in-process into *output*; returns the ``RunOutcome``."""
+    from assay.pipeline import RunOptions, run_spec
+    from assay.spec import load_spec
+
+    return run_spec(load_spec(spec), RunOptions(output=output, **options))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL file, decoded."""
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def bundles_by_sample(run: Path) -> dict[str, dict[str, Any]]:
+    """A run's bundles keyed by sample id (one target, one repetition)."""
+    return {b["trial"]["sample_id"]: b for b in read_jsonl(run / "bundles.jsonl")}
+
+
+def trial_events(run: Path) -> dict[str, list[dict[str, Any]]]:
+    """A run's events grouped by trial id, in log order (run-level events under ``""``)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for event in read_jsonl(run / "events.jsonl"):
+        grouped.setdefault(event["trial"] or "", []).append(event)
+    return grouped
+
+
+def artifact_bytes(run: Path, sha: str) -> bytes:
+    """The bytes of the artifact named *sha* in *run*."""
+    return (run / "artifacts" / sha[:2] / sha).read_bytes()

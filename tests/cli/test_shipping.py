@@ -17,7 +17,8 @@ def test_shipping_run_verify_score_gate(tmp_path: Path) -> None:
     assert report["planned"] == 6
     decisions = {d["target_id"]: d["status"] for d in report["gate"]["targets"]}
     assert decisions == {"buggy-release": "failed", "fixed-release": "passed"}
-    rates = {(e["target_id"], e["passed"], e["denominator"]) for e in report["metrics"]["estimates"]}
+    estimates = report["metrics"]["estimates"]
+    rates = {(e["target_id"], e["passed"], e["denominator"]) for e in estimates}
     assert rates == {("buggy-release", 2, 3), ("fixed-release", 3, 3)}
     assert run_cli("verify", out).returncode == 0
     assert run_cli("score", out).returncode == 0
@@ -29,7 +30,8 @@ def test_shipping_run_verify_score_gate(tmp_path: Path) -> None:
         if json.loads(line)["trial"]["sample_id"] == "order-100"
         and json.loads(line)["trial"]["target_id"] == "buggy-release"
     )
-    artifact = out / "artifacts" / bundle["observation"]["output"][:2] / bundle["observation"]["output"]
+    sha = bundle["observation"]["output"]
+    artifact = out / "artifacts" / sha[:2] / sha
     data = bytearray(artifact.read_bytes())
     data[data.index(b"1")] = ord("2")
     artifact.write_bytes(bytes(data))
