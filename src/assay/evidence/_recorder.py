@@ -8,6 +8,7 @@ each worker thread started from it) sees its own binding.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -22,7 +23,18 @@ _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", 
 class TrialRecorder:
     """Numbers one trial's events and remembers their hashes for the bundle."""
 
-    __slots__ = ("_log", "artifacts", "events", "last", "parent", "root", "store", "trial_id")
+    __slots__ = (
+        "_lock",
+        "_log",
+        "artifacts",
+        "closed",
+        "events",
+        "last",
+        "parent",
+        "root",
+        "store",
+        "trial_id",
+    )
 
     def __init__(self, log: EventLog, store: ArtifactStore, trial_id: str) -> None:
         self._log = log
@@ -30,6 +42,8 @@ class TrialRecorder:
         self.trial_id = trial_id
         self.events: list[tuple[int, str]] = []
         self.last = 0
+        self.closed = False
+        self._lock = threading.Lock()
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
         self.root = 1
@@ -40,12 +54,26 @@ class TrialRecorder:
         ``match`` events are numbered but kept out of ``events`` (the bundle's list):
         they are recorded after the bundle is sealed and carry its digest instead.
         """
+        with self._lock:  # a worker thread of a sync target may record concurrently
+            return self._append(kind, data, parent)
+
+    def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
+        """Like ``record``, but dropped (``None``) once the trial is closed."""
+        with self._lock:
+            return None if self.closed else self._append(kind, data, -1)
+
+    def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
         n = self.last = self.last + 1
         parent_n = self.parent if parent == -1 else parent
         digest = self._log.append(self.trial_id, n, parent_n, kind, data)
         if kind != "match":
             self.events.append((n, digest))
         return n
+
+    def close(self) -> None:
+        """Seal the trial's event list: a stray thread can no longer add to it."""
+        with self._lock:
+            self.closed = True
 
     def resume_after(self, events: list[tuple[int, str]], last: int) -> None:
         """Continue an unfinished earlier try whose events (up to number *last*) are logged."""
@@ -90,4 +118,6 @@ def record_event(kind: str, data: dict[str, Any]) -> int | None:
     recorder = _current.get()
     if recorder is None:
         return None
-    return recorder.record(kind, data)
+    # A timed-out worker thread may still call this after its trial was sealed: the
+    # closed recorder drops it rather than adding to evidence that is already closed.
+    return recorder.record_if_open(kind, data)

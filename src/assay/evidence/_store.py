@@ -27,8 +27,10 @@ class ArtifactStore:
 
     def __init__(self, root: Path, *, write: bool = True) -> None:
         self.root = root
+        self._root = str(root)
         self._write = write
         self._made: set[str] = set()
+        self._suffix = f".{os.getpid()}.tmp"
 
     def path(self, sha256: str) -> Path:
         """Where the artifact with digest *sha256* lives."""
@@ -43,19 +45,27 @@ class ArtifactStore:
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
-        return self.path(sha256).read_bytes()
+        with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
+            return handle.read()
 
     def _write_once(self, digest: str, data: bytes) -> None:
+        # Hot path (every output of every trial): plain os calls on str paths, and a
+        # temporary name renamed into place, so a crash never leaves a torn file under
+        # a digest name.
         prefix = digest[:2]
+        folder = f"{self._root}/{prefix}"
         if prefix not in self._made:
-            (self.root / prefix).mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             self._made.add(prefix)
-        final = self.root / prefix / digest
-        if final.exists():
+        final = f"{folder}/{digest}"
+        if os.path.exists(final):
             return
-        # Write under a temporary name and rename, so a crash never leaves a torn file
-        # under a digest name.
-        temp = final.with_name(f".{digest}.{os.getpid()}.tmp")
-        with open(temp, "wb") as handle:
-            handle.write(data)
+        temp = f"{folder}/.{digest}{self._suffix}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         os.replace(temp, final)

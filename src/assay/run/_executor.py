@@ -13,6 +13,8 @@ from typing import TypeVar
 
 import anyio
 
+from assay.run._groups import first_error
+
 T = TypeVar("T")
 
 
@@ -24,6 +26,11 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
         for item in iterator:
             await work(item)
 
-    async with anyio.create_task_group() as group:
-        for _ in range(max(1, limit)):
-            group.start_soon(worker)
+    try:
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, limit)):
+                group.start_soon(worker)
+    except BaseExceptionGroup as group:
+        # Several workers may fail at once for one reason (a sink over its failure rate):
+        # the caller wants that reason, not a group of copies.
+        raise first_error(group) from None

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from assay.run._groups import first_error
+
 
 async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
     """Await *work*; on SIGINT or SIGTERM cancel it and return True (False if it finished).
@@ -16,19 +18,22 @@ async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
     whole or cut off as torn on resume.
     """
     interrupted = False
-    async with anyio.create_task_group() as group:
+    try:
+        async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
-            nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    interrupted = True
-                    signal.signal(signal.SIGINT, signal.SIG_DFL)
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    group.cancel_scope.cancel()
-                    return
+            async def watch() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        interrupted = True
+                        signal.signal(signal.SIGINT, signal.SIG_DFL)
+                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                        group.cancel_scope.cancel()
+                        return
 
-        group.start_soon(watch)
-        await work()
-        group.cancel_scope.cancel()
+            group.start_soon(watch)
+            await work()
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as errors:
+        raise first_error(errors) from None
     return interrupted

@@ -83,6 +83,7 @@ async def run_trial(
                 "attempts": len(attempts),
             }
             recorder.record("trial_finished", summary)
+            recorder.close()  # later record_event calls (a stray thread) are dropped
     return TrialResult(trial, state, attempts, canonical, outcome)
 
 

@@ -89,6 +89,8 @@ def exact(ignore_case: bool = False) -> Scorer:
         expected, output = observation.expected, observation.output
         if expected is None:
             return _unscorable("the sample has no expected value")
+        if isinstance(expected, str) and _is_completions(output):
+            output = output[0]  # several completions: the first is the answer
         if isinstance(expected, str) and isinstance(output, str):
             left, right = output.strip(), expected.strip()
             if ignore_case:
@@ -144,10 +146,14 @@ def same_value(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
+def _is_completions(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+    if _is_completions(value):
         return str(value[0])
     return msgspec.json.encode(value).decode()
 

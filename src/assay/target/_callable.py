@@ -9,11 +9,14 @@ function could not reach what it depends on, and are retried.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -47,6 +50,7 @@ class CallableTarget:
                     result = await anyio.to_thread.run_sync(
                         self.function, sample.input, abandon_on_cancel=True
                     )
+            return outcome_from_value(result)
         except TimeoutError:
             raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
         except InfrastructureError:
@@ -56,7 +60,6 @@ class CallableTarget:
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
             return TargetOutcome("product_failure", b"", _TEXT, failure=failure)
-        return outcome_from_value(result)
 
 
 def outcome_from_value(result: Any) -> TargetOutcome:
@@ -86,7 +89,7 @@ def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., 
     # into its own directory.
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name, root)
         function: Any = module
         for part in attr.split("."):
             function = getattr(function, part)
@@ -97,3 +100,26 @@ def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., 
     if not callable(function):
         raise ConfigError("target.callable", target=target_id, ref=ref, reason="it is not callable")
     return function  # type: ignore[no-any-return]
+
+
+def _import(module_name: str, root: Path | None) -> ModuleType:
+    """Import *module_name*; a top-level module file in the spec folder is loaded under
+    a name unique to that file, so two specs with an ``answers.py`` each get their own."""
+    path = root / f"{module_name}.py" if root is not None and "." not in module_name else None
+    if path is None or not path.is_file():
+        return importlib.import_module(module_name)
+    unique = f"_assay_target_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
+    name = f"{unique}.{module_name}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module

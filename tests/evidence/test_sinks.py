@@ -1,0 +1,183 @@
+"""Event sinks against a real HTTP collector on 127.0.0.1, and ``--dry-run``.
+
+The run directory always keeps the whole log; an HTTP sink streams the same lines in
+JSONL batches, keeps refused batches in ``RUN/sink-fallback.jsonl``, and stops the run
+once too many batches fail. A dry run prints the events and writes nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from assay.errors import RunError
+from assay.evidence import verify_run
+from tests.helpers import SHIPPING, read_jsonl, run_cli, run_spec_at, simple_spec
+
+FALLBACK = "sink-fallback.jsonl"
+
+
+class Collector:
+    """A JSONL batch collector; ``refuse(k)`` says whether the k-th batch (from 1) gets a 500."""
+
+    def __init__(self, refuse: Callable[[int], bool]) -> None:
+        self.refuse = refuse
+        self.accepted: list[bytes] = []
+        self.refused: list[bytes] = []
+        self.content_types: set[str] = set()
+        self._lock = threading.Lock()
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                with collector._lock:
+                    number = len(collector.accepted) + len(collector.refused) + 1
+                    collector.content_types.add(self.headers.get("content-type", ""))
+                    refused = collector.refuse(number)
+                    (collector.refused if refused else collector.accepted).append(body)
+                self.send_response(500 if refused else 200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/events"
+
+    @property
+    def batches(self) -> int:
+        return len(self.accepted) + len(self.refused)
+
+    def __enter__(self) -> Collector:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def collector_factory() -> Iterator[Callable[[Callable[[int], bool]], Collector]]:
+    started: list[Collector] = []
+
+    def start(refuse: Callable[[int], bool]) -> Collector:
+        collector = Collector(refuse).__enter__()
+        started.append(collector)
+        return collector
+
+    yield start
+    for collector in started:
+        collector.__exit__()
+
+
+def many_samples(count: int) -> list[dict[str, str]]:
+    return [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(count)]
+
+
+def test_collector_receives_exactly_the_logged_lines(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda _: False)
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(300))  # ~1800 events
+    out = tmp_path / "run"
+    run_spec_at(spec, out, sink_url=collector.url)
+    logged = (out / "events.jsonl").read_bytes()
+    assert collector.batches >= 3
+    assert b"".join(collector.accepted) == logged
+    assert not (out / FALLBACK).exists()
+    assert collector.content_types == {"application/x-ndjson"}
+    assert verify_run(out).ok
+
+
+def test_refused_batches_fall_back_and_the_run_completes(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda k: k in (2, 5))
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))
+    out = tmp_path / "run"
+    outcome = run_spec_at(spec, out, sink_url=collector.url)
+    assert outcome.gate.status == "passed"
+    assert len(collector.refused) == 2 and collector.batches > 20
+    fallback = (out / FALLBACK).read_bytes()
+    assert fallback == b"".join(collector.refused)
+    logged = (out / "events.jsonl").read_bytes().splitlines()
+    streamed = b"".join(collector.accepted).splitlines() + fallback.splitlines()
+    assert sorted(streamed) == sorted(logged)  # every line exactly once, bytes unchanged
+    assert verify_run(out).ok  # the fallback file is not evidence and does not disturb it
+
+
+def test_a_failing_collector_stops_the_run(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda _: True)
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))
+    out = tmp_path / "run"
+    with pytest.raises(BaseException) as info:
+        run_spec_at(spec, out, sink_url=collector.url)
+    assert "RunError" in repr(info.value)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] != "complete"
+    assert len(read_jsonl(out / "bundles.jsonl")) < 3000  # it stopped early
+    assert (out / FALLBACK).read_bytes() == b"".join(collector.refused)
+    assert not collector.accepted
+
+
+def test_a_failing_collector_raises_run_error(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda _: True)
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))
+    with pytest.raises(RunError, match="event sink"):
+        run_spec_at(spec, tmp_path / "run", sink_url=collector.url)
+
+
+def test_a_failing_collector_exits_5_via_the_cli(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda _: True)
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))
+    proc = run_cli("run", spec, "--output", tmp_path / "run", "--sink", collector.url)
+    assert proc.returncode == 5, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "event sink" in proc.stderr
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("with_output", [False, True], ids=["no-output", "output-given"])
+def test_dry_run_prints_events_and_writes_nothing(tmp_path: Path, with_output: bool) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(SHIPPING, spec)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    before = _tree(spec)
+    args: list[str | Path] = ["run", spec / "eval.yaml", "--dry-run"]
+    if with_output:
+        args += ["--output", tmp_path / "out"]
+    proc = run_cli(*args, cwd=cwd)
+    assert proc.returncode == 1, proc.stderr  # the shipping gate fails, as in a real run
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    kinds = {event["type"] for event in events}
+    assert {"run_started", "trial_started", "sampling", "match", "gate"} <= kinds
+    assert len({e["trial"] for e in events if e["trial"]}) == 6
+    assert list(cwd.iterdir()) == []  # no runs/ folder, nothing else
+    assert _tree(spec) == before  # the spec folder is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "spec"]

@@ -1,0 +1,443 @@
+"""Tamper tests: change one byte of each kind of evidence file and watch it be caught.
+
+Invariant 5: changing any evidence makes ``verify`` name what changed, and ``score`` /
+``gate`` refuse to judge it (exit 4, one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from assay.errors import EvidenceError
+from assay.evidence import verify_run
+from tests.helpers import SHIPPING, read_jsonl, run_spec_at, unique_callable_spec
+
+EXIT_EVIDENCE = 4
+
+# --------------------------------------------------------------------------- helpers
+
+
+def replace_once(path: Path, old: bytes, new: bytes, *, line: int | None = None) -> None:
+    """Replace the first *old* in *path* (or in its 0-based *line*) with *new*."""
+    data = path.read_bytes()
+    if line is None:
+        assert old in data, (path.name, old)
+        path.write_bytes(data.replace(old, new, 1))
+        return
+    lines = data.split(b"\n")
+    assert old in lines[line], (path.name, line, old)
+    lines[line] = lines[line].replace(old, new, 1)
+    path.write_bytes(b"\n".join(lines))
+
+
+def flip_byte(path: Path, offset: int = 0) -> None:
+    """Change the byte at *offset* of *path* to another printable byte."""
+    data = bytearray(path.read_bytes())
+    data[offset] = ord("x") if data[offset] != ord("x") else ord("y")
+    path.write_bytes(bytes(data))
+
+
+def edit_lines(path: Path, edit: Callable[[list[bytes]], list[bytes]]) -> None:
+    """Rewrite the lines of a JSONL file (each keeps its newline)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(edit(lines)))
+
+
+def output_artifact(run: Path) -> Path:
+    """The output artifact of buggy-release on order-100 (the wrong answer)."""
+    for bundle in read_jsonl(run / "bundles.jsonl"):
+        trial = bundle["trial"]
+        if trial["sample_id"] == "order-100" and trial["target_id"] == "buggy-release":
+            sha = bundle["observation"]["output"]
+            return run / "artifacts" / sha[:2] / sha
+    raise AssertionError("no bundle for buggy-release/order-100")
+
+
+def sample_artifact(run: Path) -> Path:
+    """The artifact holding the sample (input and expected) of the first bundle."""
+    sha = read_jsonl(run / "bundles.jsonl")[0]["artifacts"]["sample"]
+    return run / "artifacts" / sha[:2] / sha
+
+
+def manifest_field(run: Path, key: str) -> str:
+    return str(json.loads((run / "manifest.json").read_text())[key])
+
+
+def flip_hex(run: Path, value: str) -> None:
+    """Change the last hex digit of *value* inside manifest.json."""
+    last = value[-1]
+    changed = value[:-1] + ("0" if last != "0" else "1")
+    replace_once(run / "manifest.json", value.encode(), changed.encode())
+
+
+def run_cli_parallel(*commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """Run several ``assay`` commands at once (they only read the run) and wait for all."""
+    env = {**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "assay", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for command in commands
+    ]
+    results = []
+    for command, proc in zip(commands, procs, strict=True):
+        out, err = proc.communicate(timeout=60)
+        results.append(subprocess.CompletedProcess(list(command), proc.returncode, out, err))
+    return results
+
+
+def assert_refused(proc: subprocess.CompletedProcess[str]) -> None:
+    """Exit 4, exactly one ``assay:`` line on stderr, no traceback."""
+    assert proc.returncode == EXIT_EVIDENCE, (proc.args, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("assay: "), proc.stderr
+
+
+def assert_caught(run: Path, name: str, *, first: bool = True) -> None:
+    """verify_run and the CLI both name *name*; score and gate refuse the run."""
+    result = verify_run(run)
+    assert not result.ok, f"{name}: the change was not detected"
+    if first:
+        assert name in result.problems[0], result.problems
+    else:
+        assert any(name in problem for problem in result.problems), result.problems
+    verify, score, gate = run_cli_parallel(
+        ("verify", str(run)), ("score", str(run)), ("gate", str(run))
+    )
+    assert verify.returncode == EXIT_EVIDENCE, verify.stdout + verify.stderr
+    assert name in verify.stdout, verify.stdout
+    assert "Traceback" not in verify.stderr
+    assert_refused(score)
+    assert_refused(gate)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def shipping_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One complete run of the shipping example; each test tampers with its own copy."""
+    folder = tmp_path_factory.mktemp("shipping")
+    spec = folder / "spec"
+    shutil.copytree(SHIPPING, spec)
+    out = folder / "run"
+    run_spec_at(spec / "eval.yaml", out)
+    return out
+
+
+@pytest.fixture
+def run(shipping_run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(shipping_run, copy)
+    return copy
+
+
+ABORTING = """
+class Abort(BaseException):
+    \"\"\"Stands for Ctrl-C or a crash: not an error of the target, it stops the run.\"\"\"
+
+
+async def answer(text):
+    if text == "boom":
+        raise Abort("stop the run")
+    return text
+"""
+
+
+@pytest.fixture(scope="module")
+def aborted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run that stopped after two of its three trials: its manifest is not ``complete``."""
+    folder = tmp_path_factory.mktemp("aborted")
+    samples = [
+        {"id": "s0", "input": "q0", "expected": "q0"},
+        {"id": "s1", "input": "q1", "expected": "q1"},
+        {"id": "s2", "input": "boom", "expected": "boom"},
+    ]
+    spec = unique_callable_spec(folder / "spec", ABORTING, samples=samples)
+    out = folder / "run"
+    with pytest.raises(BaseException) as info:
+        run_spec_at(spec, out, max_concurrency=1)
+    assert "Abort" in repr(info.value)
+    assert manifest_field(out, "status") != "complete"  # aborted, interrupted, ...
+    assert len(read_jsonl(out / "bundles.jsonl")) == 2
+    return out
+
+
+@pytest.fixture
+def aborted(aborted_run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "aborted"
+    shutil.copytree(aborted_run, copy)
+    return copy
+
+
+# --------------------------------------------------------------------------- untouched
+
+
+def test_untouched_run_verifies_and_rescores(run: Path) -> None:
+    result = verify_run(run)
+    assert result.ok, result.problems
+    assert (result.trials, result.bundles, result.scores) == (6, 6, 6)
+    verify, score, gate = run_cli_parallel(
+        ("verify", str(run)), ("score", str(run)), ("gate", str(run))
+    )
+    assert verify.returncode == 0, verify.stdout
+    assert score.returncode == 0, score.stdout + score.stderr
+    assert gate.returncode == 1, gate.stdout + gate.stderr  # buggy-release fails the gate
+
+
+def test_untouched_aborted_run_verifies(aborted: Path) -> None:
+    result = verify_run(aborted)
+    assert result.ok, result.problems
+    assert result.bundles == 2
+
+
+# --------------------------------------------------------------------------- one byte each
+
+
+@dataclass(frozen=True)
+class Case:
+    """One tampering: what it does to a run, and the name the findings must carry."""
+
+    tamper: Callable[[Path], str]
+    first: bool = True
+
+
+def _spec(run: Path) -> str:
+    replace_once(run / "spec.json", b'"shipping-fee"', b'"shipping-fex"')
+    return "spec.json"
+
+
+def _plan(run: Path) -> str:
+    replace_once(run / "plan.jsonl", b'"sample_index":0', b'"sample_index":1', line=1)
+    return "plan.jsonl"
+
+
+def _event_value(run: Path) -> str:
+    replace_once(run / "events.jsonl", b'"attempts":1', b'"attempts":2')
+    return "events.jsonl"
+
+
+def _event_deleted(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: lines[:5] + lines[6:])
+    return "events.jsonl"
+
+
+def _events_swapped(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: [*lines[:2], lines[3], lines[2], *lines[4:]])
+    return "events.jsonl"
+
+
+def _last_event_torn(run: Path) -> str:
+    def tear(lines: list[bytes]) -> list[bytes]:
+        last = lines[-1]
+        return [*lines[:-1], last[: len(last) // 2]]
+
+    edit_lines(run / "events.jsonl", tear)
+    return "events.jsonl"
+
+
+def _last_event_edited(run: Path) -> str:
+    lines = (run / "events.jsonl").read_bytes().split(b"\n")
+    replace_once(run / "events.jsonl", b'"at":1', b'"at":2', line=len(lines) - 2)
+    return "events.jsonl"
+
+
+def _event_appended(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: [*lines, lines[-1]])
+    return "events.jsonl"
+
+
+def _trailing_newline_dropped(run: Path) -> str:
+    path = run / "events.jsonl"
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    path.write_bytes(data[:-1])
+    return "events.jsonl"
+
+
+def _output_artifact(run: Path) -> str:
+    path = output_artifact(run)
+    replace_once(path, b"10", b"00")
+    return path.name
+
+
+def _sample_artifact(run: Path) -> str:
+    path = sample_artifact(run)
+    flip_byte(path, len(path.read_bytes()) // 2)
+    return path.name
+
+
+def _artifact_removed(run: Path) -> str:
+    path = output_artifact(run)
+    path.unlink()
+    return path.name
+
+
+def _bundles(run: Path) -> str:
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"', line=2)
+    return "bundles.jsonl"
+
+
+def _scores(run: Path) -> str:
+    replace_once(run / "scores.jsonl", b'"value":1.0', b'"value":0.0')
+    return "scores.jsonl"
+
+
+def _manifest_events_head(run: Path) -> str:
+    flip_hex(run, manifest_field(run, "events_head"))
+    return "manifest"
+
+
+def _manifest_spec_digest(run: Path) -> str:
+    flip_hex(run, manifest_field(run, "spec_digest"))
+    return "manifest"
+
+
+def _manifest_file_digest(run: Path) -> str:
+    files = json.loads((run / "manifest.json").read_text())["files"]
+    flip_hex(run, files["scores.jsonl"])
+    return "manifest"
+
+
+def _manifest_event_count(run: Path) -> str:
+    count = int(manifest_field(run, "events"))
+    replace_once(run / "manifest.json", f'"events":{count}'.encode(), b'"events":%d' % (count - 1))
+    return "manifest"
+
+
+def _manifest_planned(run: Path) -> str:
+    replace_once(run / "manifest.json", b'"planned":6', b'"planned":7')
+    return "manifest"
+
+
+def _manifest_status(run: Path) -> str:
+    replace_once(run / "manifest.json", b'"status":"complete"', b'"status":"Complete"')
+    return "manifest"
+
+
+def _manifest_evaluation(run: Path) -> str:
+    replace_once(
+        run / "manifest.json", b'"evaluation":"shipping-fee"', b'"evaluation":"shipping-fex"'
+    )
+    return "manifest"
+
+
+def _manifest_finished_at(run: Path) -> str:
+    stamp = manifest_field(run, "finished_at")
+    changed = stamp[:-1] + ("1" if stamp[-1] != "1" else "2")
+    replace_once(run / "manifest.json", stamp.encode(), changed.encode())
+    return "manifest"
+
+
+def _report(name: str) -> Callable[[Path], str]:
+    def tamper(run: Path) -> str:
+        path = run / name
+        flip_byte(path, len(path.read_bytes()) // 2)
+        return name
+
+    tamper.__name__ = f"_report_{name}"
+    return tamper
+
+
+CASES = [
+    pytest.param(Case(_spec), id="spec.json"),
+    pytest.param(Case(_plan), id="plan.jsonl"),
+    pytest.param(Case(_event_value), id="events.jsonl-data-value"),
+    pytest.param(Case(_event_deleted), id="events.jsonl-line-deleted"),
+    pytest.param(Case(_events_swapped), id="events.jsonl-lines-swapped"),
+    pytest.param(Case(_last_event_torn), id="events.jsonl-last-line-torn"),
+    pytest.param(Case(_last_event_edited), id="events.jsonl-last-line-edited"),
+    pytest.param(Case(_event_appended), id="events.jsonl-line-appended"),
+    pytest.param(Case(_trailing_newline_dropped), id="events.jsonl-trailing-newline-dropped"),
+    pytest.param(Case(_output_artifact), id="artifact-output"),
+    pytest.param(Case(_sample_artifact), id="artifact-sample"),
+    pytest.param(Case(_artifact_removed), id="artifact-removed"),
+    pytest.param(Case(_bundles), id="bundles.jsonl"),
+    pytest.param(Case(_scores), id="scores.jsonl"),
+    pytest.param(Case(_manifest_events_head, first=False), id="manifest-events_head"),
+    pytest.param(Case(_manifest_spec_digest, first=False), id="manifest-spec_digest"),
+    pytest.param(Case(_manifest_file_digest, first=False), id="manifest-file-digest"),
+    pytest.param(Case(_manifest_event_count, first=False), id="manifest-events"),
+    pytest.param(Case(_manifest_planned, first=False), id="manifest-planned"),
+    pytest.param(Case(_manifest_status, first=False), id="manifest-status"),
+    pytest.param(Case(_manifest_evaluation, first=False), id="manifest-evaluation"),
+    pytest.param(Case(_manifest_finished_at, first=False), id="manifest-finished_at"),
+    pytest.param(Case(_report("report.json")), id="report.json"),
+    pytest.param(Case(_report("report.md")), id="report.md"),
+    pytest.param(Case(_report("report.html")), id="report.html"),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_one_changed_byte_is_named_and_refused(run: Path, case: Case) -> None:
+    name = case.tamper(run)
+    assert_caught(run, name, first=case.first)
+
+
+def test_unreadable_manifest_is_refused_not_crashed(run: Path) -> None:
+    replace_once(run / "manifest.json", b"{", b"[")
+    with pytest.raises(EvidenceError) as info:
+        verify_run(run)
+    assert "manifest.json" in str(info.value)
+    for proc in run_cli_parallel(("verify", str(run)), ("score", str(run)), ("gate", str(run))):
+        assert_refused(proc)
+        assert "manifest.json" in proc.stderr
+
+
+# --------------------------------------------------------------------------- aborted runs
+
+
+def _aborted_bundle(run: Path) -> str:
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"')
+    return "bundles.jsonl"
+
+
+def _aborted_event(run: Path) -> str:
+    replace_once(run / "events.jsonl", b'"attempts":1', b'"attempts":2')
+    return "events.jsonl"
+
+
+def _aborted_score_value(run: Path) -> str:
+    replace_once(run / "scores.jsonl", b'"value":1.0', b'"value":0.0')
+    return "scores.jsonl"
+
+
+def _aborted_plan_index(run: Path) -> str:
+    replace_once(run / "plan.jsonl", b'"sample_index":1', b'"sample_index":2')
+    return "plan.jsonl"
+
+
+ABORTED_CASES = [
+    pytest.param(_aborted_bundle, id="bundles.jsonl"),
+    pytest.param(_aborted_event, id="events.jsonl"),
+    pytest.param(_aborted_score_value, id="scores.jsonl-value"),
+    pytest.param(_aborted_plan_index, id="plan.jsonl-sample_index"),
+]
+
+
+@pytest.mark.parametrize("tamper", ABORTED_CASES)
+def test_one_changed_byte_in_an_aborted_run_is_named(
+    aborted: Path, tamper: Callable[[Path], str]
+) -> None:
+    name = tamper(aborted)
+    result = verify_run(aborted)
+    assert not result.ok, f"{name}: the change was not detected"
+    assert any(name in problem for problem in result.problems), result.problems
+    (verify,) = run_cli_parallel(("verify", str(aborted)))
+    assert verify.returncode == EXIT_EVIDENCE
+    assert name in verify.stdout

@@ -1,0 +1,103 @@
+"""Invariant 8: the gate applies the spec's policy, and says inconclusive, never passed,
+when any evidence is blocked, invalid, unscorable, unrun or judged by a crashed scorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.gate import decide
+from assay.score import Metrics, MetricsBuilder
+from assay.spec import GatePolicy
+from tests.helpers import FAST_RETRY, run_spec_at, unique_callable_spec
+
+
+def metrics_of(trials: dict[str, list[tuple[str, str]]], planned: int | None = None) -> Metrics:
+    """Metrics for targets whose trials are ``(state, score status)`` pairs (one scorer)."""
+    builder = MetricsBuilder(
+        {t: planned if planned is not None else len(rows) for t, rows in trials.items()},
+        ["exact"],
+    )
+    for target, rows in trials.items():
+        for state, status in rows:
+            builder.add_trial(target, state)
+            builder.add_score(target, "exact", status)
+    return builder.build()
+
+
+PASS = ("completed", "passed")
+FAIL = ("completed", "failed")
+
+
+def test_all_passed_meets_the_minimum() -> None:
+    decision = decide(GatePolicy(minimum=1.0), metrics_of({"a": [PASS] * 3}), ["exact"])
+    assert decision.status == "passed"
+
+
+def test_below_the_minimum_fails_with_the_numbers() -> None:
+    decision = decide(GatePolicy(minimum=1.0), metrics_of({"a": [PASS, PASS, FAIL]}), ["exact"])
+    assert decision.status == "failed"
+    assert any("2/3" in reason for reason in decision.reasons)
+
+
+@pytest.mark.parametrize(
+    ("bad", "word"),
+    [
+        (("blocked", "unscorable"), "blocked"),
+        (("invalid", "unscorable"), "invalid"),
+        (("completed", "unscorable"), "unscorable"),
+        (("completed", "error"), "error"),
+    ],
+    ids=["blocked", "invalid", "unscorable", "scorer-error"],
+)
+def test_doubtful_evidence_is_inconclusive_even_above_the_minimum(
+    bad: tuple[str, str], word: str
+) -> None:
+    # 9 of 10 passed clears a 0.5 minimum, but one trial cannot be stood on
+    metrics = metrics_of({"a": [PASS] * 9 + [bad]})
+    decision = decide(GatePolicy(minimum=0.5), metrics, ["exact"])
+    assert decision.status == "inconclusive"
+    assert any(word in reason for reason in decision.reasons), decision.reasons
+
+
+def test_unrun_trials_are_inconclusive() -> None:
+    metrics = metrics_of({"a": [PASS] * 3}, planned=4)
+    decision = decide(GatePolicy(minimum=0.5), metrics, ["exact"])
+    assert decision.status == "inconclusive"
+    assert decision.reasons
+
+
+def test_inconclusive_outranks_failed() -> None:
+    metrics = metrics_of({"a": [FAIL] * 3, "b": [PASS, PASS, ("blocked", "unscorable")]})
+    decision = decide(GatePolicy(minimum=1.0), metrics, ["exact"])
+    assert {t.target_id: t.status for t in decision.targets} == {
+        "a": "failed",
+        "b": "inconclusive",
+    }
+    assert decision.status == "inconclusive"
+
+
+def test_per_target_minimums_and_ungated_targets() -> None:
+    metrics = metrics_of({"a": [PASS, FAIL], "b": [FAIL, FAIL]})
+    decision = decide(GatePolicy(targets={"a": 0.5}), metrics, ["exact"])
+    by_target = {t.target_id: t for t in decision.targets}
+    assert by_target["a"].status == "passed" and by_target["a"].gated
+    assert not by_target["b"].gated  # no minimum: reported, not gated
+    assert decision.status == "passed"
+
+
+def test_a_blocked_trial_makes_a_real_run_inconclusive(tmp_path: Path) -> None:
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(10)]
+    source = """
+def answer(text):
+    if text == "q9":
+        raise ConnectionError("refused")
+    return text
+"""
+    spec = unique_callable_spec(
+        tmp_path / "spec", source, samples=samples, retry=FAST_RETRY, gate={"minimum": 0.5}
+    )
+    outcome = run_spec_at(spec, tmp_path / "run")
+    assert outcome.metrics.estimate("t", "exact").value == 0.9
+    assert outcome.gate.status == "inconclusive"

@@ -1,0 +1,74 @@
+"""Subprocess targets cannot leave processes behind: the whole process group goes.
+
+The program under test starts a child that would sleep for a minute, writes its process
+group id to a file, and then either answers at once or hangs past its timeout. Either
+way, once the run is over, nothing in that group may be alive.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import bundles_by_sample, run_spec_at, simple_spec, write_module
+
+PROGRAM = """
+import json
+import os
+import subprocess
+import sys
+import time
+
+sample = json.load(sys.stdin)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+with open(sys.argv[1], "a") as handle:
+    handle.write(f"{os.getpgid(0)} {child.pid}\\n")
+if sample["input"] == "hang":
+    time.sleep(60)
+print(json.dumps(sample["input"]))
+"""
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_until_gone(pgid: int, limit: float = 10.0) -> bool:
+    """Killed children are reaped by init, which may take a moment."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(("sample_input", "state"), [("answer", "completed"), ("hang", "blocked")])
+def test_the_whole_process_group_is_gone_afterwards(
+    tmp_path: Path, sample_input: str, state: str
+) -> None:
+    folder = tmp_path / "spec"
+    write_module(folder, "program", PROGRAM)
+    pids = tmp_path / "pids.txt"
+    targets = [{"id": "t", "script": "program.py", "args": [str(pids)], "timeout": 0.5}]
+    samples = [{"id": "s0", "input": sample_input, "expected": sample_input}]
+    retry = {"max_attempts": 1, "initial_backoff": 0.01, "max_backoff": 0.02}
+    spec = simple_spec(folder, samples=samples, targets=targets, retry=retry)
+    started = time.monotonic()
+    run_spec_at(spec, tmp_path / "run")
+    # answered: the child would hold stdout open for 60 s if it were not killed
+    assert time.monotonic() - started < 10
+    assert bundles_by_sample(tmp_path / "run")["s0"]["state"] == state
+    (line,) = pids.read_text().splitlines()
+    pgid, child = map(int, line.split())
+    assert pgid not in (os.getpgid(0), os.getpid())  # it ran in its own group
+    assert wait_until_gone(pgid), f"process group {pgid} (child {child}) is still alive"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgid, 0)
