@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import bundles_by_sample, read_jsonl, run_spec_at, simple_spec, write_module
 
 SAMPLES = [{"id": "s0", "input": "q0", "expected": "q0"}]
