@@ -101,6 +101,18 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "目标 {target!r}：无法加载可调用对象 {ref!r}：{reason}",
         "请写成 'module:function'，模块需位于规范目录内或已安装",
     ),
+    "model.name": (
+        "model {model!r} is not 'provider/name'",
+        "name a model as provider/name, e.g. mock/echo or openai/gpt-4o-mini",
+        "模型 {model!r} 不是 'provider/name' 形式",
+        "请以 provider/name 的形式指定模型，例如 mock/echo 或 openai/gpt-4o-mini",
+    ),
+    "model.provider": (
+        "model {model!r}: unknown provider (known: {known})",
+        "check the part before the '/', or install the provider's extra",
+        "模型 {model!r}：未知的提供方（已知：{known}）",
+        "请检查 '/' 之前的部分，或安装该提供方的可选依赖",
+    ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (
         "{path} is not an assay run directory ({reason})",

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import msgspec
 
-from assay.dataset._sample import Sample
+from assay.dataset._sample import Sample, StrictSample
 from assay.errors import ConfigError
 
 _decode_sample = msgspec.json.Decoder(Sample).decode
+_validate_sample = msgspec.json.Decoder(StrictSample).decode
 
 
 class Dataset:
@@ -73,14 +74,15 @@ def load_jsonl(path: Path, display: str) -> Dataset:
     return Dataset(display, digest, lines, ids)
 
 
-def _decode_line(line: bytes, display: str, number: int) -> Sample:
+def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError("spec.encoding", path=f"{display}:{number}", reason=exc.reason) from None
     try:
-        return _decode_sample(line)
+        checked = _validate_sample(line)
     except msgspec.ValidationError as exc:
         raise ConfigError("dataset.sample", path=display, line=number, reason=str(exc)) from None
     except msgspec.DecodeError as exc:
         raise ConfigError("dataset.json", path=display, line=number, reason=str(exc)) from None
+    return checked

@@ -8,19 +8,53 @@ import msgspec
 
 
 class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One dataset row: ``id``, ``input`` for the target, ``expected`` for the scorer."""
+    """One dataset row.
+
+    Attributes:
+        input: what the target is given: text, chat messages, or any JSON (programs).
+        target: the expected answer (``expected`` in JSONL files and evidence).
+        id: unique within the dataset; Python datasets without ids are numbered 1..n.
+        choices: the options of a multiple-choice sample.
+        metadata: anything else; available to solvers, scorers and grouped metrics.
+        files: files to place for the sample (name -> content).
+        setup: a setup script for the sample's environment.
+    """
+
+    input: Any
+    target: Any = msgspec.field(default="", name="expected")
+    id: str | int | None = None
+    choices: list[str] | None = None
+    metadata: dict[str, Any] = {}
+    files: dict[str, str] | None = None
+    setup: str | None = None
+
+    @property
+    def expected(self) -> Any:
+        """The expected answer (the same as ``target``)."""
+        return self.target
+
+    def to_record(self, hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The sample as plain JSON values, with *hidden* fields dropped everywhere."""
+        record: dict[str, Any] = {"id": self.id, "input": self.input, "expected": self.target}
+        if self.choices is not None:
+            record["choices"] = self.choices
+        if self.metadata:
+            record["metadata"] = self.metadata
+        if self.files is not None:
+            record["files"] = self.files
+        if self.setup is not None:
+            record["setup"] = self.setup
+        return drop_fields(record, hidden) if hidden else record
+
+
+class StrictSample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The JSONL contract of YAML specs: ``id``, ``input`` and ``expected`` are required."""
 
     id: str | int
     input: Any
     expected: Any
     metadata: dict[str, Any] = {}
-
-    def to_record(self, hidden: tuple[str, ...] = ()) -> dict[str, Any]:
-        """The sample as plain JSON values, with *hidden* fields dropped everywhere."""
-        record = {"id": self.id, "input": self.input, "expected": self.expected}
-        if self.metadata:
-            record["metadata"] = self.metadata
-        return drop_fields(record, hidden) if hidden else record
+    choices: list[str] | None = None
 
 
 def drop_fields(value: Any, hidden: tuple[str, ...]) -> Any:

@@ -1,0 +1,83 @@
+"""Registering components by name, with the arguments they were made with.
+
+``@task``, ``@solver``, ``@scorer`` and ``@metric`` all go through ``registered``: the
+decorated factory still returns what it returned, but the result remembers the name and
+the (JSON-safe) arguments it was built from, so a spec can record it and a run can be
+rebuilt from its directory. Built-ins register through the same path as plugins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_REGISTRY: dict[tuple[str, str], Callable[..., Any]] = {}
+_INFO = "__assay_registry__"
+
+
+class RegistryInfo(msgspec.Struct, frozen=True):
+    """Which registered factory made an object, and with which arguments."""
+
+    kind: str
+    name: str
+    args: dict[str, Any]
+
+
+def registered(kind: str, name: str | None = None) -> Callable[[F], F]:
+    """Decorate a factory so its products carry ``RegistryInfo`` (kind, name, args)."""
+
+    def decorate(factory: F) -> F:
+        label = name or factory.__name__
+        signature = inspect.signature(factory)
+
+        @functools.wraps(factory)
+        def make(*args: Any, **kwargs: Any) -> Any:
+            product = factory(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            info = RegistryInfo(kind, label, json_safe(dict(bound.arguments)))
+            # A product that takes no attributes (a builtin) is still used, just not
+            # rebuildable by name.
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(product, _INFO, info)
+            return product
+
+        _REGISTRY[(kind, label)] = make
+        return make  # type: ignore[return-value]
+
+    return decorate
+
+
+def registry_info(obj: object) -> RegistryInfo | None:
+    """The RegistryInfo an object was made with, if it came from a registered factory."""
+    info = getattr(obj, _INFO, None)
+    return info if isinstance(info, RegistryInfo) else None
+
+
+def lookup(kind: str, name: str) -> Callable[..., Any] | None:
+    """The registered factory of *kind* named *name*."""
+    return _REGISTRY.get((kind, name))
+
+
+def json_safe(value: Any) -> Any:
+    """*value* as JSON values; what JSON cannot hold becomes its ``repr`` (marked)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    info = registry_info(value)
+    if info is not None:
+        return {"$registered": info.kind, "name": info.name, "args": info.args}
+    try:
+        return msgspec.to_builtins(value)
+    except TypeError:
+        return {"$repr": repr(value)}

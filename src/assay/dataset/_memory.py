@@ -1,0 +1,86 @@
+"""Python datasets: samples in memory, with the usual list operations.
+
+A dataset in code becomes the same raw-line ``Dataset`` a JSONL file does before a run
+(``freeze``): ids are filled in as 1..n where missing, duplicates are refused, and the
+digest is taken over the canonical lines, so a Python dataset is pinned like a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+import msgspec
+
+from assay.dataset._jsonl import Dataset
+from assay.dataset._sample import Sample
+from assay.errors import ConfigError
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+
+
+class MemoryDataset(Sequence[Sample]):
+    """A list of samples with ``filter``, ``sort``, ``shuffle`` and slicing."""
+
+    def __init__(self, samples: Sequence[Sample], name: str | None = None) -> None:
+        self.samples = list(samples)
+        self.name = name or "memory"
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> MemoryDataset: ...
+
+    def __getitem__(self, index: int | slice) -> Sample | MemoryDataset:
+        if isinstance(index, slice):
+            return MemoryDataset(self.samples[index], self.name)
+        return self.samples[index]
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self.samples)
+
+    def filter(self, predicate: Callable[[Sample], bool]) -> MemoryDataset:
+        """The samples for which *predicate* is true."""
+        return MemoryDataset([s for s in self.samples if predicate(s)], self.name)
+
+    def sort(self, key: Callable[[Sample], Any], reverse: bool = False) -> MemoryDataset:
+        """The samples ordered by *key*."""
+        return MemoryDataset(sorted(self.samples, key=key, reverse=reverse), self.name)
+
+    def shuffle(self, seed: int | None = None) -> MemoryDataset:
+        """The samples in a random order; the same *seed* gives the same order anywhere."""
+        shuffled = list(self.samples)
+        random.Random(seed).shuffle(shuffled)
+        return MemoryDataset(shuffled, self.name)
+
+
+def freeze(samples: Sequence[Sample], display: str) -> Dataset:
+    """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest."""
+    lines: list[bytes] = []
+    ids: list[str] = []
+    first: dict[str, int] = {}
+    for number, sample in enumerate(samples, start=1):
+        if sample.id is None:
+            sample = msgspec.structs.replace(sample, id=number)
+        key = str(sample.id)
+        if key in first:
+            raise ConfigError(
+                "dataset.duplicate_id",
+                path=display,
+                line=number,
+                sample_id=sample.id,
+                first=first[key],
+            )
+        first[key] = number
+        lines.append(_encode(sample))
+        ids.append(key)
+    if not lines:
+        raise ConfigError("dataset.empty", path=display)
+    digest = "sha256:" + hashlib.sha256(b"\n".join(lines)).hexdigest()
+    return Dataset(display, digest, lines, ids)

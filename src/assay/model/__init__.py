@@ -1,0 +1,39 @@
+"""Models: messages, generation config, providers, budgets and the ``mock`` provider."""
+
+from assay.model._budget import Budget, LimitExceeded, Limits, budget_scope, current_budget
+from assay.model._config import GenerateConfig
+from assay.model._messages import (
+    ChatMessage,
+    Role,
+    ToolCall,
+    assistant_message,
+    system_message,
+    tool_message,
+    user_message,
+)
+from assay.model._model import Model, ModelAPI
+from assay.model._output import ModelOutput, ModelUsage, StopReason
+from assay.model._registry import get_model, modelapi
+
+__all__ = [
+    "Budget",
+    "ChatMessage",
+    "GenerateConfig",
+    "LimitExceeded",
+    "Limits",
+    "Model",
+    "ModelAPI",
+    "ModelOutput",
+    "ModelUsage",
+    "Role",
+    "StopReason",
+    "ToolCall",
+    "assistant_message",
+    "budget_scope",
+    "current_budget",
+    "get_model",
+    "modelapi",
+    "system_message",
+    "tool_message",
+    "user_message",
+]

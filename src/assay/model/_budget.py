@@ -1,0 +1,86 @@
+"""Per-trial budgets: tokens, cost and messages spent so far, and the limits on them.
+
+A limit is not an error: when a trial runs out of budget the solver chain stops, the
+trial keeps the state it reached, and that state is scored. ``LimitExceeded`` carries
+which limit was hit; the runner records it and moves on to scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import msgspec
+
+from assay.model._output import ModelUsage
+
+
+class Limits(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Per-sample limits; ``None`` means no limit.
+
+    Attributes:
+        message_limit: most messages in the conversation.
+        token_limit: most tokens (input + output) over all model calls of the trial.
+        time_limit: most seconds of wall time for the trial.
+        working_limit: most seconds of work, not counting time spent waiting for a
+            connection slot or a retry backoff.
+        cost_limit: most cost (in the price table's currency) over all calls.
+    """
+
+    message_limit: int | None = None
+    token_limit: int | None = None
+    time_limit: float | None = None
+    working_limit: float | None = None
+    cost_limit: float | None = None
+
+
+class LimitExceeded(Exception):
+    """A trial ran out of budget: ``kind`` is ``message``, ``token``, ``time``, ``working``
+    or ``cost``; ``value`` what was used, ``limit`` what was allowed."""
+
+    def __init__(self, kind: str, value: float, limit: float) -> None:
+        self.kind, self.value, self.limit = kind, value, limit
+        super().__init__(f"{kind} limit of {limit:g} reached ({value:g})")
+
+
+class Budget:
+    """What one trial has spent, checked against its limits after every model call."""
+
+    __slots__ = ("calls", "cost", "limits", "usage", "waited")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.usage = ModelUsage()
+        self.cost = 0.0
+        self.calls = 0
+        self.waited = 0.0
+
+    def spend(self, usage: ModelUsage, cost: float) -> None:
+        """Add one call's usage; raise LimitExceeded once a limit is passed."""
+        self.usage = self.usage + usage
+        self.cost += cost
+        self.calls += 1
+        limits = self.limits
+        if limits.token_limit is not None and self.usage.total_tokens > limits.token_limit:
+            raise LimitExceeded("token", self.usage.total_tokens, limits.token_limit)
+        if limits.cost_limit is not None and self.cost > limits.cost_limit:
+            raise LimitExceeded("cost", self.cost, limits.cost_limit)
+
+
+_budget: ContextVar[Budget | None] = ContextVar("assay_budget", default=None)
+
+
+def current_budget() -> Budget | None:
+    """The budget of the trial running in this context, if any."""
+    return _budget.get()
+
+
+@contextmanager
+def budget_scope(budget: Budget) -> Iterator[Budget]:
+    """Make *budget* the current trial's budget inside the block."""
+    token = _budget.set(budget)
+    try:
+        yield budget
+    finally:
+        _budget.reset(token)

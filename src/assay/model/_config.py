@@ -1,0 +1,43 @@
+"""Generation settings: one record, merged from task, model and call, most specific last."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
+    """How to sample. ``None`` means "not set here": the less specific setting applies.
+
+    Attributes:
+        temperature: sampling temperature.
+        top_p: nucleus sampling mass.
+        max_tokens: cap on output tokens.
+        stop: strings that end generation.
+        seed: sampling seed, where the provider supports one.
+        logprobs: return log probabilities of the output tokens.
+        max_connections: concurrent calls to this model (the third concurrency gate).
+        max_retries: retries of infrastructure failures (429, 5xx, timeouts).
+        timeout: seconds per call.
+    """
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    seed: int | None = None
+    logprobs: bool | None = None
+    max_connections: int | None = None
+    max_retries: int | None = None
+    timeout: float | None = None
+
+    def merge(self, other: GenerateConfig | None) -> GenerateConfig:
+        """This config with every field *other* sets taking precedence."""
+        if other is None:
+            return self
+        updates = {f: v for f in other.__struct_fields__ if (v := getattr(other, f)) is not None}
+        return msgspec.structs.replace(self, **updates)
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the provider should give the same answer every time (temperature 0)."""
+        return self.temperature == 0

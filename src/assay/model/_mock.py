@@ -1,0 +1,64 @@
+"""The ``mock`` provider: deterministic answers with no network, for tests and examples.
+
+``mock/<anything>`` answers ``default_output`` to everything, or, given ``outputs``, a
+function of the messages (returning text or a ModelOutput) or an iterable of answers
+used in turn. Token usage is counted as whitespace-separated words, so budgets and
+usage reports work offline.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from assay.model._config import GenerateConfig
+from assay.model._messages import ChatMessage
+from assay.model._output import ModelOutput, ModelUsage
+from assay.model._registry import modelapi
+
+DEFAULT_OUTPUT = "Default output from the mock model"
+
+
+class MockAPI:
+    """Answers without a network."""
+
+    def __init__(
+        self,
+        name: str,
+        config: GenerateConfig,
+        default_output: str = DEFAULT_OUTPUT,
+        outputs: Callable[[list[ChatMessage]], Any] | Iterable[Any] | None = None,
+    ) -> None:
+        self.name = f"mock/{name}"
+        self.default_output = default_output
+        self._function: Callable[[list[ChatMessage]], Any] | None = None
+        self._queue: Iterator[Any] | None = None
+        if callable(outputs):
+            self._function = outputs
+        elif outputs is not None:
+            self._queue = iter(outputs)
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
+    ) -> ModelOutput:
+        """The next answer: from the function, the iterable, or the default."""
+        answer: Any = self.default_output
+        if self._function is not None:
+            answer = self._function(messages)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        elif self._queue is not None:
+            answer = next(self._queue, self.default_output)
+        if isinstance(answer, ModelOutput):
+            return answer
+        text = str(answer)
+        words_in = sum(len(m.content.split()) for m in messages)
+        usage = ModelUsage(words_in, len(text.split()))
+        return ModelOutput.from_content(self.name, text, usage)
+
+
+@modelapi("mock")
+def mock_provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI:
+    """Make a mock model API."""
+    return MockAPI(name, config, **args)

@@ -1,0 +1,91 @@
+"""``Model``: one named model behind a provider, with a connection gate and evidence.
+
+Every call goes through ``Model.generate``, which waits for a connection slot (the
+third concurrency gate: at most ``max_connections`` calls to this model at once),
+asks the provider, charges the trial's budget and records a ``sampling`` event with the
+prompt and the answer as artifacts. Providers only translate; they record nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+
+from assay._digest import canonical_json
+from assay.evidence import current_recorder
+from assay.model._budget import current_budget
+from assay.model._config import GenerateConfig
+from assay.model._messages import ChatMessage, user_message
+from assay.model._output import ModelOutput
+
+DEFAULT_MAX_CONNECTIONS = 10
+_JSON = "application/json"
+
+
+class ModelAPI(Protocol):
+    """What a provider implements: one call, messages in, output out."""
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
+    ) -> ModelOutput:
+        """Answer *messages*; raise ``InfrastructureError`` for failures worth retrying."""
+        ...
+
+
+class Model:
+    """A model by name (``provider/name``), its default config and its provider."""
+
+    def __init__(self, name: str, api: ModelAPI, config: GenerateConfig | None = None) -> None:
+        self.name = name
+        self.api = api
+        self.config = config or GenerateConfig()
+        limit = self.config.max_connections or DEFAULT_MAX_CONNECTIONS
+        self._connections = anyio.CapacityLimiter(limit)
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r})"
+
+    async def generate(
+        self,
+        input: str | list[ChatMessage],
+        tools: list[dict[str, Any]] | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """Ask the model; record the call in the current trial's evidence."""
+        messages = [user_message(input)] if isinstance(input, str) else input
+        merged = self.config.merge(config)
+        budget = current_budget()
+        started = time.monotonic()
+        async with self._connections:
+            if budget is not None:
+                budget.waited += time.monotonic() - started
+            output = await self.api.generate(messages, tools or [], merged)
+        self._record(messages, tools, merged, output)
+        if budget is not None:
+            budget.spend(output.usage, 0.0)
+        return output
+
+    def _record(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        config: GenerateConfig,
+        output: ModelOutput,
+    ) -> None:
+        recorder = current_recorder()
+        if recorder is None:
+            return
+        prompt = {"messages": messages, "tools": tools or [], "config": config}
+        data: dict[str, Any] = {
+            "model": self.name,
+            "prompt": recorder.store.put(canonical_json(prompt), _JSON).sha256,
+            "output": recorder.store.put(canonical_json(output), _JSON).sha256,
+            "usage": msgspec.structs.asdict(output.usage),
+            "stop_reason": output.stop_reason,
+        }
+        if output.cached:
+            data["cached"] = True
+        recorder.record_if_open("sampling", data)

@@ -1,0 +1,53 @@
+"""What a model returns: the completion, the message, why it stopped, and token usage."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from assay.model._messages import ChatMessage, assistant_message
+
+StopReason = Literal["stop", "max_tokens", "tool_calls", "content_filter", "unknown"]
+
+
+class ModelUsage(msgspec.Struct, frozen=True):
+    """Tokens spent on one call (or summed over several)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: ModelUsage) -> ModelUsage:
+        return ModelUsage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+class ModelOutput(msgspec.Struct):
+    """A model's answer to one generate call."""
+
+    model: str
+    message: ChatMessage
+    stop_reason: StopReason = "stop"
+    usage: ModelUsage = ModelUsage()
+    cached: bool = False
+
+    @property
+    def completion(self) -> str:
+        """The text of the answer."""
+        return self.message.content
+
+    @staticmethod
+    def from_content(model: str, content: str, usage: ModelUsage | None = None) -> ModelOutput:
+        """An answer made of plain text."""
+        return ModelOutput(model, assistant_message(content), usage=usage or ModelUsage())
+
+    @staticmethod
+    def empty(model: str = "") -> ModelOutput:
+        """No answer yet (a fresh TaskState)."""
+        return ModelOutput(model, assistant_message(""))

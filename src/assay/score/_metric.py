@@ -1,0 +1,51 @@
+"""Metrics over reduced sample scores: ``@metric`` factories returning ``list -> float``.
+
+Scores are reduced over epochs per sample first (see ``_reducers``); a metric then sees
+one ``SampleScore`` per planned sample, so a sample that produced no score still counts
+(with value 0) and the denominator is the plan's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from assay._registry import registered
+
+
+class SampleScore(msgspec.Struct, frozen=True):
+    """One sample's score after epoch reduction, with its metadata for grouping."""
+
+    value: float
+    sample_id: str
+    metadata: dict[str, Any] = {}
+    scored: bool = True
+
+
+Metric = Callable[[list[SampleScore]], float]
+
+
+def metric(factory: Callable[..., Metric] | None = None, *, name: str | None = None) -> Any:
+    """Register a metric factory: ``@metric`` or ``@metric(name="...")``."""
+    if factory is None:
+        return registered("metric", name)
+    return registered("metric", name)(factory)
+
+
+@metric
+def accuracy() -> Metric:
+    """Mean of the values (letters mapped to 1, 0.5, 0) over every planned sample."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return sum(s.value for s in scores) / len(scores) if scores else 0.0
+
+    return compute
+
+
+@metric
+def mean() -> Metric:
+    """Mean of the values over every planned sample."""
+    compute: Metric = accuracy()
+    return compute

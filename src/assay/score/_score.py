@@ -1,0 +1,86 @@
+"""Python scorers: ``async (state, target) -> Score``, registered with ``@scorer``.
+
+A Python scorer reads a TaskState rebuilt from the trial's evidence (never the live
+state) and the sample's Target. Its ``Score.value`` is a letter (``C`` correct, ``I``
+incorrect, ``P`` partial, ``N`` no answer), a bool or a number; ``value_to_float`` maps
+it onto [0, 1] for metrics, and a value of 1.0 counts as ``passed`` for the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+
+from assay._registry import registered
+from assay.solver import Target, TaskState
+
+CORRECT = "C"
+INCORRECT = "I"
+PARTIAL = "P"
+NOANSWER = "N"
+
+Value = str | int | float | bool
+
+
+class Score(msgspec.Struct, omit_defaults=True):
+    """A scorer's verdict on one trial."""
+
+    value: Value
+    answer: str | None = None
+    explanation: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class PythonScorer(Protocol):
+    """The scorer protocol: judge the final state against the target."""
+
+    async def __call__(self, state: TaskState, target: Target) -> Score:
+        """Return the score of *state*."""
+        ...
+
+
+_LETTERS = {CORRECT: 1.0, INCORRECT: 0.0, PARTIAL: 0.5, NOANSWER: 0.0}
+
+
+def value_to_float(value: Value) -> float:
+    """Map a score value onto [0, 1]: letters, bools, numbers and numeric strings."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    if value in _LETTERS:
+        return _LETTERS[value]
+    try:
+        return float(value)
+    except ValueError:
+        return 0.0
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+METRICS_ATTR = "__assay_metrics__"
+
+
+def scorer(metrics: list[Any] | None = None, name: str | None = None) -> Callable[[F], F]:
+    """Register a scorer factory; *metrics* are computed over its scores by default."""
+
+    def decorate(factory: F) -> F:
+        made = registered("scorer", name)(factory)
+
+        def with_metrics(*args: Any, **kwargs: Any) -> Any:
+            product = made(*args, **kwargs)
+            setattr(product, METRICS_ATTR, list(metrics or []))
+            return product
+
+        with_metrics.__name__ = factory.__name__
+        with_metrics.__doc__ = factory.__doc__
+        with_metrics.__wrapped__ = made  # type: ignore[attr-defined]
+        return with_metrics  # type: ignore[return-value]
+
+    return decorate
+
+
+def scorer_metrics(product: object) -> list[Any]:
+    """The metrics a scorer was declared with (``[]`` if none)."""
+    return list(getattr(product, METRICS_ATTR, []))

@@ -1,0 +1,127 @@
+"""The built-in solvers: generate, messages, templates, chain of thought, self-critique."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.model import ChatMessage, Model, get_model
+from assay.model import system_message as system_msg
+from assay.model import user_message as user_msg
+from assay.solver._solver import Generate, Solver, solver
+from assay.solver._state import TaskState
+
+
+def render(template: str, state: TaskState, params: dict[str, Any]) -> str:
+    """Fill *template* from the state: ``{prompt}``, metadata keys and *params*."""
+    values = {**state.metadata, **params, "prompt": state.user_prompt.content}
+    return template.format_map(_Blank(values))
+
+
+class _Blank(dict[str, Any]):
+    """Leaves unknown ``{placeholders}`` as they are instead of raising."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+@solver
+def generate(**config: Any) -> Solver:
+    """Ask the model, with optional generation settings for this step."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state, **config)
+
+    return solve
+
+
+@solver
+def system_message(template: str, **params: Any) -> Solver:
+    """Put a system message (rendered from *template*) before the conversation."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        message = system_msg(render(template, state, params))
+        index = sum(1 for m in state.messages if m.role == "system")
+        state.messages.insert(index, message)
+        return state
+
+    return solve
+
+
+@solver
+def user_message(template: str, **params: Any) -> Solver:
+    """Append a user message rendered from *template*."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.messages.append(user_msg(render(template, state, params)))
+        return state
+
+    return solve
+
+
+@solver
+def prompt_template(template: str, **params: Any) -> Solver:
+    """Rewrite the user prompt through *template* (``{prompt}`` is the original)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        prompt = state.user_prompt
+        prompt.content = render(template, state, params)
+        return state
+
+    return solve
+
+
+CHAIN_OF_THOUGHT = """{prompt}
+
+Before answering, reason step by step. Then give your final answer on its own last line
+in the form "ANSWER: $ANSWER"."""
+
+
+@solver
+def chain_of_thought(template: str = CHAIN_OF_THOUGHT) -> Solver:
+    """Ask for step-by-step reasoning before the answer."""
+    step: Solver = prompt_template(template)
+    return step
+
+
+CRITIQUE = """Given the question and answer below, critique the answer. If it is fully
+correct, say so; otherwise say what is wrong.
+
+[BEGIN DATA]
+[Question]: {question}
+[Answer]: {completion}
+[END DATA]
+
+Critique: """
+
+IMPROVE = """Given the question, the answer and a critique of it, write an improved answer.
+If the critique finds nothing to improve, repeat the original answer.
+
+[BEGIN DATA]
+[Question]: {question}
+[Answer]: {completion}
+[Critique]: {critique}
+[END DATA]
+
+Improved answer: """
+
+
+@solver
+def self_critique(
+    critique_template: str = CRITIQUE, completion_template: str = IMPROVE, model: str | None = None
+) -> Solver:
+    """Have a model critique the current answer, then answer again in its light."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        critic: Model = get_model(model) if model else get_model(state.model)
+        values = {"question": state.input_text, "completion": state.output.completion}
+        critique = await critic.generate(render(critique_template, state, values))
+        improve = render(completion_template, state, {**values, "critique": critique.completion})
+        state.messages.append(user_msg(improve))
+        return await generate(state)
+
+    return solve
+
+
+def messages_text(messages: list[ChatMessage]) -> str:
+    """A transcript of *messages* as plain text."""
+    return "\n".join(f"{m.role}: {m.content}" for m in messages)

@@ -1,0 +1,129 @@
+"""TaskState: everything a solver needs for one trial, and the Target it is judged by.
+
+Each trial gets its own TaskState, built fresh from the sample, so nothing a solver does
+to it can leak into another sample or epoch. The final state is written to the evidence
+as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the live one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from assay.model import ChatMessage, ModelOutput, user_message
+
+
+class Choice(msgspec.Struct):
+    """One option of a multiple-choice sample; ``correct`` is set by the solver's answer."""
+
+    value: str
+    correct: bool | None = None
+    original_position: int = 0
+
+
+class Target:
+    """The expected answer(s) of a sample: ``text`` for one, ``target`` for the list."""
+
+    def __init__(self, target: Any) -> None:
+        if target is None:
+            target = ""
+        self.target: list[str] = (
+            [str(t) for t in target] if isinstance(target, list) else [str(target)]
+        )
+        self.raw = target
+
+    @property
+    def text(self) -> str:
+        """All target values joined into one string."""
+        return "".join(self.target)
+
+    def __iter__(self) -> Any:
+        return iter(self.target)
+
+    def __repr__(self) -> str:
+        return f"Target({self.raw!r})"
+
+
+class TaskState:
+    """The state of one trial as the solver chain works on it."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        sample_id: str | int,
+        epoch: int,
+        input: str | list[ChatMessage],
+        target: Target,
+        choices: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.sample_id = sample_id
+        self.epoch = epoch
+        self.input = input
+        self.target = target
+        self.messages: list[ChatMessage] = (
+            [user_message(input)] if isinstance(input, str) else list(input)
+        )
+        self.choices = [Choice(c, None, i) for i, c in enumerate(choices or [])]
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.store: dict[str, Any] = {}
+        self.output = ModelOutput.empty(model)
+        self.completed = False
+        self.limit: str | None = None
+
+    @property
+    def input_text(self) -> str:
+        """The input as text (the last user message's content for chat input)."""
+        if isinstance(self.input, str):
+            return self.input
+        users = [m for m in self.input if m.role == "user"]
+        return users[-1].content if users else ""
+
+    @property
+    def user_prompt(self) -> ChatMessage:
+        """The first user message (solvers that rewrite the prompt edit this one)."""
+        for message in self.messages:
+            if message.role == "user":
+                return message
+        raise ValueError("the state has no user message")
+
+    def to_record(self) -> dict[str, Any]:
+        """The state as JSON values: what the evidence keeps and scorers read back."""
+        return {
+            "model": self.model,
+            "sample_id": self.sample_id,
+            "epoch": self.epoch,
+            "input": msgspec.to_builtins(self.input),
+            "messages": msgspec.to_builtins(self.messages),
+            "output": msgspec.to_builtins(self.output),
+            "choices": msgspec.to_builtins(self.choices),
+            "metadata": self.metadata,
+            "store": self.store,
+            "completed": self.completed,
+            "limit": self.limit,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], target: Any) -> TaskState:
+        """Rebuild a (detached) state from ``to_record`` output, for scorers."""
+        raw_input = record["input"]
+        state = cls(
+            model=record["model"],
+            sample_id=record["sample_id"],
+            epoch=record["epoch"],
+            input=raw_input
+            if isinstance(raw_input, str)
+            else msgspec.convert(raw_input, list[ChatMessage]),
+            target=Target(target),
+            metadata=record["metadata"],
+        )
+        state.messages = msgspec.convert(record["messages"], list[ChatMessage])
+        state.output = msgspec.convert(record["output"], ModelOutput)
+        state.choices = msgspec.convert(record["choices"], list[Choice])
+        state.store = record["store"]
+        state.completed = record["completed"]
+        state.limit = record.get("limit")
+        return state
