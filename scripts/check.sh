@@ -2,7 +2,7 @@
 # The one check command: lint, format, types, tests. CI runs exactly this (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ruff check src tests bench examples
-ruff format --check src tests bench examples
+ruff check
+ruff format --check
 mypy
 python -m pytest "$@"

@@ -40,19 +40,39 @@ def registered(kind: str, name: str | None = None) -> Callable[[F], F]:
         @functools.wraps(factory)
         def make(*args: Any, **kwargs: Any) -> Any:
             product = factory(*args, **kwargs)
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            info = RegistryInfo(kind, label, json_safe(dict(bound.arguments)))
+            info = RegistryInfo(kind, label, json_safe(_call_args(signature, args, kwargs)))
             # A product that takes no attributes (a builtin) is still used, just not
             # rebuildable by name.
             with contextlib.suppress(AttributeError, TypeError):
                 setattr(product, _INFO, info)
             return product
 
+        make.__assay_kind__ = kind  # type: ignore[attr-defined]
+        make.__assay_name__ = label  # type: ignore[attr-defined]
         _REGISTRY[(kind, label)] = make
         return make  # type: ignore[return-value]
 
     return decorate
+
+
+def _call_args(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The call as keyword arguments (``**extra`` flattened), so ``factory(**args)``
+    rebuilds it; positional ``*rest`` is kept under ``"*"`` and cannot be rebuilt."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    result: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            result.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                result["*"] = {"$repr": repr(value)}
+        else:
+            result[name] = value
+    return result
 
 
 def registry_info(obj: object) -> RegistryInfo | None:

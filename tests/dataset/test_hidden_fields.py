@@ -32,7 +32,7 @@ def test_to_record_drops_hidden_fields_at_every_depth() -> None:
             "orders": [{"customer": "Ada", "sku": "x"}, [{"email": "a@b", "n": 1}]],
             "deep": {"a": {"b": {"c": {"email": "a@b", "keep": True}}}},
         },
-        expected={"fee": 0, "customer": "Ada"},
+        target={"fee": 0, "customer": "Ada"},
         metadata={"email": "a@b", "source": "crm", "rows": [{"customer": 1}]},
     )
     record = sample.to_record(HIDDEN)
@@ -50,20 +50,20 @@ def test_to_record_drops_hidden_fields_at_every_depth() -> None:
 
 
 def test_to_record_does_not_touch_the_sample() -> None:
-    sample = Sample(id=1, input={"customer": "Ada", "q": 1}, expected={"customer": "Ada"})
+    sample = Sample(id=1, input={"customer": "Ada", "q": 1}, target={"customer": "Ada"})
     before = copy.deepcopy((sample.input, sample.expected))
     sample.to_record(HIDDEN)
     assert (sample.input, sample.expected) == before
 
 
 def test_to_record_without_hidden_fields() -> None:
-    sample = Sample(id=1, input={"customer": "Ada"}, expected="x")
+    sample = Sample(id=1, input={"customer": "Ada"}, target="x")
     assert sample.to_record() == {"id": 1, "input": {"customer": "Ada"}, "expected": "x"}
     assert "metadata" not in sample.to_record()
 
 
 def test_hiding_metadata_drops_it_whole() -> None:
-    sample = Sample(id=1, input="q", expected="a", metadata={"x": 1})
+    sample = Sample(id=1, input="q", target="a", metadata={"x": 1})
     assert sample.to_record(("metadata",)) == {"id": 1, "input": "q", "expected": "a"}
 
 

@@ -40,7 +40,7 @@ def test_valid_dataset(tmp_path: Path) -> None:
     assert dataset.ids == ["a", "2", "c"]
     assert dataset.digest == "sha256:" + hashlib.sha256(data).hexdigest()
     assert dataset.sample(1) == Sample(
-        id=2, input={"amount": 100}, expected={"fee": 0}, metadata={"k": [1]}
+        id=2, input={"amount": 100}, target={"fee": 0}, metadata={"k": [1]}
     )
     assert [s.id for s in dataset] == ["a", 2, "c"]
     assert dataset.sample(2).expected is None

@@ -16,6 +16,7 @@ import pytest
 from tests.helpers import SHIPPING, run_spec_at, unique_callable_spec
 
 DOCUMENTED_KEYS = {
+    "task_metrics",
     "evaluation",
     "description",
     "spec_digest",

@@ -5,9 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
+
 import pytest
 
-from assay.score import MetricsBuilder, Observation, Verdict, exact, includes, score_observation
+from assay.score import (
+    MetricsBuilder,
+    Observation,
+    Verdict,
+    check_exact as exact,
+    check_includes as includes,
+    score_observation,
+)
 from tests.helpers import FAST_RETRY, read_jsonl, run_spec_at, unique_callable_spec
 
 SAMPLES = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(4)]
@@ -91,7 +100,7 @@ def test_a_crashing_scorer_is_recorded_as_error() -> None:
     def broken(observation: Observation) -> Verdict:
         raise ZeroDivisionError("division by zero")
 
-    verdict = score_observation(broken, Observation("x", "answered", "x"))
+    verdict = anyio.run(score_observation, broken, Observation("x", "answered", "x"))
     assert verdict.status == "error"
     assert verdict.value is None
     assert "ZeroDivisionError" in verdict.reason

@@ -45,19 +45,64 @@ def execution_options(func: F) -> F:
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Run directory to create.")
 @click.option("--dry-run", is_flag=True, help="Run and print events; write nothing.")
+@click.option("--model", "-m", "models", multiple=True, help="Model(s) for Python tasks.")
+@click.option("-T", "task_args", multiple=True, help="Task argument key=value (Python tasks).")
+@click.option("-M", "model_args", multiple=True, help="Model argument key=value.")
+@click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
+@click.option("--limit", type=click.IntRange(1), help="Run only the first N samples.")
+@click.option("--sample-id", "sample_ids", multiple=True, help="Run only these sample ids.")
+@click.option("--log-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--max-tasks", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--max-connections", type=click.IntRange(1), help="Calls in flight per model.")
+@click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
 @execution_options
-def run(spec: Path, output: Path | None, dry_run: bool, **execution: Any) -> None:
-    """Run SPEC (a YAML file): plan, trials, evidence, scores, gate and reports."""
+def run(
+    spec: Path,
+    output: Path | None,
+    dry_run: bool,
+    models: tuple[str, ...],
+    task_args: tuple[str, ...],
+    model_args: tuple[str, ...],
+    epochs: int | None,
+    limit: int | None,
+    sample_ids: tuple[str, ...],
+    log_dir: Path,
+    max_tasks: int,
+    max_connections: int | None,
+    retry_on_error: int,
+    score_on_error: bool,
+    **execution: Any,
+) -> None:
+    """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
     from assay.pipeline import RunOptions, run_spec
     from assay.spec import load_spec
+
+    if spec.suffix == ".py" or ".py@" in str(spec):
+        from assay.cli._tasks import parse_assignments, run_tasks
+
+        options: dict[str, Any] = {
+            "task_args": parse_assignments(task_args, "-T"),
+            "model_args": parse_assignments(model_args, "-M"),
+            "epochs": epochs,
+            "limit": limit,
+            "sample_id": list(sample_ids) or None,
+            "log_dir": log_dir,
+            "max_tasks": max_tasks,
+            "max_samples": execution["max_concurrency"],
+            "max_connections": max_connections,
+            "retry_on_error": retry_on_error,
+            "score_on_error": score_on_error,
+        }
+        run_tasks(str(spec), models, options)
 
     loaded = load_spec(spec)
     _check_sink(execution["sink_url"])
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"
-    options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
-    outcome = run_spec(loaded, options)
+    run_options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
+    outcome = run_spec(loaded, run_options)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import msgspec
@@ -20,13 +20,28 @@ from assay.errors import ConfigError
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 
+DEFAULT_NAME = "memory"
+
 
 class MemoryDataset(Sequence[Sample]):
-    """A list of samples with ``filter``, ``sort``, ``shuffle`` and slicing."""
+    """A list of samples with ``filter``, ``sort``, ``shuffle`` and slicing.
 
-    def __init__(self, samples: Sequence[Sample], name: str | None = None) -> None:
+    Every operation returns a new dataset and leaves this one as it was, so a task can
+    derive subsets of one loaded dataset without the subsets seeing each other.
+    """
+
+    def __init__(self, samples: Iterable[Sample], name: str | None = None) -> None:
         self.samples = list(samples)
-        self.name = name or "memory"
+        self.name = name or DEFAULT_NAME
+        for index, sample in enumerate(self.samples):
+            if not isinstance(sample, Sample):
+                # Caught here, where the list was built, not deep inside a run.
+                raise ConfigError(
+                    "dataset.not_sample", name=self.name, index=index, kind=type(sample).__name__
+                )
+
+    def __repr__(self) -> str:
+        return f"MemoryDataset(name={self.name!r}, samples={len(self.samples)})"
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -54,7 +69,12 @@ class MemoryDataset(Sequence[Sample]):
         return MemoryDataset(sorted(self.samples, key=key, reverse=reverse), self.name)
 
     def shuffle(self, seed: int | None = None) -> MemoryDataset:
-        """The samples in a random order; the same *seed* gives the same order anywhere."""
+        """The samples in a random order; the same *seed* gives the same order anywhere.
+
+        ``random.Random(seed)`` with an integer seed does not depend on the process or
+        its hash seed, so a shuffled dataset is as reproducible as the seed is recorded.
+        Without a seed, each call gives a new order.
+        """
         shuffled = list(self.samples)
         random.Random(seed).shuffle(shuffled)
         return MemoryDataset(shuffled, self.name)

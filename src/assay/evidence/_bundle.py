@@ -32,6 +32,6 @@ def bundle_digest(bundle: dict[str, Any]) -> str:
 
 def decode_output(data: bytes, media: str) -> Any:
     """The value a scorer sees for output bytes: decoded JSON, or text."""
-    if media == JSON_MEDIA:
+    if media == JSON_MEDIA or media.endswith("+json"):
         return loads(data)
     return data.decode("utf-8", errors="replace")

@@ -11,6 +11,7 @@ from assay.model._messages import (
     tool_message,
     user_message,
 )
+from assay.model._mock import MockAPI
 from assay.model._model import Model, ModelAPI
 from assay.model._output import ModelOutput, ModelUsage, StopReason
 from assay.model._registry import get_model, modelapi
@@ -21,6 +22,7 @@ __all__ = [
     "GenerateConfig",
     "LimitExceeded",
     "Limits",
+    "MockAPI",
     "Model",
     "ModelAPI",
     "ModelOutput",

@@ -1,18 +1,27 @@
 """The pipeline end to end: ``run`` does it all, ``resume`` finishes an interrupted run,
 ``rescore`` redoes scoring from evidence."""
 
+from assay.pipeline._eval import EvalOptions, EvalResult, eval, eval_async
 from assay.pipeline._options import RunOptions
-from assay.pipeline._rescore import Rescore, rescore_run
+from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._rescore import Rescore, rescore_run, rescore_run_async
 from assay.pipeline._resume import load_for_resume, resume_run, resume_run_async
 from assay.pipeline._run import RunOutcome, execute_run, run_spec, run_spec_async
 
 __all__ = [
+    "EvalOptions",
+    "EvalResult",
+    "Prepared",
     "Rescore",
     "RunOptions",
     "RunOutcome",
+    "eval",
+    "eval_async",
     "execute_run",
     "load_for_resume",
+    "prepare_spec",
     "rescore_run",
+    "rescore_run_async",
     "resume_run",
     "resume_run_async",
     "run_spec",

@@ -10,39 +10,37 @@ from __future__ import annotations
 from typing import Any
 
 from assay.evidence import decode_output
+from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
-from assay.score import (
-    MetricsBuilder,
-    Observation,
-    Scorer,
-    score_observation,
-    score_record,
-)
+from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
 
 
 def observation_of(bundle: dict[str, Any], output: bytes | None) -> Observation:
     """The scorer's view of a bundle, with *output* the canonical output artifact's bytes."""
     seen = bundle["observation"]
     value = None
-    if output is not None and seen["outcome"] == "answered":
+    if output is not None and seen["outcome"] in ("answered", "error"):
         value = decode_output(output, seen["media"])
     return Observation(seen["expected"], seen["outcome"], value, seen.get("failure"))
 
 
-def judge(
+async def judge(
     bundle: dict[str, Any],
     output: bytes | None,
-    scorers: dict[str, Scorer],
+    scorers: dict[str, AnyScorer],
     metrics: MetricsBuilder,
+    task_metrics: TaskMetricsBuilder | None = None,
 ) -> tuple[list[dict[str, Any]], TrialRow]:
     """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
     trial = bundle["trial"]
     observation = observation_of(bundle, output)
     records = []
     for scorer_id, scorer in scorers.items():
-        verdict = score_observation(scorer, observation)
+        verdict = await score_observation(scorer, observation)
         records.append(score_record(trial, scorer_id, bundle["digest"], verdict))
         metrics.add_score(trial["target_id"], scorer_id, verdict.status)
+        if task_metrics is not None:
+            task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
     metrics.add_trial(trial["target_id"], bundle["state"])
     row = TrialRow(
         index=trial["index"],

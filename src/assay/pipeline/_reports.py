@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from assay import __version__
 from assay.gate import GateDecision
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
@@ -10,7 +12,12 @@ from assay.spec import EvalSpec
 
 
 def build_report(
-    spec: EvalSpec, status: str, metrics: Metrics, gate: GateDecision, rows: TrialRows
+    spec: EvalSpec,
+    status: str,
+    metrics: Metrics,
+    gate: GateDecision,
+    rows: TrialRows,
+    task_metrics: dict[str, Any] | None = None,
 ) -> Report:
     """The one report object every format is rendered from."""
     return Report(
@@ -26,6 +33,7 @@ def build_report(
         trials=rows.in_plan_order(),
         trials_omitted=rows.omitted,
         assay_version=__version__,
+        task_metrics=task_metrics or {},
     )
 
 

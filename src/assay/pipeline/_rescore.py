@@ -3,17 +3,20 @@
 Nothing here can call a target. The run is verified first; evidence that does not verify
 is refused. Bundles are then read back, each output artifact is read from the store, and
 the same judging step the run used recomputes every score, which is compared with the
-recorded ones.
+recorded ones. A Python task's scorers are rebuilt from the task file the spec pins
+(by name, arguments and digest); a changed task file is refused.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import anyio
 import msgspec
 
 from assay._digest import loads
-from assay.errors import EvidenceError
+from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
@@ -26,9 +29,12 @@ from assay.evidence import (
 from assay.gate import GateDecision, decide
 from assay.pipeline._judge import judge
 from assay.pipeline._reports import build_report
+from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.pipeline._task_prepare import task_scorers
 from assay.report import Report, TrialRows
-from assay.score import Metrics, MetricsBuilder, build_scorer
+from assay.score import AnyScorer, Metrics, MetricsBuilder, build_scorer
 from assay.spec import EvalSpec
+from assay.task import load_tasks
 
 
 class Rescore(msgspec.Struct):
@@ -43,6 +49,11 @@ class Rescore(msgspec.Struct):
 
 def rescore_run(path: Path) -> Rescore:
     """Verify the run at *path*, then recompute its scores, metrics, gate and report."""
+    return anyio.run(rescore_run_async, path)
+
+
+async def rescore_run_async(path: Path) -> Rescore:
+    """``rescore_run`` for callers already inside an event loop."""
     result = verify_run(path)
     if not result.ok:
         raise EvidenceError(
@@ -53,26 +64,45 @@ def rescore_run(path: Path) -> Rescore:
         )
     manifest = read_manifest(path)
     spec = msgspec.json.decode((path / SPEC).read_bytes(), type=EvalSpec)
-    scorers = {s.id: build_scorer(s) for s in spec.scorers}
+    scorers, task_metrics = scorers_of(spec)
     per_target = spec.dataset.samples * spec.repetitions
     metrics = MetricsBuilder({t.id: per_target for t in spec.targets}, list(scorers))
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False)
     recomputed: dict[str, tuple[str, str]] = {}
+    sample_ids: list[str] = []
     with open(path / BUNDLES, "rb") as handle:
         for line in handle:
             bundle = loads(line)
             sha = bundle["observation"].get("output")
             output = store.get(sha) if sha else None
-            records, row = judge(bundle, output, scorers, metrics)
+            records, row = await judge(bundle, output, scorers, metrics, task_metrics)
             rows.add(row)
+            sample_ids.append(str(bundle["trial"]["sample_id"]))
             for record in records:
                 recomputed[record["score_id"]] = (record["status"], record["bundle_digest"])
     differing = _compare(path, recomputed)
     built = metrics.build()
     gate = decide(spec.gate, built, list(scorers))
-    report = build_report(spec, manifest["status"], built, gate, rows)
+    summary = task_metrics.build(list(dict.fromkeys(sample_ids))) if task_metrics else {}
+    report = build_report(spec, manifest["status"], built, gate, rows, summary)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder | None]:
+    """The scorers a frozen spec names: built from YAML kinds, or from its pinned task."""
+    if spec.task is None:
+        if any(s.kind == "python" for s in spec.scorers):
+            raise ConfigError("task.in_memory", evaluation=spec.evaluation)
+        return {s.id: build_scorer(s) for s in spec.scorers}, None
+    record: dict[str, Any] = spec.task
+    (task, loaded), *_ = load_tasks(f"{record['file']}@{record['name']}", record["args"])
+    if loaded["digest"] != record["digest"]:
+        raise ConfigError("task.changed", path=record["file"])
+    score_on_error = bool((spec.errors or {}).get("score_on_error", False))
+    scorers, _, metrics = task_scorers(task, score_on_error)
+    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics)
+    return scorers, builder
 
 
 def _compare(path: Path, recomputed: dict[str, tuple[str, str]]) -> list[str]:

@@ -15,6 +15,7 @@ import msgspec
 from assay.errors import RunError
 from assay.evidence import read_manifest
 from assay.pipeline._options import RunOptions
+from assay.pipeline._prepared import prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
 from assay.spec import EvalSpec, LoadedSpec, load_spec
 
@@ -46,7 +47,8 @@ async def resume_run_async(
 ) -> RunOutcome:
     """Finish the run at *path*: repair torn tails, keep finished trials, run the rest."""
     loaded = load_for_resume(path, spec_path)
-    return await execute_run(loaded, msgspec.structs.replace(options, output=path), resume=True)
+    options = msgspec.structs.replace(options, output=path)
+    return await execute_run(prepare_spec(loaded), options, resume=True)
 
 
 def resume_run(path: Path, options: RunOptions, spec_path: Path | None = None) -> RunOutcome:

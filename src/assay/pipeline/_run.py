@@ -38,13 +38,14 @@ from assay.gate import GateDecision, decide
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
+from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
 from assay.run import execute, run_trial, run_until_signalled
-from assay.score import Metrics, MetricsBuilder, build_scorer
+from assay.score import Metrics, MetricsBuilder
 from assay.spec import LoadedSpec
-from assay.target import Target, build_target
+from assay.target import Target
 
 FLUSH_EVERY = 0.2
 """Seconds between pushes of buffered evidence to the operating system."""
@@ -63,15 +64,14 @@ class RunOutcome(msgspec.Struct):
 class _Run:
     """The state one run keeps: writers, targets, scorers and running counters."""
 
-    def __init__(self, loaded: LoadedSpec, options: RunOptions, *, resume: bool) -> None:
-        self.spec = loaded.spec
-        self.source = loaded.source
-        self.dataset = loaded.dataset
-        self.plan: Plan = plan(loaded.spec, loaded.dataset.ids)
-        self.targets: dict[str, Target] = {
-            t.id: build_target(t, loaded.root) for t in loaded.spec.targets
-        }
-        self.scorers = {s.id: build_scorer(s) for s in loaded.spec.scorers}
+    def __init__(self, prepared: Prepared, options: RunOptions, *, resume: bool) -> None:
+        self.spec = prepared.spec
+        self.source = prepared.source
+        self.dataset = prepared.dataset
+        self.plan: Plan = plan(prepared.spec, prepared.dataset.ids)
+        self.targets: dict[str, Target] = prepared.targets
+        self.scorers = prepared.scorers
+        self.task_metrics = prepared.new_task_metrics()
         self.http: HttpSink | None = None
         output = None if options.dry_run else options.output
         self.writer = RunWriter(output, self._sinks(options, output), resume=resume)
@@ -157,7 +157,7 @@ class _Run:
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
-        records, row = judge(bundle, output, self.scorers, self.metrics)
+        records, row = await judge(bundle, output, self.scorers, self.metrics, self.task_metrics)
         for score in records:
             line = self.writer.write_score(score)
             recorder.record("match", _match(score, digest, line), parent=recorder.root)
@@ -169,7 +169,7 @@ class _Run:
         if self.http is not None:
             self.http.check()
 
-    def judge_finished(self) -> set[str]:
+    async def judge_finished(self) -> set[str]:
         """On resume: count the finished trials again from their bundles; fill in scores."""
         if self.point is None or self.writer.path is None:
             return set()
@@ -181,7 +181,9 @@ class _Run:
                     continue
                 sha = bundle["observation"].get("output")
                 output = store.get(sha) if sha else None
-                records, row = judge(bundle, output, self.scorers, self.metrics)
+                records, row = await judge(
+                    bundle, output, self.scorers, self.metrics, self.task_metrics
+                )
                 self.rows.add(row)
                 missing = [r for r in records if r["score_id"] not in self.point.scored]
                 if missing:
@@ -208,15 +210,15 @@ def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, 
     }
 
 
-async def execute_run(loaded: LoadedSpec, options: RunOptions, *, resume: bool) -> RunOutcome:
-    """Run (or finish) *loaded* end to end and write its evidence and reports."""
-    run = _Run(loaded, options, resume=resume)
+async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) -> RunOutcome:
+    """Run (or finish) *prepared* end to end and write its evidence and reports."""
+    run = _Run(prepared, options, resume=resume)
     try:
         run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
         run.writer.write_spec(run.spec.canonical())
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
-        finished = run.judge_finished()
+        finished = await run.judge_finished()
         if run.point is not None:
             run.run_event(
                 "run_resumed", {"finished": len(finished), "repaired": run.point.repaired}
@@ -249,7 +251,8 @@ def _finish(run: _Run) -> RunOutcome:
     gate = decide(run.spec.gate, metrics, list(run.scorers))
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", {"status": gate.status, "reasons": gate.reasons})
-    report = build_report(run.spec, "complete", metrics, gate, run.rows)
+    task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
+    report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics)
     rendered = render_reports(report)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
@@ -271,7 +274,7 @@ def _digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
 
 async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
     """Run *loaded* into a new run directory (or nowhere, with ``dry_run``)."""
-    return await execute_run(loaded, options, resume=False)
+    return await execute_run(prepare_spec(loaded), options, resume=False)
 
 
 def run_spec(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:

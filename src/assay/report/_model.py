@@ -6,6 +6,8 @@ the machine contract, documented in ``docs/report.md``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from assay.gate import GateDecision
@@ -44,6 +46,7 @@ class Report(msgspec.Struct, frozen=True):
     trials: list[TrialRow]
     trials_omitted: int = 0
     assay_version: str = ""
+    task_metrics: dict[str, Any] = {}
     schema: str = REPORT_SCHEMA
 
 

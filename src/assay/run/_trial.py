@@ -66,7 +66,7 @@ async def run_trial(
     with recorder.scope(root):
         try:
             for number in range(1, retry.max_attempts + 1):
-                record, outcome = await _attempt(number, sample, target, recorder)
+                record, outcome = await _attempt(number, sample, trial.repetition, target, recorder)
                 attempts.append(record)
                 if record.status == "succeeded":
                     state = "completed"
@@ -88,12 +88,12 @@ async def run_trial(
 
 
 async def _attempt(
-    number: int, sample: Sample, target: Target, recorder: TrialRecorder
+    number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
 ) -> tuple[AttemptRecord, TargetOutcome | None]:
     started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
     with recorder.scope(started):
         try:
-            outcome = await target.call(sample)
+            outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
             detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
             recorder.record("error", {**detail, "detail": exc.detail})

@@ -1,35 +1,92 @@
 """Scoring: scorers over observations, score records, and metrics over the plan."""
 
+from assay.score._adapter import ObservationScorer, from_python_scorer
+from assay.score._choice import choice
+from assay.score._f1 import f1
+from assay.score._grouped import GroupedMetric, grouped
+from assay.score._match import exact, includes, match
+from assay.score._metric import Metric, SampleScore, accuracy, mean, metric
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
-from assay.score._records import score_observation, score_record
+from assay.score._model_graded import model_graded_fact, model_graded_qa
+from assay.score._pattern import pattern
+from assay.score._records import AnyScorer, score_observation, score_record
+from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
+from assay.score._score import (
+    CORRECT,
+    INCORRECT,
+    NOANSWER,
+    PARTIAL,
+    PythonScorer,
+    Score,
+    scorer,
+    scorer_metrics,
+    value_to_float,
+)
 from assay.score._scorers import (
     Observation,
     Scorer,
     ScoreStatus,
     Verdict,
     build_scorer,
-    exact,
-    field_match,
-    includes,
-    regex,
+    check_exact,
+    check_field_match,
+    check_includes,
+    check_regex,
+    product_gate,
     same_value,
 )
+from assay.score._stats import bootstrap_stderr, std, stderr
 
 __all__ = [
+    "CORRECT",
+    "INCORRECT",
+    "NOANSWER",
+    "PARTIAL",
+    "AnyScorer",
+    "GroupedMetric",
+    "Metric",
     "MetricEstimate",
     "Metrics",
     "MetricsBuilder",
     "Observation",
+    "ObservationScorer",
+    "PythonScorer",
+    "Reducer",
+    "SampleScore",
+    "Score",
     "ScoreStatus",
     "Scorer",
     "TargetCounts",
     "Verdict",
+    "accuracy",
+    "at_least_k",
+    "bootstrap_stderr",
     "build_scorer",
+    "check_exact",
+    "check_field_match",
+    "check_includes",
+    "check_regex",
+    "choice",
     "exact",
-    "field_match",
+    "f1",
+    "from_python_scorer",
+    "get_reducer",
+    "grouped",
     "includes",
-    "regex",
+    "match",
+    "mean",
+    "metric",
+    "model_graded_fact",
+    "model_graded_qa",
+    "pass_at_k",
+    "pattern",
+    "product_gate",
     "same_value",
     "score_observation",
     "score_record",
+    "scorer",
+    "scorer_metrics",
+    "std",
+    "stderr",
+    "value_to_float",
 ]

@@ -8,7 +8,7 @@ one ``SampleScore`` per planned sample, so a sample that produced no score still
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import msgspec
 
@@ -26,8 +26,15 @@ class SampleScore(msgspec.Struct, frozen=True):
 
 Metric = Callable[[list[SampleScore]], float]
 
+# A metric factory: usually returns a Metric; ``grouped`` returns one giving a dict.
+M = TypeVar("M", bound=Callable[..., Any])
 
-def metric(factory: Callable[..., Metric] | None = None, *, name: str | None = None) -> Any:
+
+@overload
+def metric(factory: M, *, name: str | None = None) -> M: ...
+@overload
+def metric(factory: None = None, *, name: str | None = None) -> Callable[[M], M]: ...
+def metric(factory: M | None = None, *, name: str | None = None) -> Any:
     """Register a metric factory: ``@metric`` or ``@metric(name="...")``."""
     if factory is None:
         return registered("metric", name)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from assay.score._scorers import Observation, Scorer, Verdict
 
+AnyScorer = Scorer | Callable[[Observation], Awaitable[Verdict]]
 
-def score_observation(scorer: Scorer, observation: Observation) -> Verdict:
-    """Run *scorer*; a crash becomes an ``error`` verdict naming the exception."""
+
+async def score_observation(scorer: AnyScorer, observation: Observation) -> Verdict:
+    """Run *scorer* (sync or async); a crash becomes an ``error`` verdict naming it."""
     try:
-        return scorer(observation)
+        verdict = scorer(observation)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return verdict
     except Exception as exc:
         return Verdict("error", None, f"scorer crashed: {type(exc).__name__}: {exc}")
 
@@ -31,4 +38,5 @@ def score_record(
         "status": verdict.status,
         "value": verdict.value,
         "reason": verdict.reason,
+        "answer": verdict.answer,
     }

@@ -1,7 +1,16 @@
-"""Epoch reducers: one value per sample out of its epochs' values."""
+"""Epoch reducers: one value per sample out of its epochs' values.
+
+A sample run for several epochs has several scores; metrics want one per sample, so
+a reducer folds them first (before ``accuracy`` or ``stderr`` see anything). Reducers
+are named, as in Inspect AI, so ``Epochs(5, "pass_at_2")`` can be written in a task
+and rebuilt from a run's spec: ``get_reducer`` turns the name back into the function.
+An epoch counts as correct when its value is at least 1.0 (a ``C``).
+"""
 
 from __future__ import annotations
 
+import math
+import re
 import statistics
 from collections.abc import Callable
 
@@ -9,19 +18,88 @@ Reducer = Callable[[list[float]], float]
 
 
 def mean_reducer(values: list[float]) -> float:
-    """The mean over epochs (the default)."""
-    return sum(values) / len(values) if values else 0.0
+    """The mean over epochs (the default): the expected score of one attempt."""
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def median_reducer(values: list[float]) -> float:
+    """The median over epochs: robust to one odd epoch."""
+    return float(statistics.median(values)) if values else 0.0
+
+
+def mode_reducer(values: list[float]) -> float:
+    """The most common value (the first seen on a tie): a majority vote over epochs."""
+    return float(statistics.mode(values)) if values else 0.0
+
+
+def max_reducer(values: list[float]) -> float:
+    """The best epoch: whether the model can get it right at all."""
+    return max(values, default=0.0)
 
 
 REDUCERS: dict[str, Reducer] = {
     "mean": mean_reducer,
-    "median": lambda values: float(statistics.median(values)) if values else 0.0,
-    "max": lambda values: max(values, default=0.0),
-    "mode": lambda values: float(statistics.mode(values)) if values else 0.0,
+    "median": median_reducer,
+    "mode": mode_reducer,
+    "max": max_reducer,
+}
+
+
+def _correct(values: list[float]) -> int:
+    return sum(1 for v in values if v >= 1.0)
+
+
+def _check_k(name: str, k: int) -> None:
+    if k < 1:
+        raise ValueError(f"{name}({k}): k must be at least 1")
+
+
+def pass_at_k(k: int) -> Reducer:
+    """The chance that at least one of *k* epochs drawn from the *n* run is correct.
+
+    The unbiased estimator of Chen et al. (2021), ``1 - C(n - c, k) / C(n, k)`` with
+    *c* correct epochs. It needs n >= k: fewer epochs than *k* cannot estimate it, and
+    that is an error rather than a quietly wrong number.
+    """
+    _check_k("pass_at_k", k)
+
+    def reduce(values: list[float]) -> float:
+        n, c = len(values), _correct(values)
+        if n < k:
+            raise ValueError(f"pass_at_{k} needs at least {k} epochs per sample, got {n}")
+        if n - c < k:
+            return 1.0
+        return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+    reduce.__name__ = reduce.__qualname__ = f"pass_at_{k}"
+    return reduce
+
+
+def at_least_k(k: int) -> Reducer:
+    """1.0 when at least *k* epochs are correct, else 0.0: a consistency bar."""
+    _check_k("at_least_k", k)
+
+    def reduce(values: list[float]) -> float:
+        return 1.0 if _correct(values) >= k else 0.0
+
+    reduce.__name__ = reduce.__qualname__ = f"at_least_{k}"
+    return reduce
+
+
+_WITH_K = re.compile(r"(pass_at|at_least)_([0-9]+)")
+_MADE_WITH_K: dict[str, Callable[[int], Reducer]] = {
+    "pass_at": pass_at_k,
+    "at_least": at_least_k,
 }
 
 
 def get_reducer(name: str) -> Reducer:
-    """The reducer named *name* (``mean``, ``median``, ``max``, ``mode``,
-    ``pass_at_<k>``, ``at_least_<k>``)."""
-    return REDUCERS[name]
+    """The reducer named *name*: ``mean``, ``median``, ``mode``, ``max``,
+    ``pass_at_<k>`` or ``at_least_<k>`` (e.g. ``pass_at_2``)."""
+    if name in REDUCERS:
+        return REDUCERS[name]
+    found = _WITH_K.fullmatch(name)
+    if found is not None:
+        return _MADE_WITH_K[found.group(1)](int(found.group(2)))
+    known = ", ".join([*REDUCERS, "pass_at_<k>", "at_least_<k>"])
+    raise ValueError(f"unknown epoch reducer {name!r}; use one of: {known}")

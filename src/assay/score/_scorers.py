@@ -30,11 +30,12 @@ class Observation(msgspec.Struct, frozen=True):
 
 
 class Verdict(msgspec.Struct, frozen=True):
-    """A scorer's judgement: status, value in [0, 1], and why."""
+    """A scorer's judgement: status, value in [0, 1], why, and the answer it read."""
 
     status: ScoreStatus
     value: float | None
     reason: str
+    answer: str | None = None
 
 
 Scorer = Callable[[Observation], Verdict]
@@ -50,20 +51,23 @@ def _unscorable(reason: str) -> Verdict:
     return Verdict("unscorable", None, reason)
 
 
-def _product_gate(observation: Observation) -> Verdict | None:
-    """A product failure fails every scorer: the product did not answer."""
+def product_gate(observation: Observation, score_on_error: bool = False) -> Verdict | None:
+    """Outcomes no scorer needs to look into: a product failure fails (the product did not
+    answer); no output, or an error without ``score_on_error``, is unscorable."""
     if observation.outcome == "product_failure":
         return _failed(f"the target failed: {observation.failure}")
     if observation.outcome is None:
         return _unscorable("no output: the trial has no canonical attempt")
+    if observation.outcome == "error" and not score_on_error:
+        return _unscorable(f"the trial errored: {observation.failure}")
     return None
 
 
-def field_match(field: str) -> Scorer:
+def check_field_match(field: str) -> Scorer:
     """Passed when ``output[field] == expected[field]`` (or ``== expected`` if not a mapping)."""
 
     def score(observation: Observation) -> Verdict:
-        if (early := _product_gate(observation)) is not None:
+        if (early := product_gate(observation)) is not None:
             return early
         expected = observation.expected
         if isinstance(expected, dict):
@@ -80,11 +84,11 @@ def field_match(field: str) -> Scorer:
     return score
 
 
-def exact(ignore_case: bool = False) -> Scorer:
+def check_exact(ignore_case: bool = False) -> Scorer:
     """Passed when the output equals the expected value (text is compared stripped)."""
 
     def score(observation: Observation) -> Verdict:
-        if (early := _product_gate(observation)) is not None:
+        if (early := product_gate(observation)) is not None:
             return early
         expected, output = observation.expected, observation.output
         if expected is None:
@@ -103,11 +107,11 @@ def exact(ignore_case: bool = False) -> Scorer:
     return score
 
 
-def includes(ignore_case: bool = False) -> Scorer:
+def check_includes(ignore_case: bool = False) -> Scorer:
     """Passed when the expected text occurs in the output text."""
 
     def score(observation: Observation) -> Verdict:
-        if (early := _product_gate(observation)) is not None:
+        if (early := product_gate(observation)) is not None:
             return early
         if observation.expected is None:
             return _unscorable("the sample has no expected value")
@@ -119,12 +123,12 @@ def includes(ignore_case: bool = False) -> Scorer:
     return score
 
 
-def regex(pattern: str, ignore_case: bool = False) -> Scorer:
+def check_regex(pattern: str, ignore_case: bool = False) -> Scorer:
     """Passed when *pattern* matches the output; with a group, the group must equal expected."""
     compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
 
     def score(observation: Observation) -> Verdict:
-        if (early := _product_gate(observation)) is not None:
+        if (early := product_gate(observation)) is not None:
             return early
         match = compiled.search(_text(observation.output))
         if match is None:
@@ -161,9 +165,9 @@ def _text(value: Any) -> str:
 def build_scorer(spec: ScorerSpec) -> Scorer:
     """The scorer a spec entry describes."""
     if spec.kind == "field_match":
-        return field_match(spec.field or "")
+        return check_field_match(spec.field or "")
     if spec.kind == "exact":
-        return exact(spec.ignore_case)
+        return check_exact(spec.ignore_case)
     if spec.kind == "includes":
-        return includes(spec.ignore_case)
-    return regex(spec.pattern or "", spec.ignore_case)
+        return check_includes(spec.ignore_case)
+    return check_regex(spec.pattern or "", spec.ignore_case)

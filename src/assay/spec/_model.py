@@ -8,7 +8,7 @@ time, and a spec has no field that could hold one.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -19,8 +19,8 @@ PYTHON = "{python}"
 """In a target's argv, stands for the Python running assay (kept symbolic so the
 spec digest is the same on every machine)."""
 
-TargetKind = Literal["subprocess", "callable"]
-ScorerKind = Literal["field_match", "exact", "includes", "regex"]
+TargetKind = Literal["subprocess", "callable", "solver"]
+ScorerKind = Literal["field_match", "exact", "includes", "regex", "python"]
 
 
 class DatasetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -31,12 +31,14 @@ class DatasetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     samples: int
 
 
-class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """One system under test.
 
     ``subprocess`` targets run ``argv`` (no shell) with the sample as JSON on stdin;
     ``script`` names a file in the spec folder whose digest is pinned in ``digest``.
-    ``callable`` targets call ``module:function`` in-process.
+    ``callable`` targets call ``module:function`` in-process. ``solver`` targets run a
+    Python task's solver chain (``solver``, as registered components) against ``model``
+    with ``config`` and per-sample ``limits``.
     """
 
     id: str
@@ -47,9 +49,13 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     digest: str | None = None
     timeout: float = 30.0
     max_output_bytes: int = 1_048_576
+    model: str | None = None
+    solver: list[Any] | None = None
+    config: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
 
 
-class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """One scorer: what it compares and how."""
 
     id: str
@@ -57,6 +63,8 @@ class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     field: str | None = None
     pattern: str | None = None
     ignore_case: bool = False
+    component: dict[str, Any] | None = None
+    metrics: list[Any] | None = None
 
 
 class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -83,7 +91,14 @@ class RetryPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_backoff: float = 5.0
 
 
-class EvalSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class EvalSpec(
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    tag_field="schema",
+    tag=SPEC_SCHEMA,
+):
     """A frozen evaluation: dataset × targets × repetitions, scored and gated."""
 
     evaluation: str
@@ -95,7 +110,9 @@ class EvalSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     retry: RetryPolicy = RetryPolicy()
     hidden_fields: tuple[str, ...] = ()
     description: str = ""
-    schema: str = SPEC_SCHEMA
+    task: dict[str, Any] | None = None
+    epochs_reducer: tuple[str, ...] = ()
+    errors: dict[str, Any] | None = None
 
     def canonical(self) -> bytes:
         """The canonical JSON bytes that are written to ``spec.json`` and digested."""

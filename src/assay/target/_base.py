@@ -14,7 +14,8 @@ import msgspec
 
 from assay.dataset import Sample
 
-OutcomeKind = Literal["answered", "product_failure"]
+OutcomeKind = Literal["answered", "product_failure", "error"]
+"""``error``: a Python solver raised; with ``retry_on_error`` the trial is tried again."""
 
 
 class InfrastructureError(Exception):
@@ -48,8 +49,9 @@ class Target(Protocol):
 
     id: str
 
-    async def call(self, sample: Sample) -> TargetOutcome:
-        """Put *sample* to the target; raise ``InfrastructureError`` to be retried."""
+    async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
+        """Put *sample* (in its *epoch*) to the target; raise ``InfrastructureError`` to be
+        retried."""
         ...
 
 

@@ -40,7 +40,7 @@ class CallableTarget:
         self.function = load_callable(spec.callable or "", root, spec.id)
         self.is_async = inspect.iscoroutinefunction(self.function)
 
-    async def call(self, sample: Sample) -> TargetOutcome:
+    async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Call the function on the sample's input and classify the result."""
         try:
             with anyio.fail_after(self.timeout):

@@ -40,7 +40,7 @@ class SubprocessTarget:
         self.timeout = spec.timeout
         self.max_output = spec.max_output_bytes
 
-    async def call(self, sample: Sample) -> TargetOutcome:
+    async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
         try:

@@ -1,0 +1,119 @@
+"""The measured side of a bench: one operation in a fresh process, timings as one JSON line.
+
+    python bench/_child.py run SPEC OUT [--max-concurrency K] [--patch NAME,...]
+    python bench/_child.py verify RUN
+    python bench/_child.py rescore RUN
+
+The parent (``_common.run_child``) adds what only the kernel knows: the whole process's
+peak RSS and CPU time.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+# Run as ``python bench/_child.py``, the bench folder is sys.path[0]; drop it so none of
+# the bench scripts' names can shadow a module that assay or its dependencies import.
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
+    t0 = time.perf_counter()
+    from assay.pipeline import RunOptions, run_spec
+    from assay.spec import load_spec
+
+    t1, c1 = time.perf_counter(), _cpu()
+    loaded = load_spec(Path(spec_path))
+    t2 = time.perf_counter()
+    outcome = run_spec(loaded, RunOptions(output=Path(out), max_concurrency=concurrency))
+    t3, c3 = time.perf_counter(), _cpu()
+    return {
+        "import_s": t1 - t0,
+        "load_s": t2 - t1,
+        "run_s": t3 - t2,
+        "total_s": t3 - t1,  # load + run: spec, plan, trials, evidence, scores, gate, reports
+        "cpu_s": c3 - c1,
+        "trials": outcome.report.planned,
+        "gate": outcome.gate.status,
+    }
+
+
+def _verify(run: str) -> dict[str, object]:
+    from assay.evidence import verify_run
+
+    t0, c0 = time.perf_counter(), _cpu()
+    result = verify_run(Path(run))
+    t1, c1 = time.perf_counter(), _cpu()
+    return {
+        "seconds": t1 - t0,
+        "cpu_s": c1 - c0,
+        "ok": result.ok,
+        "trials": result.trials,
+        "events": result.events,
+        "artifacts": result.artifacts,
+        "problems": result.problems[:3],
+    }
+
+
+def _rescore(run: str) -> dict[str, object]:
+    from assay.pipeline import rescore_run
+
+    t0, c0 = time.perf_counter(), _cpu()
+    result = rescore_run(Path(run))
+    t1, c1 = time.perf_counter(), _cpu()
+    return {
+        "seconds": t1 - t0,
+        "cpu_s": c1 - c0,
+        "scores": result.scores,
+        "differing": len(result.differing),
+        "gate": result.gate.status,
+        "trials": result.report.planned,
+    }
+
+
+def _apply_patches(names: list[str]) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "_patches.py"
+    spec = importlib.util.spec_from_file_location("_bench_patches", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_bench_patches"] = module
+    spec.loader.exec_module(module)
+    module.apply(names)
+
+
+def main(argv: list[str]) -> None:
+    command, *rest = argv
+    if "--patch" in rest:  # bench/whatif.py: monkeypatch assay in this process first
+        i = rest.index("--patch")
+        _apply_patches(rest[i + 1].split(","))
+        del rest[i : i + 2]
+    if command == "run":
+        concurrency = 16
+        if "--max-concurrency" in rest:
+            i = rest.index("--max-concurrency")
+            concurrency = int(rest[i + 1])
+            del rest[i : i + 2]
+        report = _run(rest[0], rest[1], concurrency)
+    elif command == "verify":
+        report = _verify(rest[0])
+    elif command == "rescore":
+        report = _rescore(rest[0])
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

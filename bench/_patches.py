@@ -1,0 +1,108 @@
+"""Monkeypatches for bench/whatif.py, applied inside a ``_child.py run`` process.
+
+Each patch changes assay in memory only (src is never edited) to estimate the gain of a
+proposed change; ``whatif.py`` describes them. Loaded by path from ``_child.py``, so this
+module imports nothing from the bench folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def apply(names: list[str]) -> None:
+    """Monkeypatch assay in this process with the named patches."""
+    for name in names:
+        PATCHES[name]()
+
+
+def _patch_yield() -> None:
+    from collections.abc import Awaitable, Callable, Iterable
+
+    import anyio
+    import anyio.lowlevel
+    import assay.pipeline._run as run_module
+
+    async def execute(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], limit: int):
+        iterator = iter(items)
+
+        async def worker() -> None:
+            for item in iterator:
+                await work(item)
+                await anyio.lowlevel.checkpoint()
+
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, limit)):
+                group.start_soon(worker)
+
+    run_module.execute = execute
+
+
+def _patch_stream_digests() -> None:
+    import hashlib
+
+    import assay.pipeline._run as run_module
+    from assay.evidence import BUNDLES, PLAN, SCORES
+
+    def digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
+        # mirrors src/assay/pipeline/_run.py:_digests, hashing files in chunks
+        if path is None:
+            return {}
+        files = {}
+        for name in (PLAN, BUNDLES, SCORES):
+            with open(path / name, "rb") as handle:
+                files[name] = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+        for name, data in rendered.items():
+            files[name] = "sha256:" + hashlib.sha256(data).hexdigest()
+        return files
+
+    run_module._digests = digests
+
+
+def _patch_pack() -> None:
+    from assay.evidence import ArtifactStore
+
+    packs: dict[Path, Any] = {}
+
+    def write_once(self: Any, digest: str, data: bytes) -> None:
+        handle = packs.get(self.root)
+        if handle is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            handle = packs[self.root] = open(self.root / "pack", "ab", buffering=1 << 16)  # noqa: SIM115
+        handle.write(len(data).to_bytes(8, "little") + bytes.fromhex(digest) + data)
+
+    ArtifactStore._write_once = write_once  # type: ignore[method-assign]
+
+
+def _patch_str_paths() -> None:
+    from assay.evidence import ArtifactStore
+
+    def write_once(self: Any, digest: str, data: bytes) -> None:
+        # the same steps as ArtifactStore._write_once, with str paths instead of pathlib
+        root = getattr(self, "_root_str", None)
+        if root is None:
+            root = self._root_str = str(self.root)
+        prefix = digest[:2]
+        folder = f"{root}/{prefix}"
+        if prefix not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(prefix)
+        final = f"{folder}/{digest}"
+        if os.path.exists(final):
+            return
+        temp = f"{folder}/.{digest}.{os.getpid()}.tmp"
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, final)
+
+    ArtifactStore._write_once = write_once  # type: ignore[method-assign]
+
+
+PATCHES = {
+    "yield": _patch_yield,
+    "stream-digests": _patch_stream_digests,
+    "pack": _patch_pack,
+    "str-paths": _patch_str_paths,
+}

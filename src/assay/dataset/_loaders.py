@@ -1,0 +1,232 @@
+"""``json_dataset`` and ``csv_dataset``: dataset files of any shape, read into memory.
+
+Unlike the strict JSONL contract of YAML specs, these loaders take the files people
+already have and map their records with a ``FieldSpec`` or a function. Samples without
+an id are numbered 1..n in file order *before* any shuffle, so a sample keeps its id
+however the dataset is later ordered. Errors name a record by the line it starts on,
+as an editor or a spreadsheet shows it (a CSV header is line 1).
+
+These are Python APIs: a path is opened as given. Path safety (staying inside the
+spec's folder) applies to YAML specs, which may come from someone else.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay.dataset._fields import FieldSpec, RecordToSample, record_samples
+from assay.dataset._memory import MemoryDataset
+from assay.dataset._sample import Sample
+from assay.dataset._select import Limit, number_samples, select
+from assay.errors import ConfigError
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_SUFFIXES = (".jsonl", ".ndjson")
+_DECODER = json.JSONDecoder()
+_NOT_SPACE = re.compile(r"[^ \t\n\r]")
+
+
+def json_dataset(
+    path: str | os.PathLike[str],
+    sample_fields: FieldSpec | RecordToSample | None = None,
+    *,
+    shuffle: bool = False,
+    seed: int | None = None,
+    limit: Limit | None = None,
+    name: str | None = None,
+) -> MemoryDataset:
+    """Load a ``.jsonl`` file (one record per line) or a JSON file holding a list of records.
+
+    Args:
+        path: the file; ``.jsonl`` and ``.ndjson`` are read line by line.
+        sample_fields: how records become samples; the default ``FieldSpec()``.
+        shuffle: put the samples in a random order (after numbering them).
+        seed: the shuffle's seed; the same seed gives the same order on any machine.
+        limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
+        name: the dataset's name; the file's stem by default.
+
+    Raises:
+        ConfigError: the file cannot be read, is not UTF-8 JSON, or a record cannot
+            become a sample; the message names the file and the line or record.
+    """
+    display = str(path)
+    text = _read_text(Path(path), display, bom_ok=False)
+    if Path(path).suffix.lower() in _LINE_SUFFIXES:
+        records: Iterator[tuple[int, Any]] = _jsonl_records(text, display)
+    else:
+        records = _json_records(text, display)
+    return _build(records, sample_fields, display, Path(path).stem, shuffle, seed, limit, name)
+
+
+def csv_dataset(
+    path: str | os.PathLike[str],
+    sample_fields: FieldSpec | RecordToSample | None = None,
+    *,
+    delimiter: str = ",",
+    shuffle: bool = False,
+    seed: int | None = None,
+    limit: Limit | None = None,
+    name: str | None = None,
+) -> MemoryDataset:
+    """Load a CSV file with a header row; every cell is text, a blank one is unset.
+
+    The file must be UTF-8; a leading byte-order mark, which spreadsheets write, is
+    skipped. Arguments are those of ``json_dataset``, plus the cell *delimiter*.
+
+    Raises:
+        ConfigError: the file cannot be read, is not UTF-8 CSV, a row has more or fewer
+            cells than the header, or a record cannot become a sample.
+    """
+    display = str(path)
+    text = _read_text(Path(path), display, bom_ok=True)
+    records = _csv_records(text, display, delimiter)
+    return _build(records, sample_fields, display, Path(path).stem, shuffle, seed, limit, name)
+
+
+def _build(
+    records: Iterator[tuple[int, Any]],
+    sample_fields: FieldSpec | RecordToSample | None,
+    display: str,
+    stem: str,
+    shuffle: bool,
+    seed: int | None,
+    limit: Limit | None,
+    name: str | None,
+) -> MemoryDataset:
+    fields = FieldSpec() if sample_fields is None else sample_fields
+    if not isinstance(fields, FieldSpec) and not callable(fields):
+        raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
+    samples: list[Sample] = []
+    origin: list[int] = []
+    for line, record in records:
+        made = record_samples(record, fields, display, line)
+        samples.extend(made)
+        origin.extend([line] * len(made))
+    if not samples:
+        raise ConfigError("dataset.no_samples", path=display)
+    samples = number_samples(samples)
+    _refuse_duplicates(samples, origin, display)
+    dataset = MemoryDataset(samples, name or stem)
+    if shuffle:
+        dataset = dataset.shuffle(seed)
+    return select(dataset, limit=limit) if limit is not None else dataset
+
+
+def _refuse_duplicates(samples: list[Sample], origin: list[int], display: str) -> None:
+    first: dict[str, int] = {}
+    for sample, line in zip(samples, origin, strict=True):
+        key = str(sample.id)
+        if key in first:
+            raise ConfigError(
+                "dataset.duplicate_id",
+                path=display,
+                line=line,
+                sample_id=sample.id,
+                first=first[key],
+            )
+        first[key] = line
+
+
+def _read_text(path: Path, display: str, *, bom_ok: bool) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError("spec.unreadable", path=display, reason=exc.strerror) from None
+    if data.startswith(_BOM):
+        if not bom_ok:
+            raise ConfigError(
+                "spec.encoding", path=display, reason="it starts with a byte-order mark"
+            )
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError("spec.encoding", path=f"{display}:{line}", reason=exc.reason) from None
+
+
+def _jsonl_records(text: str, display: str) -> Iterator[tuple[int, Any]]:
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, msgspec.json.decode(line)
+        except msgspec.DecodeError as exc:
+            raise ConfigError("dataset.json", path=display, line=number, reason=str(exc)) from None
+
+
+def _json_records(text: str, display: str) -> Iterator[tuple[int, Any]]:
+    """The records of a JSON list, each with the line it starts on.
+
+    The whole text is parsed once to check it (and to place a syntax error), then walked
+    element by element; the walk only meets valid JSON, so it stays this simple.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            "dataset.json_document",
+            path=display,
+            line=exc.lineno,
+            column=exc.colno,
+            reason=exc.msg,
+        ) from None
+    if not isinstance(data, list):
+        raise ConfigError("dataset.json_list", path=display, kind=type(data).__name__)
+    count = len(data)
+    del data  # the walk decodes each record again: hold one copy at a time, not two
+    pos, line = _space(text, _space(text, 0) + 1), 1
+    counted = 0
+    for _ in range(count):
+        line += text.count("\n", counted, pos)
+        counted = pos
+        record, end = _DECODER.raw_decode(text, pos)
+        yield line, record
+        pos = _space(text, end)
+        pos = _space(text, pos + 1)  # past the comma, or the closing bracket
+
+
+def _space(text: str, pos: int) -> int:
+    """The first position at or after *pos* that is not JSON whitespace."""
+    found = _NOT_SPACE.search(text, pos)
+    return found.start() if found else len(text)
+
+
+def _csv_records(text: str, display: str, delimiter: str) -> Iterator[tuple[int, Any]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        if len(set(header)) != len(header):
+            twice = sorted({name for name in header if header.count(name) > 1})
+            raise ConfigError("dataset.csv_header", path=display, columns=", ".join(twice))
+        while True:
+            start = reader.line_num + 1  # a quoted cell may span lines: name the first
+            row = next(reader, None)
+            if row is None:
+                return
+            if not row:
+                continue  # a blank line
+            if len(row) != len(header):
+                raise ConfigError(
+                    "dataset.csv_cells",
+                    path=display,
+                    line=start,
+                    cells=len(row),
+                    columns=len(header),
+                )
+            yield start, dict(zip(header, row, strict=True))
+    except csv.Error as exc:
+        raise ConfigError(
+            "dataset.csv", path=display, line=reader.line_num, reason=str(exc)
+        ) from None

@@ -1,0 +1,199 @@
+"""``eval``: run Python tasks against models through the one pipeline.
+
+Tasks × models resolve to independent units, each frozen into its own spec and run into
+its own directory by the same ``execute_run`` the YAML path uses. Three gates bound the
+work: ``max_tasks`` units at once, ``max_samples`` trials in flight per unit, and each
+model's ``max_connections``. A unit that fails or is cancelled does not take its
+siblings down; its result says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import msgspec
+
+from assay.dataset import Sample
+from assay.errors import AssayError
+from assay.gate import GateDecision
+from assay.model import GenerateConfig, Model, get_model
+from assay.pipeline._options import RunOptions
+from assay.pipeline._run import execute_run
+from assay.pipeline._task_prepare import TaskSettings, prepare_task
+from assay.report import Report
+from assay.score import Metrics
+from assay.task import Task, load_tasks
+
+
+class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """The options of ``eval`` and ``assay run file.py``, defined once.
+
+    Attributes:
+        log_dir: folder the run directories are created in.
+        max_tasks: task × model units running at once.
+        max_samples: trials in flight per unit.
+        max_connections: calls in flight per model (overrides the model's config).
+        epochs: override every task's epochs.
+        limit: run only the first N samples, or a (start, stop) slice.
+        sample_id: run only these sample ids.
+        fail_on_error: True (default) stops on the first error, False never, a fraction
+            or count tolerates that many errored samples.
+        continue_on_fail: with fail_on_error reached, finish the run before failing.
+        retry_on_error: times an errored sample is re-queued at the end of the run.
+        score_on_error: score errored samples on the state they reached.
+        max_attempts: attempts per trial on infrastructure failures.
+        gate_minimum: gate every unit on this minimum pass rate.
+        task_args: ``-T`` arguments for tasks loaded from files.
+        model_args: provider arguments (``-M``).
+        handle_signals: Ctrl-C/SIGTERM interrupt cleanly (the CLI sets this).
+    """
+
+    log_dir: Path = Path("runs")
+    max_tasks: int = 1
+    max_samples: int = 16
+    max_connections: int | None = None
+    epochs: int | None = None
+    limit: int | tuple[int, int] | None = None
+    sample_id: str | int | list[str | int] | None = None
+    fail_on_error: bool | float | None = None
+    continue_on_fail: bool = False
+    retry_on_error: int = 0
+    score_on_error: bool = False
+    max_attempts: int = 3
+    gate_minimum: float | None = None
+    task_args: dict[str, Any] = {}
+    model_args: dict[str, Any] = {}
+    handle_signals: bool = False
+
+
+class EvalResult(msgspec.Struct):
+    """One task × model unit: how it ended, its metrics, gate, report and directory."""
+
+    task: str
+    model: str
+    status: Literal["success", "error"]
+    path: Path | None = None
+    metrics: Metrics | None = None
+    task_metrics: dict[str, Any] = {}
+    gate: GateDecision | None = None
+    report: Report | None = None
+    error: str | None = None
+
+
+TaskInput = Task | str | Sequence[Task | str]
+
+
+async def eval_async(
+    tasks: TaskInput, model: str | Model | Sequence[str | Model] | None = None, **options: Any
+) -> list[EvalResult]:
+    """Run every task against every model; one result per task × model, in input order."""
+    opts = EvalOptions(**options)
+    units = [(t, r, m) for t, r in _resolve_tasks(tasks, opts) for m in _models(model, t, opts)]
+    results: list[EvalResult | None] = [None] * len(units)
+    gate = anyio.CapacityLimiter(max(1, opts.max_tasks))
+
+    async def run_unit(index: int) -> None:
+        task, record, resolved = units[index]
+        async with gate:
+            results[index] = await _run_unit(task, record, resolved, opts)
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(units)):
+            group.start_soon(run_unit, index)
+    return [r for r in results if r is not None]
+
+
+def eval(
+    tasks: TaskInput, model: str | Model | Sequence[str | Model] | None = None, **options: Any
+) -> list[EvalResult]:
+    """Synchronous ``eval_async``: ``assay.eval(my_task(), model="mock/echo")``."""
+    return anyio.run(lambda: eval_async(tasks, model, **options))
+
+
+async def _run_unit(
+    task: Task, record: dict[str, Any] | None, model: Model, opts: EvalOptions
+) -> EvalResult:
+    """One unit in its own cancel scope; its failure is its result, not its siblings'."""
+    try:
+        if opts.epochs is not None:
+            task.epochs = msgspec.structs.replace(task.epochs, epochs=opts.epochs)
+        settings = TaskSettings(
+            score_on_error=opts.score_on_error,
+            retry_on_error=opts.retry_on_error,
+            fail_on_error=opts.fail_on_error
+            if opts.fail_on_error is not None
+            else task.fail_on_error,
+            gate_minimum=opts.gate_minimum,
+            max_attempts=opts.max_attempts,
+        )
+        prepared = prepare_task(task, model, _select(task, opts), settings, record)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        slug = model.name.replace("/", "-")
+        output = (
+            opts.log_dir / f"{prepared.spec.evaluation}-{slug}-{stamp}-{time.time_ns() % 10**6:06d}"
+        )
+        run_options = RunOptions(
+            output=output, max_concurrency=opts.max_samples, handle_signals=opts.handle_signals
+        )
+        with anyio.CancelScope():
+            outcome = await execute_run(prepared, run_options, resume=False)
+        return EvalResult(
+            task=task.name,
+            model=model.name,
+            status="success",
+            path=outcome.path,
+            metrics=outcome.metrics,
+            task_metrics=outcome.report.task_metrics,
+            gate=outcome.gate,
+            report=outcome.report,
+        )
+    except AssayError as exc:
+        return EvalResult(task=task.name, model=model.name, status="error", error=exc.one_line())
+
+
+def _run_name(evaluation: str, model: str) -> str:
+    """``<task>-<model>-<UTC time>-<µs>``: unique even for units started together."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{evaluation}-{model.replace('/', '-')}-{stamp}-{time.time_ns() // 1000 % 10**6:06d}"
+
+
+def _resolve_tasks(tasks: TaskInput, opts: EvalOptions) -> list[tuple[Task, dict[str, Any] | None]]:
+    items = [tasks] if isinstance(tasks, Task | str) else list(tasks)
+    resolved: list[tuple[Task, dict[str, Any] | None]] = []
+    for item in items:
+        if isinstance(item, str):
+            resolved.extend(load_tasks(item, opts.task_args))
+        else:
+            resolved.append((item, None))
+    return resolved
+
+
+def _models(
+    model: str | Model | Sequence[str | Model] | None, task: Task, opts: EvalOptions
+) -> list[Model]:
+    names = [model] if isinstance(model, str | Model) else list(model or [])
+    if not names:
+        names = [task.model or "mock/default"]
+    config = GenerateConfig(max_connections=opts.max_connections)
+    return [get_model(name, config, **opts.model_args) for name in names]
+
+
+def _select(task: Task, opts: EvalOptions) -> list[Sample]:
+    """Apply ``limit`` and ``sample_id`` (ids 1..n are assigned first where missing)."""
+    samples = [
+        s if s.id is not None else msgspec.structs.replace(s, id=i)
+        for i, s in enumerate(task.dataset, start=1)
+    ]
+    if opts.sample_id is not None:
+        wanted = opts.sample_id if isinstance(opts.sample_id, list) else [opts.sample_id]
+        keys = {str(w) for w in wanted}
+        samples = [s for s in samples if str(s.id) in keys]
+    if isinstance(opts.limit, int):
+        samples = samples[: opts.limit]
+    elif opts.limit is not None:
+        samples = samples[opts.limit[0] : opts.limit[1]]
+    return samples

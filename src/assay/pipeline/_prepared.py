@@ -1,0 +1,47 @@
+"""A run, ready to execute: the frozen spec and the live parts it was frozen from.
+
+The pipeline runs a ``Prepared`` whatever it came from: a YAML spec (targets and
+scorers built from the spec's description) or a Python task (solver chain, model and
+scorers taken from the Task). Either way the spec is what is written and digested.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay.dataset import Dataset
+from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.score import AnyScorer, build_scorer
+from assay.spec import EvalSpec, LoadedSpec
+from assay.target import Target, build_target
+
+
+class Prepared(msgspec.Struct):
+    """Everything a run needs; ``source`` is the YAML file or task file it came from."""
+
+    spec: EvalSpec
+    dataset: Dataset
+    targets: dict[str, Target]
+    scorers: dict[str, AnyScorer]
+    source: Path | None = None
+    task_metrics: Any = None
+
+    def new_task_metrics(self) -> TaskMetricsBuilder | None:
+        """A fresh per-sample metrics builder for Python tasks (``None`` for YAML specs)."""
+        factory = self.task_metrics
+        return factory() if callable(factory) else None
+
+
+def prepare_spec(loaded: LoadedSpec) -> Prepared:
+    """Build the targets and scorers a YAML spec describes."""
+    spec = loaded.spec
+    return Prepared(
+        spec=spec,
+        dataset=loaded.dataset,
+        targets={t.id: build_target(t, loaded.root) for t in spec.targets},
+        scorers={s.id: build_scorer(s) for s in spec.scorers},
+        source=loaded.source,
+    )

@@ -1,0 +1,131 @@
+"""A Python task × model, frozen into the same spec the YAML path produces.
+
+Solvers, scorers and metrics are recorded by registered name and arguments; the dataset
+is frozen into raw lines and pinned by digest; the task itself is recorded by file, name
+and arguments, so ``assay score`` can rebuild its scorers from the run directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay._registry import json_safe, registry_info
+from assay.dataset import Dataset, Sample, freeze
+from assay.model import Model
+from assay.pipeline._prepared import Prepared
+from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.score import (
+    AnyScorer,
+    Metric,
+    accuracy,
+    from_python_scorer,
+    scorer_metrics,
+)
+from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
+from assay.target import SolverTarget
+from assay.task import Task
+
+
+class TaskSettings(msgspec.Struct, frozen=True):
+    """The run-level settings that decide a Python task's results (and so enter its spec)."""
+
+    score_on_error: bool = False
+    retry_on_error: int = 0
+    fail_on_error: bool | float | None = None
+    gate_minimum: float | None = None
+    max_attempts: int = 3
+
+
+def component_name(obj: object, fallback: str) -> str:
+    """The registered name of a component, or *fallback*."""
+    info = registry_info(obj)
+    return info.name if info is not None else getattr(obj, "__name__", fallback)
+
+
+def prepare_task(
+    task: Task,
+    model: Model,
+    samples: list[Sample],
+    settings: TaskSettings,
+    task_ref: dict[str, Any] | None = None,
+) -> Prepared:
+    """Freeze *task* against *model* over *samples* into a runnable Prepared."""
+    dataset = freeze(samples, getattr(task.dataset, "name", "memory"))
+    scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error)
+    target = TargetSpec(
+        id=model.name,
+        kind="solver",
+        model=model.name,
+        solver=[json_safe(step) for step in task.plan.solvers],
+        config=msgspec.to_builtins(model.config.merge(task.config)),
+        limits=msgspec.to_builtins(task.limits),
+    )
+    spec = EvalSpec(
+        evaluation=_safe_id(task.name),
+        description=str(task.metadata.get("description", "")),
+        dataset=DatasetRef(path=dataset.display, digest=dataset.digest, samples=len(dataset)),
+        targets=(target,),
+        scorers=tuple(scorer_specs),
+        repetitions=task.epochs.epochs,
+        epochs_reducer=tuple(task.epochs.reducers),
+        gate=GatePolicy(minimum=settings.gate_minimum),
+        retry=RetryPolicy(max_attempts=settings.max_attempts),
+        task=task_ref,
+        errors=msgspec.to_builtins(settings),
+    )
+    metadata = {str(s.id): dict(s.metadata) for s in _iter_samples(dataset)}
+
+    def task_metrics() -> TaskMetricsBuilder:
+        return TaskMetricsBuilder(task.epochs.epochs, task.epochs.reducers, metrics, metadata)
+
+    return Prepared(
+        spec=spec,
+        dataset=dataset,
+        targets={model.name: SolverTarget(model.name, model, task.plan, task.limits)},
+        scorers=scorers,
+        source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
+        task_metrics=task_metrics,
+    )
+
+
+def task_scorers(
+    task: Task, score_on_error: bool
+) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric]]]:
+    """The task's scorers adapted to the pipeline, their spec entries and their metrics."""
+    scorers: dict[str, AnyScorer] = {}
+    specs: list[ScorerSpec] = []
+    metrics: dict[str, dict[str, Metric]] = {}
+    for index, product in enumerate(task.scorer):
+        name = component_name(product, f"scorer{index}")
+        scorer_id = name if name not in scorers else f"{name}_{index}"
+        declared = task.metrics if task.metrics is not None else scorer_metrics(product)
+        chosen = declared or [accuracy()]
+        scorers[scorer_id] = from_python_scorer(product, score_on_error)
+        metrics[scorer_id] = {component_name(m, f"metric{i}"): m for i, m in enumerate(chosen)}
+        specs.append(
+            ScorerSpec(
+                id=scorer_id,
+                kind="python",
+                component=json_safe(product),
+                metrics=[json_safe(m) for m in chosen],
+            )
+        )
+    return scorers, specs, metrics
+
+
+def _iter_samples(dataset: Dataset) -> Any:
+    return iter(dataset)
+
+
+def _safe_id(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip("-.")
+    return cleaned[:128] or "task"
+
+
+def file_digest(path: Path) -> str:
+    """``sha256:<hex>`` of a file's bytes (a task file is pinned like a script)."""
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()

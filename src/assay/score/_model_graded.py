@@ -1,0 +1,161 @@
+"""``model_graded_qa`` and ``model_graded_fact``: a grader model judges the answer.
+
+For open-ended answers no string rule is fair, so another model reads the question,
+the answer and the criterion (the target) and replies with a grade: ``C`` correct,
+``P`` partial (only offered with ``partial_credit``) or ``I`` incorrect. The grader's
+reply is the score's explanation, and its call is recorded in the trial's evidence
+like any other model call. Templates and instructions follow Inspect AI's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assay.model import Model, get_model
+from assay.score._metric import accuracy
+from assay.score._score import INCORRECT, PARTIAL, PythonScorer, Score, scorer
+from assay.score._stats import stderr
+from assay.solver import Target, TaskState
+
+QA_TEMPLATE = """You are assessing a submitted answer on a given task based on a criterion. \
+Here is the data:
+
+[BEGIN DATA]
+***
+[Task]: {question}
+***
+[Submission]: {answer}
+***
+[Criterion]: {criterion}
+***
+[END DATA]
+
+Does the submission meet the criterion?
+
+{instructions}"""
+
+FACT_TEMPLATE = """You are comparing a submitted answer to an expert answer on a given \
+question. Here is the data:
+
+[BEGIN DATA]
+************
+[Question]: {question}
+************
+[Expert]: {criterion}
+************
+[Submission]: {answer}
+************
+[END DATA]
+
+Compare the factual content of the submitted answer with the expert answer. Ignore any \
+differences in style, grammar, or punctuation.
+
+Does the submission contain the content in the expert answer?
+
+{instructions}"""
+
+# Lenient about case and spacing ("grade : c"); the last grade in the reply wins, as
+# the instructions ask the grader to end with it after its reasoning.
+GRADE_PATTERN = r"(?i)GRADE\s*:\s*([CPI])"
+
+
+def grading_instructions(partial_credit: bool) -> str:
+    """The default instructions: reason step by step, then end with ``GRADE: X``."""
+    grades = "CPI" if partial_credit else "CI"
+    partial = '"P" for partially correct answers, ' if partial_credit else ""
+    return (
+        f"After assessing the submitted answer, reply with 'GRADE: $LETTER' (without "
+        f"quotes) where LETTER is one of {grades}. Please choose ONE option for the "
+        f'grade: either "C" for correct answers, {partial}or "I" for incorrect answers.\n\n'
+        "For example, after reviewing a correct answer you might write 'GRADE: C' or "
+        "after reviewing an incorrect answer you might write 'GRADE: I'.\n\n"
+        "First, write out in a step by step manner your reasoning about the criterion "
+        "to be sure that your conclusion is correct. Avoid simply stating the correct "
+        "answers at the outset. Then, end with your answer formatted as 'GRADE: $LETTER' "
+        f"(without quotes) where LETTER is one of {grades}."
+    )
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def model_graded_qa(
+    template: str | None = None,
+    instructions: str | None = None,
+    grade_pattern: str = GRADE_PATTERN,
+    partial_credit: bool = False,
+    model: str | Model | None = None,
+) -> PythonScorer:
+    """A grader model decides whether the answer meets the criterion (the target).
+
+    *template* may use ``{question}``, ``{answer}``, ``{criterion}``,
+    ``{instructions}`` and any key of the sample's metadata. *model* is the grader;
+    by default the model that answered grades itself (cheap, but biased: prefer a
+    stronger grader). A reply without a grade scores ``I``, with the reply as the
+    explanation, so a broken grader shows up as wrong answers you can read; so does a
+    ``P`` when *partial_credit* is off (the grader was not offered it).
+    """
+    return _graded(template or QA_TEMPLATE, instructions, grade_pattern, partial_credit, model)
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def model_graded_fact(
+    template: str | None = None,
+    instructions: str | None = None,
+    grade_pattern: str = GRADE_PATTERN,
+    partial_credit: bool = False,
+    model: str | Model | None = None,
+) -> PythonScorer:
+    """A grader model checks that the answer contains the facts of the expert answer.
+
+    Like ``model_graded_qa`` but the target is an expert answer to compare facts with,
+    not a criterion, so style and wording differences do not count against it.
+    """
+    return _graded(template or FACT_TEMPLATE, instructions, grade_pattern, partial_credit, model)
+
+
+def _graded(
+    template: str,
+    instructions: str | None,
+    grade_pattern: str,
+    partial_credit: bool,
+    model: str | Model | None,
+) -> PythonScorer:
+    compiled = re.compile(grade_pattern)
+    if compiled.groups < 1:
+        raise ValueError(f"grade_pattern {grade_pattern!r} needs a group capturing the grade")
+    told = instructions if instructions is not None else grading_instructions(partial_credit)
+    graders: dict[str, Model] = {}  # one Model per name, so its connection gate is shared
+
+    def grader(state: TaskState) -> Model:
+        if isinstance(model, Model):
+            return model
+        name = model or state.model
+        if name not in graders:
+            graders[name] = get_model(name)
+        return graders[name]
+
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = state.output.completion
+        fields = {
+            **state.metadata,
+            "question": state.input_text,
+            "answer": answer,
+            "criterion": target.text,
+            "instructions": told,
+        }
+        try:
+            prompt = template.format_map(fields)
+        except (KeyError, IndexError) as exc:
+            raise ValueError(
+                f"the grading template uses {exc}, which is neither a template field "
+                "(question, answer, criterion, instructions) nor a metadata key"
+            ) from None
+        reply = (await grader(state).generate(prompt)).completion
+        grades = compiled.findall(reply)
+        if not grades:
+            return Score(value=INCORRECT, answer=answer, explanation=f"no grade found: {reply}")
+        grade = (grades[-1] if isinstance(grades[-1], str) else grades[-1][0]).upper()
+        if grade == PARTIAL and not partial_credit:
+            grade = INCORRECT  # not offered, so not half credit in a pass/fail metric
+        return Score(value=grade, answer=answer, explanation=reply)
+
+    return score

@@ -1,0 +1,86 @@
+"""A Python task's solver chain against a model, as a target of the one pipeline.
+
+Each trial gets a fresh TaskState and fresh solver instances. Limits are not errors:
+a trial that runs out of messages, tokens, cost or time keeps the state it reached and
+is scored on it. An exception from the solver is an ``error`` outcome (the pipeline's
+``retry_on_error`` may try it again); an InfrastructureError from the model, after the
+model's own retries, is an infrastructure failure like any other target's.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import anyio
+
+from assay._digest import canonical_json
+from assay.dataset import Sample
+from assay.model import Budget, GenerateConfig, LimitExceeded, Limits, Model, budget_scope
+from assay.solver import Chain, Target, TaskState
+from assay.target._base import InfrastructureError, TargetOutcome
+
+STATE_MEDIA = "application/vnd.assay.state+json"
+
+
+class SolverTarget:
+    """``model`` driven by ``plan`` (setup + solver), one fresh chain per trial."""
+
+    def __init__(self, target_id: str, model: Model, plan: Chain, limits: Limits) -> None:
+        self.id = target_id
+        self.model = model
+        self.plan = plan
+        self.limits = limits
+
+    async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
+        """Run the solver chain on *sample* and return the final state as the output."""
+        state = TaskState(
+            model=self.model.name,
+            sample_id=sample.id if sample.id is not None else 0,
+            epoch=epoch,
+            input=sample.input,
+            target=Target(sample.target),
+            choices=sample.choices,
+            metadata=sample.metadata,
+        )
+        holder = [state]  # the latest state, also when a limit or an error cuts it short
+        failure = None
+        try:
+            with budget_scope(Budget(self.limits)):
+                await self._solve(holder)
+        except LimitExceeded as exc:
+            holder[0].limit = exc.kind
+        except InfrastructureError:
+            raise
+        except Exception as exc:
+            failure = f"raised {type(exc).__name__}: {exc}"
+        state = holder[0]
+        state.completed = True
+        data = canonical_json(state.to_record())
+        if failure is not None:
+            return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
+        return TargetOutcome("answered", data, STATE_MEDIA)
+
+    async def _solve(self, holder: list[TaskState]) -> None:
+        state = holder[0]
+        generate = _generate_for(self.model, self.limits, holder)
+        plan = self.plan.fresh()
+        time_limit = self.limits.time_limit
+        try:
+            with anyio.fail_after(time_limit if time_limit is not None else math.inf):
+                holder[0] = await plan(state, generate)
+        except TimeoutError:
+            raise LimitExceeded("time", time_limit or 0.0, time_limit or 0.0) from None
+
+
+def _generate_for(model: Model, limits: Limits, holder: list[TaskState]) -> Any:
+    async def generate(state: TaskState, **config: Any) -> TaskState:
+        holder[0] = state
+        output = await model.generate(state.messages, config=GenerateConfig(**config))
+        state.output = output
+        state.messages.append(output.message)
+        if limits.message_limit is not None and len(state.messages) > limits.message_limit:
+            raise LimitExceeded("message", len(state.messages), limits.message_limit)
+        return state
+
+    return generate

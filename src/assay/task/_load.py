@@ -1,0 +1,126 @@
+"""Finding tasks in Python files: ``file.py`` (every task in it) or ``file.py@name``.
+
+A task file is loaded under a name unique to its path, so two folders with a
+``tasks.py`` each keep their own. Tasks are the file's ``@task`` factories, called with
+the ``-T key=value`` arguments they accept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from assay._registry import registry_info
+from assay.errors import ConfigError
+from assay.task._task import Task
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import the Python file at *path* (its folder goes first on ``sys.path``)."""
+    real = path.resolve()
+    if not real.is_file():
+        raise ConfigError("task.file", path=str(path), reason="no such file")
+    name = "_assay_tasks_" + hashlib.sha256(str(real).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    if str(real.parent) not in sys.path:
+        sys.path.insert(0, str(real.parent))
+    spec = importlib.util.spec_from_file_location(name, real)
+    if spec is None or spec.loader is None:
+        raise ConfigError("task.file", path=str(path), reason="not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ConfigError(
+            "task.file", path=str(path), reason=f"{type(exc).__name__}: {exc}"
+        ) from None
+    return module
+
+
+def find_tasks(path: Path) -> list[str]:
+    """Names of the ``@task`` functions in a Python file, found by parsing, not importing."""
+    import ast  # deferred: only listing needs it
+
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                label = (
+                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                )
+                if label == "task":
+                    names.append(_task_name(decorator) or node.name)
+    return names
+
+
+def _task_name(decorator: Any) -> str | None:
+    """The ``name=`` given to ``@task(name=...)``, if any."""
+    import ast
+
+    if isinstance(decorator, ast.Call):
+        for keyword in decorator.keywords:
+            if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                return str(keyword.value.value)
+    return None
+
+
+def task_factories(module: ModuleType) -> dict[str, Any]:
+    """The ``@task`` factories defined in *module*, by task name."""
+    found = {}
+    for attr, value in vars(module).items():
+        kind = getattr(value, "__assay_kind__", None)
+        if kind == "task" and getattr(value, "__module__", None) == module.__name__:
+            found[getattr(value, "__assay_name__", attr)] = value
+    return found
+
+
+def load_tasks(ref: str, args: dict[str, Any] | None = None) -> list[tuple[Task, dict[str, Any]]]:
+    """Load ``file.py`` or ``file.py@name``; return each Task with its task record."""
+    file, _, wanted = ref.partition("@")
+    path = Path(file)
+    module = load_module(path)
+    factories = task_factories(module)
+    if wanted:
+        if wanted not in factories:
+            known = ", ".join(sorted(factories)) or "none"
+            raise ConfigError("task.name", path=file, name=wanted, known=known)
+        factories = {wanted: factories[wanted]}
+    if not factories:
+        raise ConfigError("task.none", path=file)
+    digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    loaded = []
+    for name, factory in factories.items():
+        accepted = _accepted(factory, args or {})
+        made = factory(**accepted)
+        if not isinstance(made, Task):
+            raise ConfigError("task.file", path=file, reason=f"{name}() did not return a Task")
+        info = registry_info(made)
+        record = {
+            "file": str(path.resolve()),
+            "name": name,
+            "args": info.args if info is not None else accepted,
+            "digest": digest,
+        }
+        loaded.append((made, record))
+    return loaded
+
+
+def _accepted(factory: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The -T arguments *factory* accepts (all of them if it takes ``**kwargs``)."""
+    parameters = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return dict(args)
+    return {k: v for k, v in args.items() if k in parameters}
