@@ -10,7 +10,6 @@ are not all perfect. (It also shows how a provider plugs in: ``@modelapi("name")
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from assay import Epochs, Sample, Task, chain_of_thought, generate, includes, match, task

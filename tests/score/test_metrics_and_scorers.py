@@ -6,16 +6,19 @@ import json
 from pathlib import Path
 
 import anyio
-
 import pytest
 
 from assay.score import (
     MetricsBuilder,
     Observation,
     Verdict,
-    check_exact as exact,
-    check_includes as includes,
     score_observation,
+)
+from assay.score import (
+    check_exact as exact,
+)
+from assay.score import (
+    check_includes as includes,
 )
 from tests.helpers import FAST_RETRY, read_jsonl, run_spec_at, unique_callable_spec
 
