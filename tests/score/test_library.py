@@ -8,12 +8,12 @@ from typing import Any
 import anyio
 import pytest
 
+import assay.score
 from assay._registry import lookup, registry_info
-from assay.model import ChatMessage, ModelOutput, get_model
+from assay.model import ChatMessage, get_model
 from assay.score import (
     CORRECT,
     INCORRECT,
-    PARTIAL,
     PythonScorer,
     Score,
     choice,
@@ -21,44 +21,11 @@ from assay.score import (
     f1,
     includes,
     match,
-    model_graded_fact,
-    model_graded_qa,
     pattern,
     scorer_metrics,
 )
 from assay.solver import Target, TaskState, multiple_choice
-
-
-def make_state(
-    completion: str,
-    target: Any = "A",
-    *,
-    choices: list[str] | None = None,
-    metadata: dict[str, Any] | None = None,
-    input: str = "q",
-) -> TaskState:
-    state = TaskState(
-        model="mock/x",
-        sample_id=1,
-        epoch=1,
-        input=input,
-        target=Target(target),
-        choices=choices,
-        metadata=metadata,
-    )
-    state.output = ModelOutput.from_content("mock/x", completion)
-    return state
-
-
-def judge(scorer: PythonScorer, state: TaskState) -> Score:
-    """Score *state* as the pipeline does: on a copy rebuilt from its evidence record."""
-    rebuilt = TaskState.from_record(state.to_record(), state.target.raw)
-    return anyio.run(scorer, rebuilt, rebuilt.target)
-
-
-def value(scorer: PythonScorer, completion: str, target: Any = "A") -> Any:
-    return judge(scorer, make_state(completion, target)).value
-
+from tests.score.states import judge, make_state, value
 
 # --- registration -----------------------------------------------------------------------
 
@@ -80,11 +47,22 @@ def test_scorers_are_registered_with_their_default_metrics(name: str, metrics: l
     factory = lookup("scorer", name)
     assert factory is not None
     args = {"pattern": "(x)"} if name == "pattern" else {}
-    product = globals()[name](**args)
+    product = getattr(assay.score, name)(**args)
     info = registry_info(product)
     assert info is not None and (info.kind, info.name) == ("scorer", name)
     declared = [registry_info(m) for m in scorer_metrics(product)]
     assert [i.name for i in declared if i is not None] == metrics
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_score.scorer registers the factory before attaching metrics, so a scorer "
+    "rebuilt by name (lookup) has none; fix in _score.py, then drop this mark",
+)
+def test_a_scorer_rebuilt_by_name_keeps_its_metrics() -> None:
+    factory = lookup("scorer", "match")
+    assert factory is not None
+    assert len(scorer_metrics(factory())) == 2
 
 
 def test_registry_records_the_arguments() -> None:
@@ -330,88 +308,3 @@ def test_choice_after_the_multiple_choice_solver(shuffle: bool) -> None:
         assert (score.value, score.answer) == (CORRECT, "C")
         orders.add(tuple(order))
     assert (len(orders) > 1) == shuffle
-
-
-# --- model graded -----------------------------------------------------------------------
-
-
-def grader(reply: Any) -> tuple[Any, list[str]]:
-    """A mock grader model answering ``reply(prompt)``, and the prompts it was sent."""
-    prompts: list[str] = []
-
-    def answer(messages: list[ChatMessage]) -> str:
-        prompts.append(messages[-1].content)
-        return str(reply(messages[-1].content))
-
-    return get_model("mock/grader", outputs=answer), prompts
-
-
-def submission(prompt: str) -> str:
-    return prompt.split("[Submission]: ")[1].split("\n")[0]
-
-
-def test_model_graded_qa_asks_the_grader_and_reads_its_grade() -> None:
-    model, prompts = grader(lambda p: "GRADE: C" if "Paris" in submission(p) else "GRADE: I")
-    scorer = model_graded_qa(model=model)
-    good = judge(scorer, make_state("It is Paris", "names Paris", input="Capital of France?"))
-    assert (good.value, good.answer, good.explanation) == (CORRECT, "It is Paris", "GRADE: C")
-    assert judge(scorer, make_state("It is Lyon", "names Paris")).value == INCORRECT
-    prompt = prompts[0]
-    assert "[Task]: Capital of France?" in prompt
-    assert "[Criterion]: names Paris" in prompt
-    assert "one of CI." in prompt and '"P"' not in prompt
-
-
-def test_model_graded_fact_uses_the_expert_template() -> None:
-    model, prompts = grader(lambda p: "The facts agree.\nGRADE: C")
-    score = judge(model_graded_fact(model=model), make_state("Paris", "Paris is the capital"))
-    assert score.value == CORRECT
-    assert "[Expert]: Paris is the capital" in prompts[0]
-    assert "[Submission]: Paris" in prompts[0]
-
-
-def test_the_last_grade_wins_and_grades_are_read_leniently() -> None:
-    model, _ = grader(lambda p: "Not 'GRADE: I' since the answer is right.\ngrade : c")
-    assert judge(model_graded_qa(model=model), make_state("x", "y")).value == CORRECT
-
-
-def test_partial_credit_only_when_asked_for() -> None:
-    model, prompts = grader(lambda p: "GRADE: P")
-    partial = judge(model_graded_qa(model=model, partial_credit=True), make_state("x", "y"))
-    assert partial.value == PARTIAL
-    assert "one of CPI." in prompts[0] and '"P" for partially correct' in prompts[0]
-    assert judge(model_graded_qa(model=model), make_state("x", "y")).value == INCORRECT
-
-
-def test_a_reply_without_a_grade_is_incorrect_with_the_reply_shown() -> None:
-    model, _ = grader(lambda p: "I cannot decide")
-    score = judge(model_graded_qa(model=model), make_state("x", "y"))
-    assert (score.value, score.explanation) == (INCORRECT, "no grade found: I cannot decide")
-
-
-def test_the_grader_defaults_to_the_state_model() -> None:
-    # mock/x answers its default text, which has no grade.
-    score = judge(model_graded_qa(), make_state("x", "y"))
-    assert score.value == INCORRECT
-    assert score.explanation == "no grade found: Default output from the mock model"
-
-
-def test_custom_template_instructions_and_pattern() -> None:
-    model, prompts = grader(lambda p: "VERDICT=correct")
-    scorer = model_graded_qa(
-        template="{subject}: {question} / {answer} / {criterion} / {instructions}",
-        instructions="Say VERDICT=correct or VERDICT=wrong.",
-        grade_pattern=r"VERDICT=(c)orrect",
-        model=model,
-    )
-    state = make_state("4", "4", input="2+2?", metadata={"subject": "maths"})
-    assert judge(scorer, state).value == CORRECT
-    assert prompts == ["maths: 2+2? / 4 / 4 / Say VERDICT=correct or VERDICT=wrong."]
-
-
-def test_template_and_pattern_mistakes_are_explained() -> None:
-    model, _ = grader(lambda p: "GRADE: C")
-    with pytest.raises(ValueError, match=r"'subject'.*metadata key"):
-        judge(model_graded_qa(template="{subject}", model=model), make_state("x", "y"))
-    with pytest.raises(ValueError, match="needs a group"):
-        model_graded_qa(grade_pattern="GRADE: C")

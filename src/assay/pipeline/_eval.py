@@ -17,7 +17,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from assay.dataset import Sample
+from assay.dataset import Sample, select
 from assay.errors import AssayError
 from assay.gate import GateDecision
 from assay.model import GenerateConfig, Model, get_model
@@ -144,7 +144,8 @@ async def _run_unit(
         return EvalResult(
             task=task.name,
             model=model.name,
-            status="success",
+            status="error" if outcome.errors.failed else "success",
+            error=outcome.errors.message(),
             path=outcome.path,
             metrics=outcome.metrics,
             task_metrics=outcome.report.task_metrics,
@@ -184,16 +185,4 @@ def _models(
 
 def _select(task: Task, opts: EvalOptions) -> list[Sample]:
     """Apply ``limit`` and ``sample_id`` (ids 1..n are assigned first where missing)."""
-    samples = [
-        s if s.id is not None else msgspec.structs.replace(s, id=i)
-        for i, s in enumerate(task.dataset, start=1)
-    ]
-    if opts.sample_id is not None:
-        wanted = opts.sample_id if isinstance(opts.sample_id, list) else [opts.sample_id]
-        keys = {str(w) for w in wanted}
-        samples = [s for s in samples if str(s.id) in keys]
-    if isinstance(opts.limit, int):
-        samples = samples[: opts.limit]
-    elif opts.limit is not None:
-        samples = samples[opts.limit[0] : opts.limit[1]]
-    return samples
+    return list(select(task.dataset, limit=opts.limit, sample_id=opts.sample_id))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +38,14 @@ from assay.evidence import (
 )
 from assay.gate import GateDecision, decide
 from assay.pipeline._bundle_of import bundle_of
+from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
-from assay.run import execute, run_trial, run_until_signalled
+from assay.run import AttemptRecord, execute, run_trial, run_until_signalled
 from assay.score import Metrics, MetricsBuilder
 from assay.spec import LoadedSpec
 from assay.target import Target
@@ -52,13 +55,41 @@ FLUSH_EVERY = 0.2
 
 
 class RunOutcome(msgspec.Struct):
-    """What a run produced: where its evidence is, its metrics, gate and report."""
+    """What a run produced: where its evidence is, its metrics, gate, report, errors."""
 
     path: Path | None
     spec_digest: str
     metrics: Metrics
     gate: GateDecision
     report: Report
+    errors: ErrorBudget
+
+
+class Requeued(msgspec.Struct):
+    """A trial sent to the back of the queue by ``retry_on_error``, unsealed."""
+
+    trial: Trial
+    recorder: TrialRecorder
+    attempts: list[AttemptRecord]
+    tries: int
+
+
+class WorkQueue:
+    """The plan's trials, then whatever was re-queued while they ran."""
+
+    def __init__(self, planned: Iterator[Trial]) -> None:
+        self._planned = planned
+        self.later: deque[Requeued] = deque()
+
+    def __iter__(self) -> WorkQueue:
+        return self
+
+    def __next__(self) -> Trial | Requeued:
+        for trial in self._planned:
+            return trial
+        if self.later:
+            return self.later.popleft()
+        raise StopIteration
 
 
 class _Run:
@@ -72,6 +103,8 @@ class _Run:
         self.targets: dict[str, Target] = prepared.targets
         self.scorers = prepared.scorers
         self.task_metrics = prepared.new_task_metrics()
+        self.errors = ErrorBudget(prepared.spec.errors, len(self.plan))
+        self.queue = WorkQueue(iter(()))
         self.http: HttpSink | None = None
         output = None if options.dry_run else options.output
         self.writer = RunWriter(output, self._sinks(options, output), resume=resume)
@@ -139,10 +172,14 @@ class _Run:
             recorder.resume_after(*self.point.orphans[trial_id])
         return recorder
 
-    async def trial(self, trial: Trial) -> None:
+    async def trial(self, item: Trial | Requeued) -> None:
+        """Run one trial (or continue a re-queued one), then seal, judge and count it."""
+        if isinstance(item, Requeued):
+            trial, recorder, earlier, tries = item.trial, item.recorder, item.attempts, item.tries
+        else:
+            trial, recorder, earlier, tries = item, self.recorder(item.trial_id), None, 0
         sample = self.dataset.sample(trial.sample_index)
         record = sample.to_record(self.spec.hidden_fields)
-        recorder = self.recorder(trial.trial_id)
         with recorder.bound():
             result = await run_trial(
                 trial,
@@ -152,7 +189,13 @@ class _Run:
                 recorder,
                 self.spec.retry,
                 self.rng,
+                earlier=earlier,
+                may_requeue=tries < self.errors.retry_on_error,
             )
+        if result.state == "requeued":
+            # retry_on_error: to the back of the queue, its errored attempts kept
+            self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
+            return
         bundle = bundle_of(result, recorder, record["expected"])
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
@@ -162,6 +205,8 @@ class _Run:
             line = self.writer.write_score(score)
             recorder.record("match", _match(score, digest, line), parent=recorder.root)
         self.rows.add(row)
+        if result.outcome is not None and result.outcome.kind == "error":
+            self.errors.add_error()
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
             # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
             self.writer.flush()
@@ -225,10 +270,10 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
             )
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
-        todo = (t for t in run.plan if t.trial_id not in finished)
+        run.queue = WorkQueue(t for t in run.plan if t.trial_id not in finished)
 
         async def work() -> None:
-            await execute(todo, run.trial, options.max_concurrency)
+            await execute(run.queue, run.trial, options.max_concurrency)
 
         if not options.handle_signals:
             await work()
@@ -259,7 +304,7 @@ def _finish(run: _Run) -> RunOutcome:
     run.writer.flush()
     files = _digests(run.writer.path, rendered)
     run.seal("complete", files)
-    return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report)
+    return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report, run.errors)
 
 
 def _digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:

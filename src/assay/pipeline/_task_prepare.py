@@ -36,6 +36,7 @@ class TaskSettings(msgspec.Struct, frozen=True):
     score_on_error: bool = False
     retry_on_error: int = 0
     fail_on_error: bool | float | None = None
+    continue_on_fail: bool = False
     gate_minimum: float | None = None
     max_attempts: int = 3
 

@@ -1,10 +1,14 @@
 """One trial's life: attempts until a product result or the retry budget runs out.
 
 Attempt states are ``succeeded`` (the target produced a product result, good or bad),
-``infra_failed`` (it could not be asked) and ``cancelled``. The first succeeded attempt
-is canonical and ends the trial (``completed``); a trial whose every attempt failed on
-infrastructure is ``blocked``; one that ended without either (cancelled) is ``invalid``.
-A wrong answer is never retried away.
+``errored`` (a Python solver raised), ``infra_failed`` (it could not be asked) and
+``cancelled``. The first succeeded attempt is canonical and ends the trial
+(``completed``); a trial whose every attempt failed on infrastructure is ``blocked``; one
+that ended without either (cancelled) is ``invalid``. An errored attempt ends the trial
+too (its state is what gets scored, with ``score_on_error``), unless the caller may
+re-queue it (``retry_on_error``): then the trial comes back as ``requeued``, unsealed,
+and a later call continues it with the next attempt number. A wrong answer is never
+retried away.
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from assay.run._retry import backoff_delay
 from assay.spec import RetryPolicy
 from assay.target import InfrastructureError, Target, TargetOutcome
 
-TrialState = Literal["completed", "blocked", "invalid"]
-AttemptState = Literal["succeeded", "infra_failed", "cancelled"]
+TrialState = Literal["completed", "blocked", "invalid", "requeued"]
+AttemptState = Literal["succeeded", "errored", "infra_failed", "cancelled"]
 
 
 class AttemptRecord(msgspec.Struct, frozen=True):
@@ -53,37 +57,51 @@ async def run_trial(
     recorder: TrialRecorder,
     retry: RetryPolicy,
     rng: random.Random,
+    *,
+    earlier: list[AttemptRecord] | None = None,
+    may_requeue: bool = False,
 ) -> TrialResult:
-    """Run *trial* against *target*, recording every attempt as evidence."""
-    sample_ref = recorder.artifact("sample", _encode(sample_record), "application/json")
-    started = _trial_data(trial, sample_ref.sha256)
-    if recorder.last:
-        started["resumed"] = True  # an earlier, unfinished try of this trial is in the log
-    root = recorder.root = recorder.record("trial_started", started, parent=None)
-    attempts: list[AttemptRecord] = []
+    """Run *trial* against *target*, recording every attempt as evidence.
+
+    *earlier* are the attempts of a re-queued trial (its recorder is the same);
+    with *may_requeue* an errored attempt returns the trial as ``requeued``.
+    """
+    attempts: list[AttemptRecord] = list(earlier or [])
+    if not attempts:
+        sample_ref = recorder.artifact("sample", _encode(sample_record), "application/json")
+        started = _trial_data(trial, sample_ref.sha256)
+        if recorder.last:
+            started["resumed"] = True  # an earlier, unfinished try of this trial is logged
+        recorder.root = recorder.record("trial_started", started, parent=None)
     outcome: TargetOutcome | None = None
     state: TrialState = "invalid"
-    with recorder.scope(root):
+    first = len(attempts) + 1
+    last = first + retry.max_attempts - 1
+    with recorder.scope(recorder.root):
         try:
-            for number in range(1, retry.max_attempts + 1):
+            for number in range(first, last + 1):
                 record, outcome = await _attempt(number, sample, trial.repetition, target, recorder)
                 attempts.append(record)
                 if record.status == "succeeded":
                     state = "completed"
                     break
-                if number < retry.max_attempts:
-                    await anyio.sleep(backoff_delay(retry, number, rng))
+                if record.status == "errored":
+                    state = "requeued" if may_requeue else "completed"
+                    break
+                if number < last:
+                    await anyio.sleep(backoff_delay(retry, number - first + 1, rng))
             else:
                 state = "blocked"
         finally:
             canonical = attempts[-1].attempt if state == "completed" else None
-            summary = {
-                "state": state,
-                "canonical_attempt": canonical,
-                "attempts": len(attempts),
-            }
-            recorder.record("trial_finished", summary)
-            recorder.close()  # later record_event calls (a stray thread) are dropped
+            if state != "requeued":
+                summary = {
+                    "state": state,
+                    "canonical_attempt": canonical,
+                    "attempts": len(attempts),
+                }
+                recorder.record("trial_finished", summary)
+                recorder.close()  # later record_event calls (a stray thread) are dropped
     return TrialResult(trial, state, attempts, canonical, outcome)
 
 
@@ -103,11 +121,11 @@ async def _attempt(
             recorder.record("attempt_finished", {"attempt": number, "status": "cancelled"})
             raise
         _record_sampling(number, outcome, recorder)
+        status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
         recorder.record(
-            "attempt_finished",
-            {"attempt": number, "status": "succeeded", "outcome": outcome.kind},
+            "attempt_finished", {"attempt": number, "status": status, "outcome": outcome.kind}
         )
-    return AttemptRecord(number, "succeeded", started), outcome
+    return AttemptRecord(number, status, started), outcome
 
 
 def _record_sampling(number: int, outcome: TargetOutcome, recorder: TrialRecorder) -> None:

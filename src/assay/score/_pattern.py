@@ -32,11 +32,11 @@ def pattern(pattern: str, ignore_case: bool = True, match_all: bool = False) -> 
         return found.strip() == wanted.strip()
 
     async def score(state: TaskState, target: Target) -> Score:
+        values = target_values(target, "pattern")
         found = compiled.search(state.output.completion)
         if found is None:
             return Score(value=INCORRECT, explanation=f"pattern {pattern!r} not found")
         groups = [g for g in (found.groups() or (found.group(0),)) if g is not None]
-        values = target_values(target, "pattern")
         if match_all:
             hit = bool(groups) and all(same(g, target.text) for g in groups)
             shown = groups
