@@ -54,11 +54,6 @@ def test_scorers_are_registered_with_their_default_metrics(name: str, metrics: l
     assert [i.name for i in declared if i is not None] == metrics
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_score.scorer registers the factory before attaching metrics, so a scorer "
-    "rebuilt by name (lookup) has none; fix in _score.py, then drop this mark",
-)
 def test_a_scorer_rebuilt_by_name_keeps_its_metrics() -> None:
     factory = lookup("scorer", "match")
     assert factory is not None

@@ -8,6 +8,7 @@ it onto [0, 1] for metrics, and a value of 1.0 counts as ``passed`` for the gate
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -66,17 +67,15 @@ def scorer(metrics: list[Any] | None = None, name: str | None = None) -> Callabl
     """Register a scorer factory; *metrics* are computed over its scores by default."""
 
     def decorate(factory: F) -> F:
-        made = registered("scorer", name)(factory)
-
+        @functools.wraps(factory)
         def with_metrics(*args: Any, **kwargs: Any) -> Any:
-            product = made(*args, **kwargs)
+            product = factory(*args, **kwargs)
             setattr(product, METRICS_ATTR, list(metrics or []))
             return product
 
-        with_metrics.__name__ = factory.__name__
-        with_metrics.__doc__ = factory.__doc__
-        with_metrics.__wrapped__ = made  # type: ignore[attr-defined]
-        return with_metrics  # type: ignore[return-value]
+        # Registered after wrapping, so a scorer rebuilt by name keeps its metrics.
+        made: F = registered("scorer", name or factory.__name__)(with_metrics)  # type: ignore[assignment]
+        return made
 
     return decorate
 
