@@ -234,6 +234,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{evaluation!r} 的评分器是在内存中定义的，而非来自任务文件，因此无法从运行目录重建",
         "请在 .py 文件中用 @task 定义任务，并以 file.py@name 运行，以便日后重新评分",
     ),
+    "task.model_args": (
+        "the run's model {model!r} was made with arguments that are not data (e.g. a "
+        "function), so it cannot be made again to resume",
+        "pass model arguments that are plain values (-M key=value), or register a provider",
+        "该运行的模型 {model!r} 使用了非数据参数（例如函数）创建，无法为恢复运行重新创建",
+        "请使用普通值作为模型参数（-M key=value），或注册一个模型提供方",
+    ),
     "task.option": (
         "{option}: {reason}",
         "see 'assay run --help' for the accepted values",

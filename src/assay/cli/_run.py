@@ -119,13 +119,12 @@ def run(
 @execution_options
 def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
     """Finish an interrupted run in RUN: keep finished trials, run the rest."""
-    from assay.pipeline import RunOptions, load_for_resume, resume_run
+    from assay.pipeline import RunOptions, resume_run
 
     _check_sink(execution["sink_url"])
-    loaded = load_for_resume(run_dir, spec_path)
     options = RunOptions(output=run_dir, handle_signals=True, **execution)
-    outcome = resume_run(run_dir, options, loaded.source)
-    code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
+    outcome = resume_run(run_dir, options, spec_path)
+    code = print_decision(outcome.metrics, outcome.gate, outcome.report.scorers)
     click.echo(say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 

@@ -7,6 +7,7 @@ which limit was hit; the runner records it and moves on to scoring.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -47,7 +48,7 @@ class LimitExceeded(Exception):
 class Budget:
     """What one trial has spent, checked against its limits after every model call."""
 
-    __slots__ = ("calls", "cost", "limits", "usage", "waited")
+    __slots__ = ("calls", "cost", "limits", "started", "usage", "waited")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -55,6 +56,7 @@ class Budget:
         self.cost = 0.0
         self.calls = 0
         self.waited = 0.0
+        self.started = time.monotonic()
 
     def spend(self, usage: ModelUsage, cost: float) -> None:
         """Add one call's usage; raise LimitExceeded once a limit is passed."""
@@ -66,6 +68,10 @@ class Budget:
             raise LimitExceeded("token", self.usage.total_tokens, limits.token_limit)
         if limits.cost_limit is not None and self.cost > limits.cost_limit:
             raise LimitExceeded("cost", self.cost, limits.cost_limit)
+        if limits.working_limit is not None:
+            working = time.monotonic() - self.started - self.waited
+            if working > limits.working_limit:
+                raise LimitExceeded("working", working, limits.working_limit)
 
 
 _budget: ContextVar[Budget | None] = ContextVar("assay_budget", default=None)

@@ -1,11 +1,23 @@
 """The pipeline end to end: ``run`` does it all, ``resume`` finishes an interrupted run,
 ``rescore`` redoes scoring from evidence."""
 
-from assay.pipeline._eval import EvalOptions, EvalResult, eval, eval_async
+from assay.pipeline._eval import (
+    EvalOptions,
+    EvalResult,
+    TaskSource,
+    enqueue_task,
+    eval,
+    eval_async,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._rescore import Rescore, rescore_run, rescore_run_async
-from assay.pipeline._resume import load_for_resume, resume_run, resume_run_async
+from assay.pipeline._resume import (
+    load_for_resume,
+    prepare_for_resume,
+    resume_run,
+    resume_run_async,
+)
 from assay.pipeline._run import RunOutcome, execute_run, run_spec, run_spec_async
 
 __all__ = [
@@ -15,10 +27,13 @@ __all__ = [
     "Rescore",
     "RunOptions",
     "RunOutcome",
+    "TaskSource",
+    "enqueue_task",
     "eval",
     "eval_async",
     "execute_run",
     "load_for_resume",
+    "prepare_for_resume",
     "prepare_spec",
     "rescore_run",
     "rescore_run_async",

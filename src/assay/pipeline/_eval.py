@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import msgspec
 
+from assay._registry import json_safe
 from assay.dataset import Sample, select
 from assay.errors import AssayError
 from assay.gate import GateDecision
@@ -49,6 +51,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         gate_minimum: gate every unit on this minimum pass rate.
         task_args: ``-T`` arguments for tasks loaded from files.
         model_args: provider arguments (``-M``).
+        task_retries: times a unit whose result is ``error`` is run again from scratch
+            (into a new directory); the last attempt's result is returned.
         handle_signals: Ctrl-C/SIGTERM interrupt cleanly (the CLI sets this).
     """
 
@@ -67,6 +71,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     gate_minimum: float | None = None
     task_args: dict[str, Any] = {}
     model_args: dict[str, Any] = {}
+    task_retries: int = 0
     handle_signals: bool = False
 
 
@@ -82,24 +87,79 @@ class EvalResult(msgspec.Struct):
     gate: GateDecision | None = None
     report: Report | None = None
     error: str | None = None
+    attempts: int = 1
+
+
+class TaskSource(Protocol):
+    """Supplies more tasks while an eval runs; the eval ends when it returns none."""
+
+    async def next_tasks(self) -> list[Task]:
+        """Tasks to run next (``[]`` when there are no more)."""
+        ...
+
+
+_enqueued: ContextVar[list[Task] | None] = ContextVar("assay_enqueued", default=None)
+
+
+def enqueue_task(task: Task) -> None:
+    """Add *task* to the eval running in this context; it runs after the current batch."""
+    queue = _enqueued.get()
+    if queue is None:
+        raise RuntimeError("enqueue_task() is only available while assay.eval is running")
+    queue.append(task)
 
 
 TaskInput = Task | str | Sequence[Task | str]
 
 
 async def eval_async(
-    tasks: TaskInput, model: str | Model | Sequence[str | Model] | None = None, **options: Any
+    tasks: TaskInput,
+    model: str | Model | Sequence[str | Model] | None = None,
+    *,
+    task_source: TaskSource | None = None,
+    **options: Any,
 ) -> list[EvalResult]:
-    """Run every task against every model; one result per task × model, in input order."""
+    """Run every task against every model; one result per task × model, in input order.
+
+    Tasks added while it runs (``enqueue_task`` or a *task_source*) run in later batches;
+    the eval ends when a batch adds none.
+    """
     opts = EvalOptions(**options)
-    units = [(t, r, m) for t, r in _resolve_tasks(tasks, opts) for m in _models(model, t, opts)]
+    queue: list[Task] = []
+    token = _enqueued.set(queue)
+    results: list[EvalResult] = []
+    try:
+        batch = _resolve_tasks(tasks, opts)
+        while batch:
+            results += await _run_batch(batch, model, opts)
+            batch = [(task, None) for task in queue]
+            queue.clear()
+            if task_source is not None:
+                batch += [(task, None) for task in await task_source.next_tasks()]
+    finally:
+        _enqueued.reset(token)
+    return results
+
+
+async def _run_batch(
+    batch: list[tuple[Task, dict[str, Any] | None]],
+    model: str | Model | Sequence[str | Model] | None,
+    opts: EvalOptions,
+) -> list[EvalResult]:
+    """Run the task × model units of one batch, at most ``max_tasks`` at once."""
+    units = [(t, r, m) for t, r in batch for m in _models(model, t, opts)]
     results: list[EvalResult | None] = [None] * len(units)
     gate = anyio.CapacityLimiter(max(1, opts.max_tasks))
 
     async def run_unit(index: int) -> None:
         task, record, resolved = units[index]
         async with gate:
-            results[index] = await _run_unit(task, record, resolved, opts)
+            for attempt in range(1, opts.task_retries + 2):
+                result = await _run_unit(task, record, resolved, opts)
+                result.attempts = attempt
+                if result.status == "success":
+                    break
+            results[index] = result
 
     async with anyio.create_task_group() as group:
         for index in range(len(units)):
@@ -108,10 +168,14 @@ async def eval_async(
 
 
 def eval(
-    tasks: TaskInput, model: str | Model | Sequence[str | Model] | None = None, **options: Any
+    tasks: TaskInput,
+    model: str | Model | Sequence[str | Model] | None = None,
+    *,
+    task_source: TaskSource | None = None,
+    **options: Any,
 ) -> list[EvalResult]:
     """Synchronous ``eval_async``: ``assay.eval(my_task(), model="mock/echo")``."""
-    return anyio.run(lambda: eval_async(tasks, model, **options))
+    return anyio.run(lambda: eval_async(tasks, model, task_source=task_source, **options))
 
 
 async def _run_unit(
@@ -130,6 +194,12 @@ async def _run_unit(
             gate_minimum=opts.gate_minimum,
             max_attempts=opts.max_attempts,
         )
+        if record is not None:  # what a resume needs to select and build the same unit
+            record = {
+                **record,
+                "select": {"limit": opts.limit, "sample_id": opts.sample_id},
+                "model_args": json_safe(opts.model_args),
+            }
         prepared = prepare_task(task, model, _select(task, opts), settings, record)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         slug = model.name.replace("/", "-")

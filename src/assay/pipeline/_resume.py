@@ -15,8 +15,9 @@ import msgspec
 from assay.errors import RunError
 from assay.evidence import read_manifest
 from assay.pipeline._options import RunOptions
-from assay.pipeline._prepared import prepare_spec
+from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
+from assay.pipeline._task_prepare import rebuild_task
 from assay.spec import EvalSpec, LoadedSpec, load_spec
 
 
@@ -42,13 +43,28 @@ def _what_changed(path: Path, spec: EvalSpec) -> str:
     return "changed: " + ", ".join(changed) if changed else "its spec digest differs"
 
 
+def prepare_for_resume(path: Path, spec_path: Path | None = None) -> Prepared:
+    """What it takes to finish the run at *path*: from its YAML spec or its task file."""
+    frozen = msgspec.json.decode((path / "spec.json").read_bytes(), type=EvalSpec)
+    if frozen.task is None:
+        return prepare_spec(load_for_resume(path, spec_path))
+    manifest = read_manifest(path)
+    if manifest.get("status") == "complete":
+        raise RunError("run.complete", path=str(path))
+    prepared = rebuild_task(frozen)
+    if prepared.spec.digest != manifest["spec_digest"]:
+        reason = _what_changed(path, prepared.spec)
+        raise RunError("run.spec_changed", path=str(path), reason=reason)
+    return prepared
+
+
 async def resume_run_async(
     path: Path, options: RunOptions, spec_path: Path | None = None
 ) -> RunOutcome:
     """Finish the run at *path*: repair torn tails, keep finished trials, run the rest."""
-    loaded = load_for_resume(path, spec_path)
+    prepared = prepare_for_resume(path, spec_path)
     options = msgspec.structs.replace(options, output=path)
-    return await execute_run(prepare_spec(loaded), options, resume=True)
+    return await execute_run(prepared, options, resume=True)
 
 
 def resume_run(path: Path, options: RunOptions, spec_path: Path | None = None) -> RunOutcome:

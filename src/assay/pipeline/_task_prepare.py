@@ -14,8 +14,9 @@ from typing import Any
 import msgspec
 
 from assay._registry import json_safe, registry_info
-from assay.dataset import Dataset, Sample, freeze
-from assay.model import Model
+from assay.dataset import Dataset, Sample, freeze, select
+from assay.errors import ConfigError
+from assay.model import GenerateConfig, Model, get_model
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.score import (
@@ -27,7 +28,7 @@ from assay.score import (
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
 from assay.target import SolverTarget
-from assay.task import Task
+from assay.task import Task, load_tasks
 
 
 class TaskSettings(msgspec.Struct, frozen=True):
@@ -62,7 +63,7 @@ def prepare_task(
         kind="solver",
         model=model.name,
         solver=[json_safe(step) for step in task.plan.solvers],
-        config=msgspec.to_builtins(model.config.merge(task.config)),
+        config=_result_config(model.config.merge(task.config)),
         limits=msgspec.to_builtins(task.limits),
     )
     spec = EvalSpec(
@@ -86,7 +87,7 @@ def prepare_task(
     return Prepared(
         spec=spec,
         dataset=dataset,
-        targets={model.name: SolverTarget(model.name, model, task.plan, task.limits)},
+        targets={model.name: SolverTarget(model.name, model, task.plan, task.limits, task.config)},
         scorers=scorers,
         source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
         task_metrics=task_metrics,
@@ -116,6 +117,29 @@ def task_scorers(
             )
         )
     return scorers, specs, metrics
+
+
+def _result_config(config: GenerateConfig) -> dict[str, Any]:
+    """The generation settings that decide results (connection limits do not)."""
+    settings: dict[str, Any] = msgspec.to_builtins(config)
+    settings.pop("max_connections", None)
+    return settings
+
+
+def rebuild_task(spec: EvalSpec) -> Prepared:
+    """The Prepared of a Python-task run, rebuilt from its frozen spec (for resume)."""
+    record: dict[str, Any] = spec.task or {}
+    (task, loaded), *_ = load_tasks(f"{record['file']}@{record['name']}", record["args"])
+    if loaded["digest"] != record["digest"]:
+        raise ConfigError("task.changed", path=record["file"])
+    model_args = record.get("model_args", {})
+    if "$repr" in repr(model_args):
+        raise ConfigError("task.model_args", model=spec.targets[0].model)
+    task.epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
+    model = get_model(spec.targets[0].model or "mock/default", **model_args)
+    settings = msgspec.convert(spec.errors or {}, TaskSettings)
+    samples = list(select(task.dataset, **record.get("select", {})))
+    return prepare_task(task, model, samples, settings, record)
 
 
 def _iter_samples(dataset: Dataset) -> Any:

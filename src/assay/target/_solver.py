@@ -26,11 +26,19 @@ STATE_MEDIA = "application/vnd.assay.state+json"
 class SolverTarget:
     """``model`` driven by ``plan`` (setup + solver), one fresh chain per trial."""
 
-    def __init__(self, target_id: str, model: Model, plan: Chain, limits: Limits) -> None:
+    def __init__(
+        self,
+        target_id: str,
+        model: Model,
+        plan: Chain,
+        limits: Limits,
+        config: GenerateConfig | None = None,
+    ) -> None:
         self.id = target_id
         self.model = model
         self.plan = plan
         self.limits = limits
+        self.config = config or GenerateConfig()
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -63,7 +71,7 @@ class SolverTarget:
 
     async def _solve(self, holder: list[TaskState]) -> None:
         state = holder[0]
-        generate = _generate_for(self.model, self.limits, holder)
+        generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
         time_limit = self.limits.time_limit
         try:
@@ -73,10 +81,15 @@ class SolverTarget:
             raise LimitExceeded("time", time_limit or 0.0, time_limit or 0.0) from None
 
 
-def _generate_for(model: Model, limits: Limits, holder: list[TaskState]) -> Any:
+def _generate_for(
+    model: Model, task_config: GenerateConfig, limits: Limits, holder: list[TaskState]
+) -> Any:
+    """The ``generate`` handed to solvers: task config, then the step's own settings."""
+
     async def generate(state: TaskState, **config: Any) -> TaskState:
         holder[0] = state
-        output = await model.generate(state.messages, config=GenerateConfig(**config))
+        merged = task_config.merge(GenerateConfig(**config))
+        output = await model.generate(state.messages, config=merged)
         state.output = output
         state.messages.append(output.message)
         if limits.message_limit is not None and len(state.messages) > limits.message_limit:
