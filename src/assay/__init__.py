@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 from assay.dataset import MemoryDataset, Sample
 from assay.evidence import record_event
 from assay.model import GenerateConfig, Model, ModelOutput, get_model
-from assay.pipeline import EvalResult, eval, eval_async
+from assay.pipeline import EvalResult, TaskSource, enqueue_task, eval, eval_async
 from assay.score import (
     CORRECT,
     INCORRECT,
