@@ -7,6 +7,7 @@ on any machine, so a digest written today can be recomputed by an auditor tomorr
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 import msgspec
@@ -39,3 +40,12 @@ def sha256_hex(data: bytes) -> str:
 def digest_of(value: Any) -> str:
     """``sha256:<hex>`` of the canonical JSON of *value*."""
     return "sha256:" + hashlib.sha256(_encoder.encode(value)).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks (memory stays flat for big files)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

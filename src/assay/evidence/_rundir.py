@@ -72,7 +72,7 @@ class RunWriter:
                 head, count = self.resume_point.head, self.resume_point.count
             self._events = FileSink(path / EVENTS)
             sinks.insert(0, self._events)
-            self.store = ArtifactStore(path / ARTIFACTS)
+            self.store = ArtifactStore(path / ARTIFACTS, background=True)
         self.log = EventLog(sinks, head, count)
 
     def _open(self, path: Path, *, resuming: bool) -> None:
@@ -130,6 +130,11 @@ class RunWriter:
         """Push everything buffered to the OS: events first, so no bundle precedes its events."""
         if self._events is None:
             return
+        try:
+            self.store.drain()  # every artifact a queued bundle names is on disk first
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise RunError("run.storage", path=str(self.path), reason=reason) from None
         self._events.flush()
         for name in (BUNDLES, SCORES):
             handle, pending = self._files[name], self._pending[name]
@@ -151,10 +156,15 @@ class RunWriter:
 
     def close(self) -> None:
         """Flush queued lines, close every file and release the lock."""
-        self.flush()
-        self.log.close()
-        self._events = None
-        self._release()
+        try:
+            self.flush()
+        finally:
+            try:
+                self.store.close()
+            finally:
+                self.log.close()
+                self._events = None
+                self._release()
 
     def _release(self) -> None:
         for handle in self._files.values():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from pathlib import Path
 
 import msgspec
@@ -23,14 +25,31 @@ class ArtifactRef(msgspec.Struct, frozen=True):
 
 
 class ArtifactStore:
-    """Write-once files under *root*, named by the SHA-256 of their content."""
+    """Write-once files under *root*, named by the SHA-256 of their content.
 
-    def __init__(self, root: Path, *, write: bool = True) -> None:
+    With ``background=True`` files are created on a writer thread: creating a file is
+    kernel time, which then runs on the other core while trials go on. ``drain`` waits
+    for every queued write (the run writer calls it before any bundle reaches the disk,
+    so no bundle ever names an artifact that is not there) and raises a storage error
+    the thread met. The queue is bounded, so a slow disk slows the run down instead of
+    filling memory.
+    """
+
+    def __init__(self, root: Path, *, write: bool = True, background: bool = False) -> None:
         self.root = root
         self._root = str(root)
         self._write = write
         self._made: set[str] = set()
         self._suffix = f".{os.getpid()}.tmp"
+        self._error: OSError | None = None
+        self._queue: queue.Queue[tuple[str, bytes] | None] | None = None
+        self._thread: threading.Thread | None = None
+        if write and background:
+            self._queue = queue.Queue(maxsize=4096)
+            self._thread = threading.Thread(
+                target=self._drain_forever, name="assay-artifacts", daemon=True
+            )
+            self._thread.start()
 
     def path(self, sha256: str) -> Path:
         """Where the artifact with digest *sha256* lives."""
@@ -40,13 +59,48 @@ class ArtifactStore:
         """Store *data* (if new) and return its reference."""
         digest = hashlib.sha256(data).hexdigest()
         if self._write:
-            self._write_once(digest, data)
+            if self._queue is not None:
+                self._raise_failure()
+                self._queue.put((digest, data))
+            else:
+                self._write_once(digest, data)
         return ArtifactRef(digest, len(data), media)
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
         with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
             return handle.read()
+
+    def drain(self) -> None:
+        """Wait until every queued artifact is on disk; raise what the writer met."""
+        if self._queue is not None:
+            self._queue.join()
+        self._raise_failure()
+
+    def close(self) -> None:
+        """Finish queued writes and stop the writer thread."""
+        if self._queue is not None and self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._queue = None
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _drain_forever(self) -> None:
+        assert self._queue is not None
+        while (item := self._queue.get()) is not None:
+            try:
+                if self._error is None:
+                    self._write_once(*item)
+            except OSError as exc:
+                self._error = exc
+            finally:
+                self._queue.task_done()
+        self._queue.task_done()
 
     def _write_once(self, digest: str, data: bytes) -> None:
         # Hot path (every output of every trial): plain os calls on str paths, and a

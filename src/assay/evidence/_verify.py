@@ -9,13 +9,14 @@ against the events and artifacts it lists, and each score against its bundle.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from assay._digest import fast_json, loads, sha256_hex
+from assay._digest import fast_json, file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
@@ -105,11 +106,10 @@ def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
     """Whole-file digests catch edits the record-level checks cannot (e.g. a report)."""
     for name, expected in sorted(manifest.get("files", {}).items()):
         try:
-            data = (check.path / name).read_bytes()
+            digest = "sha256:" + file_sha256(check.path / name)
         except FileNotFoundError:
             check.problem(name, "verify.missing")
             continue
-        digest = "sha256:" + sha256_hex(data)
         if digest != expected:
             check.problem(name, "verify.file_digest", digest=digest, expected=expected)
 
@@ -230,13 +230,17 @@ def _check_artifacts(check: _Checker) -> None:
     root = check.path / ARTIFACTS
     if not root.is_dir():
         return
-    for folder in sorted(root.iterdir()):
-        for file in sorted(folder.iterdir()) if folder.is_dir() else ():
-            if file.name.startswith("."):
+    for folder in sorted(os.scandir(root), key=lambda entry: entry.name):
+        if not folder.is_dir():
+            continue
+        for file in sorted(os.scandir(folder.path), key=lambda entry: entry.name):
+            name = file.name
+            if name.startswith("."):
                 continue
-            actual = sha256_hex(file.read_bytes())
-            where = f"{ARTIFACTS}/{folder.name}/{file.name}"
-            if actual != file.name or folder.name != file.name[:2]:
+            with open(file.path, "rb") as handle:
+                actual = sha256_hex(handle.read())
+            if actual != name or folder.name != name[:2]:
+                where = f"{ARTIFACTS}/{folder.name}/{name}"
                 check.problem(where, "verify.artifact", actual=actual)
             else:
                 check.artifacts.add(actual)

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from assay.run._groups import first_error
 
@@ -25,6 +26,10 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
     async def worker() -> None:
         for item in iterator:
             await work(item)
+            # A target that answers without ever pausing would starve the event loop:
+            # cancelled timers would pile up (with the trials they reference) until the
+            # run ends. One checkpoint per trial lets the loop clean up as it goes.
+            await anyio.lowlevel.checkpoint()
 
     try:
         async with anyio.create_task_group() as group:
