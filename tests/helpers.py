@@ -185,3 +185,19 @@ def trial_events(run: Path) -> dict[str, list[dict[str, Any]]]:
 def artifact_bytes(run: Path, sha: str) -> bytes:
     """The bytes of the artifact named *sha* in *run*."""
     return (run / "artifacts" / sha[:2] / sha).read_bytes()
+
+
+def state_of(run: Path, bundle: dict[str, Any]) -> dict[str, Any]:
+    """The final TaskState record (the output artifact) of a Python-task trial's bundle."""
+    decoded: dict[str, Any] = json.loads(artifact_bytes(run, bundle["observation"]["output"]))
+    return decoded
+
+
+def run_dirs(log_dir: Path) -> list[Path]:
+    """The run directories ``eval`` created in *log_dir* (those with a manifest)."""
+    return sorted(p for p in log_dir.iterdir() if (p / "manifest.json").is_file())
+
+
+def events_of(run: Path, kind: str) -> list[dict[str, Any]]:
+    """A run's events of type *kind*, in log order."""
+    return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == kind]

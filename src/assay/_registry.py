@@ -20,6 +20,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _REGISTRY: dict[tuple[str, str], Callable[..., Any]] = {}
 _INFO = "__assay_registry__"
+_CALL = "__assay_call__"
 
 
 class RegistryInfo(msgspec.Struct, frozen=True):
@@ -45,6 +46,7 @@ def registered(kind: str, name: str | None = None) -> Callable[[F], F]:
             # rebuildable by name.
             with contextlib.suppress(AttributeError, TypeError):
                 setattr(product, _INFO, info)
+                setattr(product, _CALL, (make, args, kwargs))
             return product
 
         make.__assay_kind__ = kind  # type: ignore[attr-defined]
@@ -81,6 +83,15 @@ def registry_info(obj: object) -> RegistryInfo | None:
     return info if isinstance(info, RegistryInfo) else None
 
 
+def rebuild(obj: object) -> Any | None:
+    """A new product from the same factory and the same (live) arguments, or ``None``."""
+    call = getattr(obj, _CALL, None)
+    if call is None:
+        return None
+    factory, args, kwargs = call
+    return factory(*args, **kwargs)
+
+
 def lookup(kind: str, name: str) -> Callable[..., Any] | None:
     """The registered factory of *kind* named *name*."""
     return _REGISTRY.get((kind, name))
@@ -97,6 +108,12 @@ def json_safe(value: Any) -> Any:
     info = registry_info(value)
     if info is not None:
         return {"$registered": info.kind, "name": info.name, "args": info.args}
+    steps = getattr(value, "solvers", None)
+    if isinstance(steps, list):  # a chain: its steps, in order
+        return [json_safe(step) for step in steps]
+    if callable(value) and hasattr(value, "__qualname__"):
+        # A plain function: by name, never by memory address, so digests are stable.
+        return {"$callable": f"{getattr(value, '__module__', '?')}.{value.__qualname__}"}
     try:
         return msgspec.to_builtins(value)
     except TypeError:

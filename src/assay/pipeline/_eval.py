@@ -20,13 +20,14 @@ import msgspec
 
 from assay._registry import json_safe
 from assay.dataset import Sample, select
-from assay.errors import AssayError
+from assay.errors import AssayError, Interrupted
 from assay.gate import GateDecision
 from assay.model import GenerateConfig, Model, get_model
 from assay.pipeline._options import RunOptions
 from assay.pipeline._run import execute_run
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.report import Report
+from assay.run import first_error
 from assay.score import Metrics
 from assay.task import Task, load_tasks
 
@@ -161,9 +162,12 @@ async def _run_batch(
                     break
             results[index] = result
 
-    async with anyio.create_task_group() as group:
-        for index in range(len(units)):
-            group.start_soon(run_unit, index)
+    try:
+        async with anyio.create_task_group() as group:
+            for index in range(len(units)):
+                group.start_soon(run_unit, index)
+    except BaseExceptionGroup as errors:
+        raise first_error(errors) from None  # e.g. Interrupted: one error, not a group
     return [r for r in results if r is not None]
 
 
@@ -181,16 +185,21 @@ def eval(
 async def _run_unit(
     task: Task, record: dict[str, Any] | None, model: Model, opts: EvalOptions
 ) -> EvalResult:
-    """One unit in its own cancel scope; its failure is its result, not its siblings'."""
+    """One unit in its own cancel scope; its failure is its result, not its siblings'.
+
+    An interrupt (Ctrl-C) is not a unit's failure: it propagates, so the whole eval stops.
+    """
+    output: Path | None = None
     try:
-        if opts.epochs is not None:
-            task.epochs = msgspec.structs.replace(task.epochs, epochs=opts.epochs)
+        epochs = task.epochs
+        if opts.epochs is not None:  # the caller's Task is left as it was
+            epochs = msgspec.structs.replace(task.epochs, epochs=opts.epochs)
+        fail_on_error = opts.fail_on_error if opts.fail_on_error is not None else task.fail_on_error
         settings = TaskSettings(
             score_on_error=opts.score_on_error,
             retry_on_error=opts.retry_on_error,
-            fail_on_error=opts.fail_on_error
-            if opts.fail_on_error is not None
-            else task.fail_on_error,
+            fail_on_error=fail_on_error,
+            continue_on_fail=opts.continue_on_fail,
             gate_minimum=opts.gate_minimum,
             max_attempts=opts.max_attempts,
         )
@@ -200,12 +209,9 @@ async def _run_unit(
                 "select": {"limit": opts.limit, "sample_id": opts.sample_id},
                 "model_args": json_safe(opts.model_args),
             }
-        prepared = prepare_task(task, model, _select(task, opts), settings, record)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        slug = model.name.replace("/", "-")
-        output = (
-            opts.log_dir / f"{prepared.spec.evaluation}-{slug}-{stamp}-{time.time_ns() % 10**6:06d}"
-        )
+        samples = _select(task, opts)
+        prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
+        output = opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
         run_options = RunOptions(
             output=output, max_concurrency=opts.max_samples, handle_signals=opts.handle_signals
         )
@@ -222,8 +228,13 @@ async def _run_unit(
             gate=outcome.gate,
             report=outcome.report,
         )
+    except Interrupted:
+        raise
     except AssayError as exc:
-        return EvalResult(task=task.name, model=model.name, status="error", error=exc.one_line())
+        path = output if output is not None and output.exists() else None
+        return EvalResult(
+            task=task.name, model=model.name, status="error", path=path, error=exc.one_line()
+        )
 
 
 def _run_name(evaluation: str, model: str) -> str:

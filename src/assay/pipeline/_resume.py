@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from assay.errors import RunError
+from assay.errors import ConfigError, RunError
 from assay.evidence import read_manifest
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
@@ -47,6 +47,8 @@ def prepare_for_resume(path: Path, spec_path: Path | None = None) -> Prepared:
     """What it takes to finish the run at *path*: from its YAML spec or its task file."""
     frozen = msgspec.json.decode((path / "spec.json").read_bytes(), type=EvalSpec)
     if frozen.task is None:
+        if any(t.kind == "solver" for t in frozen.targets):
+            raise ConfigError("task.in_memory", evaluation=frozen.evaluation)
         return prepare_spec(load_for_resume(path, spec_path))
     manifest = read_manifest(path)
     if manifest.get("status") == "complete":

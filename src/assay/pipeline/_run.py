@@ -19,7 +19,7 @@ import anyio
 import msgspec
 
 from assay import __version__
-from assay._digest import loads, sha256_hex
+from assay._digest import file_sha256, loads, sha256_hex
 from assay.errors import Interrupted
 from assay.evidence import (
     ARTIFACTS,
@@ -310,9 +310,8 @@ def _finish(run: _Run) -> RunOutcome:
 def _digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
     if path is None:
         return {}
-    files = {
-        name: "sha256:" + sha256_hex((path / name).read_bytes()) for name in (PLAN, BUNDLES, SCORES)
-    }
+    # Hashed in chunks: bundles.jsonl is ~100 MB at 100,000 trials.
+    files = {name: "sha256:" + file_sha256(path / name) for name in (PLAN, BUNDLES, SCORES)}
     files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
     return files
 

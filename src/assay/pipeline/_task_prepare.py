@@ -28,7 +28,7 @@ from assay.score import (
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
 from assay.target import SolverTarget
-from assay.task import Task, load_tasks
+from assay.task import Epochs, Task, load_tasks
 
 
 class TaskSettings(msgspec.Struct, frozen=True):
@@ -54,8 +54,14 @@ def prepare_task(
     samples: list[Sample],
     settings: TaskSettings,
     task_ref: dict[str, Any] | None = None,
+    *,
+    epochs: Epochs | None = None,
 ) -> Prepared:
-    """Freeze *task* against *model* over *samples* into a runnable Prepared."""
+    """Freeze *task* against *model* over *samples* into a runnable Prepared.
+
+    *epochs* overrides the task's own (the Task object is not changed).
+    """
+    epochs = epochs or task.epochs
     dataset = freeze(samples, getattr(task.dataset, "name", "memory"))
     scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error)
     target = TargetSpec(
@@ -72,8 +78,8 @@ def prepare_task(
         dataset=DatasetRef(path=dataset.display, digest=dataset.digest, samples=len(dataset)),
         targets=(target,),
         scorers=tuple(scorer_specs),
-        repetitions=task.epochs.epochs,
-        epochs_reducer=tuple(task.epochs.reducers),
+        repetitions=epochs.epochs,
+        epochs_reducer=tuple(epochs.reducers),
         gate=GatePolicy(minimum=settings.gate_minimum),
         retry=RetryPolicy(max_attempts=settings.max_attempts),
         task=task_ref,
@@ -82,7 +88,7 @@ def prepare_task(
     metadata = {str(s.id): dict(s.metadata) for s in _iter_samples(dataset)}
 
     def task_metrics() -> TaskMetricsBuilder:
-        return TaskMetricsBuilder(task.epochs.epochs, task.epochs.reducers, metrics, metadata)
+        return TaskMetricsBuilder(epochs.epochs, epochs.reducers, metrics, metadata)
 
     return Prepared(
         spec=spec,
@@ -135,11 +141,11 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
     model_args = record.get("model_args", {})
     if "$repr" in repr(model_args):
         raise ConfigError("task.model_args", model=spec.targets[0].model)
-    task.epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
+    epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
     model = get_model(spec.targets[0].model or "mock/default", **model_args)
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
     samples = list(select(task.dataset, **record.get("select", {})))
-    return prepare_task(task, model, samples, settings, record)
+    return prepare_task(task, model, samples, settings, record, epochs=epochs)
 
 
 def _iter_samples(dataset: Dataset) -> Any:

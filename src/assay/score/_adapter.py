@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import msgspec
+
 from assay.score._score import PythonScorer, value_to_float
 from assay.score._scorers import Observation, Verdict, product_gate
 from assay.solver import TaskState
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> ObservationScorer:
@@ -24,7 +28,9 @@ def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> Ob
     async def judge(observation: Observation) -> Verdict:
         if (early := product_gate(observation, score_on_error)) is not None:
             return early
-        state = TaskState.from_record(observation.output, observation.expected)
+        # Each scorer gets its own copy: one scorer's edits never reach another's view.
+        record = _decode(_encode(observation.output))
+        state = TaskState.from_record(record, observation.expected)
         score = await scorer(state, state.target)
         value = value_to_float(score.value)
         if value >= 1.0:

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from assay._registry import lookup, registered, registry_info
+from assay._registry import rebuild, registered
 from assay.solver._state import TaskState
 
 
@@ -75,27 +75,20 @@ def chain(*solvers: Solver | Sequence[Solver]) -> Chain:
 def fresh_solver(step: Solver) -> Solver:
     """A fresh instance of *step* for one trial.
 
-    Registered solvers are rebuilt from their factory and recorded arguments; objects
-    with a ``copy()`` method are copied with it (seed 003's contract); other objects are
-    deep-copied. Plain functions carry no per-trial state and are used as they are.
+    Registered solvers are rebuilt by calling their factory again with the arguments they
+    were made with; objects with a ``copy()`` method are copied with it (seed 003's
+    contract); other objects are deep-copied. Plain functions carry no per-trial state
+    and are used as they are.
     """
     if isinstance(step, Chain):
         return step.fresh()
-    info = registry_info(step)
-    if info is not None and not _has_live_args(info.args):
-        factory = lookup("solver", info.name)
-        if factory is not None:
-            rebuilt: Solver = factory(**info.args)
-            return rebuilt
+    rebuilt = rebuild(step)
+    if rebuilt is not None:
+        made: Solver = rebuilt
+        return made
     if hasattr(step, "copy") and callable(step.copy):
         copied: Solver = step.copy()
         return copied
     if callable(step) and hasattr(step, "__code__"):
         return step
     return copy.deepcopy(step)
-
-
-def _has_live_args(args: dict[str, Any]) -> bool:
-    """True when an argument could not be recorded as JSON (it was kept as a repr)."""
-    text = repr(args)
-    return "$repr" in text or "$registered" in text

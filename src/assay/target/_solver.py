@@ -13,10 +13,19 @@ import math
 from typing import Any
 
 import anyio
+import msgspec
 
 from assay._digest import canonical_json
 from assay.dataset import Sample
-from assay.model import Budget, GenerateConfig, LimitExceeded, Limits, Model, budget_scope
+from assay.model import (
+    Budget,
+    ChatMessage,
+    GenerateConfig,
+    LimitExceeded,
+    Limits,
+    Model,
+    budget_scope,
+)
 from assay.solver import Chain, Target, TaskState
 from assay.target._base import InfrastructureError, TargetOutcome
 
@@ -46,7 +55,7 @@ class SolverTarget:
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
             epoch=epoch,
-            input=sample.input,
+            input=_as_input(sample.input),
             target=Target(sample.target),
             choices=sample.choices,
             metadata=sample.metadata,
@@ -88,12 +97,19 @@ def _generate_for(
 
     async def generate(state: TaskState, **config: Any) -> TaskState:
         holder[0] = state
+        if limits.message_limit is not None and len(state.messages) >= limits.message_limit:
+            raise LimitExceeded("message", len(state.messages), limits.message_limit)
         merged = task_config.merge(GenerateConfig(**config))
         output = await model.generate(state.messages, config=merged)
         state.output = output
         state.messages.append(output.message)
-        if limits.message_limit is not None and len(state.messages) > limits.message_limit:
-            raise LimitExceeded("message", len(state.messages), limits.message_limit)
         return state
 
     return generate
+
+
+def _as_input(value: Any) -> str | list[ChatMessage]:
+    """Text, or chat messages (a frozen dataset holds them as plain mappings)."""
+    if isinstance(value, list):
+        return msgspec.convert(value, list[ChatMessage])
+    return value if isinstance(value, str) else str(value)

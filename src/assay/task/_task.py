@@ -72,7 +72,7 @@ class Task:
         """Setup steps, then the solver: what runs on every trial."""
         if self.setup is None:
             return self.solver
-        return chain(self.setup, self.solver)
+        return chain(*self.setup.solvers, *self.solver.solvers)
 
 
 def _resolve_dataset(dataset: Any) -> Any:
