@@ -72,6 +72,7 @@ def test_bootstrap_stderr_is_close_to_the_analytic_value_and_seeded() -> None:
 
 
 def test_bootstrap_stderr_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")  # compares the numpy path with the fallback
     values = bernoulli(300, 0.6)
     with_numpy = bootstrap_stderr(num_samples=1500)(scores(values))
     monkeypatch.setitem(sys.modules, "numpy", None)  # importing it now raises ImportError
