@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,8 +184,21 @@ def trial_events(run: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def artifact_bytes(run: Path, sha: str) -> bytes:
-    """The bytes of the artifact named *sha* in *run*."""
-    return (run / "artifacts" / sha[:2] / sha).read_bytes()
+    """The bytes of the artifact named *sha* in *run* (a loose file or a pack record)."""
+    from assay.evidence import ArtifactStore
+
+    return ArtifactStore(run / "artifacts", write=False).get(sha)
+
+
+def edit_artifact(run: Path, sha: str, edit: Callable[[bytes], bytes]) -> None:
+    """Rewrite the stored bytes of artifact *sha* in place (same length expected)."""
+    from assay.evidence import ArtifactStore
+
+    path, offset, size = ArtifactStore(run / "artifacts", write=False).locate(sha)
+    data = bytearray(path.read_bytes())
+    changed = edit(bytes(data[offset : offset + size]))
+    data[offset : offset + size] = changed
+    path.write_bytes(bytes(data))
 
 
 def state_of(run: Path, bundle: dict[str, Any]) -> dict[str, Any]:

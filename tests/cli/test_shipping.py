@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import SHIPPING, run_cli
+from tests.helpers import SHIPPING, edit_artifact, run_cli
 
 
 def test_shipping_run_verify_score_gate(tmp_path: Path) -> None:
@@ -31,14 +31,11 @@ def test_shipping_run_verify_score_gate(tmp_path: Path) -> None:
         and json.loads(line)["trial"]["target_id"] == "buggy-release"
     )
     sha = bundle["observation"]["output"]
-    artifact = out / "artifacts" / sha[:2] / sha
-    data = bytearray(artifact.read_bytes())
-    data[data.index(b"1")] = ord("2")
-    artifact.write_bytes(bytes(data))
+    edit_artifact(out, sha, lambda data: data.replace(b"1", b"2", 1))
 
     verified = run_cli("verify", out)
     assert verified.returncode == 4
-    assert artifact.name in verified.stdout
+    assert sha in verified.stdout
     for command in ("score", "gate"):
         refused = run_cli(command, out)
         assert refused.returncode == 4

@@ -19,7 +19,7 @@ import pytest
 
 from assay.errors import EvidenceError
 from assay.evidence import verify_run
-from tests.helpers import SHIPPING, read_jsonl, run_spec_at, unique_callable_spec
+from tests.helpers import SHIPPING, edit_artifact, read_jsonl, run_spec_at, unique_callable_spec
 
 EXIT_EVIDENCE = 4
 
@@ -52,20 +52,18 @@ def edit_lines(path: Path, edit: Callable[[list[bytes]], list[bytes]]) -> None:
     path.write_bytes(b"".join(edit(lines)))
 
 
-def output_artifact(run: Path) -> Path:
-    """The output artifact of buggy-release on order-100 (the wrong answer)."""
+def output_artifact(run: Path) -> str:
+    """The digest of buggy-release's output on order-100 (the wrong answer)."""
     for bundle in read_jsonl(run / "bundles.jsonl"):
         trial = bundle["trial"]
         if trial["sample_id"] == "order-100" and trial["target_id"] == "buggy-release":
-            sha = bundle["observation"]["output"]
-            return run / "artifacts" / sha[:2] / sha
+            return str(bundle["observation"]["output"])
     raise AssertionError("no bundle for buggy-release/order-100")
 
 
-def sample_artifact(run: Path) -> Path:
-    """The artifact holding the sample (input and expected) of the first bundle."""
-    sha = read_jsonl(run / "bundles.jsonl")[0]["artifacts"]["sample"]
-    return run / "artifacts" / sha[:2] / sha
+def sample_artifact(run: Path) -> str:
+    """The digest of the artifact holding the first bundle's sample (input, expected)."""
+    return str(read_jsonl(run / "bundles.jsonl")[0]["artifacts"]["sample"])
 
 
 def manifest_field(run: Path, key: str) -> str:
@@ -271,21 +269,31 @@ def _trailing_newline_dropped(run: Path) -> str:
 
 
 def _output_artifact(run: Path) -> str:
-    path = output_artifact(run)
-    replace_once(path, b"10", b"00")
-    return path.name
+    sha = output_artifact(run)
+    edit_artifact(run, sha, lambda data: data.replace(b"10", b"00", 1))
+    return sha
 
 
 def _sample_artifact(run: Path) -> str:
-    path = sample_artifact(run)
-    flip_byte(path, len(path.read_bytes()) // 2)
-    return path.name
+    sha = sample_artifact(run)
+
+    def flip(data: bytes) -> bytes:
+        middle = len(data) // 2
+        return (
+            data[:middle]
+            + (b"x" if data[middle : middle + 1] != b"x" else b"y")
+            + data[middle + 1 :]
+        )
+
+    edit_artifact(run, sha, flip)
+    return sha
 
 
 def _artifact_removed(run: Path) -> str:
-    path = output_artifact(run)
-    path.unlink()
-    return path.name
+    """Every artifact gone (packs hold many): the bundles name what is missing."""
+    sha = output_artifact(run)
+    shutil.rmtree(run / "artifacts")
+    return sha
 
 
 def _bundles(run: Path) -> str:

@@ -272,8 +272,17 @@ def test_hidden_fields_are_dropped_from_the_sample_but_an_echoed_output_is_evide
         assert not any(secret in json.dumps(sample) for secret in SECRETS)
         assert not any(secret in json.dumps(bundle) for secret in SECRETS)
         outputs.add(bundle["artifacts"]["output"])
-    output_leaks = {p.split(":")[0] for p in leaked(out)} - {"scores.jsonl", *REPORT_NAMES}
-    assert output_leaks <= outputs, output_leaks
+    from assay.evidence._pack import PackError, pack_names, scan_pack
+
+    leaking_files = {p.split(":")[0] for p in leaked(out)} - {"scores.jsonl", *REPORT_NAMES}
+    packs = set(pack_names(out / "artifacts"))
+    assert leaking_files <= outputs | packs, leaking_files
+    for name in packs:
+        for item in scan_pack(out / "artifacts" / name):
+            assert not isinstance(item, PackError)
+            record, data = item
+            if any(secret.encode() in data for secret in SECRETS):
+                assert record.sha256 in outputs, record
 
 
 REPORT_NAMES = {"report.json", "report.md", "report.html"}

@@ -16,8 +16,9 @@ import msgspec
 
 from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
-from assay.evidence._layout import BUNDLES, EVENTS, SCORES
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS
+from assay.evidence._pack import pack_names, whole_length
 
 
 class ResumePoint(msgspec.Struct):
@@ -51,6 +52,12 @@ def find_resume_point(path: Path) -> ResumePoint:
     for name in (EVENTS, BUNDLES, SCORES):
         if cut := _cut_torn_tail(path / name):
             repaired.append(f"{name}: cut a torn last record ({cut} bytes)")
+    for name in pack_names(path / ARTIFACTS):
+        pack = path / ARTIFACTS / name
+        if (size := pack.stat().st_size) > (keep := whole_length(pack)):
+            with open(pack, "r+b") as handle:
+                handle.truncate(keep)
+            repaired.append(f"{ARTIFACTS}/{name}: cut a torn last record ({size - keep} bytes)")
     finished = _finished_trials(path / BUNDLES)
     scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     head, count, run_events = GENESIS, 0, 0

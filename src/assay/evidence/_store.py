@@ -1,8 +1,9 @@
-"""The content-addressed artifact store: every payload is a file named by its SHA-256.
+"""The content-addressed artifact store: every payload is named by its SHA-256.
 
-Outputs, inputs and other payloads are written once under ``artifacts/<2 hex>/<64 hex>``;
-the same bytes are stored once however many trials produce them. Because the name is
-the digest, changing one byte of an artifact is caught by hashing it again.
+Payloads of 64 KiB or more are files ``artifacts/<2 hex>/<64 hex>``; smaller ones are
+records in ``artifacts/pack-NNNN.bin``, each headed by its digest (see ``_pack``). Either
+way the same bytes are stored once per run in the common case, and changing one byte
+of an artifact is caught by hashing it again against its name.
 """
 
 from __future__ import annotations
@@ -11,9 +12,24 @@ import hashlib
 import os
 import queue
 import threading
+from collections import OrderedDict
 from pathlib import Path
+from typing import IO
 
 import msgspec
+
+from assay.evidence._pack import (
+    LOOSE_MIN,
+    PackError,
+    PackRecord,
+    next_pack_name,
+    pack_names,
+    record_bytes,
+    scan_pack,
+)
+
+RECENT = 65_536
+"""Digests remembered for de-duplication; memory stays flat however long the run."""
 
 
 class ArtifactRef(msgspec.Struct, frozen=True):
@@ -44,6 +60,9 @@ class ArtifactStore:
         self._error: OSError | None = None
         self._queue: queue.Queue[tuple[str, bytes] | None] | None = None
         self._thread: threading.Thread | None = None
+        self._pack: IO[bytes] | None = None
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._index: dict[str, PackRecord] | None = None
         if write and background:
             self._queue = queue.Queue(maxsize=4096)
             self._thread = threading.Thread(
@@ -52,33 +71,84 @@ class ArtifactStore:
             self._thread.start()
 
     def path(self, sha256: str) -> Path:
-        """Where the artifact with digest *sha256* lives."""
+        """Where the artifact would live as a loose file."""
         return self.root / sha256[:2] / sha256
 
     def put(self, data: bytes, media: str) -> ArtifactRef:
         """Store *data* (if new) and return its reference."""
         digest = hashlib.sha256(data).hexdigest()
         if self._write:
-            if self._queue is not None:
+            if len(data) < LOOSE_MIN:
+                self._append(digest, data)
+            elif self._queue is not None:
                 self._raise_failure()
                 self._queue.put((digest, data))
             else:
                 self._write_once(digest, data)
         return ArtifactRef(digest, len(data), media)
 
+    def _append(self, digest: str, data: bytes) -> None:
+        """Append a pack record, unless this digest was stored recently."""
+        recent = self._recent
+        if digest in recent:
+            recent.move_to_end(digest)
+            return
+        recent[digest] = None
+        if len(recent) > RECENT:
+            recent.popitem(last=False)  # bounded: an old duplicate is merely stored twice
+        if self._pack is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._pack = open(self.root / next_pack_name(self.root), "ab", buffering=1 << 20)  # noqa: SIM115
+        self._pack.write(record_bytes(digest, data))
+
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
-        with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
-            return handle.read()
+        try:
+            with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            pass
+        record = self._lookup(sha256)
+        if record is None:
+            raise FileNotFoundError(f"artifact {sha256} is in no pack and no file")
+        with open(self.root / record.pack, "rb") as handle:
+            handle.seek(record.offset)
+            return handle.read(record.size)
+
+    def locate(self, sha256: str) -> tuple[Path, int, int]:
+        """``(file, offset, size)`` of an artifact's bytes (for tools and tests)."""
+        loose = self.path(sha256)
+        if loose.exists():
+            return loose, 0, loose.stat().st_size
+        record = self._lookup(sha256)
+        if record is None:
+            raise FileNotFoundError(f"artifact {sha256} is in no pack and no file")
+        return self.root / record.pack, record.offset, record.size
+
+    def _lookup(self, sha256: str) -> PackRecord | None:
+        if self._index is None:
+            if self._pack is not None:
+                self._pack.flush()
+            self._index = {}
+            for name in pack_names(self.root):
+                for item in scan_pack(self.root / name):
+                    if not isinstance(item, PackError):
+                        self._index.setdefault(item[0].sha256, item[0])
+        return self._index.get(sha256)
 
     def drain(self) -> None:
-        """Wait until every queued artifact is on disk; raise what the writer met."""
+        """Push every stored artifact to the OS; raise what the writer met."""
+        if self._pack is not None:
+            self._pack.flush()
         if self._queue is not None:
             self._queue.join()
         self._raise_failure()
 
     def close(self) -> None:
-        """Finish queued writes and stop the writer thread."""
+        """Finish queued writes, close the pack and stop the writer thread."""
+        if self._pack is not None:
+            self._pack.close()
+            self._pack = None
         if self._queue is not None and self._thread is not None:
             self._queue.put(None)
             self._thread.join()

@@ -21,6 +21,7 @@ from assay._messages import say
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._log import GENESIS
+from assay.evidence._pack import PackError, pack_names, scan_pack
 from assay.evidence._rundir import read_manifest
 from assay.plan import trial_id
 from assay.spec import EvalSpec
@@ -230,6 +231,8 @@ def _check_artifacts(check: _Checker) -> None:
     root = check.path / ARTIFACTS
     if not root.is_dir():
         return
+    for name in pack_names(root):
+        _check_pack(check, root / name)
     for folder in sorted(os.scandir(root), key=lambda entry: entry.name):
         if not folder.is_dir():
             continue
@@ -245,6 +248,23 @@ def _check_artifacts(check: _Checker) -> None:
             else:
                 check.artifacts.add(actual)
             check.result.artifacts += 1
+
+
+def _check_pack(check: _Checker, path: Path) -> None:
+    """Hash every record of a pack against the digest in its header."""
+    for item in scan_pack(path):
+        if isinstance(item, PackError):
+            where = f"{ARTIFACTS}/{item.pack}@{item.header_offset}"
+            check.problem(where, "verify.not_record", kind="artifact")
+            return
+        record, data = item
+        actual = sha256_hex(data)
+        if actual != record.sha256:
+            where = f"{ARTIFACTS}/{record.pack}@{record.header_offset} ({record.sha256})"
+            check.problem(where, "verify.artifact", actual=actual)
+        else:
+            check.artifacts.add(actual)
+        check.result.artifacts += 1
 
 
 def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
@@ -281,9 +301,7 @@ def _check_bundle_refs(check: _Checker, bundle: dict[str, Any], tid: str, where:
         check.problem(where, "verify.bundle_events", events=EVENTS)
     for name, sha in sorted(bundle.get("artifacts", {}).items()):
         if sha not in check.artifacts:
-            check.problem(
-                where, "verify.bundle_artifact", name=name, path=f"{ARTIFACTS}/{sha[:2]}/{sha}"
-            )
+            check.problem(where, "verify.bundle_artifact", name=name, path=f"sha256 {sha}")
 
 
 def _check_scores(check: _Checker) -> None:
