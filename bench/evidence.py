@@ -86,7 +86,9 @@ def _bundle_find(path: Path, tid: str) -> dict[str, Any]:
 def _bundle_and_output(run: Path, tid: str) -> tuple[dict[str, Any], bytes]:
     bundle = _bundle_find(run / "bundles.jsonl", tid)
     sha = bundle["observation"]["output"]
-    return bundle, (run / "artifacts" / sha[:2] / sha).read_bytes()
+    from assay.evidence import ArtifactStore
+
+    return bundle, ArtifactStore(run / "artifacts", write=False).get(sha)
 
 
 def _events_find(path: Path, tid: str) -> int:
