@@ -288,6 +288,11 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
             run.seal("interrupted")
         raise
     finally:
+        with anyio.CancelScope(shield=True):
+            for target in run.targets.values():
+                closer = getattr(target, "aclose", None)
+                if closer is not None:
+                    await closer()
         run.writer.close()
 
 

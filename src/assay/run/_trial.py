@@ -37,6 +37,7 @@ class AttemptRecord(msgspec.Struct, frozen=True):
     status: AttemptState
     event: int
     reason: str | None = None
+    retry_after: float | None = None
 
 
 class TrialResult(msgspec.Struct):
@@ -89,7 +90,8 @@ async def run_trial(
                     state = "requeued" if may_requeue else "completed"
                     break
                 if number < last:
-                    await anyio.sleep(backoff_delay(retry, number - first + 1, rng))
+                    delay = backoff_delay(retry, number - first + 1, rng)
+                    await anyio.sleep(max(delay, record.retry_after or 0.0))
             else:
                 state = "blocked"
         finally:
@@ -116,7 +118,8 @@ async def _attempt(
             detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
             recorder.record("error", {**detail, "detail": exc.detail})
             recorder.record("attempt_finished", {**detail, "status": "infra_failed"})
-            return AttemptRecord(number, "infra_failed", started, exc.reason), None
+            record = AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
+            return record, None
         except anyio.get_cancelled_exc_class():
             recorder.record("attempt_finished", {"attempt": number, "status": "cancelled"})
             raise

@@ -39,6 +39,8 @@ class _RawTarget(msgspec.Struct, forbid_unknown_fields=True):
     argv: list[str] | None = None
     args: list[str] = []
     callable: str | None = None
+    url: str | None = None
+    headers_from_env: dict[str, str] | None = None
     timeout: float = 30.0
     max_output_bytes: int = 1_048_576
 
@@ -164,14 +166,19 @@ def _field_message(exc: msgspec.ValidationError) -> str:
 
 def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec:
     where = f"targets[{index}]"
-    kinds = [name for name in ("script", "argv", "callable") if getattr(raw, name)]
+    kinds = [name for name in ("script", "argv", "callable", "url") if getattr(raw, name)]
     if len(kinds) != 1:
-        reason = f"{where}: give exactly one of 'script', 'argv' or 'callable'"
+        reason = f"{where}: give exactly one of 'script', 'argv', 'callable' or 'url'"
         raise ConfigError("spec.shape", path=display, reason=reason)
     if raw.timeout <= 0 or raw.max_output_bytes <= 0:
         reason = f"{where}: 'timeout' and 'max_output_bytes' must be positive"
         raise ConfigError("spec.shape", path=display, reason=reason)
     common = {"id": raw.id, "timeout": raw.timeout, "max_output_bytes": raw.max_output_bytes}
+    if raw.url:
+        if not raw.url.startswith(("http://", "https://")):
+            reason = f"{where}.url: must be an http:// or https:// URL"
+            raise ConfigError("spec.shape", path=display, reason=reason)
+        return TargetSpec(kind="http", url=raw.url, headers_from_env=raw.headers_from_env, **common)  # type: ignore[arg-type]
     if raw.callable:
         digest = _module_digest(root, raw.callable)
         return TargetSpec(kind="callable", callable=raw.callable, digest=digest, **common)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ PYTHON = "{python}"
 """In a target's argv, stands for the Python running assay (kept symbolic so the
 spec digest is the same on every machine)."""
 
-TargetKind = Literal["subprocess", "callable", "solver"]
+TargetKind = Literal["subprocess", "callable", "solver", "http"]
 ScorerKind = Literal["field_match", "exact", "includes", "regex", "python"]
 
 
@@ -49,6 +49,8 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     digest: str | None = None
     timeout: float = 30.0
     max_output_bytes: int = 1_048_576
+    url: str | None = None
+    headers_from_env: dict[str, str] | None = None
     model: str | None = None
     solver: list[Any] | None = None
     config: dict[str, Any] | None = None

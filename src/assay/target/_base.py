@@ -21,9 +21,10 @@ OutcomeKind = Literal["answered", "product_failure", "error"]
 class InfrastructureError(Exception):
     """The target could not be asked: retry it. ``reason`` is a short, stable label."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", retry_after: float | None = None) -> None:
         self.reason = reason
         self.detail = detail
+        self.retry_after = retry_after
         super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
