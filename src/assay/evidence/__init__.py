@@ -13,7 +13,7 @@ from assay.evidence._layout import (
     SINK_FALLBACK,
     SPEC,
 )
-from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
+from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_seal
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._rundir import RunWriter, read_manifest
@@ -45,6 +45,7 @@ __all__ = [
     "RunWriter",
     "TrialRecorder",
     "VerifyResult",
+    "after_seal",
     "bundle_digest",
     "current_recorder",
     "decode_output",

@@ -18,6 +18,13 @@ from assay._digest import fast_json
 GENESIS = "0" * 64
 
 
+def after_seal(kind: str) -> bool:
+    """Events a trial records after its bundle is sealed: scores (``match``) and what
+    scorers did (``score_*``, e.g. a grader's ``score_sampling``). Bundles do not list
+    them; they carry the bundle's digest or follow its ``match`` in the chain instead."""
+    return kind == "match" or kind.startswith("score_")
+
+
 class LineSink(Protocol):
     """Where finished event lines go: a file, an HTTP collector, a terminal."""
 

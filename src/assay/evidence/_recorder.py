@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from assay.evidence._log import EventLog
+from assay.evidence._log import EventLog, after_seal
 from assay.evidence._store import ArtifactRef, ArtifactStore
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
@@ -32,6 +32,7 @@ class TrialRecorder:
         "last",
         "parent",
         "root",
+        "scoring",
         "store",
         "trial_id",
     )
@@ -43,6 +44,7 @@ class TrialRecorder:
         self.events: list[tuple[int, str]] = []
         self.last = 0
         self.closed = False
+        self.scoring = False
         self._lock = threading.Lock()
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
@@ -60,15 +62,30 @@ class TrialRecorder:
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
         """Like ``record``, but dropped (``None``) once the trial is closed."""
         with self._lock:
-            return None if self.closed else self._append(kind, data, -1)
+            if self.scoring:
+                kind = f"score_{kind}"
+            elif self.closed:
+                return None
+            return self._append(kind, data, -1)
 
     def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
         n = self.last = self.last + 1
         parent_n = self.parent if parent == -1 else parent
         digest = self._log.append(self.trial_id, n, parent_n, kind, data)
-        if kind != "match":
+        if not after_seal(kind):
             self.events.append((n, digest))
         return n
+
+    @contextmanager
+    def scoring_phase(self) -> Iterator[None]:
+        """While scorers run: their model calls (a grader's) are recorded, parented to
+        the trial, though the trial itself is closed."""
+        self.scoring, outer = True, self.parent
+        self.parent = self.root
+        try:
+            yield
+        finally:
+            self.scoring, self.parent = False, outer
 
     def close(self) -> None:
         """Seal the trial's event list: a stray thread can no longer add to it."""

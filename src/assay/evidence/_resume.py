@@ -17,7 +17,7 @@ import msgspec
 from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
-from assay.evidence._log import GENESIS
+from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import pack_names, whole_length
 
 
@@ -74,7 +74,7 @@ def find_resume_point(path: Path) -> ResumePoint:
             last_event[trial] = record["n"]
         else:
             events, _ = orphans.get(trial, ([], 0))
-            if record["type"] != "match":
+            if not after_seal(record["type"]):
                 events.append((record["n"], head))
             orphans[trial] = (events, record["n"])
     return ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)

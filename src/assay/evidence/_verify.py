@@ -20,7 +20,7 @@ from assay._digest import fast_json, file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
-from assay.evidence._log import GENESIS
+from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_pack
 from assay.evidence._rundir import read_manifest
 from assay.plan import trial_id
@@ -182,9 +182,10 @@ def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
         counts[trial] = n
         if trial is None:
             check.run_tail = (kind, record["data"])
-        elif kind == "match":
-            # match events follow the sealed bundle; they bind the score record instead
-            check.score_hashes.add(record["data"].get("record"))
+        elif after_seal(kind):
+            # after the sealed bundle: a match binds its score line; score_* follow it
+            if kind == "match":
+                check.score_hashes.add(record["data"].get("record"))
         else:
             _fold_event(check, trial, n, prev)
         check.result.events += 1

@@ -15,6 +15,7 @@ from assay.model._mock import MockAPI
 from assay.model._model import Model, ModelAPI
 from assay.model._output import ModelOutput, ModelUsage, StopReason
 from assay.model._registry import get_model, modelapi
+from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 
 __all__ = [
     "Budget",
@@ -27,14 +28,18 @@ __all__ = [
     "ModelAPI",
     "ModelOutput",
     "ModelUsage",
+    "Replay",
+    "ReplayMiss",
     "Role",
     "StopReason",
     "ToolCall",
     "assistant_message",
     "budget_scope",
     "current_budget",
+    "current_replay",
     "get_model",
     "modelapi",
+    "replay_scope",
     "system_message",
     "tool_message",
     "user_message",

@@ -14,12 +14,13 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
-from assay._digest import canonical_json
+from assay._digest import canonical_json, sha256_hex
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage, user_message
 from assay.model._output import ModelOutput
+from assay.model._replay import current_replay
 
 DEFAULT_MAX_CONNECTIONS = 10
 _JSON = "application/json"
@@ -57,6 +58,12 @@ class Model:
         """Ask the model; record the call in the current trial's evidence."""
         messages = [user_message(input)] if isinstance(input, str) else input
         merged = self.config.merge(config)
+        replay = current_replay()
+        if replay is not None:
+            prompt = canonical_json({"messages": messages, "tools": tools or [], "config": merged})
+            recorded = replay.answer(self.name, sha256_hex(prompt))
+            if recorded is not None:
+                return recorded
         budget = current_budget()
         started = time.monotonic()
         async with self._connections:

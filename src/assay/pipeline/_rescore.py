@@ -27,7 +27,9 @@ from assay.evidence import (
     verify_run,
 )
 from assay.gate import GateDecision, decide
+from assay.model import replay_scope
 from assay.pipeline._judge import judge
+from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.pipeline._task_prepare import task_scorers
@@ -71,7 +73,8 @@ async def rescore_run_async(path: Path) -> Rescore:
     store = ArtifactStore(path / ARTIFACTS, write=False)
     recomputed: dict[str, tuple[str, str]] = {}
     sample_ids: list[str] = []
-    with open(path / BUNDLES, "rb") as handle:
+    # Graders answer from the run's own evidence: re-scoring never calls a model.
+    with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
         for line in handle:
             bundle = loads(line)
             sha = bundle["observation"].get("output")

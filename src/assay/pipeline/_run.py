@@ -37,11 +37,13 @@ from assay.evidence import (
     seal_bundle,
 )
 from assay.gate import GateDecision, decide
+from assay.model import replay_scope
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
@@ -200,7 +202,10 @@ class _Run:
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
-        records, row = await judge(bundle, output, self.scorers, self.metrics, self.task_metrics)
+        with recorder.bound(), recorder.scoring_phase():
+            records, row = await judge(
+                bundle, output, self.scorers, self.metrics, self.task_metrics
+            )
         for score in records:
             line = self.writer.write_score(score)
             recorder.record("match", _match(score, digest, line), parent=recorder.root)
@@ -219,7 +224,10 @@ class _Run:
         if self.point is None or self.writer.path is None:
             return set()
         store = ArtifactStore(self.writer.path / ARTIFACTS, write=False)
-        with open(self.writer.path / BUNDLES, "rb") as handle:
+        # Re-judging finished trials must not ask graders again: answer from the log
+        # (a call a crash lost before it was logged is made live).
+        replay = replay_of_run(self.writer.path, live_fallback=True)
+        with open(self.writer.path / BUNDLES, "rb") as handle, replay_scope(replay):
             for line in handle:
                 bundle = loads(line)
                 if bundle["trial"]["trial_id"] not in self.point.finished:

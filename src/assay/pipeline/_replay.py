@@ -1,0 +1,27 @@
+"""The recorded model calls of a run, as a ``Replay`` for re-scoring without a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay._digest import loads
+from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
+from assay.model import Replay
+
+_CALLS = (b'"type":"sampling"', b'"type":"score_sampling"')
+
+
+def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
+    """Every model call the run recorded (solver and grader calls), by model and prompt."""
+    calls: dict[tuple[str, str], str] = {}
+    with open(path / EVENTS, "rb") as handle:
+        for line in handle:
+            if not any(marker in line for marker in _CALLS):
+                continue
+            data = loads(line)["data"]
+            if "model" in data and "prompt" in data and "output" in data:
+                calls.setdefault((data["model"], data["prompt"]), data["output"])
+    store = ArtifactStore(path / ARTIFACTS, write=False)
+    replay = Replay(calls, store.get)
+    replay.live_fallback = live_fallback
+    return replay
