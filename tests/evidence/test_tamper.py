@@ -374,7 +374,7 @@ CASES = [
     pytest.param(Case(_trailing_newline_dropped), id="events.jsonl-trailing-newline-dropped"),
     pytest.param(Case(_output_artifact), id="artifact-output"),
     pytest.param(Case(_sample_artifact), id="artifact-sample"),
-    pytest.param(Case(_artifact_removed), id="artifact-removed"),
+    pytest.param(Case(_artifact_removed, first=False), id="artifact-removed"),
     pytest.param(Case(_bundles), id="bundles.jsonl"),
     pytest.param(Case(_scores), id="scores.jsonl"),
     pytest.param(Case(_manifest_events_head, first=False), id="manifest-events_head"),

@@ -1,6 +1,12 @@
 """Evidence: the event log, the artifact store, observation bundles and verification."""
 
 from assay.evidence._bundle import BUNDLE_SCHEMA, bundle_digest, decode_output, seal_bundle
+from assay.evidence._index import (
+    BUNDLE_INDEX,
+    read_trial,
+    write_bundle_index,
+    write_pack_index,
+)
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -14,6 +20,7 @@ from assay.evidence._layout import (
     SPEC,
 )
 from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_seal
+from assay.evidence._pack import LOOSE_MIN, pack_names
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._rundir import RunWriter, read_manifest
@@ -24,9 +31,11 @@ from assay.evidence._verify import VerifyResult, verify_run
 __all__ = [
     "ARTIFACTS",
     "BUNDLES",
+    "BUNDLE_INDEX",
     "BUNDLE_SCHEMA",
     "EVENTS",
     "GENESIS",
+    "LOOSE_MIN",
     "MANIFEST",
     "MANIFEST_SCHEMA",
     "PLAN",
@@ -50,8 +59,12 @@ __all__ = [
     "current_recorder",
     "decode_output",
     "find_resume_point",
+    "pack_names",
     "read_manifest",
+    "read_trial",
     "record_event",
     "seal_bundle",
     "verify_run",
+    "write_bundle_index",
+    "write_pack_index",
 ]

@@ -18,6 +18,7 @@ from typing import IO
 
 import msgspec
 
+from assay.evidence._index import find_in_pack_index
 from assay.evidence._pack import (
     LOOSE_MIN,
     PackError,
@@ -126,6 +127,12 @@ class ArtifactStore:
         return self.root / record.pack, record.offset, record.size
 
     def _lookup(self, sha256: str) -> PackRecord | None:
+        for name in pack_names(self.root):
+            index = (self.root / name).with_suffix(".idx")
+            if index.exists():
+                found = find_in_pack_index(index, sha256)
+                if found is not None:
+                    return PackRecord(name, -1, found[0], found[1], sha256)
         if self._index is None:
             if self._pack is not None:
                 self._pack.flush()

@@ -23,6 +23,7 @@ from assay._digest import file_sha256, loads, sha256_hex
 from assay.errors import Interrupted
 from assay.evidence import (
     ARTIFACTS,
+    BUNDLE_INDEX,
     BUNDLES,
     MANIFEST_SCHEMA,
     PLAN,
@@ -34,7 +35,10 @@ from assay.evidence import (
     PrintSink,
     RunWriter,
     TrialRecorder,
+    pack_names,
     seal_bundle,
+    write_bundle_index,
+    write_pack_index,
 )
 from assay.gate import GateDecision, decide
 from assay.model import replay_scope
@@ -315,17 +319,31 @@ def _finish(run: _Run) -> RunOutcome:
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()
-    files = _digests(run.writer.path, rendered)
+    indexes = write_indexes(run.writer.path)
+    files = _digests(run.writer.path, rendered, indexes)
     run.seal("complete", files)
     return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report, run.errors)
 
 
-def _digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
+def write_indexes(path: Path | None) -> list[str]:
+    """Write the bundle and pack indexes of a sealed run; their names, for the manifest."""
+    if path is None:
+        return []
+    names = []
+    for pack in pack_names(path / ARTIFACTS):
+        index = write_pack_index(path / ARTIFACTS / pack)
+        names.append(f"{ARTIFACTS}/{index.name}")
+    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
+    return [BUNDLE_INDEX, *names]
+
+
+def _digests(path: Path | None, rendered: dict[str, bytes], indexes: list[str]) -> dict[str, str]:
     if path is None:
         return {}
     # Hashed in chunks: bundles.jsonl is ~100 MB at 100,000 trials.
     files = {name: "sha256:" + file_sha256(path / name) for name in (PLAN, BUNDLES, SCORES)}
     files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
+    files.update({name: "sha256:" + file_sha256(path / name) for name in indexes})
     return files
 
 

@@ -1,7 +1,10 @@
 """Metrics over the *planned* trials: a trial with no score still counts against the rate.
 
 ``MetricsBuilder`` is fed one trial at a time (state and score statuses), keeping only
-counters, so metrics for a million trials cost the same memory as for ten.
+counters, so metrics for a million trials cost the same memory as for ten. Each pass rate
+carries a Wilson interval at a declared level; with repetitions, a stderr clustered by
+sample too, built from per-sample counters that are dropped as soon as a sample's last
+repetition is in (trials of one sample are adjacent in plan order).
 """
 
 from __future__ import annotations
@@ -11,9 +14,15 @@ from collections import Counter
 
 import msgspec
 
+from assay.score._intervals import DEFAULT_LEVEL, WILSON, cluster_stderr, wilson_interval
+
 
 class MetricEstimate(msgspec.Struct, frozen=True):
-    """A pass rate with its planned denominator and standard error."""
+    """A pass rate with its planned denominator, standard errors and confidence interval.
+
+    ``cluster_stderr`` is set only when trials repeat samples (repetitions > 1): it is the
+    stderr to believe then, since repeated trials of one sample are not independent.
+    """
 
     target_id: str
     scorer_id: str
@@ -23,6 +32,17 @@ class MetricEstimate(msgspec.Struct, frozen=True):
     denominator: int
     stderr: float
     statuses: dict[str, int]
+    ci_low: float = 0.0
+    ci_high: float = 1.0
+    ci_level: float = DEFAULT_LEVEL
+    ci_method: str = WILSON
+    cluster_stderr: float | None = None
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The Wilson interval at another *level* (the gate's, if it differs)."""
+        if level == self.ci_level:
+            return self.ci_low, self.ci_high
+        return wilson_interval(self.passed, self.denominator, level)
 
 
 class TargetCounts(msgspec.Struct, frozen=True):
@@ -54,40 +74,76 @@ class Metrics(msgspec.Struct, frozen=True):
         raise KeyError(target_id)
 
 
-class MetricsBuilder:
-    """Accumulates trial states and score statuses; ``build`` divides by the plan."""
+class _Clusters:
+    """Per-sample pass counts of one (target, scorer), reduced to two sums as samples end."""
 
-    def __init__(self, denominators: dict[str, int], scorer_ids: list[str]) -> None:
+    def __init__(self, repetitions: int) -> None:
+        self.repetitions = repetitions
+        self.pending: dict[str, list[int]] = {}
+        self.sum_means = 0.0
+        self.sum_squares = 0.0
+
+    def add(self, sample_id: str, passed: bool) -> None:
+        counts = self.pending.setdefault(sample_id, [0, 0])
+        counts[0] += 1
+        counts[1] += int(passed)
+        if counts[0] >= self.repetitions:
+            self._close(self.pending.pop(sample_id))
+
+    def _close(self, counts: list[int]) -> None:
+        mean = counts[1] / self.repetitions
+        self.sum_means += mean
+        self.sum_squares += mean * mean
+
+    def stderr(self, samples: int) -> float | None:
+        for counts in self.pending.values():  # samples cut short: unrun trials count as fails
+            self._close(counts)
+        self.pending.clear()
+        return cluster_stderr(self.sum_means, self.sum_squares, samples)
+
+
+class MetricsBuilder:
+    """Accumulates trial states and score statuses; ``build`` divides by the plan.
+
+    *repetitions* > 1 (with ``sample_id`` given to ``add_score``) adds a stderr clustered
+    by sample; *confidence* is the level of every interval (the gate policy's).
+    """
+
+    def __init__(
+        self,
+        denominators: dict[str, int],
+        scorer_ids: list[str],
+        repetitions: int = 1,
+        confidence: float = DEFAULT_LEVEL,
+    ) -> None:
         self.denominators = denominators
         self.scorer_ids = scorer_ids
+        self.repetitions = repetitions
+        self.confidence = confidence
         self.states: dict[str, Counter[str]] = {t: Counter() for t in denominators}
         self.scores: dict[tuple[str, str], Counter[str]] = {
             (t, s): Counter() for t in denominators for s in scorer_ids
         }
+        self.clusters: dict[tuple[str, str], _Clusters] = {}
 
     def add_trial(self, target_id: str, state: str) -> None:
         """Count one finished trial's state."""
         self.states[target_id][state] += 1
 
-    def add_score(self, target_id: str, scorer_id: str, status: str) -> None:
-        """Count one score's status."""
+    def add_score(
+        self, target_id: str, scorer_id: str, status: str, sample_id: str | None = None
+    ) -> None:
+        """Count one score's status (and, with repetitions, its sample's pass count)."""
         self.scores[(target_id, scorer_id)][status] += 1
+        if self.repetitions > 1 and sample_id is not None:
+            key = (target_id, scorer_id)
+            if key not in self.clusters:
+                self.clusters[key] = _Clusters(self.repetitions)
+            self.clusters[key].add(str(sample_id), status == "passed")
 
     def build(self) -> Metrics:
         """Pass rates over the planned denominators; unscored trials count as missing."""
-        estimates = []
-        for (target_id, scorer_id), statuses in self.scores.items():
-            denominator = self.denominators[target_id]
-            passed = statuses.get("passed", 0)
-            n = sum(statuses.values())
-            full = dict.fromkeys(("passed", "failed", "unscorable", "error"), 0)
-            full.update(statuses)
-            full["missing"] = denominator - n
-            rate = passed / denominator if denominator else 0.0
-            stderr = math.sqrt(rate * (1 - rate) / denominator) if denominator else 0.0
-            estimates.append(
-                MetricEstimate(target_id, scorer_id, rate, passed, n, denominator, stderr, full)
-            )
+        estimates = [self._estimate(t, s, statuses) for (t, s), statuses in self.scores.items()]
         targets = []
         for target_id, states in self.states.items():
             full = dict.fromkeys(("completed", "blocked", "invalid"), 0)
@@ -95,3 +151,20 @@ class MetricsBuilder:
             full["not_run"] = self.denominators[target_id] - sum(states.values())
             targets.append(TargetCounts(target_id, self.denominators[target_id], full))
         return Metrics(estimates, targets)
+
+    def _estimate(self, target_id: str, scorer_id: str, statuses: Counter[str]) -> MetricEstimate:
+        denominator = self.denominators[target_id]
+        passed = statuses.get("passed", 0)
+        n = sum(statuses.values())
+        full = dict.fromkeys(("passed", "failed", "unscorable", "error"), 0)
+        full.update(statuses)
+        full["missing"] = denominator - n
+        rate = passed / denominator if denominator else 0.0
+        stderr = math.sqrt(rate * (1 - rate) / denominator) if denominator else 0.0
+        low, high = wilson_interval(passed, denominator, self.confidence)
+        clusters = self.clusters.get((target_id, scorer_id))
+        clustered = clusters.stderr(denominator // self.repetitions) if clusters else None
+        return MetricEstimate(
+            target_id, scorer_id, rate, passed, n, denominator, stderr, full,
+            ci_low=low, ci_high=high, ci_level=self.confidence, cluster_stderr=clustered,
+        )  # fmt: skip

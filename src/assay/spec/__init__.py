@@ -2,6 +2,7 @@
 
 from assay.spec._load import LoadedSpec, load_spec
 from assay.spec._model import (
+    PYTHON,
     SPEC_SCHEMA,
     DatasetRef,
     EvalSpec,
@@ -13,6 +14,7 @@ from assay.spec._model import (
 from assay.spec._paths import resolve_inside
 
 __all__ = [
+    "PYTHON",
     "SPEC_SCHEMA",
     "DatasetRef",
     "EvalSpec",

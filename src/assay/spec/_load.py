@@ -265,6 +265,12 @@ def _check(
             fail(f"gate.targets: {name!r} is not one of the targets")
     if raw.gate.scorer is not None and raw.gate.scorer not in {s.id for s in scorers}:
         fail(f"gate.scorer: {raw.gate.scorer!r} is not one of the scorers")
+    for name in ("confidence", "min_effect", "power"):
+        value = getattr(raw.gate, name)
+        if not isinstance(value, msgspec.UnsetType) and not 0.0 < value < 1.0:
+            fail(f"gate.{name}: must be strictly between 0 and 1")
+    if raw.gate.effect is None and not isinstance(raw.gate.power, msgspec.UnsetType):
+        fail("gate.power: declare min_effect, the effect the power is for")
 
 
 def _check_unique(ids: list[str], field: str, fail: Any) -> None:

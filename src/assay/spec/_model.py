@@ -73,16 +73,44 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The release rule: each target's pass rate must reach its minimum.
 
     ``minimum`` applies to every target; ``targets`` overrides it for named ones. A
-    target with no minimum is reported but not gated.
+    target with no minimum is reported but not gated. With ``confidence`` the minimum is
+    judged by the pass rate's interval at that level (passed only when its lower bound
+    reaches the minimum, failed only when its upper bound is below it, inconclusive in
+    between). ``min_effect`` (with ``power``, default 0.8) makes a plan too small to
+    detect that effect inconclusive. The three newer fields are left out of the canonical
+    JSON when not declared, so older specs keep their digests.
     """
 
     minimum: float | None = None
     targets: dict[str, float] = {}
     scorer: str | None = None
+    confidence: float | msgspec.UnsetType = msgspec.UNSET
+    min_effect: float | msgspec.UnsetType = msgspec.UNSET
+    power: float | msgspec.UnsetType = msgspec.UNSET
 
     def minimum_for(self, target_id: str) -> float | None:
         """The declared minimum pass rate for *target_id*, if any."""
         return self.targets.get(target_id, self.minimum)
+
+    @property
+    def confidence_level(self) -> float:
+        """The level of every interval: the declared ``confidence``, else 0.95."""
+        return 0.95 if isinstance(self.confidence, msgspec.UnsetType) else self.confidence
+
+    @property
+    def confident(self) -> bool:
+        """Whether the minimum is judged by the interval rather than the point rate."""
+        return not isinstance(self.confidence, msgspec.UnsetType)
+
+    @property
+    def effect(self) -> float | None:
+        """The smallest effect the plan must be able to detect, if declared."""
+        return None if isinstance(self.min_effect, msgspec.UnsetType) else self.min_effect
+
+    @property
+    def power_level(self) -> float:
+        """The power to detect ``min_effect`` with: the declared ``power``, else 0.8."""
+        return 0.8 if isinstance(self.power, msgspec.UnsetType) else self.power
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

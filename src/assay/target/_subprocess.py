@@ -22,8 +22,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from assay._digest import fast_json
 from assay.dataset import Sample
-from assay.spec import TargetSpec
-from assay.spec._model import PYTHON
+from assay.spec import PYTHON, TargetSpec
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
 
 _JSON = "application/json"

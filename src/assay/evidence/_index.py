@@ -1,0 +1,137 @@
+"""Indexes for finding one trial's evidence in a big run without reading all of it.
+
+Written once when a run is sealed, from the files themselves (nothing is kept in memory
+while the run goes on), and listed with their digests in the manifest:
+
+- ``bundles.idx``: per trial, the byte offset of its bundle line, sorted by trial id;
+- ``artifacts/pack-NNNN.idx``: per pack record, its digest, offset and size, sorted by
+  digest (as git does for its packs).
+
+Both are fixed-size binary records searched by bisection, so a lookup reads a few
+pages whatever the size of the run. They are conveniences: what they point at is
+checked against its own digest when read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import mmap
+import struct
+from pathlib import Path
+
+from assay.evidence._pack import PackError, scan_pack
+
+_BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
+_PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
+BUNDLE_INDEX = "bundles.idx"
+
+
+def write_bundle_index(bundles: Path, index: Path) -> None:
+    """Index *bundles* (a JSONL file of bundles) by trial id."""
+    entries = []
+    offset = 0
+    marker = b'"trial_id":"t-'
+    with open(bundles, "rb") as handle:
+        for line in handle:
+            at = line.find(marker)
+            if at >= 0:
+                hexid = line[at + len(marker) : at + len(marker) + 24]
+                entries.append((bytes.fromhex(hexid.decode()), offset))
+            offset += len(line)
+    entries.sort()
+    with open(index, "wb") as out:
+        for key, position in entries:
+            out.write(_BUNDLE.pack(key, position))
+
+
+def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
+    """The bundle line of *trial_id* (``t-`` + 24 hex), found through *index*."""
+    key = bytes.fromhex(trial_id.removeprefix("t-"))
+    offset = _search(index, _BUNDLE, key)
+    if offset is None:
+        return None
+    with open(bundles, "rb") as handle:
+        handle.seek(offset[0])
+        return handle.readline().rstrip(b"\n")
+
+
+def write_pack_index(pack: Path) -> Path:
+    """Index one pack by digest; returns the index path (``.idx`` beside the pack)."""
+    entries = []
+    for item in scan_pack(pack):
+        if isinstance(item, PackError):
+            break
+        record = item[0]
+        entries.append((bytes.fromhex(record.sha256), record.offset, record.size))
+    entries.sort()
+    index = pack.with_suffix(".idx")
+    with open(index, "wb") as out:
+        for sha, offset, size in entries:
+            out.write(_PACK.pack(sha, offset, size))
+    return index
+
+
+def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:
+    """``(offset, size)`` of *sha256*'s payload in the pack *index* describes."""
+    found = _search(index, _PACK, bytes.fromhex(sha256))
+    return (found[0], found[1]) if found is not None else None
+
+
+def _search(index: Path, layout: struct.Struct, key: bytes) -> tuple[int, ...] | None:
+    try:
+        handle = open(index, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return None
+    with handle:
+        if index.stat().st_size == 0:
+            return None
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            count = len(data) // layout.size
+            keys = _Keys(data, layout, count)
+            at = bisect.bisect_left(keys, key)
+            if at < count and keys[at] == key:
+                fields = layout.unpack_from(data, at * layout.size)
+                return tuple(fields[1:])
+    return None
+
+
+class _Keys:
+    """The sorted keys of an index, as a sequence bisect can search in place."""
+
+    def __init__(self, data: mmap.mmap, layout: struct.Struct, count: int) -> None:
+        self.data, self.layout, self.count = data, layout, count
+        self.width = layout.size
+        self.key_size = int(layout.format[1:].split("s")[0])
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, position: int) -> bytes:
+        start = position * self.width
+        return bytes(self.data[start : start + self.key_size])
+
+
+def read_trial(run: Path, trial_id: str) -> tuple[dict[str, object], bytes | None] | None:
+    """One trial's bundle and output bytes, through the indexes when the run has them."""
+    from assay._digest import loads
+    from assay.evidence._layout import ARTIFACTS, BUNDLES
+    from assay.evidence._store import ArtifactStore
+
+    line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
+    if line is None:
+        line = _scan_for(run / BUNDLES, trial_id)
+    if line is None:
+        return None
+    bundle = loads(line)
+    sha = bundle["observation"].get("output")
+    output = ArtifactStore(run / ARTIFACTS, write=False).get(sha) if sha else None
+    return bundle, output
+
+
+def _scan_for(bundles: Path, trial_id: str) -> bytes | None:
+    needle = f'"trial_id":"{trial_id}"'.encode()
+    with open(bundles, "rb") as handle:
+        for line in handle:
+            if needle in line:
+                return line.rstrip(b"\n")
+    return None

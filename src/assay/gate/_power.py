@@ -1,0 +1,28 @@
+"""How many planned trials a gate needs before its verdict can mean anything.
+
+A plan too small to detect the effect a team cares about yields a verdict that is mostly
+noise; the ``min_samples`` policy (``min_effect`` with ``power``) says so up front and
+names the n that would do, rather than letting a lucky small run pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def samples_needed(baseline: float, effect: float, power: float, level: float) -> int:
+    """Trials needed to tell *baseline* from *baseline ± effect* (normal approximation).
+
+    Two-sided at ``1 - level``; the alternative is the side of *baseline* with room for
+    the effect (upwards unless that would pass 1).
+    """
+    from scipy.stats import norm  # deferred: scipy is slow to import
+
+    alternative = baseline + effect if baseline + effect <= 1.0 else baseline - effect
+    alternative = min(1.0, max(0.0, alternative))
+    z_alpha = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
+    z_beta = float(norm.ppf(power))
+    spread = z_alpha * math.sqrt(baseline * (1.0 - baseline)) + z_beta * math.sqrt(
+        alternative * (1.0 - alternative)
+    )
+    return max(1, math.ceil((spread / effect) ** 2))
