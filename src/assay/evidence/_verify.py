@@ -158,37 +158,56 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
         check.problem(MANIFEST, "verify.manifest_field", field="evaluation")
 
 
+class _EventHead(msgspec.Struct):
+    """The fields verify needs of an event line; ``data`` stays undecoded unless used."""
+
+    prev: str
+    trial: str | None
+    n: int
+    parent: int | None
+    type: str
+    data: msgspec.Raw
+
+
+_decode_head = msgspec.json.Decoder(_EventHead).decode
+
+
 def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
+    """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
     prev = GENESIS
     counts: dict[str | None, int] = {}
+    sha256 = hashlib.sha256
+    folds = check.trial_events
+    number = 0
     for number, line in check.lines(EVENTS):
         try:
-            record = loads(line)
-            link, trial, n = record["prev"], record["trial"], record["n"]
-            parent, kind = record["parent"], record["type"]
-        except (ValueError, KeyError, TypeError):
+            head = _decode_head(line)
+        except msgspec.DecodeError:
             check.problem(f"{EVENTS}:{number}", "verify.not_record", kind="event")
-            prev = sha256_hex(line)
+            prev = sha256(line).hexdigest()
             continue
-        if link != prev:
+        if head.prev != prev:
             check.problem(f"{EVENTS}:{number}", "verify.chain", previous=number - 1)
-        prev = sha256_hex(line)
-        seen = counts.get(trial, 0)
-        if n != seen + 1:
+        prev = sha256(line).hexdigest()
+        trial, n, parent, kind = head.trial, head.n, head.parent, head.type
+        if n != counts.get(trial, 0) + 1:
             check.problem(f"{EVENTS}:{number}", "verify.event_order", n=n, trial=trial)
         rooted = n == 1 or kind == "trial_started"  # a resumed trial starts a second root
         if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
             check.problem(f"{EVENTS}:{number}", "verify.event_parent", parent=parent, n=n)
         counts[trial] = n
         if trial is None:
-            check.run_tail = (kind, record["data"])
+            check.run_tail = (kind, loads(head.data))
         elif after_seal(kind):
             # after the sealed bundle: a match binds its score line; score_* follow it
             if kind == "match":
-                check.score_hashes.add(record["data"].get("record"))
+                check.score_hashes.add(loads(head.data).get("record"))
         else:
-            _fold_event(check, trial, n, prev)
-        check.result.events += 1
+            running = folds.get(trial)
+            if running is None:
+                running = folds[trial] = sha256()
+            running.update(b"%d:%s;" % (n, prev.encode()))
+    check.result.events = number
     _check_manifest_binding(check, manifest)
     if manifest.get("status") == "running":
         return  # a crashed run's manifest predates its last events; resume seals it
@@ -219,13 +238,6 @@ def _check_manifest_binding(check: _Checker, manifest: dict[str, Any]) -> None:
     for field in sorted((set(manifest) | set(data)) - unbound):
         if manifest.get(field) != data.get(field):
             check.problem(MANIFEST, "verify.manifest_field", field=field)
-
-
-def _fold_event(check: _Checker, trial: str, n: int, digest: str) -> None:
-    running = check.trial_events.get(trial)
-    if running is None:
-        running = check.trial_events[trial] = hashlib.sha256()
-    running.update(f"{n}:{digest};".encode())
 
 
 def _check_artifacts(check: _Checker) -> None:
@@ -278,7 +290,7 @@ def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
             check.problem(where, "verify.not_record", kind="bundle")
             continue
         where = f"{where} (trial {tid})"
-        if bundle_digest(bundle) != bundle.get("digest"):
+        if _line_digest(line, bundle) != bundle.get("digest"):
             check.problem(where, "verify.bundle_digest")
         if tid not in check.plan:
             check.problem(where, "verify.bundle_unplanned")
@@ -293,10 +305,20 @@ def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
         )
 
 
+def _line_digest(line: bytes, bundle: dict[str, Any]) -> str:
+    """A bundle's digest recomputed from its own line: the ``"digest"`` member cut out of
+    the canonical bytes it was taken over (keys sorted), without decoding and encoding
+    again. Any other change to the line, even of white space, then fails to match."""
+    member = b'"digest":"%s",' % str(bundle.get("digest", "")).encode()
+    if member not in line:
+        return bundle_digest(bundle)
+    return "sha256:" + hashlib.sha256(line.replace(member, b"", 1)).hexdigest()
+
+
 def _check_bundle_refs(check: _Checker, bundle: dict[str, Any], tid: str, where: str) -> None:
     folded = hashlib.sha256()
     for n, digest in bundle.get("events", []):
-        folded.update(f"{n}:{digest};".encode())
+        folded.update(b"%d:%s;" % (n, digest.encode()))
     logged = check.trial_events.get(tid)
     if logged is None or logged.hexdigest() != folded.hexdigest():
         check.problem(where, "verify.bundle_events", events=EVENTS)
