@@ -215,3 +215,156 @@ def run_dirs(log_dir: Path) -> list[Path]:
 def events_of(run: Path, kind: str) -> list[dict[str, Any]]:
     """A run's events of type *kind*, in log order."""
     return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == kind]
+
+
+# -- robustness: real processes, signals, torn files, mounts -----------------------------
+
+
+def start_cli(
+    *args: str | os.PathLike[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    """Start ``python -m assay ARGS`` in its own session (so signals reach only it).
+
+    Started directly with ``Popen`` rather than through a shell: a background job of a
+    non-interactive shell has SIGINT ignored, which would hide how assay handles Ctrl-C.
+    """
+    full_env = {**os.environ, "LANG": "C.UTF-8", **(env or {})}
+    return subprocess.Popen(
+        [sys.executable, "-m", "assay", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        start_new_session=True,
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 30.0, step: float = 0.002) -> bool:
+    """Poll *predicate* until it holds (True) or *timeout* seconds pass (False)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def whole_records(path: Path) -> list[dict[str, Any]]:
+    """The decodable, newline-terminated JSON lines of *path* (a torn last line is skipped)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in data.split(b"\n")[:-1]:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records
+
+
+def finished_trials(run: Path) -> set[str]:
+    """Ids of the trials whose bundle line is whole in *run* (what resume keeps)."""
+    return {b["trial"]["trial_id"] for b in whole_records(run / "bundles.jsonl")}
+
+
+def trial_starts(run: Path) -> dict[str, int]:
+    """How many ``trial_started`` events each trial has in *run*'s whole event lines."""
+    counts: dict[str, int] = {}
+    try:
+        data = (run / "events.jsonl").read_bytes()
+    except FileNotFoundError:
+        return counts
+    for line in data.split(b"\n")[:-1]:
+        if b'"type":"trial_started"' not in line:
+            continue  # decoding only these keeps a 2,000-trial log fast to count
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event["type"] == "trial_started":
+            counts[event["trial"]] = counts.get(event["trial"], 0) + 1
+    return counts
+
+
+def results_view(run: Path) -> dict[str, Any]:
+    """What a run concluded, without what legitimately differs between two runs.
+
+    Scores, metrics, gate and report rows (JSON, and Markdown/HTML with digests masked);
+    bundle digests are left out, since they cover event timestamps.
+    """
+    import re
+
+    report = json.loads((run / "report.json").read_bytes())
+    for row in report["trials"]:
+        row.pop("bundle_digest", None)
+    scores = {}
+    for score in read_jsonl(run / "scores.jsonl"):
+        score = dict(score)
+        score.pop("bundle_digest", None)
+        scores[score["score_id"]] = score
+    digest = re.compile(r"sha256:[0-9a-f]{64}")
+    rendered = {
+        name: digest.sub("sha256:…", (run / name).read_text(encoding="utf-8"))
+        for name in ("report.md", "report.html")
+    }
+    return {"report": report, "scores": scores, "rendered": rendered}
+
+
+def tear_last_line(path: Path) -> bytes:
+    """Cut *path*'s last line in half (a torn write); return the whole lines kept."""
+    data = path.read_bytes()
+    start = data.rfind(b"\n", 0, len(data) - 1) + 1
+    assert len(data) - start > 2, f"{path.name}: no last record to tear"
+    path.write_bytes(data[: start + (len(data) - start) // 2])
+    return data[:start]
+
+
+def process_group_gone(pgid: int, limit: float = 10.0) -> bool:
+    """True once no process is left in group *pgid* (reaping may take a moment)."""
+
+    def gone() -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    return wait_for(gone, timeout=limit, step=0.02)
+
+
+def can_mount() -> bool:
+    """Whether this process may mount file systems (root with CAP_SYS_ADMIN, Linux)."""
+    import shutil
+    import tempfile
+
+    if sys.platform != "linux" or os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    with tempfile.TemporaryDirectory() as folder:
+        probe = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder],
+            capture_output=True,
+            check=False,
+        )
+        if probe.returncode != 0:
+            return False
+        subprocess.run(["umount", folder], capture_output=True, check=False)
+    return True
+
+
+def mount(*args: str) -> None:
+    """Run ``mount ARGS``; raise with its message if it fails."""
+    done = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise OSError(f"mount {' '.join(args)}: {done.stderr.strip()}")
+
+
+def umount(path: Path) -> None:
+    """Unmount *path* (lazily, so a stray open file cannot keep the test's mount alive)."""
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)

@@ -304,6 +304,19 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 中的证据校验失败：共 {count} 处问题；第一处：{first}",
         "运行 'assay verify {path}' 查看完整列表；不要信任其中的分数",
     ),
+    "compare.no_match": (
+        "cannot tell which targets of {a} to compare with which of {b} "
+        "(targets {targets_a} and {targets_b})",
+        "compare runs that share target ids, or runs of one target each",
+        "无法确定 {a} 与 {b} 中哪些目标应相互比较（目标分别为 {targets_a} 和 {targets_b}）",
+        "请比较目标 id 相同的运行，或各只有一个目标的运行",
+    ),
+    "compare.no_pairs": (
+        "{a} and {b} share no scored sample for {target} ({scorer})",
+        "compare two runs over the same dataset",
+        "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
+        "请比较基于同一数据集的两次运行",
+    ),
     "sink.failed": (
         "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
         "check the collector at {url}; failed batches were kept in {fallback}",
@@ -474,6 +487,22 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "(first: {first})",
         "",
         "已根据证据重新评分 {scores} 条：其中 {count} 条与记录不一致（第一条：{first}）",
+        "",
+    ),
+    "out.compare": (
+        "{a} vs {b} [{scorer}]: {pairs} pairs, {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} interval [{low:+.4f}, {high:+.4f}]); "
+        "A only {a_only}, B only {b_only}; exact McNemar p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 对，{rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 区间 [{low:+.4f}, {high:+.4f}]）；"
+        "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
+        "",
+    ),
+    "out.flipped": (
+        "  flipped: {sample} #{repetition}: A {a}, B {b}",
+        "",
+        "  翻转：{sample} #{repetition}：A {a}，B {b}",
         "",
     ),
     "out.reason": ("  - {target}: {reason}", "", "  - {target}：{reason}", ""),

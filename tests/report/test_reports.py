@@ -16,6 +16,7 @@ import pytest
 from tests.helpers import SHIPPING, run_spec_at, unique_callable_spec
 
 DOCUMENTED_KEYS = {
+    "comparisons",
     "task_metrics",
     "evaluation",
     "description",
@@ -95,6 +96,8 @@ def test_report_json_has_the_documented_keys(tmp_path: Path) -> None:
     assert {"estimates", "targets"} <= set(report["metrics"])
     for estimate in report["metrics"]["estimates"]:
         assert {"value", "passed", "n", "denominator", "stderr", "statuses"} <= set(estimate)
+        assert {"ci_low", "ci_high", "ci_level", "ci_method", "cluster_stderr"} <= set(estimate)
+        assert estimate["ci_low"] <= estimate["value"] <= estimate["ci_high"]
     assert all(set(row) == ROW_KEYS for row in report["trials"])
     assert len(report["trials"]) == 6
 
@@ -124,7 +127,8 @@ class _Tags(HTMLParser):
 
 TEMPLATE_TAGS = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "code",
-    "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "strong", "br",
+    "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "strong", "br", "h3",
+    "svg", "g", "line", "circle", "text",  # the interval chart
 }  # fmt: skip
 
 

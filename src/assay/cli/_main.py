@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": ("assay.cli._tasks", "list_group", "List the tasks in Python files."),
     "score": ("assay.cli._score", "score", "Re-score a run from its verified evidence alone."),
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
+    "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
 }
 
 

@@ -2,8 +2,12 @@
 
 Evidence comes before thresholds. A target with any blocked, invalid, unrun or unscorable
 trial (or a crashed scorer) is ``inconclusive`` whatever its pass rate, with the reasons
-listed: a gate never says ``passed`` about evidence it cannot stand on. Only then is the
-declared minimum compared with the pass rate over the planned trials.
+listed: a gate never says ``passed`` about evidence it cannot stand on. Next, with
+``min_effect`` declared, a plan too small to detect that effect is ``inconclusive`` (with
+the n it would need). Only then is the declared minimum compared with the pass rate over
+the planned trials: the point rate by default (the core rule), or, with ``confidence``,
+the interval, so that a verdict the evidence cannot support is ``inconclusive``.
+Each decision keeps the numbers behind it in ``numbers``, per scorer.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from typing import Literal
 
 import msgspec
 
-from assay.score import Metrics
+from assay.gate._power import samples_needed
+from assay.score import MetricEstimate, Metrics
 from assay.spec import GatePolicy
 
 GateStatus = Literal["passed", "failed", "inconclusive"]
@@ -27,6 +32,7 @@ class TargetDecision(msgspec.Struct, frozen=True):
     reasons: list[str]
     pass_rates: dict[str, float]
     minimum: float | None
+    numbers: dict[str, dict[str, float | int | None]] = {}
 
 
 class GateDecision(msgspec.Struct, frozen=True):
@@ -60,26 +66,82 @@ def _decide_target(
     policy: GatePolicy, metrics: Metrics, target_id: str, scorer_ids: list[str]
 ) -> TargetDecision:
     minimum = policy.minimum_for(target_id)
-    rates = {s: metrics.estimate(target_id, s).value for s in scorer_ids}
+    gated = minimum is not None or policy.effect is not None
+    estimates = [metrics.estimate(target_id, s) for s in scorer_ids]
+    rates = {e.scorer_id: e.value for e in estimates}
+    numbers = {e.scorer_id: _numbers(policy, e, minimum) for e in estimates}
+
+    def verdict(status: GateStatus, reasons: list[str], is_gated: bool = gated) -> TargetDecision:
+        return TargetDecision(target_id, status, is_gated, reasons, rates, minimum, numbers)
+
     problems = _evidence_problems(metrics, target_id, scorer_ids)
     if problems:
-        return TargetDecision(
-            target_id, "inconclusive", minimum is not None, problems, rates, minimum
-        )
+        return verdict("inconclusive", problems)
+    too_small = _too_small(policy, estimates, numbers)
+    if too_small:
+        return verdict("inconclusive", too_small)
     if minimum is None:
-        return TargetDecision(target_id, "passed", False, ["no minimum declared"], rates, None)
+        return verdict("passed", ["no minimum declared"], policy.effect is not None)
+    outcomes = [_judge(policy, e, minimum) for e in estimates]
+    found = {s for s, _ in outcomes}  # the worst, in the run's order
+    status: GateStatus = next(s for s in ("inconclusive", "failed", "passed") if s in found)
+    return verdict(status, [reason for _, reason in outcomes])
+
+
+def _numbers(
+    policy: GatePolicy, estimate: MetricEstimate, minimum: float | None
+) -> dict[str, float | int | None]:
+    level = policy.confidence_level
+    low, high = estimate.interval(level)
+    numbers: dict[str, float | int | None] = {
+        "passed": estimate.passed,
+        "denominator": estimate.denominator,
+        "rate": estimate.value,
+        "ci_low": low,
+        "ci_high": high,
+        "ci_level": level,
+        "minimum": minimum,
+    }
+    if policy.effect is not None:
+        baseline = minimum if minimum is not None else 0.5
+        needed = samples_needed(baseline, policy.effect, policy.power_level, level)
+        numbers.update(min_effect=policy.effect, power=policy.power_level, n_needed=needed)
+    return numbers
+
+
+def _too_small(
+    policy: GatePolicy,
+    estimates: list[MetricEstimate],
+    numbers: dict[str, dict[str, float | int | None]],
+) -> list[str]:
+    if policy.effect is None:
+        return []
     reasons = []
-    status: GateStatus = "passed"
-    for scorer_id in scorer_ids:
-        estimate = metrics.estimate(target_id, scorer_id)
+    for estimate in estimates:
+        needed = numbers[estimate.scorer_id]["n_needed"]
+        if needed is not None and estimate.denominator < needed:
+            reasons.append(
+                f"{estimate.scorer_id}: {estimate.denominator} planned trial(s) cannot detect "
+                f"an effect of {policy.effect:g} with power {policy.power_level:g} at "
+                f"confidence {policy.confidence_level:g}; plan at least {needed:g}"
+            )
+    return reasons
+
+
+def _judge(policy: GatePolicy, estimate: MetricEstimate, minimum: float) -> tuple[GateStatus, str]:
+    head = f"{estimate.scorer_id}: pass rate {estimate.passed}/{estimate.denominator} = "
+    if not policy.confident:
         verdict = "meets" if estimate.value >= minimum else "is below"
-        reasons.append(
-            f"{scorer_id}: pass rate {estimate.passed}/{estimate.denominator} = "
-            f"{estimate.value:.4g} {verdict} the minimum {minimum:g}"
-        )
-        if estimate.value < minimum:
-            status = "failed"
-    return TargetDecision(target_id, status, True, reasons, rates, minimum)
+        status: GateStatus = "passed" if estimate.value >= minimum else "failed"
+        return status, f"{head}{estimate.value:.4g} {verdict} the minimum {minimum:g}"
+    level = policy.confidence_level
+    low, high = estimate.interval(level)
+    interval = f"{estimate.value:.4g}, {level:.4g} interval [{low:.4g}, {high:.4g}]"
+    if low >= minimum:
+        return "passed", f"{head}{interval}: lower bound meets the minimum {minimum:g}"
+    if high < minimum:
+        return "failed", f"{head}{interval}: upper bound is below the minimum {minimum:g}"
+    return "inconclusive", f"{head}{interval} contains the minimum {minimum:g}: too uncertain"
 
 
 def _evidence_problems(metrics: Metrics, target_id: str, scorer_ids: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ def samples_needed(baseline: float, effect: float, power: float, level: float) -
     Two-sided at ``1 - level``; the alternative is the side of *baseline* with room for
     the effect (upwards unless that would pass 1).
     """
-    from scipy.stats import norm  # deferred: scipy is slow to import
+    from scipy.stats import norm  # type: ignore[import-untyped]  # deferred: slow import
 
     alternative = baseline + effect if baseline + effect <= 1.0 else baseline - effect
     alternative = min(1.0, max(0.0, alternative))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from assay import __version__
+from assay.compare import compare_targets
 from assay.gate import GateDecision
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
 from assay.score import Metrics
@@ -18,8 +20,13 @@ def build_report(
     gate: GateDecision,
     rows: TrialRows,
     task_metrics: dict[str, Any] | None = None,
+    scores: Iterable[dict[str, Any]] | None = None,
 ) -> Report:
-    """The one report object every format is rendered from."""
+    """The one report object every format is rendered from.
+
+    *scores* (the run's score records, streamed) feed the paired comparisons; without
+    them the report rows are used, which list every trial only in runs of up to 1,000.
+    """
     return Report(
         evaluation=spec.evaluation,
         description=spec.description,
@@ -34,6 +41,12 @@ def build_report(
         trials_omitted=rows.omitted,
         assay_version=__version__,
         task_metrics=task_metrics or {},
+        comparisons=compare_targets(
+            rows.in_plan_order() if scores is None else scores,  # type: ignore[arg-type]
+            [t.id for t in spec.targets],
+            [s.id for s in spec.scorers],
+            spec.gate.confidence_level,
+        ),
     )
 
 

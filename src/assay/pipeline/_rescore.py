@@ -68,7 +68,12 @@ async def rescore_run_async(path: Path) -> Rescore:
     spec = msgspec.json.decode((path / SPEC).read_bytes(), type=EvalSpec)
     scorers, task_metrics = scorers_of(spec)
     per_target = spec.dataset.samples * spec.repetitions
-    metrics = MetricsBuilder({t.id: per_target for t in spec.targets}, list(scorers))
+    metrics = MetricsBuilder(
+        {t.id: per_target for t in spec.targets},
+        list(scorers),
+        spec.repetitions,
+        spec.gate.confidence_level,
+    )
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False)
     recomputed: dict[str, tuple[str, str]] = {}
@@ -88,7 +93,9 @@ async def rescore_run_async(path: Path) -> Rescore:
     built = metrics.build()
     gate = decide(spec.gate, built, list(scorers))
     summary = task_metrics.build(list(dict.fromkeys(sample_ids))) if task_metrics else {}
-    report = build_report(spec, manifest["status"], built, gate, rows, summary)
+    with open(path / SCORES, "rb") as handle:
+        scores = (loads(line) for line in handle)
+        report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
 
 

@@ -116,7 +116,12 @@ class _Run:
         self.writer = RunWriter(output, self._sinks(options, output), resume=resume)
         self.point = self.writer.resume_point
         self.run_events = self.point.run_events if self.point else 0
-        self.metrics = MetricsBuilder(self.plan.denominators(), list(self.scorers))
+        self.metrics = MetricsBuilder(
+            self.plan.denominators(),
+            list(self.scorers),
+            self.spec.repetitions,
+            self.spec.gate.confidence_level,
+        )
         self.rows = TrialRows(len(self.plan))
         self.rng = random.Random()
         self.started = time.time()
@@ -314,7 +319,9 @@ def _finish(run: _Run) -> RunOutcome:
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", {"status": gate.status, "reasons": gate.reasons})
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
-    report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics)
+    run.writer.flush()  # every score line on disk before they are read back
+    scores = _score_records(run.writer.path)
+    report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics, scores)
     rendered = render_reports(report)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
@@ -323,6 +330,19 @@ def _finish(run: _Run) -> RunOutcome:
     files = _digests(run.writer.path, rendered, indexes)
     run.seal("complete", files)
     return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report, run.errors)
+
+
+def _score_records(path: Path | None) -> Iterator[dict[str, Any]] | None:
+    """The run's score records, read back one at a time (``None`` in a dry run)."""
+    if path is None:
+        return None
+
+    def read() -> Iterator[dict[str, Any]]:
+        with open(path / SCORES, "rb") as handle:
+            for line in handle:
+                yield loads(line)
+
+    return read()
 
 
 def write_indexes(path: Path | None) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from assay.compare import PairedComparison
 from assay.gate import GateDecision
 from assay.score import Metrics
 
@@ -32,7 +33,11 @@ class TrialRow(msgspec.Struct, frozen=True):
 
 
 class Report(msgspec.Struct, frozen=True):
-    """Everything a report shows."""
+    """Everything a report shows.
+
+    ``comparisons`` holds the paired comparisons of a multi-target run (see
+    ``assay.compare.compare_targets``); it is empty for a single target.
+    """
 
     evaluation: str
     description: str
@@ -47,6 +52,7 @@ class Report(msgspec.Struct, frozen=True):
     trials_omitted: int = 0
     assay_version: str = ""
     task_metrics: dict[str, Any] = {}
+    comparisons: list[PairedComparison] = []
     schema: str = REPORT_SCHEMA
 
 

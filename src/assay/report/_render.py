@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from assay.report._chart import interval_chart
 from assay.report._model import Report
+from assay.score import MetricEstimate
 
 if TYPE_CHECKING:
     import jinja2
@@ -42,8 +44,9 @@ def to_markdown(report: Report) -> str:
         "",
         "## Targets",
         "",
-        "| target | gate | scorer | pass rate | passed / denominator | ± stderr | trial states |",
-        "|---|---|---|---|---|---|---|",
+        "| target | gate | scorer | pass rate | interval | passed / denominator | ± stderr "
+        "| trial states |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for decision in report.gate.targets:
         states = report.metrics.counts(decision.target_id).states
@@ -52,13 +55,14 @@ def to_markdown(report: Report) -> str:
             est = report.metrics.estimate(decision.target_id, scorer_id)
             lines.append(
                 f"| {e(decision.target_id)} | {decision.status} | {e(scorer_id)} | "
-                f"{est.value:.4f} | {est.passed} / {est.denominator} | {est.stderr:.4f} | "
-                f"{e(state_text)} |"
+                f"{est.value:.4f} | {_interval_text(est)} | {est.passed} / {est.denominator} | "
+                f"{_stderr_text(est)} | {e(state_text)} |"
             )
     lines += ["", "## Gate reasons", ""]
     for decision in report.gate.targets:
         for reason in decision.reasons:
             lines.append(f"- {e(decision.target_id)} ({decision.status}): {e(reason)}")
+    lines += _comparison_lines(report)
     lines += ["", "## Trials", ""]
     if report.trials_omitted:
         lines.append(f"{report.trials_omitted} passing trial(s) not listed.")
@@ -79,6 +83,46 @@ def to_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _interval_text(est: MetricEstimate) -> str:
+    return f"{est.ci_level:.0%} {est.ci_method} [{est.ci_low:.4f}, {est.ci_high:.4f}]"
+
+
+def _stderr_text(est: MetricEstimate) -> str:
+    if est.cluster_stderr is None:
+        return f"{est.stderr:.4f}"
+    return f"{est.stderr:.4f} (by sample {est.cluster_stderr:.4f})"
+
+
+def _comparison_lines(report: Report) -> list[str]:
+    if not report.comparisons:
+        return []
+    e = md_escape
+    lines = [
+        "",
+        "## Paired comparisons",
+        "",
+        "| A | B | scorer | pairs | rate A | rate B | B − A | interval | A only | B only "
+        "| p (exact McNemar) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in report.comparisons:
+        lines.append(
+            f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.pairs} | {c.rate_a:.4f} | "
+            f"{c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} [{c.ci_low:+.4f}, "
+            f"{c.ci_high:+.4f}] | {c.a_only} | {c.b_only} | {c.p_value:.4g} |"
+        )
+    for c in report.comparisons:
+        if not c.flipped:
+            continue
+        lines += ["", f"### Flipped: {e(c.a)} vs {e(c.b)} ({e(c.scorer_id)})", ""]
+        lines += ["| sample | rep | A | B |", "|---|---|---|---|"]
+        for f in c.flipped:
+            lines.append(f"| {e(f.sample_id)} | {f.repetition} | {e(f.a)} | {e(f.b)} |")
+        if c.flipped_omitted:
+            lines += ["", f"{c.flipped_omitted} more flipped pair(s) not listed."]
+    return lines
+
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2  # deferred: only writing HTML needs it
@@ -95,4 +139,4 @@ def _environment() -> jinja2.Environment:
 def to_html(report: Report) -> str:
     """A standalone HTML page; every value is escaped by the template engine."""
     template = _environment().get_template("report.html.j2")
-    return template.render(report=report)
+    return template.render(report=report, chart=interval_chart(report))

@@ -23,7 +23,7 @@ DEFAULT_LEVEL = 0.95
 
 def z_value(level: float) -> float:
     """The two-sided standard normal quantile for a confidence *level* (1.96 at 0.95)."""
-    from scipy.stats import norm  # deferred: scipy is slow to import
+    from scipy.stats import norm  # type: ignore[import-untyped]  # deferred: slow import
 
     return float(norm.ppf(1.0 - (1.0 - level) / 2.0))
 

@@ -165,6 +165,16 @@ class MetricsBuilder:
         clusters = self.clusters.get((target_id, scorer_id))
         clustered = clusters.stderr(denominator // self.repetitions) if clusters else None
         return MetricEstimate(
-            target_id, scorer_id, rate, passed, n, denominator, stderr, full,
-            ci_low=low, ci_high=high, ci_level=self.confidence, cluster_stderr=clustered,
-        )  # fmt: skip
+            target_id,
+            scorer_id,
+            rate,
+            passed,
+            n,
+            denominator,
+            stderr,
+            full,
+            ci_low=low,
+            ci_high=high,
+            ci_level=self.confidence,
+            cluster_stderr=clustered,
+        )

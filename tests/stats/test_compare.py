@@ -1,0 +1,101 @@
+"""Paired comparisons: exact McNemar on discordant pairs, within a run and across two."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.compare import MAX_FLIPPED, compare_targets, mcnemar_p, paired_interval
+from tests.helpers import run_cli, run_spec_at, simple_spec, write_module
+
+
+def record(target: str, sample: str, status: str, rep: int = 1) -> dict[str, Any]:
+    return {"target_id": target, "sample_id": sample, "repetition": rep,
+            "scorer_id": "exact", "status": status}  # fmt: skip
+
+
+def test_mcnemar_is_the_exact_binomial_on_discordant_pairs() -> None:
+    assert mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(0, 6) == pytest.approx(2 * 0.5**6)
+    assert mcnemar_p(3, 3) == 1.0
+    assert mcnemar_p(10, 1) == mcnemar_p(1, 10)
+
+
+def test_paired_interval_has_width_even_without_discordance() -> None:
+    low, high = paired_interval(0, 0, 50)
+    assert low < 0 < high
+
+
+def test_compare_targets_counts_and_lists_flips() -> None:
+    rows = []
+    for i in range(20):
+        a = "passed" if i < 15 else "failed"
+        b = "passed" if i < 10 or i >= 18 else "failed"
+        rows += [record("a", f"s{i:02}", a), record("b", f"s{i:02}", b)]
+    [c] = compare_targets(rows, ["a", "b"], ["exact"])
+    assert (c.pairs, c.a_passed, c.b_passed) == (20, 15, 12)
+    assert (c.a_only, c.b_only) == (5, 2)
+    assert c.difference == pytest.approx(-0.15)
+    assert c.ci_low < c.difference < c.ci_high
+    assert c.p_value == pytest.approx(mcnemar_p(5, 2))
+    assert [f.sample_id for f in c.flipped] == [f"s{i}" for i in (10, 11, 12, 13, 14, 18, 19)]
+
+
+def test_a_side_that_never_scored_a_pair_counts_as_missing() -> None:
+    rows = [record("a", "s1", "passed"), record("b", "s1", "passed"), record("a", "s2", "passed")]
+    [c] = compare_targets(rows, ["a", "b"], ["exact"])
+    assert (c.pairs, c.a_only) == (2, 1)
+    assert c.flipped[0].b == "missing"
+
+
+def test_flipped_list_is_capped() -> None:
+    rows = [r for i in range(200) for r in (record("a", f"s{i:03}", "passed"),
+                                             record("b", f"s{i:03}", "failed"))]  # fmt: skip
+    [c] = compare_targets(rows, ["a", "b"], ["exact"])
+    assert len(c.flipped) == MAX_FLIPPED and c.flipped_omitted == 200 - MAX_FLIPPED
+
+
+def test_one_target_has_nothing_to_compare() -> None:
+    assert compare_targets([record("a", "s", "passed")], ["a"], ["exact"]) == []
+
+
+TARGETS = """
+def right(text):
+    return text
+
+def half(text):
+    return text if int(text[1:]) % 2 else "no"
+"""
+
+
+def _spec(folder: Path, function: str, name: str = "t") -> Path:
+    write_module(folder, "cmp_targets_" + folder.name.replace("-", "_"), TARGETS)
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(8)]
+    module = "cmp_targets_" + folder.name.replace("-", "_")
+    targets = [{"id": name, "callable": f"{module}:{function}"}]
+    return simple_spec(folder, samples=samples, targets=targets)
+
+
+def test_assay_compare_two_runs(tmp_path: Path) -> None:
+    run_spec_at(_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
+    run_spec_at(_spec(tmp_path / "spec_b", "half"), tmp_path / "b")
+    proc = run_cli("compare", tmp_path / "a", tmp_path / "b", "--json")
+    assert proc.returncode == 0, proc.stderr
+    [c] = json.loads(proc.stdout)
+    assert (c["pairs"], c["a_only"], c["b_only"]) == (8, 4, 0)
+    assert c["p_value"] == pytest.approx(0.125)
+    assert sorted(f["sample_id"] for f in c["flipped"]) == ["s0", "s2", "s4", "s6"]
+    text = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    assert text.returncode == 0 and "McNemar" in text.stdout and "s4" in text.stdout
+
+
+def test_assay_compare_refuses_tampered_evidence(tmp_path: Path) -> None:
+    run_spec_at(_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
+    run_spec_at(_spec(tmp_path / "spec_b", "half"), tmp_path / "b")
+    scores = tmp_path / "b" / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"failed"', '"passed"'))
+    proc = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    assert proc.returncode == 4

@@ -1,0 +1,92 @@
+"""Gate policies: the confident threshold and min_samples, after the evidence checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from assay.errors import ConfigError
+from assay.gate import decide
+from assay.score import Metrics, MetricsBuilder
+from assay.spec import GatePolicy, load_spec
+from tests.helpers import simple_spec
+
+
+def metrics_of(passed: int, failed: int, other: str | None = None) -> Metrics:
+    builder = MetricsBuilder({"a": passed + failed + (other is not None)}, ["exact"])
+    for status in ["passed"] * passed + ["failed"] * failed + ([other] if other else []):
+        builder.add_trial("a", "completed")
+        builder.add_score("a", "exact", status)
+    return builder.build()
+
+
+CONFIDENT = GatePolicy(minimum=0.9, confidence=0.95)
+
+
+def test_confident_pass_needs_the_lower_bound_above_the_minimum() -> None:
+    decision = decide(CONFIDENT, metrics_of(990, 10), ["exact"])
+    assert decision.status == "passed"
+    numbers = decision.targets[0].numbers["exact"]
+    assert numbers["ci_low"] >= 0.9 and numbers["ci_level"] == 0.95  # type: ignore[operator]
+    assert "lower bound" in decision.reasons[0]
+
+
+def test_confident_fail_needs_the_upper_bound_below_the_minimum() -> None:
+    decision = decide(CONFIDENT, metrics_of(800, 200), ["exact"])
+    assert decision.status == "failed"
+    assert "upper bound" in decision.reasons[0]
+
+
+def test_point_rate_above_but_interval_straddling_is_inconclusive() -> None:
+    # 95/100 beats 0.9 as a point rate, but [0.888, 0.978] does not clear it
+    decision = decide(CONFIDENT, metrics_of(95, 5), ["exact"])
+    assert decision.status == "inconclusive"
+    assert decide(GatePolicy(minimum=0.9), metrics_of(95, 5), ["exact"]).status == "passed"
+
+
+def test_bad_evidence_is_inconclusive_before_any_statistics() -> None:
+    decision = decide(CONFIDENT, metrics_of(999, 0, other="unscorable"), ["exact"])
+    assert decision.status == "inconclusive"
+    assert any("unscorable" in r for r in decision.reasons)
+
+
+def test_min_samples_says_what_n_is_needed() -> None:
+    policy = GatePolicy(minimum=0.9, min_effect=0.05, power=0.8)
+    decision = decide(policy, metrics_of(50, 0), ["exact"])
+    assert decision.status == "inconclusive"
+    needed = decision.targets[0].numbers["exact"]["n_needed"]
+    assert needed is not None and 200 < needed < 300  # type: ignore[operator]
+    assert f"plan at least {needed}" in decision.reasons[0]
+    assert decide(policy, metrics_of(300, 0), ["exact"]).status == "passed"
+
+
+def test_min_samples_alone_gates_without_a_minimum() -> None:
+    decision = decide(GatePolicy(min_effect=0.1), metrics_of(10, 0), ["exact"])
+    assert decision.status == "inconclusive" and decision.targets[0].gated
+
+
+def test_new_fields_stay_out_of_old_specs_canonical_json() -> None:
+    assert b"confidence" not in msgspec.json.encode(GatePolicy(minimum=0.9))
+    assert b'"confidence":0.95' in msgspec.json.encode(CONFIDENT)
+
+
+@pytest.mark.parametrize(
+    "gate",
+    [
+        {"minimum": 0.9, "confidence": 1.0},
+        {"minimum": 0.9, "confidence": 0},
+        {"min_effect": 1.5},
+        {"power": 0.8},
+    ],
+)
+def test_spec_refuses_out_of_range_policies(tmp_path: Path, gate: dict[str, float]) -> None:
+    with pytest.raises(ConfigError):
+        load_spec(simple_spec(tmp_path, gate=gate))
+
+
+def test_spec_loads_a_confident_gate(tmp_path: Path) -> None:
+    gate = {"minimum": 0.9, "confidence": 0.99, "min_effect": 0.05, "power": 0.9}
+    spec = load_spec(simple_spec(tmp_path, gate=gate)).spec
+    assert spec.gate.confidence_level == 0.99 and spec.gate.power_level == 0.9
