@@ -11,6 +11,7 @@ line and a documented exit code here, in one place (see ``docs/cli.md``):
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from typing import Any
@@ -71,7 +72,7 @@ def cli(ctx: click.Context, lang: str | None, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every failure into one line and an exit code."""
-    from assay.errors import EXIT_INTERRUPTED, AssayError, InternalError
+    from assay.errors import EXIT_INTERRUPTED, AssayError, InternalError, Interrupted
 
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     set_language(detect_language(_lang_from(argv)))
@@ -91,6 +92,11 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"assay: {exc.one_line()}", err=True)
         code = exc.exit_code
+        if isinstance(exc, Interrupted):
+            # The run is sealed; do not wait for a blocked target's worker thread.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     except Exception as exc:  # a bug: one line unless --debug
         if debug:
             traceback.print_exc()

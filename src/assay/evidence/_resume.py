@@ -18,7 +18,7 @@ from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
-from assay.evidence._pack import pack_names, whole_length
+from assay.evidence._pack import PackError, pack_names, scan_pack, whole_length
 
 
 class ResumePoint(msgspec.Struct):
@@ -59,6 +59,8 @@ def find_resume_point(path: Path) -> ResumePoint:
                 handle.truncate(keep)
             repaired.append(f"{ARTIFACTS}/{name}: cut a torn last record ({size - keep} bytes)")
     finished = _finished_trials(path / BUNDLES)
+    if any("pack" in line for line in repaired):
+        _check_finished_artifacts(path, finished)
     scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     head, count, run_events = GENESIS, 0, 0
     orphans: dict[str, tuple[list[tuple[int, str]], int]] = {}
@@ -78,6 +80,27 @@ def find_resume_point(path: Path) -> ResumePoint:
                 events.append((record["n"], head))
             orphans[trial] = (events, record["n"])
     return ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
+
+
+def _check_finished_artifacts(path: Path, finished: set[str]) -> None:
+    """After a pack was cut: every artifact a whole bundle names must still be there.
+
+    assay writes a bundle only after its artifacts reached the disk, so this can only fail
+    if the evidence was damaged from outside; then resuming would build on a lie."""
+    from assay.errors import EvidenceError
+
+    present: set[str] = set()
+    for name in pack_names(path / ARTIFACTS):
+        for item in scan_pack(path / ARTIFACTS / name):
+            if not isinstance(item, PackError):
+                present.add(item[0].sha256)
+    for line in _lines(path / BUNDLES):
+        bundle = loads(line)
+        for sha in bundle.get("artifacts", {}).values():
+            loose = path / ARTIFACTS / sha[:2] / sha
+            if sha not in present and not loose.exists():
+                reason = f"artifact {sha} of finished trial {bundle['trial']['trial_id']} is gone"
+                raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
 
 
 def _finished_trials(path: Path) -> set[str]:

@@ -70,6 +70,8 @@ class RunWriter:
             self._open(path, resuming=resume)
             if self.resume_point is not None:
                 head, count = self.resume_point.head, self.resume_point.count
+            if not resume:
+                (path / EVENTS).unlink(missing_ok=True)  # leftovers of a run never sealed
             self._events = FileSink(path / EVENTS)
             sinks.insert(0, self._events)
             self.store = ArtifactStore(path / ARTIFACTS, background=True)
@@ -86,10 +88,10 @@ class RunWriter:
                 # Under the lock: nobody else may be appending while torn tails are cut.
                 self.resume_point = find_resume_point(path)
             for name in (BUNDLES, SCORES):
-                mode = "ab" if resuming else "xb"
+                mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run
                 self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
             # The plan is derived from the spec: a resumed run simply writes it again.
-            self._files[PLAN] = open(path / PLAN, "wb" if resuming else "xb", buffering=1 << 16)  # noqa: SIM115
+            self._files[PLAN] = open(path / PLAN, "wb", buffering=1 << 16)  # noqa: SIM115
         except BlockingIOError:
             self._release()
             raise RunError("run.locked", path=str(path)) from None

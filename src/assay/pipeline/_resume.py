@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from assay.errors import ConfigError, RunError
+from assay.errors import ConfigError, EvidenceError, RunError
 from assay.evidence import read_manifest
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
@@ -45,7 +45,13 @@ def _what_changed(path: Path, spec: EvalSpec) -> str:
 
 def prepare_for_resume(path: Path, spec_path: Path | None = None) -> Prepared:
     """What it takes to finish the run at *path*: from its YAML spec or its task file."""
-    frozen = msgspec.json.decode((path / "spec.json").read_bytes(), type=EvalSpec)
+    read_manifest(path)  # not a run at all: one line, exit 4
+    try:
+        frozen = msgspec.json.decode((path / "spec.json").read_bytes(), type=EvalSpec)
+    except (OSError, msgspec.DecodeError):
+        raise EvidenceError(
+            "run.not_a_run", path=str(path), reason="spec.json is missing or unreadable"
+        ) from None
     if frozen.task is None:
         if any(t.kind == "solver" for t in frozen.targets):
             raise ConfigError("task.in_memory", evaluation=frozen.evaluation)

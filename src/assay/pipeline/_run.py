@@ -228,6 +228,14 @@ class _Run:
         if self.http is not None:
             self.http.check()
 
+    async def flush_forever(self) -> None:
+        """Push finished trials to disk every FLUSH_EVERY seconds, even while every
+        trial still in flight is slow (so kill -9 loses at most that much)."""
+        while True:
+            await anyio.sleep(FLUSH_EVERY)
+            self.writer.flush()
+            self.flushed = time.monotonic()
+
     async def judge_finished(self) -> set[str]:
         """On resume: count the finished trials again from their bundles; fill in scores."""
         if self.point is None or self.writer.path is None:
@@ -276,8 +284,9 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
     """Run (or finish) *prepared* end to end and write its evidence and reports."""
     run = _Run(prepared, options, resume=resume)
     try:
-        run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
+        # spec.json first: a manifest never exists without the spec it names
         run.writer.write_spec(run.spec.canonical())
+        run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
         finished = await run.judge_finished()
@@ -290,7 +299,10 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         run.queue = WorkQueue(t for t in run.plan if t.trial_id not in finished)
 
         async def work() -> None:
-            await execute(run.queue, run.trial, options.max_concurrency)
+            async with anyio.create_task_group() as group:
+                group.start_soon(run.flush_forever)
+                await execute(run.queue, run.trial, options.max_concurrency)
+                group.cancel_scope.cancel()
 
         if not options.handle_signals:
             await work()

@@ -36,4 +36,9 @@ async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
             group.cancel_scope.cancel()
     except BaseExceptionGroup as errors:
         raise first_error(errors) from None
+    if interrupted:
+        # open_signal_receiver restored Python's handlers on exit: a second Ctrl-C while
+        # the run is sealed must end the process at once, not raise KeyboardInterrupt.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return interrupted
