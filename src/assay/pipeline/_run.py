@@ -51,7 +51,7 @@ from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
-from assay.run import AttemptRecord, execute, run_trial, run_until_signalled
+from assay.run import AttemptRecord, execute, first_error, run_trial, run_until_signalled
 from assay.score import Metrics, MetricsBuilder
 from assay.spec import LoadedSpec
 from assay.target import Target
@@ -299,10 +299,13 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         run.queue = WorkQueue(t for t in run.plan if t.trial_id not in finished)
 
         async def work() -> None:
-            async with anyio.create_task_group() as group:
-                group.start_soon(run.flush_forever)
-                await execute(run.queue, run.trial, options.max_concurrency)
-                group.cancel_scope.cancel()
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(run.flush_forever)
+                    await execute(run.queue, run.trial, options.max_concurrency)
+                    group.cancel_scope.cancel()
+            except BaseExceptionGroup as errors:
+                raise first_error(errors) from None
 
         if not options.handle_signals:
             await work()
