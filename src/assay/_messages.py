@@ -453,9 +453,11 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     # --- command output -----------------------------------------------------------------
     "out.target": (
-        "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f}{minimum}",
+        "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f} "
+        "[{level:.0%} CI {low:.3f}–{high:.3f}]{minimum}",
         "",
-        "{target:<20} {status:<13} {scorer}：{passed}/{denominator} = {rate:.4f}{minimum}",
+        "{target:<20} {status:<13} {scorer}：{passed}/{denominator} = {rate:.4f} "
+        "[{level:.0%} 置信区间 {low:.3f}–{high:.3f}]{minimum}",
         "",
     ),
     "out.minimum": (" (minimum {minimum:g})", "", "（最低要求 {minimum:g}）", ""),

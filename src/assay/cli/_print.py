@@ -29,6 +29,9 @@ def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> 
                     passed=est.passed,
                     denominator=est.denominator,
                     rate=est.value,
+                    level=est.ci_level,
+                    low=est.ci_low,
+                    high=est.ci_high,
                     minimum=minimum,
                 )
             )
