@@ -52,7 +52,9 @@ class ArtifactStore:
     filling memory.
     """
 
-    def __init__(self, root: Path, *, write: bool = True, background: bool = False) -> None:
+    def __init__(
+        self, root: Path, *, write: bool = True, background: bool = False, keep_open: bool = False
+    ) -> None:
         self.root = root
         self._root = str(root)
         self._write = write
@@ -64,6 +66,10 @@ class ArtifactStore:
         self._pack: IO[bytes] | None = None
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._index: dict[str, PackRecord] | None = None
+        self._lookups = 0
+        self._has_packs: bool | None = None
+        self._readers: dict[str, IO[bytes]] = {}
+        self._keep_open = keep_open
         if write and background:
             self._queue = queue.Queue(maxsize=4096)
             self._thread = threading.Thread(
@@ -104,17 +110,25 @@ class ArtifactStore:
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
-        try:
+        record = self._lookup(sha256) if self._packed() else None
+        if record is None:
             with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
                 return handle.read()
-        except FileNotFoundError:
-            pass
-        record = self._lookup(sha256)
-        if record is None:
-            raise FileNotFoundError(f"artifact {sha256} is in no pack and no file")
-        with open(self.root / record.pack, "rb") as handle:
-            handle.seek(record.offset)
-            return handle.read(record.size)
+        if not self._keep_open:  # open, read, close
+            with open(self.root / record.pack, "rb") as handle:
+                handle.seek(record.offset)
+                return handle.read(record.size)
+        # many reads (re-scoring a whole run): packs stay open until ``close``
+        reader = self._readers.get(record.pack)
+        if reader is None:
+            reader = self._readers[record.pack] = open(self.root / record.pack, "rb")  # noqa: SIM115
+        reader.seek(record.offset)
+        return reader.read(record.size)
+
+    def _packed(self) -> bool:
+        if self._has_packs is None or (not self._has_packs and self._pack is not None):
+            self._has_packs = bool(pack_names(self.root))
+        return self._has_packs
 
     def locate(self, sha256: str) -> tuple[Path, int, int]:
         """``(file, offset, size)`` of an artifact's bytes (for tools and tests)."""
@@ -127,12 +141,23 @@ class ArtifactStore:
         return self.root / record.pack, record.offset, record.size
 
     def _lookup(self, sha256: str) -> PackRecord | None:
+        # A few lookups (one trial's evidence) go through the packs' .idx files; many
+        # (re-scoring a whole run) are cheaper from one in-memory index of every pack.
+        self._lookups += 1
+        if self._index is None and self._lookups <= 64:
+            return self._lookup_indexed(sha256)
+        return self._lookup_scanned(sha256)
+
+    def _lookup_indexed(self, sha256: str) -> PackRecord | None:
         for name in pack_names(self.root):
             index = (self.root / name).with_suffix(".idx")
             if index.exists():
                 found = find_in_pack_index(index, sha256)
                 if found is not None:
                     return PackRecord(name, -1, found[0], found[1], sha256)
+        return self._lookup_scanned(sha256)
+
+    def _lookup_scanned(self, sha256: str) -> PackRecord | None:
         if self._index is None:
             if self._pack is not None:
                 self._pack.flush()
@@ -152,7 +177,10 @@ class ArtifactStore:
         self._raise_failure()
 
     def close(self) -> None:
-        """Finish queued writes, close the pack and stop the writer thread."""
+        """Finish queued writes, close the pack and readers, stop the writer thread."""
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
         if self._pack is not None:
             self._pack.close()
             self._pack = None

@@ -75,7 +75,7 @@ async def rescore_run_async(path: Path) -> Rescore:
         spec.gate.confidence_level,
     )
     rows = TrialRows(manifest["planned"])
-    store = ArtifactStore(path / ARTIFACTS, write=False)
+    store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
     recomputed: dict[str, tuple[str, str]] = {}
     sample_ids: list[str] = []
     # Graders answer from the run's own evidence: re-scoring never calls a model.
@@ -89,6 +89,7 @@ async def rescore_run_async(path: Path) -> Rescore:
             sample_ids.append(str(bundle["trial"]["sample_id"]))
             for record in records:
                 recomputed[record["score_id"]] = (record["status"], record["bundle_digest"])
+    store.close()
     differing = _compare(path, recomputed)
     built = metrics.build()
     gate = decide(spec.gate, built, list(scorers))
