@@ -451,6 +451,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "该评分记录与其 match 事件所记录的不一致",
         "",
     ),
+    "verify.unreadable": ("cannot be checked ({reason})", "", "无法校验（{reason}）", ""),
     # --- command output -----------------------------------------------------------------
     "out.target": (
         "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f} "

@@ -219,13 +219,6 @@ def test_no_trial_finished_before_a_kill_is_run_again(crashes: list[Crash]) -> N
     assert rerun_checked > TRIALS  # the property was checked on thousands of trials
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a kill after spec.json is written but before manifest.json leaves a folder "
-    "neither command accepts: 'assay resume' says it is not a run (no manifest, exit 4) and "
-    "'assay run -o' that it already holds one (evidence/_rundir.py refuses when spec.json "
-    "exists); refuse only when manifest.json exists",
-)
 def test_a_kill_before_the_manifest_is_written_leaves_a_usable_folder(
     spec: Path, tmp_path: Path
 ) -> None:

@@ -180,12 +180,6 @@ def test_a_full_disk_leaves_no_valid_looking_run_and_resume_finishes_it(
 
 
 @needs_mount
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a full disk is an internal error (exit 70, 'OSError: [Errno 28]') instead "
-    "of the storage error (exit 5): event-log writes, FileSink.close and _write_atomic "
-    "raise OSError outside RunWriter._open's translation into RunError('run.storage')",
-)
 @pytest.mark.parametrize("size", SIZES)
 def test_a_full_disk_is_one_storage_error_line(spec: Path, small_disk: Path, size: str) -> None:
     _, proc = _fill(spec, small_disk, size)
@@ -216,11 +210,6 @@ def test_a_run_folder_deleted_mid_run_leaves_nothing_valid_looking(
     assert_not_valid_looking(run)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a run folder deleted mid-run ends in an internal error (exit 70, "
-    "FileNotFoundError on .manifest.json.tmp) instead of the storage error (exit 5)",
-)
 def test_a_run_folder_deleted_mid_run_is_one_storage_error_line(spec: Path, tmp_path: Path) -> None:
     _, proc = _delete_mid_run(spec, tmp_path)
     assert proc.returncode == 5, proc.stderr

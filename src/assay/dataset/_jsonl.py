@@ -85,4 +85,7 @@ def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
         raise ConfigError("dataset.sample", path=display, line=number, reason=str(exc)) from None
     except msgspec.DecodeError as exc:
         raise ConfigError("dataset.json", path=display, line=number, reason=str(exc)) from None
+    except RecursionError:
+        reason = "nested too deeply"
+        raise ConfigError("dataset.json", path=display, line=number, reason=reason) from None
     return checked

@@ -82,7 +82,7 @@ class RunWriter:
             path.mkdir(parents=True, exist_ok=True)
             self._lock = open(path / LOCK, "ab")  # noqa: SIM115 - held for the run
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if not resuming and ((path / MANIFEST).exists() or (path / SPEC).exists()):
+            if not resuming and (path / MANIFEST).exists():
                 raise RunError("run.exists", path=str(path))
             if resuming:
                 # Under the lock: nobody else may be appending while torn tails are cut.

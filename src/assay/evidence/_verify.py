@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -76,15 +76,28 @@ def verify_run(path: Path) -> VerifyResult:
     """Verify the run at *path*; raises EvidenceError only if it is not a run at all."""
     manifest = read_manifest(path)
     check = _Checker(path)
-    spec = _check_spec(check, manifest)
-    _check_files(check, manifest)
+    spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
+    _guarded(check, MANIFEST, lambda: _check_files(check, manifest))
     if spec is not None:
-        _check_plan(check, spec, manifest)
-    _check_events(check, manifest)
-    _check_artifacts(check)
-    _check_bundles(check, manifest)
-    _check_scores(check)
+        _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
+    _guarded(check, EVENTS, lambda: _check_events(check, manifest))
+    _guarded(check, ARTIFACTS, lambda: _check_artifacts(check))
+    _guarded(check, BUNDLES, lambda: _check_bundles(check, manifest))
+    _guarded(check, SCORES, lambda: _check_scores(check))
     return check.result
+
+
+T = TypeVar("T")
+
+
+def _guarded(check: _Checker, name: str, step: Callable[[], T]) -> T | None:
+    """Run one check; evidence so damaged that it cannot be read (a record of the wrong
+    shape, a folder where a file belongs) is a finding about *name*, not a crash."""
+    try:
+        return step()
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        check.problem(name, "verify.unreadable", reason=f"{type(exc).__name__}: {exc}"[:200])
+        return None
 
 
 def _check_spec(check: _Checker, manifest: dict[str, Any]) -> EvalSpec | None:

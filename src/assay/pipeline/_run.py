@@ -8,6 +8,7 @@ bundles (cheap, and identical by construction) and only the rest are run.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import deque
@@ -20,7 +21,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import file_sha256, loads, sha256_hex
-from assay.errors import Interrupted
+from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLE_INDEX,
@@ -315,8 +316,13 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         return _finish(run)
     except Interrupted:
         raise
+    except OSError as exc:  # the disk filled, the folder vanished, ...: say so, exit 5
+        with contextlib.suppress(OSError, RunError):
+            run.seal("interrupted")
+        reason = exc.strerror or str(exc)
+        raise RunError("run.storage", path=str(run.writer.path), reason=reason) from None
     except BaseException:
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), contextlib.suppress(OSError, RunError):
             run.seal("interrupted")
         raise
     finally:
@@ -325,7 +331,11 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
                 closer = getattr(target, "aclose", None)
                 if closer is not None:
                     await closer()
-        run.writer.close()
+        try:
+            run.writer.close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise RunError("run.storage", path=str(run.writer.path), reason=reason) from None
 
 
 def _finish(run: _Run) -> RunOutcome:

@@ -125,6 +125,10 @@ def _parse(text: str, display: str) -> _RawSpec:
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         raise ConfigError("spec.yaml", path=display, reason=reason) from None
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+        # e.g. "!!int abc", a list used as a key, absurd nesting: still bad YAML
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        raise ConfigError("spec.yaml", path=display, reason=reason) from None
     if not isinstance(document, dict):
         raise ConfigError("spec.shape", path=display, reason="the spec must be a YAML mapping")
     try:
@@ -170,7 +174,7 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
     if len(kinds) != 1:
         reason = f"{where}: give exactly one of 'script', 'argv', 'callable' or 'url'"
         raise ConfigError("spec.shape", path=display, reason=reason)
-    if raw.timeout <= 0 or raw.max_output_bytes <= 0:
+    if not raw.timeout > 0 or raw.timeout > 86_400 or raw.max_output_bytes <= 0:
         reason = f"{where}: 'timeout' and 'max_output_bytes' must be positive"
         raise ConfigError("spec.shape", path=display, reason=reason)
     common = {"id": raw.id, "timeout": raw.timeout, "max_output_bytes": raw.max_output_bytes}
@@ -247,8 +251,8 @@ def _check(
     for name in raw.hidden_fields:
         if name in _SAMPLE_FIELDS:
             fail(f"hidden_fields: {name!r} is a sample field itself; name a key inside it")
-    if raw.repetitions < 1:
-        fail("repetitions: must be 1 or more")
+    if not 1 <= raw.repetitions <= 100_000:
+        fail("repetitions: must be between 1 and 100,000")
     if raw.retry.max_attempts < 1 or raw.retry.initial_backoff < 0 or raw.retry.max_backoff < 0:
         fail("retry: max_attempts must be 1 or more and backoffs not negative")
     _check_unique([t.id for t in targets], "targets", fail)

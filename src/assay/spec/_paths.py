@@ -21,9 +21,14 @@ def resolve_inside(root: Path, value: str, field: str) -> Path:
         raise ConfigError("spec.path_absolute", field=field, value=value)
     if ".." in PurePosixPath(value.replace("\\", "/")).parts:
         raise ConfigError("spec.path_escape", field=field, value=value)
+    if "\x00" in value:
+        raise ConfigError("spec.path_missing", field=field, value=repr(value))
     root_real = root.resolve()
     candidate = root_real / value
-    real = candidate.resolve()
+    try:
+        real = candidate.resolve()
+    except (RuntimeError, OSError):  # a symlink loop
+        raise ConfigError("spec.path_symlink", field=field, value=value) from None
     if not real.is_relative_to(root_real):
         raise ConfigError("spec.path_symlink", field=field, value=value)
     if not real.exists():

@@ -93,7 +93,7 @@ def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., 
         function: Any = module
         for part in attr.split("."):
             function = getattr(function, part)
-    except Exception as exc:  # any failure to import is the spec's problem, not ours
+    except (Exception, SystemExit) as exc:  # importing failed: the spec's problem, not ours
         raise ConfigError("target.callable", target=target_id, ref=ref, reason=str(exc)) from None
     finally:
         sys.dont_write_bytecode = saved

@@ -37,7 +37,7 @@ def load_module(path: Path) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # even sys.exit() at import is the file's problem
         del sys.modules[name]
         raise ConfigError(
             "task.file", path=str(path), reason=f"{type(exc).__name__}: {exc}"
