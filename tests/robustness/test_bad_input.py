@@ -674,6 +674,8 @@ FIXED = {
     "bug-timeout-nan",
     "bug-callable-module-exits-0",
     "bug-callable-module-exits-3",
+    "bug-argv-nul",
+    "bug-duplicate-id-5mb",
 }
 
 

@@ -161,13 +161,6 @@ def test_two_resumes_of_one_crashed_run_one_refuses(
     assert results_view(run) == reference[1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: resume checks the manifest's status before taking the lock "
-    "(pipeline/_resume.py load_for_resume), so a resume that read 'running' while another "
-    "resume was finishing takes the lock afterwards and resumes a complete run again "
-    "(a second run_resumed/run_finished); re-check the status under the lock",
-)
 def test_a_resume_that_lost_the_race_does_not_resume_a_complete_run(
     spec: Path, tmp_path: Path
 ) -> None:

@@ -63,7 +63,7 @@ def load_jsonl(path: Path, display: str) -> Dataset:
                 "dataset.duplicate_id",
                 path=display,
                 line=number,
-                sample_id=sample.id,
+                sample_id=_short(sample.id),
                 first=first_line[key],
             )
         first_line[key] = number
@@ -89,3 +89,8 @@ def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
         reason = "nested too deeply"
         raise ConfigError("dataset.json", path=display, line=number, reason=reason) from None
     return checked
+
+
+def _short(value: str | int) -> str | int:
+    """An id as a message may quote it: at most 80 characters."""
+    return value if not isinstance(value, str) or len(value) <= 80 else value[:77] + "..."

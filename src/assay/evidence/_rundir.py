@@ -85,7 +85,10 @@ class RunWriter:
             if not resuming and (path / MANIFEST).exists():
                 raise RunError("run.exists", path=str(path))
             if resuming:
-                # Under the lock: nobody else may be appending while torn tails are cut.
+                # Under the lock: nobody else may be appending while torn tails are cut,
+                # and a resume that lost a race must see the run the winner completed.
+                if b'"status":"complete"' in (path / MANIFEST).read_bytes():
+                    raise RunError("run.complete", path=str(path))
                 self.resume_point = find_resume_point(path)
             for name in (BUNDLES, SCORES):
                 mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run

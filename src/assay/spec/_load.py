@@ -200,6 +200,8 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
             **common,  # type: ignore[arg-type]
         )
     assert raw.argv is not None
+    if any("\x00" in part for part in raw.argv + raw.args):
+        raise ConfigError("spec.shape", path=display, reason=f"{where}.argv: contains a NUL byte")
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
 
 
