@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,11 +47,12 @@ from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
-from assay.run import AttemptRecord, execute, first_error, run_trial, run_until_signalled
+from assay.run import execute, first_error, run_trial, run_until_signalled
 from assay.score import Metrics, MetricsBuilder
 from assay.spec import LoadedSpec
 from assay.target import Target
@@ -70,33 +70,6 @@ class RunOutcome(msgspec.Struct):
     gate: GateDecision
     report: Report
     errors: ErrorBudget
-
-
-class Requeued(msgspec.Struct):
-    """A trial sent to the back of the queue by ``retry_on_error``, unsealed."""
-
-    trial: Trial
-    recorder: TrialRecorder
-    attempts: list[AttemptRecord]
-    tries: int
-
-
-class WorkQueue:
-    """The plan's trials, then whatever was re-queued while they ran."""
-
-    def __init__(self, planned: Iterator[Trial]) -> None:
-        self._planned = planned
-        self.later: deque[Requeued] = deque()
-
-    def __iter__(self) -> WorkQueue:
-        return self
-
-    def __next__(self) -> Trial | Requeued:
-        for trial in self._planned:
-            return trial
-        if self.later:
-            return self.later.popleft()
-        raise StopIteration
 
 
 class _Run:
