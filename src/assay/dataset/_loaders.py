@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from assay.dataset._fields import FieldSpec, RecordToSample, record_samples
-from assay.dataset._memory import MemoryDataset
+from assay.dataset._memory import MemoryDataset, refuse_duplicates
 from assay.dataset._sample import Sample
 from assay.dataset._select import Limit, number_samples, select
 from assay.errors import ConfigError
@@ -114,26 +114,11 @@ def _build(
     if not samples:
         raise ConfigError("dataset.no_samples", path=display)
     samples = number_samples(samples)
-    _refuse_duplicates(samples, origin, display)
+    refuse_duplicates(samples, origin, display)
     dataset = MemoryDataset(samples, name or stem)
     if shuffle:
         dataset = dataset.shuffle(seed)
     return select(dataset, limit=limit) if limit is not None else dataset
-
-
-def _refuse_duplicates(samples: list[Sample], origin: list[int], display: str) -> None:
-    first: dict[str, int] = {}
-    for sample, line in zip(samples, origin, strict=True):
-        key = str(sample.id)
-        if key in first:
-            raise ConfigError(
-                "dataset.duplicate_id",
-                path=display,
-                line=line,
-                sample_id=sample.id,
-                first=first[key],
-            )
-        first[key] = line
 
 
 def _read_text(path: Path, display: str, *, bom_ok: bool) -> str:

@@ -80,26 +80,32 @@ class MemoryDataset(Sequence[Sample]):
         return MemoryDataset(shuffled, self.name)
 
 
-def freeze(samples: Sequence[Sample], display: str) -> Dataset:
-    """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest."""
-    lines: list[bytes] = []
-    ids: list[str] = []
+def refuse_duplicates(samples: Sequence[Sample], positions: Iterable[int], display: str) -> None:
+    """Raise ConfigError naming both positions of the first id used twice."""
     first: dict[str, int] = {}
-    for number, sample in enumerate(samples, start=1):
-        if sample.id is None:
-            sample = msgspec.structs.replace(sample, id=number)
+    for sample, position in zip(samples, positions, strict=True):
         key = str(sample.id)
         if key in first:
+            shown = key if len(key) <= 80 else key[:77] + "..."
             raise ConfigError(
                 "dataset.duplicate_id",
                 path=display,
-                line=number,
-                sample_id=sample.id,
+                line=position,
+                sample_id=shown,
                 first=first[key],
             )
-        first[key] = number
-        lines.append(_encode(sample))
-        ids.append(key)
+        first[key] = position
+
+
+def freeze(samples: Sequence[Sample], display: str) -> Dataset:
+    """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest."""
+    numbered = [
+        s if s.id is not None else msgspec.structs.replace(s, id=number)
+        for number, s in enumerate(samples, start=1)
+    ]
+    refuse_duplicates(numbered, range(1, len(numbered) + 1), display)
+    lines = [_encode(sample) for sample in numbered]
+    ids = [str(sample.id) for sample in numbered]
     if not lines:
         raise ConfigError("dataset.empty", path=display)
     digest = "sha256:" + hashlib.sha256(b"\n".join(lines)).hexdigest()
