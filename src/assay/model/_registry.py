@@ -43,4 +43,4 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
 
 def _load_builtin_providers() -> None:
     from assay.model import _mock  # noqa: F401 - registers "mock" on import
-    from assay.model import _local  # noqa: F401 - "local" (imports nothing heavy)
+    from assay.model import _anthropic, _local  # noqa: F401 - their SDKs load on first use
