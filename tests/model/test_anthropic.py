@@ -89,7 +89,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Messages]]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            status, headers, payload = script.next(body, {k.lower(): v for k, v in self.headers.items()})
+            sent = {k.lower(): v for k, v in self.headers.items()}
+            status, headers, payload = script.next(body, sent)
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -256,7 +257,7 @@ def test_an_eval_through_the_provider_never_stores_the_key(
     script.reply(200, message([{"type": "text", "text": "The answer is 4."}]))
     script.reply(401, error("authentication_error", f"invalid x-api-key {KEY}"))
     task = Task(
-        dataset=[Sample(input="2+2?", target="4", id="a"), Sample(input="3+3?", target="6", id="b")],
+        dataset=[Sample(input="2+2?", target="4", id="a"), Sample(input="3+3?", target="6")],
         solver=[generate()],
         scorer=includes(),
     )

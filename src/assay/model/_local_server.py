@@ -44,6 +44,7 @@ class LlamaServer:
         self.model = model
         self.settings = settings
         self.users = 0
+        self.starts = 0
         self._server: Any = None
         self._base_url: str | None = None
         self._lock = threading.Lock()
@@ -71,6 +72,7 @@ class LlamaServer:
                     "local.start", model=self.model, path=self.settings.path, reason=str(exc)
                 ) from None
             self._server = server
+            self.starts += 1
             self._base_url = str(server.listening_address)
             return self._base_url
 

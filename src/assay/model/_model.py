@@ -75,6 +75,12 @@ class Model:
             budget.spend(output.usage, 0.0)
         return output
 
+    async def aclose(self) -> None:
+        """Release the provider's connections (a closed provider reconnects if called)."""
+        closer = getattr(self.api, "aclose", None)
+        if closer is not None:
+            await closer()
+
     def _record(
         self,
         messages: list[ChatMessage],

@@ -42,5 +42,5 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
 
 
 def _load_builtin_providers() -> None:
-    from assay.model import _mock  # noqa: F401 - registers "mock" on import
-    from assay.model import _anthropic, _local  # noqa: F401 - their SDKs load on first use
+    # each registers its provider on import; SDKs and native code load on first use
+    from assay.model import _anthropic, _local, _mock  # noqa: F401

@@ -17,6 +17,7 @@ import msgspec
 
 from assay._digest import canonical_json
 from assay.dataset import Sample
+from assay.errors import AssayError
 from assay.model import (
     Budget,
     ChatMessage,
@@ -67,8 +68,8 @@ class SolverTarget:
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
-        except InfrastructureError:
-            raise
+        except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
+            raise  # start: the run stops with that one line, it is no sample's error
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
@@ -77,6 +78,10 @@ class SolverTarget:
         if failure is not None:
             return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
         return TargetOutcome("answered", data, STATE_MEDIA)
+
+    async def aclose(self) -> None:
+        """Close the model's connections (the pipeline calls this when the run ends)."""
+        await self.model.aclose()
 
     async def _solve(self, holder: list[TaskState]) -> None:
         state = holder[0]
