@@ -7,6 +7,7 @@ use other settings (a different context size), which is another server.
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -22,11 +23,11 @@ import pytest
 import assay
 from assay import GenerateConfig, Sample, Task, generate, includes
 from assay.errors import ConfigError
-from assay.evidence import verify_run
+from assay.evidence import read_manifest, verify_run
 from assay.model import _local_server as servers
 from assay.model import get_model
 from assay.model._local import SETUP_COMMAND, model_file
-from tests.helpers import error_line, events_of, run_cli, run_dirs
+from tests.helpers import error_line, events_of, run_cli, run_dirs, start_cli, wait_for
 
 SHORT = GenerateConfig(max_tokens=8, temperature=0)
 
@@ -45,6 +46,16 @@ def capitals() -> Task:
         solver=[system_message("Answer in one word."), generate()],
         scorer=includes(),
         config=GenerateConfig(max_tokens=8, temperature=0),
+    )
+
+
+@task
+def counting(count: int = 8) -> Task:
+    return Task(
+        dataset=[Sample(input=f"Count from {i} to {i + 5}.", target=str(i)) for i in range(count)],
+        solver=[generate()],
+        scorer=includes(),
+        config=GenerateConfig(max_tokens=24, temperature=0),
     )
 """
 
@@ -220,3 +231,31 @@ def test_bad_settings_are_one_line() -> None:
     with pytest.raises(ConfigError) as caught:
         get_model("local/smollm2", threads=0)
     assert "threads" in caught.value.one_line()
+
+
+def test_ctrl_c_stops_the_run_and_the_server_and_resume_finishes(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.py"
+    tasks.write_text(textwrap.dedent(TASK_FILE))
+    log_dir = tmp_path / "runs"
+    proc = start_cli(
+        "run", f"{tasks}@counting", "--model", "local/smollm2", "-M", "ctx_size=1024",
+        "-j", "1", "--log-dir", log_dir,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: any(b.stat().st_size for b in log_dir.glob("*/bundles.jsonl")))
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)  # a server left running would hang the exit
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    (run,) = run_dirs(log_dir)
+    assert read_manifest(run)["status"] == "interrupted"
+    assert verify_run(run).ok
+    done = len(model_calls(run))
+    assert 0 < done < 8
+    resumed = run_cli("resume", run, timeout=180)
+    assert resumed.returncode in (0, 1), resumed.stdout + resumed.stderr
+    assert read_manifest(run)["status"] == "complete"
+    assert len(model_calls(run)) == 8
+    assert run_cli("verify", run).returncode == 0
