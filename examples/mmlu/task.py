@@ -98,4 +98,3 @@ def mmlu(
         metrics=[grouped(accuracy(), "topic"), grouped(stderr(), "topic")],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
     )
-

@@ -7,8 +7,9 @@ however the dataset is later ordered. Errors name a record by the line it starts
 as an editor or a spreadsheet shows it (a CSV header is line 1).
 
 A file ending in ``.gz`` is decompressed first (``HumanEval.jsonl.gz`` is read as the
-JSONL file it holds). These are Python APIs: a path is opened as given. Path safety (staying inside the
-spec's folder) applies to YAML specs, which may come from someone else.
+JSONL file it holds). These are Python APIs: a path is opened as given. Path safety
+(staying inside the spec's folder) applies to YAML specs, which may come from someone
+else.
 """
 
 from __future__ import annotations

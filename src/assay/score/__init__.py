@@ -12,6 +12,7 @@ from assay.score._model_graded import model_graded_fact, model_graded_qa
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_observation, score_record
 from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
+from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._score import (
     CORRECT,
     INCORRECT,
@@ -23,7 +24,6 @@ from assay.score._score import (
     scorer_metrics,
     value_to_float,
 )
-from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._scorers import (
     Observation,
     Scorer,

@@ -57,7 +57,8 @@ class _Slots:
         self._limiter: anyio.CapacityLimiter | None = None
 
     def limiter(self) -> anyio.CapacityLimiter:
-        loop = anyio.lowlevel.current_token()
+        token = anyio.lowlevel.current_token()
+        loop = getattr(token, "native_token", token)  # newer anyio wraps the loop afresh
         if self._limiter is None or self._loop is not loop:
             self._loop, self._limiter = loop, anyio.CapacityLimiter(self.n)
         return self._limiter

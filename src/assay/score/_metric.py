@@ -38,6 +38,7 @@ def metric_label(product: object, fallback: str) -> str:
     info = registry_info(product)
     return info.name if info is not None else getattr(product, "__name__", fallback)
 
+
 # A metric factory: usually returns a Metric; ``grouped`` returns one giving a dict.
 M = TypeVar("M", bound=Callable[..., Any])
 

@@ -13,6 +13,7 @@ open sockets. Run code you do not trust inside a container or VM as well.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import secrets
@@ -204,10 +205,8 @@ async def _stop(process: Process) -> None:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already empty
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already empty
 
 
 def _read_marker(fd: int) -> bytes:

@@ -13,6 +13,7 @@ that way is not a pass.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import sys
@@ -46,7 +47,7 @@ def main(argv: list[str]) -> None:
         exec(compile(source, "main.py", "exec"), namespace)
     except SystemExit:
         raise  # the program left early: its status stands, but it did not finish
-    except BaseException as exc:  # noqa: BLE001 - shown as the program's own traceback
+    except BaseException as exc:  # shown as the program's own traceback
         sys.stdout.flush()
         frames = exc.__traceback__.tb_next if exc.__traceback__ else None  # skip main()
         traceback.print_exception(type(exc), exc, frames)
@@ -58,10 +59,8 @@ def main(argv: list[str]) -> None:
 
 def set_limit(kind: int, soft: int, hard: int | None = None) -> None:
     """Lower one resource limit; a platform that refuses it keeps its own."""
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(kind, (soft, soft if hard is None else hard))
-    except (ValueError, OSError):
-        pass
 
 
 def refuse(*args: object, **kwargs: object) -> NoReturn:
