@@ -73,7 +73,7 @@ def parse_answer(completion: str, labels: list[str] | None = None) -> str | None
     found = _ANSWER.findall(completion)
     if found:
         return found[-1].upper()
-    named = {letter for pattern in _LOOSE for letter in pattern.findall(completion)}
+    named: set[str] = {letter for pattern in _LOOSE for letter in pattern.findall(completion)}
     if labels is not None:
         named &= set(labels)
     return named.pop() if len(named) == 1 else None
