@@ -70,7 +70,7 @@ def parse_answer(completion: str, labels: list[str] | None = None) -> str | None
     with ``B)``, ``(B)`` or ``B.``, counted only if exactly one of the *labels* is named
     that way. A model that lists every choice back names four, so it picks none.
     """
-    found = _ANSWER.findall(completion)
+    found: list[str] = _ANSWER.findall(completion)
     if found:
         return found[-1].upper()
     named: set[str] = {letter for pattern in _LOOSE for letter in pattern.findall(completion)}
