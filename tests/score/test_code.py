@@ -32,6 +32,7 @@ def judge(completion: str, tests: str = TESTS, prompt: str = "", **options: obje
         ("```bash\nls\n```\nthen\n```python\nx = 3\n```", "x = 3"),
         ("```python\ndef f():\n    return 1", "def f():\n    return 1"),  # cut off
         ("\n\n    return x + 1\n", "    return x + 1"),  # a body keeps its indent
+        ("def f():\n    return 1\n```", "def f():\n    return 1"),  # closed, never opened
     ],
 )
 def test_extract_code(completion: str, code: str) -> None:

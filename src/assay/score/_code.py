@@ -27,18 +27,20 @@ from assay.solver import Target, TaskState
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = {"", "python", "python3", "py"}
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+_FENCE_LINE = re.compile(r"^[ \t]*```[\w+#.-]*[ \t]*$\n?", re.MULTILINE)
 
 
 def extract_code(completion: str) -> str:
     """The code in *completion*: its first Python (or untagged) fenced block, else all of it.
 
     Chat models wrap code in markdown fences, often after a sentence or two; a block cut
-    off by the token limit (no closing fence) is taken to the end. Leading blank lines go,
+    off by the token limit (no closing fence) is taken to the end, and a lone fence line
+    (small models close fences they never opened) is dropped. Leading blank lines go,
     but the first line keeps its indentation: a completion may continue a function body.
     """
     blocks = [(tag.lower(), body) for tag, body in _FENCE.findall(completion)]
     python = [body for tag, body in blocks if tag in _PYTHON_TAGS]
-    code = python[0] if python else completion
+    code = python[0] if python else _FENCE_LINE.sub("", completion)
     return _LEADING_BLANK_LINES.sub("", code).rstrip()
 
 
