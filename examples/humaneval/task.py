@@ -22,6 +22,8 @@ from assay import Epochs, Sample, Task, generate, prompt_template, python_tests,
 from assay.dataset import MemoryDataset, json_dataset, package_file
 from assay.model import GenerateConfig
 
+PASS_AT = (2, 5, 10)  # pass@k reported when there are at least k epochs
+
 INSTRUCTION = """Complete the following Python function. Answer with the complete \
 function (its signature and body) in one ```python code block, and nothing else.
 
@@ -55,16 +57,16 @@ def humaneval(
     max_tokens: int = 512,
     temperature: float = 0.0,
 ) -> Task:
-    """HumanEval, pass@1 by default; ``-T epochs=5 -T temperature=0.8`` gives pass@k too.
+    """HumanEval, pass@1; ``-T epochs=10 -T temperature=0.8`` adds pass@5 and pass@10.
 
     Args:
-        epochs: completions per problem; with more than one, ``pass_at_1`` and the mean
-            are reported.
+        epochs: completions per problem. The mean over them is the unbiased pass@1;
+            pass@k is reported for k in 2, 5, 10 up to *epochs*.
         timeout: seconds each test program may run before it is killed (and fails).
         max_tokens: the completion's token cap.
         temperature: sampling temperature (0 for one deterministic completion).
     """
-    reducers = ["mean"] if epochs == 1 else ["mean", "pass_at_1"]
+    reducers = ["mean", *(f"pass_at_{k}" for k in PASS_AT if k <= epochs)]
     return Task(
         dataset=load_humaneval(),
         solver=[prompt_template(INSTRUCTION), generate()],

@@ -156,3 +156,16 @@ def _running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_epochs_report_pass_at_k(tmp_path: Path) -> None:
+    calls: dict[str, int] = {}
+
+    def every_other(problem: dict[str, Any]) -> str:
+        seen = calls[problem["task_id"]] = calls.get(problem["task_id"], 0) + 1
+        return problem["canonical_solution"] if seen % 2 else "    return None\n"
+
+    result = run(tmp_path, every_other, limit=3, task_args={"epochs": 2})
+    values = result.task_metrics["mock/x"]["python_tests"]
+    assert values["accuracy"] == 0.5  # pass@1: one of two completions passes
+    assert values["pass_at_2/accuracy"] == 1.0
