@@ -8,7 +8,8 @@ reviewer sees why it failed without a runaway print filling the disk. When it en
 any reason, its whole process group is killed, so nothing it started is left running.
 
 This bounds mistakes, not attackers: the code can still read the files its user can and
-open sockets. Run code you do not trust inside a container or VM as well.
+open sockets. Run code you do not trust inside a container or VM as well. POSIX only
+(resource limits and process groups).
 """
 
 from __future__ import annotations
