@@ -44,6 +44,9 @@ def test_correct_code_passes() -> None:
     assert score.value == CORRECT
     assert score.answer == "def add(a, b):\n    return a + b"
     assert score.metadata is not None and score.metadata["exit_code"] == 0
+    assert score.explanation is None  # a quiet pass needs none
+    printed = judge("def add(a, b):\n    return a + b\nprint('ok so far')")
+    assert printed.value == CORRECT and printed.explanation == "passed\n--- stdout ---\nok so far"
 
 
 def test_wrong_code_fails_and_the_explanation_keeps_what_it_printed() -> None:

@@ -101,10 +101,11 @@ def python_tests(
         prefix = state.input_text if include_input else ""
         async with slots.limiter():
             result = await run_python(build_program(code, target.text, prefix), limits)
+        quiet = result.passed and not result.stdout  # nothing to explain: reports stay short
         return Score(
             value=CORRECT if result.passed else INCORRECT,
             answer=code,
-            explanation=explain(result),
+            explanation=None if quiet else explain(result),
             metadata=_metadata(result),
         )
 
