@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -37,6 +38,19 @@ def wait_gone(pid: int, seconds: float = 2.0) -> bool:
     return True
 
 
+def group_gone(group: int, seconds: float = 2.0) -> bool:
+    """No process is left in the process group *group* within *seconds*."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
 def test_a_program_that_ends_well_passes_and_its_output_is_kept() -> None:
     result = run("print('hello from the sandbox')")
     assert result.passed and result.finished and result.exit_code == 0
@@ -67,6 +81,7 @@ def test_an_infinite_loop_times_out_and_its_group_is_killed() -> None:
     assert result.signal == "SIGKILL"
     assert time.monotonic() - started < 4.0
     assert wait_gone(int(result.stdout.split()[0]))
+    assert group_gone(int(result.stdout.split()[0]))  # it led its own group
     assert "timed out" in result.summary()
 
 
@@ -124,12 +139,14 @@ def test_processes_that_get_around_the_guard_are_killed_with_the_group(tmp_path:
         "        os._exit(0)\n"
         f"while len(os.listdir({str(tmp_path)!r})) < 3:\n"
         "    time.sleep(0.01)\n"
+        "print(os.getpgid(0))\n"
     )
     result = run(code)
     assert result.passed, result.stderr
     children = [int(p.read_text()) for p in sorted(tmp_path.iterdir())]
     assert len(children) == 3
     assert all(wait_gone(pid) for pid in children)
+    assert group_gone(int(result.stdout))
 
 
 def test_output_is_capped_keeping_its_start_and_end() -> None:
