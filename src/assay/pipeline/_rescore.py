@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from assay._digest import loads
+from assay.dataset import select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
@@ -112,7 +113,9 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
         raise ConfigError("task.changed", path=record["file"])
     score_on_error = bool((spec.errors or {}).get("score_on_error", False))
     scorers, _, metrics = task_scorers(task, score_on_error)
-    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics)
+    # Grouped metrics read the samples' metadata, as they did in the run.
+    metadata = {str(s.id): dict(s.metadata) for s in select(task.dataset)}
+    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics, metadata)
     return scorers, builder
 
 

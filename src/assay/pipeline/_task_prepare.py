@@ -24,6 +24,7 @@ from assay.score import (
     Metric,
     accuracy,
     from_python_scorer,
+    metric_label,
     scorer_metrics,
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
@@ -113,7 +114,7 @@ def task_scorers(
         declared = task.metrics if task.metrics is not None else scorer_metrics(product)
         chosen = declared or [accuracy()]
         scorers[scorer_id] = from_python_scorer(product, score_on_error)
-        metrics[scorer_id] = {component_name(m, f"metric{i}"): m for i, m in enumerate(chosen)}
+        metrics[scorer_id] = _labelled(chosen)
         specs.append(
             ScorerSpec(
                 id=scorer_id,
@@ -123,6 +124,15 @@ def task_scorers(
             )
         )
     return scorers, specs, metrics
+
+
+def _labelled(chosen: list[Any]) -> dict[str, Metric]:
+    """The metrics by the names they are reported under; a repeated name gets ``_<n>``."""
+    named: dict[str, Metric] = {}
+    for index, product in enumerate(chosen):
+        label = metric_label(product, f"metric{index}")
+        named[label if label not in named else f"{label}_{index}"] = product
+    return named
 
 
 def _result_config(config: GenerateConfig) -> dict[str, Any]:
