@@ -203,6 +203,37 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r}：未知的提供方（已知：{known}）",
         "请检查 '/' 之前的部分，或安装该提供方的可选依赖",
     ),
+    # --- model providers: openai, keys, base URLs, provider arguments (issue 4) ------------
+    "model.api_key_arg": (
+        "{option} would put the API key of {model!r} on the command line and into the run",
+        "remove it and set the {env} environment variable instead",
+        "{option} 会把 {model!r} 的 API 密钥写进命令行和运行记录",
+        "请删除该参数，改为设置环境变量 {env}",
+    ),
+    "model.api_key_missing": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "set {env}, or point --model-base-url at a server that needs no key",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请设置 {env}，或用 --model-base-url 指向无需密钥的服务",
+    ),
+    "model.base_url": (
+        "model {model!r}: base URL {url!r} {reason}",
+        "give an http(s) URL such as http://127.0.0.1:8080/v1, with no user or password in it",
+        "模型 {model!r}：base URL {url!r} {reason}",
+        "请给出 http(s) 地址，例如 http://127.0.0.1:8080/v1，且不要包含用户名或密码",
+    ),
+    "model.args": (
+        "model {model!r}: the provider does not take {args}",
+        "check the -M arguments and --model-base-url against docs/models.md",
+        "模型 {model!r}：提供方不接受参数 {args}",
+        "请对照 docs/models.md 检查 -M 参数和 --model-base-url",
+    ),
+    "model.sdk_missing": (
+        "model {model!r} needs the {package!r} package, which is not installed",
+        "install it: pip install {package}",
+        "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install {package}",
+    ),
     "task.file": (
         "cannot load tasks from {path}: {reason}",
         "check the file path and that the file imports cleanly",

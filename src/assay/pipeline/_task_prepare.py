@@ -126,9 +126,10 @@ def task_scorers(
 
 
 def _result_config(config: GenerateConfig) -> dict[str, Any]:
-    """The generation settings that decide results (connection limits do not)."""
+    """The generation settings that decide results (connection limits and backoff do not)."""
     settings: dict[str, Any] = msgspec.to_builtins(config)
     settings.pop("max_connections", None)
+    settings.pop("retry_backoff", None)
     return settings
 
 
