@@ -205,10 +205,10 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     # --- model providers: openai, keys, base URLs, provider arguments (issue 4) ------------
     "model.api_key_arg": (
-        "{option} would put the API key of {model!r} on the command line and into the run",
-        "remove it and set the {env} environment variable instead",
-        "{option} 会把 {model!r} 的 API 密钥写进命令行和运行记录",
-        "请删除该参数，改为设置环境变量 {env}",
+        "{option} would put a secret on the command line and into the run's spec",
+        "remove it and set the provider's environment variable instead (e.g. {env})",
+        "{option} 会把密钥写进命令行和运行规范",
+        "请删除该参数，改为设置提供方的环境变量（例如 {env}）",
     ),
     "model.api_key_missing": (
         "model {model!r}: no API key (the {env} environment variable is not set)",

@@ -57,13 +57,14 @@ class OpenAIAPI:
         self._client: Any = None
         if api_key is None and base_url is None and not os.environ.get(KEY_ENV):
             raise ConfigError("model.api_key_missing", model=f"openai/{name}", env=KEY_ENV)
+        import openai  # deferred to here: heavy, and not to be counted in a call's timeout
+
+        self._sdk = openai
 
     def _connect(self) -> Any:
         """The SDK client, made on first use (and again after ``aclose``)."""
         if self._client is None:
-            from openai import AsyncOpenAI  # deferred: a heavy import, only for openai models
-
-            self._client = AsyncOpenAI(
+            self._client = self._sdk.AsyncOpenAI(
                 api_key=self._api_key or os.environ.get(KEY_ENV) or NO_KEY,
                 base_url=self.base_url,
                 max_retries=0,
@@ -76,8 +77,7 @@ class OpenAIAPI:
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
         """One chat completion; the raw body is parsed straight into a ModelOutput."""
-        import openai  # deferred, as above (already imported by _connect)
-
+        openai = self._sdk
         client = self._connect()
         params = request_params(self.name, messages, tools, config)
         if config.timeout is not None:
@@ -157,9 +157,13 @@ def openai_provider(
 ) -> OpenAIAPI:
     """``openai/<model>``: *base_url* defaults to ``$OPENAI_BASE_URL``, then OpenAI; the
     key to *api_key* (for programs, e.g. a local server's own), then ``$OPENAI_API_KEY``.
-    Other *args* go to ``AsyncOpenAI`` (e.g. ``organization``, ``default_headers``)."""
+    *args* may be ``organization``, ``project``, ``default_headers``, ``default_query``
+    (passed to ``AsyncOpenAI``)."""
+    model = f"openai/{name}"
     if importlib.util.find_spec("openai") is None:
-        raise ConfigError("model.sdk_missing", model=f"openai/{name}", package="openai")
-    return OpenAIAPI(
-        name, config, base_url or os.environ.get(BASE_URL_ENV) or None, api_key, **args
-    )
+        raise ConfigError("model.sdk_missing", model=model, package="openai")
+    unknown = sorted(set(args) - _CLIENT_ARGS)
+    if unknown:
+        raise ConfigError("model.args", model=model, args=", ".join(unknown))
+    base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+    return OpenAIAPI(name, config, base_url, api_key, **args)
