@@ -163,7 +163,7 @@ def test_a_wrong_key_is_reported_without_the_key(
 
 def test_an_unknown_model_is_a_404(openai_server: OpenAICompatServer) -> None:
     openai_server.models = {"known"}
-    with pytest.raises(ModelError, match="404 from .*: model 'other' not found"):
+    with pytest.raises(ModelError, match=r"404 from .*: model 'other' not found"):
         ask(model_on(openai_server, "other"), "hi")
     assert ask(model_on(openai_server, "known"), "hi").completion == "echo: hi"
 
