@@ -316,10 +316,10 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "可用以下命令继续：assay resume {path}",
     ),
     "run.errors": (
-        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped",
+        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped. The first: {first}",
         "fix the error (see the trials' error events), raise fail_on_error, or use "
         "retry_on_error / continue_on_fail",
-        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止",
+        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止。第一个错误：{first}",
         "请修复错误（见各试验的 error 事件），或调高 fail_on_error，"
         "或使用 retry_on_error / continue_on_fail",
     ),
