@@ -14,7 +14,7 @@ import anyio
 from assay import Sample, Task, eval, generate, includes
 from assay.evidence import verify_run
 from assay.model import GenerateConfig, get_model
-from tests.helpers import bundles_by_sample, events_of
+from tests.helpers import bundles_by_sample, events_of, wait_for
 from tests.servers.openai_compat import OpenAICompatServer, drop, slow, status
 
 FAST = {"retry_backoff": 0.01, "timeout": 0.5}
@@ -157,3 +157,15 @@ def test_the_gate_shrinks_under_rate_limits_and_grows_back(
     assert max(r.in_flight for r in after) <= 4  # multiplicative decrease
     assert max(r.in_flight for r in seen[-20:]) == 8  # additive increase, back to the cap
     assert model.gate.limit == 8.0
+
+
+def test_a_run_closes_its_model_connections(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    openai_server.latency = 0.02
+    model = get_model("openai/tiny", GenerateConfig(max_connections=4), base_url=openai_server.url)
+    for _ in range(2):  # the same Model in two runs: closed after each, reopened on use
+        (result,) = eval(echo_task(8), model=model, log_dir=tmp_path, max_samples=4)
+        assert result.status == "success", result.error
+        assert wait_for(lambda: openai_server.open_connections == 0, timeout=5)
+    assert openai_server.max_in_flight == 4  # max_connections bounds what the server sees

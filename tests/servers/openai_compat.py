@@ -83,6 +83,7 @@ class OpenAICompatServer:
     latency: float = 0.0
     requests: list[Seen] = field(default_factory=list)
     max_in_flight: int = 0
+    open_connections: int = 0
 
     def __post_init__(self) -> None:
         self._script: deque[Action] = deque(self.script)
@@ -137,6 +138,7 @@ class OpenAICompatServer:
     # --- HTTP -----------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER)
+        self.open_connections += 1
         try:
             while True:
                 request = await _read_request(conn, reader)
@@ -151,6 +153,7 @@ class OpenAICompatServer:
         except (ConnectionError, h11.ProtocolError, asyncio.CancelledError):
             return  # the client hung up, spoke nonsense, or the server is stopping
         finally:
+            self.open_connections -= 1
             writer.close()
 
     async def _answer(

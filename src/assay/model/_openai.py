@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +25,7 @@ from assay.errors import ConfigError
 from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
+from assay.model._model import DEFAULT_MAX_CONNECTIONS
 from assay.model._openai_wire import parse_completion, request_params
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
@@ -34,12 +36,13 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key"
 """Sent to a server given by URL when no key is set: local servers need none."""
 
+SHARD = 32
 _RETRYABLE = {408, 409, 429}
 _CLIENT_ARGS = {"organization", "project", "default_headers", "default_query"}
 
 
 class OpenAIAPI:
-    """One model on one OpenAI-compatible server; one connection pool, made lazily."""
+    """One model on one OpenAI-compatible server; its connection pools, made lazily."""
 
     def __init__(
         self,
@@ -52,9 +55,11 @@ class OpenAIAPI:
         self.name = name
         self.base_url = check_base_url(f"openai/{name}", base_url or OPENAI_URL)
         self.config = config
+        self.connections = config.max_connections or DEFAULT_MAX_CONNECTIONS
         self._api_key = api_key
         self._client_args = client_args
-        self._client: Any = None
+        self._clients: list[Any] = []
+        self._turn = 0
         if api_key is None and base_url is None and not os.environ.get(KEY_ENV):
             raise ConfigError("model.api_key_missing", model=f"openai/{name}", env=KEY_ENV)
         import openai  # deferred to here: heavy, and not to be counted in a call's timeout
@@ -62,28 +67,52 @@ class OpenAIAPI:
         self._sdk = openai
 
     def _connect(self) -> Any:
-        """The SDK client, made on first use (and again after ``aclose``)."""
-        if self._client is None:
-            self._client = self._sdk.AsyncOpenAI(
-                api_key=self._api_key or os.environ.get(KEY_ENV) or NO_KEY,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.config.timeout if self.config.timeout is not None else 600.0,
-                **self._client_args,
-            )
-        return self._client
+        """An SDK client for the next call, the clients made on first use (and again
+        after ``aclose``). Calls go round-robin over one client per ``SHARD`` connections:
+        the HTTP pool looks at each of its connections for every request, so one pool of
+        200 costs more per call than the HTTP exchange itself."""
+        if not self._clients:
+            shards = -(-self.connections // SHARD)
+            keep = -(-self.connections // shards) + 4
+            key = self._api_key or os.environ.get(KEY_ENV) or NO_KEY
+            self._clients = [self._new_client(key, keep) for _ in range(shards)]
+        self._turn = (self._turn + 1) % len(self._clients)
+        return self._clients[self._turn]
+
+    def _new_client(self, key: str, keep_alive: int) -> Any:
+        # the SDK's default HTTP client, keeping as many connections alive as may be in
+        # flight (its default keeps 100, so at 200 in flight half would reconnect per call)
+        http_class = self._sdk.DefaultAsyncHttpxClient
+        http = sys.modules[http_class.__mro__[1].__module__.partition(".")[0]]
+        limits = http.Limits(max_connections=self.connections, max_keepalive_connections=keep_alive)
+        return self._sdk.AsyncOpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.config.timeout if self.config.timeout is not None else 600.0,
+            http_client=http_class(limits=limits),
+            **self._client_args,
+        )
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
-        """One chat completion; the raw body is parsed straight into a ModelOutput."""
+        """One chat completion; the body's bytes are parsed straight into a ModelOutput."""
         openai = self._sdk
         client = self._connect()
-        params = request_params(self.name, messages, tools, config)
+        options: dict[str, Any] = {}
         if config.timeout is not None:
-            params["timeout"] = config.timeout
+            options["timeout"] = config.timeout
         try:
-            raw = await client.chat.completions.with_raw_response.create(**params)
+            # The client's own POST (its documented way to custom requests): the SDK
+            # still does auth, URL, timeouts and errors, but skips re-validating params
+            # it would then build pydantic models from; the bytes come back as they are.
+            body = await client.post(
+                "/chat/completions",
+                cast_to=bytes,
+                body=request_params(self.name, messages, tools, config),
+                options=options,
+            )
         except openai.APITimeoutError:
             raise InfrastructureError("timeout", f"no answer from {self.base_url}") from None
         except openai.APIConnectionError as exc:
@@ -93,9 +122,9 @@ class OpenAIAPI:
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
         try:
-            return parse_completion(raw.content, f"openai/{self.name}")
+            return parse_completion(body, f"openai/{self.name}")
         except ValueError as exc:
-            raise ModelError(raw.status_code, self.base_url, str(exc)) from None
+            raise ModelError(200, self.base_url, str(exc)) from None
 
     def _status_error(self, exc: Any) -> Exception:
         """A status error as InfrastructureError (retry it) or ModelError (do not)."""
@@ -116,8 +145,8 @@ class OpenAIAPI:
 
     async def aclose(self) -> None:
         """Close the connection pool; a later call opens a new one."""
-        client, self._client = self._client, None
-        if client is not None:
+        clients, self._clients = self._clients, []
+        for client in clients:
             await client.close()
 
 
