@@ -120,3 +120,14 @@ def test_a_bad_base_url_is_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "is not an http(s) URL" in error_line(proc)
+
+
+def test_a_key_in_a_header_argument_is_refused(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    header = "default_headers={Authorization: Bearer sk-in-a-header}"
+    proc = run_arithmetic(openai_server, tmp_path, None, "-M", header)
+    assert proc.returncode == 2
+    line = error_line(proc)
+    assert "Authorization" in line and "sk-in-a-header" not in line
+    assert openai_server.requests == []

@@ -270,15 +270,24 @@ def _models(
     return [get_model(name, config, **args) for name in names]
 
 
-_SECRET_ARGS = ("api_key", "auth_token", "token", "password", "secret")
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "auth", "cookie")
+
+
+def _secret_name(name: str) -> bool:
+    """``api_key``, ``auth_token``, ``Authorization``, ``X-Api-Key``: names of secrets."""
+    words = name.lower().replace("-", "_").split("_")
+    return any(word in _SECRET_WORDS for word in words)
 
 
 def _model_args(opts: EvalOptions) -> dict[str, Any]:
     """``-M`` arguments and ``--model-base-url``; a ConfigError for a key among them
     (it would be in the spec, the shell history and the process list)."""
-    for name in opts.model_args:
-        if name in _SECRET_ARGS or name.endswith(("_key", "_token", "_secret")):
-            raise ConfigError("model.api_key_arg", option=f"-M {name}=...", env="OPENAI_API_KEY")
+    for name, value in opts.model_args.items():
+        inner = [str(k) for k in value] if isinstance(value, dict) else []  # e.g. headers
+        for key in [name, *inner]:
+            if _secret_name(key):
+                option = f"-M {name}=..." if key == name else f"-M {name}={{{key}: ...}}"
+                raise ConfigError("model.api_key_arg", option=option, env="OPENAI_API_KEY")
     args = dict(opts.model_args)
     if opts.model_base_url is not None:
         args["base_url"] = opts.model_base_url
