@@ -70,7 +70,7 @@ async def call_with_retries(
                 gate.throttled(generation)
             failure = exc
         except ModelError as exc:
-            _record(model, failed + 1, "stop", "refused", exc.detail, exc.status)
+            _record(model, failed + 1, "stop", exc)
             raise
         else:
             gate.succeeded()
@@ -78,22 +78,35 @@ async def call_with_retries(
         finally:
             gate.release()
         failed += 1
-        f = failure
-        if failed > retries:
-            _record(model, failed, "give_up", f.reason, f.detail, f.status, f.retry_after)
-            raise InfrastructureError(
-                failure.reason,
-                f"{model}: {failed} calls failed, the last: {failure.detail}",
-                failure.retry_after,
-                failure.status,
-            )
-        delay = failure.retry_after
-        if delay is None:
-            delay = backoff_delay(initial, MAX_BACKOFF, failed, rng)
-        _record(model, failed, "retry", f.reason, f.detail, f.status, f.retry_after, delay)
+        delay = _next_delay(model, failed, retries, failure, initial, rng)
         await anyio.sleep(delay)
         if budget is not None:
             budget.waited += delay
+
+
+def _next_delay(
+    model: str,
+    failed: int,
+    retries: int,
+    failure: InfrastructureError,
+    initial: float,
+    rng: random.Random,
+) -> float:
+    """Record the failed call; return the seconds to wait before the next one (the
+    server's ``Retry-After``, else the backoff), or raise once the retries are spent."""
+    if failed > retries:
+        _record(model, failed, "give_up", failure)
+        raise InfrastructureError(
+            failure.reason,
+            f"{model}: {failed} calls failed, the last: {failure.detail}",
+            failure.retry_after,
+            failure.status,
+        )
+    delay = failure.retry_after
+    if delay is None:
+        delay = backoff_delay(initial, MAX_BACKOFF, failed, rng)
+    _record(model, failed, "retry", failure, delay)
+    return delay
 
 
 async def _ask(
@@ -113,10 +126,7 @@ def _record(
     model: str,
     call: int,
     action: str,
-    reason: str,
-    detail: str,
-    status: int | None = None,
-    retry_after: float | None = None,
+    failure: InfrastructureError | ModelError,
     delay: float | None = None,
 ) -> None:
     """One ``model_call_failed`` event: which call, why, and what assay does next
@@ -127,14 +137,14 @@ def _record(
     data: dict[str, Any] = {
         "model": model,
         "call": call,
-        "reason": reason,
+        "reason": failure.reason if isinstance(failure, InfrastructureError) else "refused",
         "action": action,
-        "detail": detail[:_DETAIL],
+        "detail": failure.detail[:_DETAIL],
     }
-    if status is not None:
-        data["status"] = status
-    if retry_after is not None:
-        data["retry_after"] = retry_after
+    if failure.status is not None:
+        data["status"] = failure.status
+    if isinstance(failure, InfrastructureError) and failure.retry_after is not None:
+        data["retry_after"] = failure.retry_after
     if delay is not None:
         data["delay"] = round(delay, 6)
     recorder.record_if_open("model_call_failed", data)
