@@ -1,4 +1,10 @@
-"""Models: messages, generation config, providers, budgets and the ``mock`` provider."""
+"""Models: messages, generation config, providers, retries, budgets.
+
+A provider raises ``InfrastructureError`` for a failure a retry may fix and
+``ModelError`` for one it cannot; ``Model`` does the retrying (see docs/models.md).
+"""
+
+from assay._infra import InfrastructureError
 
 from assay.model._budget import Budget, LimitExceeded, Limits, budget_scope, current_budget
 from assay.model._calls import ModelError
@@ -24,6 +30,7 @@ __all__ = [
     "Budget",
     "ChatMessage",
     "GenerateConfig",
+    "InfrastructureError",
     "LimitExceeded",
     "Limits",
     "Logprob",
