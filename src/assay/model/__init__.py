@@ -5,7 +5,6 @@ A provider raises ``InfrastructureError`` for a failure a retry may fix and
 """
 
 from assay._infra import InfrastructureError
-
 from assay.model._budget import Budget, LimitExceeded, Limits, budget_scope, current_budget
 from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
