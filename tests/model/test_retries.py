@@ -169,3 +169,17 @@ def test_a_run_closes_its_model_connections(
         assert result.status == "success", result.error
         assert wait_for(lambda: openai_server.open_connections == 0, timeout=5)
     assert openai_server.max_in_flight == 4  # max_connections bounds what the server sees
+
+
+def test_an_edited_retry_event_is_caught_by_verify(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    openai_server.push(status(503))
+    path = run(openai_server, tmp_path, 1)
+    events = path / "events.jsonl"
+    data = events.read_bytes()
+    assert data.count(b'"http_503"') == 1
+    events.write_bytes(data.replace(b'"http_503"', b'"http_502"'))  # same length
+    result = verify_run(path)
+    assert not result.ok
+    assert any("events.jsonl" in problem for problem in result.problems), result.problems
