@@ -9,7 +9,6 @@ must record every attempt in the evidence, which a generic retry library would h
 from __future__ import annotations
 
 import random
-from email.utils import parsedate_to_datetime
 
 MAX_RETRY_AFTER = 600.0
 """The longest ``Retry-After`` honoured, in seconds: a server cannot park a run for hours."""
@@ -50,11 +49,13 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     try:
         seconds = float(value)
     except ValueError:
+        import time  # the date form is rare: its imports stay off assay's start-up
+        from email.utils import parsedate_to_datetime
+
         try:
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
-        import time  # the date form is rare; keep the common path short
 
         seconds = when.timestamp() - (time.time() if now is None else now)
     if seconds != seconds:  # NaN
