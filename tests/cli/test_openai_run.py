@@ -7,11 +7,21 @@ from __future__ import annotations
 
 import re
 import secrets
+import signal
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import REPO, error_line, events_of, read_jsonl, run_cli, run_dirs
-from tests.servers.openai_compat import OpenAICompatServer, drop, status
+from tests.helpers import (
+    REPO,
+    error_line,
+    events_of,
+    read_jsonl,
+    run_cli,
+    run_dirs,
+    start_cli,
+    wait_for,
+)
+from tests.servers.openai_compat import OpenAICompatServer, drop, ok, slow, status
 
 ARITHMETIC = REPO / "examples" / "arithmetic" / "tasks.py"
 
@@ -131,3 +141,24 @@ def test_a_key_in_a_header_argument_is_refused(
     line = error_line(proc)
     assert "Authorization" in line and "sk-in-a-header" not in line
     assert openai_server.requests == []
+
+
+def test_an_interrupted_run_resumes_against_the_same_server(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    openai_server.reply = calculator
+    openai_server.push(ok(), ok(), ok(), slow(60), slow(60))  # two trials hang
+    args = ("--model", "openai/calc-1", "--model-base-url", openai_server.url, "-j", "2")
+    ref = f"{ARITHMETIC}@arithmetic"
+    proc = start_cli("run", ref, "-T", "count=3", "-T", "epochs=2", *args, "--log-dir", tmp_path)
+    assert wait_for(lambda: len(openai_server.requests) >= 5, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    (interrupted,) = run_dirs(tmp_path)
+    resumed = run_cli("resume", interrupted)  # the spec names the server: no options needed
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(openai_server.requests) == 5 + 3  # the unfinished three, asked again there
+    assert run_cli("verify", interrupted).returncode == 0
+    bundles = read_jsonl(interrupted / "bundles.jsonl")
+    assert len(bundles) == 6 and {b["state"] for b in bundles} == {"completed"}
