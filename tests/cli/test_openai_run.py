@@ -1,7 +1,8 @@
 """``assay run file.py@task --model openai/NAME --model-base-url URL`` in a subprocess,
 against the project's OpenAI-compatible server on 127.0.0.1: the run finishes, ``assay
-verify`` passes on it, and the API key set in the environment appears in no file of
-the run directory (events, artifacts, packs, reports, spec) nor in the output."""
+verify`` passes on it, the API key set in the environment appears in no file of the
+run directory (events, artifacts, packs, reports, spec) nor in the output, keys on the
+command line are refused, and an interrupted run resumes against the same server."""
 
 from __future__ import annotations
 
