@@ -12,6 +12,7 @@ PACKAGES = [
     "assay.spec",
     "assay.dataset",
     "assay.plan",
+    "assay.model",
     "assay.target",
     "assay.run",
     "assay.evidence",

@@ -203,6 +203,37 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r}：未知的提供方（已知：{known}）",
         "请检查 '/' 之前的部分，或安装该提供方的可选依赖",
     ),
+    # --- model providers: openai, keys, base URLs, provider arguments (issue 4) ------------
+    "model.api_key_arg": (
+        "{option} would put a secret on the command line and into the run's spec",
+        "remove it and set the provider's environment variable instead (e.g. {env})",
+        "{option} 会把密钥写进命令行和运行规范",
+        "请删除该参数，改为设置提供方的环境变量（例如 {env}）",
+    ),
+    "model.api_key_missing": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "set {env}, or point --model-base-url at a server that needs no key",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请设置 {env}，或用 --model-base-url 指向无需密钥的服务",
+    ),
+    "model.base_url": (
+        "model {model!r}: base URL {url!r} {reason}",
+        "give an http(s) URL such as http://127.0.0.1:8080/v1, with no user or password in it",
+        "模型 {model!r}：base URL {url!r} {reason}",
+        "请给出 http(s) 地址，例如 http://127.0.0.1:8080/v1，且不要包含用户名或密码",
+    ),
+    "model.args": (
+        "model {model!r}: the provider does not take {args}",
+        "check the -M arguments and --model-base-url against docs/models.md",
+        "模型 {model!r}：提供方不接受参数 {args}",
+        "请对照 docs/models.md 检查 -M 参数和 --model-base-url",
+    ),
+    "model.sdk_missing": (
+        "model {model!r} needs the {package!r} package, which is not installed",
+        "install it: pip install {package}",
+        "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install {package}",
+    ),
     "task.file": (
         "cannot load tasks from {path}: {reason}",
         "check the file path and that the file imports cleanly",
@@ -304,10 +335,10 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "可用以下命令继续：assay resume {path}",
     ),
     "run.errors": (
-        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped",
+        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped. The first: {first}",
         "fix the error (see the trials' error events), raise fail_on_error, or use "
         "retry_on_error / continue_on_fail",
-        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止",
+        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止。第一个错误：{first}",
         "请修复错误（见各试验的 error 事件），或调高 fail_on_error，"
         "或使用 retry_on_error / continue_on_fail",
     ),

@@ -48,6 +48,10 @@ def execution_options(func: F) -> F:
 @click.option("--model", "-m", "models", multiple=True, help="Model(s) for Python tasks.")
 @click.option("-T", "task_args", multiple=True, help="Task argument key=value (Python tasks).")
 @click.option("-M", "model_args", multiple=True, help="Model argument key=value.")
+@click.option(
+    "--model-base-url",
+    help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
+)
 @click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N samples.")
 @click.option("--sample-id", "sample_ids", multiple=True, help="Run only these sample ids.")
@@ -64,6 +68,7 @@ def run(
     models: tuple[str, ...],
     task_args: tuple[str, ...],
     model_args: tuple[str, ...],
+    model_base_url: str | None,
     epochs: int | None,
     limit: int | None,
     sample_ids: tuple[str, ...],
@@ -84,6 +89,7 @@ def run(
         options: dict[str, Any] = {
             "task_args": parse_assignments(task_args, "-T"),
             "model_args": parse_assignments(model_args, "-M"),
+            "model_base_url": model_base_url,
             "epochs": epochs,
             "limit": limit,
             "sample_id": list(sample_ids) or None,

@@ -194,7 +194,7 @@ class _Run:
             recorder.record("match", _match(score, digest, line), parent=recorder.root)
         self.rows.add(row)
         if result.outcome is not None and result.outcome.kind == "error":
-            self.errors.add_error()
+            self.errors.add_error(result.outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
             # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
             self.writer.flush()
