@@ -317,6 +317,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
         "请比较基于同一数据集的两次运行",
     ),
+    # --- gate: no_regression baseline (stats) ------------------------------------------
+    "gate.baseline_unused": (
+        "--baseline {path} was given, but the spec declares no gate.no_regression policy",
+        "declare 'no_regression:' with its 'margin' under 'gate:' in the spec (docs/spec.md)",
+        "指定了 --baseline {path}，但规范中没有声明 gate.no_regression 策略",
+        "请在规范的 'gate:' 下声明 'no_regression:' 及其 'margin'（见 docs/spec.md）",
+    ),
     "sink.failed": (
         "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
         "check the collector at {url}; failed batches were kept in {fallback}",
