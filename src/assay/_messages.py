@@ -509,6 +509,22 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
         "",
     ),
+    "out.compare_mean": (
+        "{a} vs {b} [{scorer}]: {pairs} samples, mean {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} paired bootstrap [{low:+.4f}, {high:+.4f}]); "
+        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 个样本，均值 {rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 配对自助法区间 [{low:+.4f}, {high:+.4f}]）；"
+        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}",
+        "",
+    ),
+    "out.unpaired": (
+        "  not paired: {a} only in A, {b} only in B",
+        "",
+        "  未配对：仅 A 有 {a}，仅 B 有 {b}",
+        "",
+    ),
     "out.flipped": (
         "  flipped: {sample} #{repetition}: A {a}, B {b}",
         "",

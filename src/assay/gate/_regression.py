@@ -122,13 +122,13 @@ def _check(
     margin: float,
 ) -> RegressionCheck:
     what = "mean score" if c.measure == MEAN else "pass rate"
-    unit = "sample(s)" if c.measure == MEAN else "pair(s)"
+    unit = "paired sample(s)" if c.measure == MEAN else "pair(s)"
     unpaired = ""
     if c.unpaired_a or c.unpaired_b:
         unpaired = f"; not paired: {c.unpaired_a} only in the baseline, {c.unpaired_b} only here"
     reason = (
         f"{c.scorer_id}: {what} {c.rate_b:.4g} vs baseline {c.rate_a:.4g} over {c.pairs} "
-        f"paired {unit}, difference {c.difference:+.4g}, {c.ci_level:.4g} interval "
+        f"{unit}, difference {c.difference:+.4g}, {c.ci_level:.4g} interval "
         f"[{c.ci_low:+.4g}, {c.ci_high:+.4g}], p = {c.p_value:.3g} ({c.test}; "
         f"{c.a_only} baseline-only, {c.b_only} new-only){unpaired}: {verdict}"
     )

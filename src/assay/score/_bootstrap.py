@@ -29,7 +29,7 @@ import msgspec
 BOOTSTRAP = "bootstrap-percentile"
 CLUSTER_BOOTSTRAP = "cluster-bootstrap-percentile"
 RESAMPLES = 1000
-_CELLS_PER_BATCH = 4_000_000  # resampled values drawn at once: ~32 MB of indices
+_CELLS_PER_BATCH = 1_000_000  # resampled values drawn at once: ~8 MB of indices
 
 
 class MeanEstimate(msgspec.Struct, frozen=True):
