@@ -163,3 +163,11 @@ def test_compare_runs_keeps_a_few_hundred_bytes_per_trial() -> None:
         tracemalloc.stop()
     assert comparison.pairs == n and comparison.a_only == n - n // 3 - 1
     assert peak / n < 400, f"{peak / n:.0f} bytes per trial"
+
+
+@pytest.mark.parametrize(("a_only", "b_only"), [(0, 1), (3, 9), (50, 50), (120, 161), (7, 0)])
+def test_mcnemar_p_equals_scipys_binomial_test(a_only: int, b_only: int) -> None:
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
+
+    expected = binomtest(b_only, a_only + b_only, 0.5).pvalue
+    assert mcnemar_p(a_only, b_only) == pytest.approx(expected, rel=1e-12)

@@ -82,13 +82,16 @@ def mcnemar_p(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value: a binomial test of the discordant split at 1/2.
 
     The same test is the sign test of paired continuous scores (samples where A scored
-    higher against those where B did; ties dropped).
+    higher against those where B did; ties dropped). At 1/2 the binomial is symmetric,
+    so the two-sided p-value is twice the smaller tail (capped at 1), which is what
+    ``scipy.stats.binomtest`` returns, at a tenth of its cost.
     """
     if a_only + b_only == 0:
         return 1.0
-    from scipy.stats import binomtest  # type: ignore[import-untyped]  # deferred: slow import
+    from scipy.stats import binom  # type: ignore[import-untyped]  # deferred: slow import
 
-    return float(binomtest(b_only, a_only + b_only, 0.5).pvalue)
+    tail = float(binom.cdf(min(a_only, b_only), a_only + b_only, 0.5))
+    return min(1.0, 2.0 * tail)
 
 
 def paired_interval(
