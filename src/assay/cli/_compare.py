@@ -32,9 +32,7 @@ def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
     spec_a, spec_b = _verified_spec(run_a), _verified_spec(run_b)
     matches = _matches(run_a, run_b, spec_a, spec_b)
     repetitions = (int(spec_a.get("repetitions", 1)), int(spec_b.get("repetitions", 1)))
-    comparisons = compare_runs(
-        _records(run_a), _records(run_b), matches, confidence, repetitions
-    )
+    comparisons = compare_runs(_records(run_a), _records(run_b), matches, confidence, repetitions)
     for c in comparisons:
         if c.pairs == 0:
             target = f"{c.a} / {c.b}"

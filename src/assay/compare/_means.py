@@ -51,9 +51,7 @@ class MeanTally:
         elif item > self.top[0]:
             heapq.heapreplace(self.top, item)
 
-    def summarize(
-        self, labels: tuple[str, str], scorer_id: str, level: float
-    ) -> PairedComparison:
+    def summarize(self, labels: tuple[str, str], scorer_id: str, level: float) -> PairedComparison:
         """The comparison of B against A over the samples counted."""
         n = len(self.diffs)
         seed = seed_of("paired", labels[0], labels[1], scorer_id)

@@ -119,9 +119,7 @@ class _WithinRun:
         total = sums.setdefault(target_id, [0.0, 0.0])
         total[0] += value
         total[1] += 1
-        if len(sums) == len(self.targets) and all(
-            t[1] >= self.repetitions for t in sums.values()
-        ):
+        if len(sums) == len(self.targets) and all(t[1] >= self.repetitions for t in sums.values()):
             self.close_sample(scorer_id, pair[0], self.open_samples.pop((scorer_id, pair[0])))
 
     def close_pair(self, scorer_id: str, pair: Pair, seen: dict[str, str]) -> None:

@@ -21,6 +21,7 @@ from assay.compare._mcnemar import MAX_FLIPPED, PairedComparison
 from assay.compare._means import MeanTally
 from assay.compare._pairs import Record, Tally, is_continuous, statuses_of
 
+
 class _Entry:
     """Run A's sample: its score sum, whether B had it, each repetition's status.
 

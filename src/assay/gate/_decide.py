@@ -98,9 +98,7 @@ def _decide_target(
     numbers = {e.scorer_id: _numbers(policy, e, minimum) for e in estimates}
 
     def verdict(status: GateStatus, reasons: list[str], is_gated: bool = gated) -> TargetDecision:
-        return TargetDecision(
-            target_id, status, is_gated, reasons, rates, minimum, numbers, checks
-        )
+        return TargetDecision(target_id, status, is_gated, reasons, rates, minimum, numbers, checks)
 
     problems = _evidence_problems(metrics, target_id, scorer_ids)
     if problems:

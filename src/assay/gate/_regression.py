@@ -85,11 +85,7 @@ def check_regression(
     if regression.baseline.problem is not None:
         reason = f"{scorer_id}: no regression check: {regression.baseline.problem}"
         return RegressionCheck(scorer_id, "", "inconclusive", reason, margin)
-    found = [
-        c
-        for c in regression.comparisons
-        if c.b == target_id and c.scorer_id == scorer_id
-    ]
+    found = [c for c in regression.comparisons if c.b == target_id and c.scorer_id == scorer_id]
     if not found:
         reason = (
             f"{scorer_id}: the baseline has no scores to pair with {target_id!r} "

@@ -317,9 +317,7 @@ def _finish(run: _Run) -> RunOutcome:
     metrics = run.metrics.build()
     run.writer.flush()  # every score line on disk before they are read back
     folder = run.source.parent if run.source is not None else None
-    regression = regression_of(
-        run.spec, folder, run.baseline, _score_records(run.writer.path)
-    )
+    regression = regression_of(run.spec, folder, run.baseline, _score_records(run.writer.path))
     gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", gate_event(gate))
