@@ -167,3 +167,13 @@ def test_spec_without_no_regression_keeps_its_digest(tmp_path: Path) -> None:
     declared = load_spec(simple_spec(tmp_path / "b", gate=policy)).spec
     assert b'"no_regression":{"margin":0.02}' in declared.canonical()
     assert declared.gate.regression_level == 0.95
+
+
+def test_a_baseline_symlinked_out_of_the_spec_folder_is_not_used(tmp_path: Path) -> None:
+    outside = _baseline(tmp_path)
+    spec = _spec(tmp_path / "other", "right", no_regression={"baseline": "link", "margin": 0.1})
+    (tmp_path / "other" / "link").symlink_to(outside, target_is_directory=True)
+    outcome = run_spec_at(spec, tmp_path / "run")
+    assert outcome.gate.status == "inconclusive"
+    assert outcome.gate.baseline is not None
+    assert "symbolic link" in str(outcome.gate.baseline.problem)

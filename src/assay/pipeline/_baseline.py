@@ -17,6 +17,9 @@ from assay.gate import Baseline, Regression, compare_with_baseline, no_baseline
 from assay.spec import EvalSpec, resolve_folder_inside
 
 
+FIELD = "gate.no_regression.baseline"
+
+
 def check_baseline_option(spec: EvalSpec, given: Path | None) -> None:
     """Refuse ``--baseline`` for a spec that declares no ``no_regression`` policy."""
     if given is not None and spec.gate.regression is None:
@@ -39,7 +42,10 @@ def regression_of(
         return None
     path = given
     if path is None and rule.baseline is not None and spec_folder is not None:
-        path = resolve_folder_inside(spec_folder, rule.baseline, "gate.no_regression.baseline")
+        try:
+            path = resolve_folder_inside(spec_folder, rule.baseline, FIELD)
+        except ConfigError as exc:  # e.g. a symlink out of the spec's folder
+            return Regression(Baseline(rule.baseline, problem=exc.one_line()))
     if path is None:
         return no_baseline()
     if records is None:
