@@ -16,6 +16,7 @@ PACKAGES = [
     "assay.run",
     "assay.evidence",
     "assay.score",
+    "assay.compare",
     "assay.gate",
     "assay.report",
     "assay.pipeline",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from assay.compare import MAX_FLIPPED, compare_runs, compare_targets, mcnemar_p, paired_interval
@@ -171,3 +173,32 @@ def test_mcnemar_p_equals_scipys_binomial_test(a_only: int, b_only: int) -> None
 
     expected = binomtest(b_only, a_only + b_only, 0.5).pvalue
     assert mcnemar_p(a_only, b_only) == pytest.approx(expected, rel=1e-12)
+
+
+def test_comparisons_do_not_depend_on_the_order_records_arrive_in() -> None:
+    # a resumed run writes its scores in another order: the report must not change
+    rng = random.Random(5)
+    rows = [scored(t, f"s{i:02}", round(rng.random(), 3), rep)
+            for i in range(40) for t in ("a", "b") for rep in (1, 2, 3)]  # fmt: skip
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    within = msgspec.json.encode(compare_targets(rows, ["a", "b"], ["f1"], repetitions=3))
+    assert (
+        msgspec.json.encode(compare_targets(shuffled, ["a", "b"], ["f1"], repetitions=3)) == within
+    )
+    a = [r for r in rows if r["target_id"] == "a"]
+    b = [{**r, "value": r["value"] / 2} for r in rows if r["target_id"] == "a"]
+    across = msgspec.json.encode(compare_runs(a, b, [("a", "a")], repetitions=(3, 3)))
+    rng.shuffle(a)
+    rng.shuffle(b)
+    assert msgspec.json.encode(compare_runs(a, b, [("a", "a")], repetitions=(3, 3))) == across
+
+
+def test_the_flipped_list_is_the_same_in_any_arrival_order() -> None:
+    rows = [r for i in range(120) for r in (record("a", f"s{i:03}", "passed"),
+                                             record("b", f"s{i:03}", "failed"))]  # fmt: skip
+    [in_order] = compare_targets(rows, ["a", "b"], ["exact"])
+    random.Random(2).shuffle(rows)
+    [shuffled] = compare_targets(rows, ["a", "b"], ["exact"])
+    assert shuffled.flipped == in_order.flipped
+    assert [f.sample_id for f in in_order.flipped] == [f"s{i:03}" for i in range(MAX_FLIPPED)]

@@ -9,6 +9,8 @@ other side did counts as ``missing`` (not a pass, value 0), as in the rates.
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import combinations
 from typing import Any, Protocol
@@ -60,11 +62,15 @@ def statuses_of(records: Iterable[Record]) -> Iterator[Score]:
 
 
 class Tally:
-    """The pass/fail counts of one comparison, fed pair by pair."""
+    """The pass/fail counts of one comparison, fed pair by pair.
+
+    It lists the first ``MAX_FLIPPED`` discordant pairs in (sample, repetition) order,
+    whatever order they arrive in, so a resumed run lists the same ones.
+    """
 
     def __init__(self) -> None:
         self.counts = [0, 0, 0, 0, 0]  # a passed, b passed, a only, b only, pairs
-        self.flipped: list[FlippedSample] = []
+        self.flipped: list[tuple[str, int, str, str]] = []  # kept sorted
         self.omitted = 0
 
     def add(self, pair: Pair, a: str, b: str) -> None:
@@ -75,15 +81,19 @@ class Tally:
         self.counts[4] += 1
         if pass_a != pass_b:
             self.counts[2 if pass_a else 3] += 1
+            item = (pair[0], pair[1], a, b)
             if len(self.flipped) < MAX_FLIPPED:
-                self.flipped.append(FlippedSample(pair[0], pair[1], a, b))
-            else:
-                self.omitted += 1
+                bisect.insort(self.flipped, item)
+                return
+            self.omitted += 1
+            if item < self.flipped[-1]:
+                bisect.insort(self.flipped, item)
+                self.flipped.pop()
 
     def summarize(self, labels: tuple[str, str], scorer_id: str, level: float) -> PairedComparison:
         """The McNemar comparison of the pairs counted."""
         c = self.counts
-        flipped = sorted(self.flipped, key=lambda f: (f.sample_id, f.repetition))
+        flipped = [FlippedSample(*item) for item in self.flipped]
         return summarize(
             labels, scorer_id, (c[0], c[1], c[2], c[3], c[4]), flipped, self.omitted, level
         )
@@ -105,6 +115,7 @@ class _WithinRun:
         self.means = {k: MeanTally() for k in keys}
         self.continuous: set[str] = set()
         self.open_pairs: dict[tuple[str, Pair], dict[str, str]] = {}
+        # per (scorer, sample), each target's values until every repetition is in
         self.open_samples: dict[tuple[str, str], dict[str, list[float]]] = {}
 
     def add(self, score: Score) -> None:
@@ -115,11 +126,11 @@ class _WithinRun:
         seen[target_id] = status
         if len(seen) == len(self.targets):
             self.close_pair(scorer_id, pair, self.open_pairs.pop((scorer_id, pair)))
-        sums = self.open_samples.setdefault((scorer_id, pair[0]), {})
-        total = sums.setdefault(target_id, [0.0, 0.0])
-        total[0] += value
-        total[1] += 1
-        if len(sums) == len(self.targets) and all(t[1] >= self.repetitions for t in sums.values()):
+        values = self.open_samples.setdefault((scorer_id, pair[0]), {})
+        values.setdefault(target_id, []).append(value)
+        if len(values) == len(self.targets) and all(
+            len(v) >= self.repetitions for v in values.values()
+        ):
             self.close_sample(scorer_id, pair[0], self.open_samples.pop((scorer_id, pair[0])))
 
     def close_pair(self, scorer_id: str, pair: Pair, seen: dict[str, str]) -> None:
@@ -128,8 +139,9 @@ class _WithinRun:
             if tally is not None:
                 tally.add(pair, seen.get(a, MISSING), seen.get(b, MISSING))
 
-    def close_sample(self, scorer_id: str, sample_id: str, sums: dict[str, list[float]]) -> None:
-        mean = {t: sums[t][0] / self.repetitions if t in sums else 0.0 for t in self.targets}
+    def close_sample(self, scorer_id: str, sample_id: str, values: dict[str, list[float]]) -> None:
+        reps = self.repetitions
+        mean = {t: math.fsum(values.get(t, [])) / reps for t in self.targets}
         for a, b in combinations(self.targets, 2):
             tally = self.means.get((a, b, scorer_id))
             if tally is not None:
@@ -138,8 +150,8 @@ class _WithinRun:
     def finish(self, level: float) -> list[PairedComparison]:
         for (scorer_id, pair), seen in sorted(self.open_pairs.items()):
             self.close_pair(scorer_id, pair, seen)
-        for (scorer_id, sample_id), sums in sorted(self.open_samples.items()):
-            self.close_sample(scorer_id, sample_id, sums)
+        for (scorer_id, sample_id), values in sorted(self.open_samples.items()):
+            self.close_sample(scorer_id, sample_id, values)
         comparisons = []
         for (a, b, s), tally in self.tallies.items():
             comparisons.append(tally.summarize((a, b), s, level))

@@ -1,8 +1,8 @@
 """Compare the targets of two runs over the samples both have, streaming the second run.
 
 Why streaming: at 100,000 trials a run's score records are ~1.5 kB each as parsed JSON.
-Run A is read once into a table of what the tests need — per sample, its score sum and
-the status of each repetition (~200 bytes a sample) — and run B's records are then
+Run A is read once into a table of what the tests need — per sample, its values and
+the status of each repetition (~300 bytes a sample) — and run B's records are then
 matched against it one at a time, keeping only B's samples whose repetitions are still
 coming (a handful, in plan order).
 
@@ -13,6 +13,7 @@ treated as passes or failures of the other side.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import msgspec
@@ -23,21 +24,21 @@ from assay.compare._pairs import Record, Tally, is_continuous, statuses_of
 
 
 class _Entry:
-    """Run A's sample: its score sum, whether B had it, each repetition's status.
+    """Run A's sample: its values, whether B had it, each repetition's status.
 
     A status is set to ``None`` once B's matching repetition has been counted, so what is
     left at the end is what only A has.
     """
 
-    __slots__ = ("paired", "statuses", "total")
+    __slots__ = ("paired", "statuses", "values")
 
     def __init__(self) -> None:
-        self.total = 0.0
+        self.values: list[float] = []
         self.paired = False
         self.statuses: list[str | None] = []
 
     def set(self, rep: int, status: str, value: float) -> None:
-        self.total += value
+        self.values.append(value)
         self.statuses.extend([None] * (rep - len(self.statuses)))
         self.statuses[rep - 1] = status
 
@@ -91,22 +92,23 @@ class _Versus:
             self.unpaired_b += 1
         else:
             self.tally.add((sample, rep), status_a, status)
-        sums = self.open.setdefault(sample, [0.0, 0.0])
-        sums[0] += value
-        sums[1] += 1
-        if sums[1] >= self.reps_b:
+        values = self.open.setdefault(sample, [])
+        values.append(value)
+        if len(values) >= self.reps_b:
             self.close(sample, self.open.pop(sample))
 
-    def close(self, sample: str, sums: list[float]) -> None:
+    def close(self, sample: str, values: list[float]) -> None:
+        """Count a sample's means (exactly rounded sums: arrival order cannot matter)."""
         entry = self.table[sample]
         entry.paired = True
-        self.means.add(sample, entry.total / self.reps_a, sums[0] / self.reps_b)
+        mean_a = math.fsum(entry.values) / self.reps_a
+        self.means.add(sample, mean_a, math.fsum(values) / self.reps_b)
 
     def finish(
         self, labels: tuple[str, str], scorer_id: str, level: float, with_means: bool
     ) -> list[PairedComparison]:
-        for sample, sums in sorted(self.open.items()):  # B cut short: unrun trials count 0
-            self.close(sample, sums)
+        for sample, values in sorted(self.open.items()):  # B cut short: unrun count 0
+            self.close(sample, values)
         only_a = [s for s, e in self.table.items() if not e.paired]
         unpaired_a = sum(1 for e in self.table.values() for st in e.statuses if st is not None)
         extra = {

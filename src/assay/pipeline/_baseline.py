@@ -16,7 +16,6 @@ from assay.errors import ConfigError
 from assay.gate import Baseline, Regression, compare_with_baseline, no_baseline
 from assay.spec import EvalSpec, resolve_folder_inside
 
-
 FIELD = "gate.no_regression.baseline"
 
 

@@ -133,7 +133,7 @@ class _Means:
 
     def __init__(self, repetitions: int) -> None:
         self.repetitions = repetitions
-        self.pending: dict[str, list[float]] = {}
+        self.pending: dict[str, list[float]] = {}  # a sample's values until its last repetition
         self.values = array("d")
         self.continuous = False
 
@@ -143,17 +143,17 @@ class _Means:
         if self.repetitions == 1 or sample_id is None:
             self.values.append(value)
             return
-        sums = self.pending.setdefault(sample_id, [0.0, 0.0])
-        sums[0] += 1
-        sums[1] += value
-        if sums[0] >= self.repetitions:
-            self.values.append(self.pending.pop(sample_id)[1] / self.repetitions)
+        values = self.pending.setdefault(sample_id, [])
+        values.append(value)
+        if len(values) >= self.repetitions:
+            # fsum is exactly rounded: the repetitions' order (a resume) cannot matter
+            self.values.append(math.fsum(self.pending.pop(sample_id)) / self.repetitions)
 
     def estimate(
         self, target_id: str, scorer_id: str, denominator: int, level: float
     ) -> MeanEstimate:
-        for sums in self.pending.values():  # cut short: unrun trials count as 0
-            self.values.append(sums[1] / self.repetitions)
+        for values in self.pending.values():  # cut short: unrun trials count as 0
+            self.values.append(math.fsum(values) / self.repetitions)
         self.pending.clear()
         clustered = self.repetitions > 1
         units = denominator // self.repetitions if clustered else denominator
