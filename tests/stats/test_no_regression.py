@@ -69,6 +69,8 @@ def test_no_regression_from_the_spec_passes_an_equal_target(tmp_path: Path) -> N
     assert check["ci_low"] > -0.1 and check["p_value"] == 1.0
     md = (tmp_path / "run" / "report.md").read_text()
     assert "## No regression against the baseline" in md
+    # re-gating finds the spec's baseline again, inside the folder the spec was run from
+    assert run_cli("gate", tmp_path / "run").returncode == 0
     assert 'id="regression"' in (tmp_path / "run" / "report.html").read_text()
 
 
