@@ -202,3 +202,12 @@ def test_the_flipped_list_is_the_same_in_any_arrival_order() -> None:
     [shuffled] = compare_targets(rows, ["a", "b"], ["exact"])
     assert shuffled.flipped == in_order.flipped
     assert [f.sample_id for f in in_order.flipped] == [f"s{i:03}" for i in range(MAX_FLIPPED)]
+
+
+def test_many_unpaired_samples_are_counted_and_a_few_named() -> None:
+    a = [scored("t", f"a{i:03}", 0.5) for i in range(80)] + [scored("t", "both", 0.5)]
+    b = [scored("t", f"b{i:03}", 0.5) for i in range(70)] + [scored("t", "both", 0.25)]
+    _, mean = compare_runs(a, b, [("t", "t")])
+    assert (mean.pairs, mean.unpaired_a, mean.unpaired_b) == (1, 80, 70)
+    assert len(mean.only_in_a) == len(mean.only_in_b) == MAX_FLIPPED
+    assert mean.only_in_b[0] == "b000"

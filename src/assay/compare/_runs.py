@@ -78,14 +78,13 @@ class _Versus:
         self.means = MeanTally()
         self.open: dict[str, list[float]] = {}
         self.unpaired_b = 0
-        self.only_in_b: dict[str, None] = {}
+        self.only_in_b: set[str] = set()  # rare: the samples B has and A lacks
 
     def add(self, sample: str, rep: int, status: str, value: float) -> None:
         entry = self.table.get(sample)
         if entry is None:
             self.unpaired_b += 1
-            if len(self.only_in_b) < MAX_FLIPPED:
-                self.only_in_b[sample] = None
+            self.only_in_b.add(sample)
             return
         status_a = entry.take(rep)
         if status_a is None:
@@ -115,7 +114,7 @@ class _Versus:
             "unpaired_a": unpaired_a,
             "unpaired_b": self.unpaired_b,
             "only_in_a": sorted(only_a)[:MAX_FLIPPED],
-            "only_in_b": sorted(self.only_in_b),
+            "only_in_b": sorted(self.only_in_b)[:MAX_FLIPPED],
         }
         result = [msgspec.structs.replace(self.tally.summarize(labels, scorer_id, level), **extra)]
         if with_means:
