@@ -128,3 +128,23 @@ def test_continuous_scores_get_bootstrap_means_and_a_paired_comparison(tmp_path:
     assert (means["a_only"], means["b_only"]) == (25, 0)
     text = run_cli("compare", good, worse).stdout
     assert "sign test p" in text and "paired bootstrap" in text
+
+
+def test_repetitions_add_per_sample_mean_comparisons_to_the_reports(tmp_path: Path) -> None:
+    write_module(tmp_path, "stats_report_reps", SOURCE)
+    samples = [{"id": sid, "input": f"q{i}", "expected": f"q{i}"} for i, sid in enumerate(IDS)]
+    targets = [
+        {"id": "right", "callable": "stats_report_reps:right"},
+        {"id": "odd", "callable": "stats_report_reps:wrong_on_odd"},
+    ]
+    spec = simple_spec(tmp_path, samples=samples, targets=targets, repetitions=2)
+    report: Report = run_spec_at(spec, tmp_path / "run").report
+    measures = [(c.measure, c.test) for c in report.comparisons]
+    assert measures == [("pass_rate", "exact-mcnemar"), ("mean", "sign-test")]
+    mean = report.comparisons[1]
+    assert (mean.pairs, mean.a_only, mean.b_only, mean.rate_a, mean.rate_b) == (4, 2, 0, 1.0, 0.5)
+    html = to_html(report)
+    assert "Largest differences" in html and "paired-bootstrap-percentile" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
+    md = to_markdown(report)
+    assert "### Largest differences" in md and "<" not in md
