@@ -17,6 +17,7 @@ PACKAGES = [
     "assay.run",
     "assay.evidence",
     "assay.score",
+    "assay.compare",
     "assay.gate",
     "assay.report",
     "assay.pipeline",

@@ -367,6 +367,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
         "请比较基于同一数据集的两次运行",
     ),
+    # --- gate: no_regression baseline (stats) ------------------------------------------
+    "gate.baseline_unused": (
+        "--baseline {path} was given, but the spec declares no gate.no_regression policy",
+        "declare 'no_regression:' with its 'margin' under 'gate:' in the spec (docs/spec.md)",
+        "指定了 --baseline {path}，但规范中没有声明 gate.no_regression 策略",
+        "请在规范的 'gate:' 下声明 'no_regression:' 及其 'margin'（见 docs/spec.md）",
+    ),
     "sink.failed": (
         "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
         "check the collector at {url}; failed batches were kept in {fallback}",
@@ -550,6 +557,22 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{a} 对比 {b} [{scorer}]：{pairs} 对，{rate_a:.4f} -> {rate_b:.4f}，"
         "差值 {difference:+.4f}（{level:.0%} 区间 [{low:+.4f}, {high:+.4f}]）；"
         "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
+        "",
+    ),
+    "out.compare_mean": (
+        "{a} vs {b} [{scorer}]: {pairs} samples, mean {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} paired bootstrap [{low:+.4f}, {high:+.4f}]); "
+        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 个样本，均值 {rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 配对自助法区间 [{low:+.4f}, {high:+.4f}]）；"
+        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}",
+        "",
+    ),
+    "out.unpaired": (
+        "  not paired: {a} only in A, {b} only in B",
+        "",
+        "  未配对：仅 A 有 {a}，仅 B 有 {b}",
         "",
     ),
     "out.flipped": (
