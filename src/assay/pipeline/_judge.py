@@ -38,7 +38,8 @@ async def judge(
     for scorer_id, scorer in scorers.items():
         verdict = await score_observation(scorer, observation)
         records.append(score_record(trial, scorer_id, bundle["digest"], verdict))
-        metrics.add_score(trial["target_id"], scorer_id, verdict.status, str(trial["sample_id"]))
+        sample_id = str(trial["sample_id"])
+        metrics.add_score(trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value)
         if task_metrics is not None:
             task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
     metrics.add_trial(trial["target_id"], bundle["state"])

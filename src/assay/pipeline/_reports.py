@@ -46,6 +46,7 @@ def build_report(
             [t.id for t in spec.targets],
             [s.id for s in spec.scorers],
             spec.gate.confidence_level,
+            spec.repetitions,
         ),
     )
 

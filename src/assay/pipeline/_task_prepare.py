@@ -136,9 +136,10 @@ def _labelled(chosen: list[Any]) -> dict[str, Metric]:
 
 
 def _result_config(config: GenerateConfig) -> dict[str, Any]:
-    """The generation settings that decide results (connection limits do not)."""
+    """The generation settings that decide results (connection limits and backoff do not)."""
     settings: dict[str, Any] = msgspec.to_builtins(config)
     settings.pop("max_connections", None)
+    settings.pop("retry_backoff", None)
     return settings
 
 

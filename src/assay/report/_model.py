@@ -36,7 +36,8 @@ class Report(msgspec.Struct, frozen=True):
     """Everything a report shows.
 
     ``comparisons`` holds the paired comparisons of a multi-target run (see
-    ``assay.compare.compare_targets``); it is empty for a single target.
+    ``assay.compare.compare_targets``): pass rates by McNemar and, for continuous scores
+    or repetitions, mean scores per sample; it is empty for a single target.
     """
 
     evaluation: str

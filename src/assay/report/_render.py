@@ -58,6 +58,8 @@ def to_markdown(report: Report) -> str:
                 f"{est.value:.4f} | {_interval_text(est)} | {est.passed} / {est.denominator} | "
                 f"{_stderr_text(est)} | {e(state_text)} |"
             )
+    lines += _mean_lines(report)
+    lines += _regression_lines(report)
     lines += ["", "## Gate reasons", ""]
     for decision in report.gate.targets:
         for reason in decision.reasons:
@@ -93,6 +95,58 @@ def _stderr_text(est: MetricEstimate) -> str:
     return f"{est.stderr:.4f} (by sample {est.cluster_stderr:.4f})"
 
 
+def _mean_lines(report: Report) -> list[str]:
+    if not report.metrics.means:
+        return []
+    e = md_escape
+    lines = [
+        "",
+        "## Mean scores",
+        "",
+        "| target | scorer | mean | interval | samples | ± stderr |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in report.metrics.means:
+        lines.append(
+            f"| {e(m.target_id)} | {e(m.scorer_id)} | {m.value:.4f} | {m.ci_level:.0%} "
+            f"{m.ci_method} ({m.resamples} resamples) [{m.ci_low:.4f}, {m.ci_high:.4f}] | "
+            f"{m.samples} | {m.stderr:.4f} |"
+        )
+    return lines
+
+
+def _regression_lines(report: Report) -> list[str]:
+    baseline = report.gate.baseline
+    if baseline is None:
+        return []
+    e = md_escape
+    lines = ["", "## No regression against the baseline", ""]
+    lines.append(f"- baseline: {e(baseline.path or '(none)')}")
+    if baseline.spec_digest:
+        lines.append(f"- baseline spec digest: `{baseline.spec_digest}`")
+    if baseline.events_head:
+        lines.append(f"- baseline events head: `{baseline.events_head}`")
+    if baseline.problem:
+        lines.append(f"- **not usable**: {e(baseline.problem)}")
+    lines += [
+        "",
+        "| target | scorer | verdict | measure | pairs | baseline → new | new − baseline "
+        "| interval | margin | p | baseline only | new only | unpaired (baseline / new) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for decision in report.gate.targets:
+        for c in decision.regression:
+            lines.append(
+                f"| {e(decision.target_id)} | {e(c.scorer_id)} | {c.status} | {c.measure} | "
+                f"{c.pairs} | {c.rate_baseline:.4f} → {c.rate_new:.4f} | "
+                f"{c.difference:+.4f} | {c.ci_level:.0%} {e(c.ci_method)} "
+                f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {c.margin:g} | {c.p_value:.4g} "
+                f"({e(c.test)}) | {c.baseline_only} | {c.new_only} | "
+                f"{c.unpaired_baseline} / {c.unpaired_new} |"
+            )
+    return lines
+
+
 def _comparison_lines(report: Report) -> list[str]:
     if not report.comparisons:
         return []
@@ -101,20 +155,27 @@ def _comparison_lines(report: Report) -> list[str]:
         "",
         "## Paired comparisons",
         "",
-        "| A | B | scorer | pairs | rate A | rate B | B − A | interval | A only | B only "
-        "| p (exact McNemar) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "B − A per pair of targets: pass rates by exact McNemar over (sample, repetition) "
+        "pairs; mean scores (continuous scores, or repetitions) by a paired bootstrap over "
+        "samples with a sign test. A only / B only: the discordant pairs (for means, the "
+        "samples where that side scored higher).",
+        "",
+        "| A | B | scorer | measure | pairs | A | B | B − A | interval | A only | B only "
+        "| p | test |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in report.comparisons:
         lines.append(
-            f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.pairs} | {c.rate_a:.4f} | "
-            f"{c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} [{c.ci_low:+.4f}, "
-            f"{c.ci_high:+.4f}] | {c.a_only} | {c.b_only} | {c.p_value:.4g} |"
+            f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.measure} | {c.pairs} | "
+            f"{c.rate_a:.4f} | {c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} "
+            f"{e(c.ci_method)} [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {c.a_only} | "
+            f"{c.b_only} | {c.p_value:.4g} | {e(c.test)} |"
         )
     for c in report.comparisons:
         if not c.flipped:
             continue
-        lines += ["", f"### Flipped: {e(c.a)} vs {e(c.b)} ({e(c.scorer_id)})", ""]
+        title = "Largest differences" if c.measure == "mean" else "Flipped"
+        lines += ["", f"### {title}: {e(c.a)} vs {e(c.b)} ({e(c.scorer_id)})", ""]
         lines += ["| sample | rep | A | B |", "|---|---|---|---|"]
         for f in c.flipped:
             lines.append(f"| {e(f.sample_id)} | {f.repetition} | {e(f.a)} | {e(f.b)} |")

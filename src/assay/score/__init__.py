@@ -1,6 +1,7 @@
 """Scoring: scorers over observations, score records, and metrics over the plan."""
 
 from assay.score._adapter import ObservationScorer, from_python_scorer
+from assay.score._bootstrap import MeanEstimate, bootstrap_mean, bootstrap_means, seed_of
 from assay.score._choice import choice
 from assay.score._code import extract_code, python_tests
 from assay.score._f1 import f1
@@ -46,6 +47,7 @@ __all__ = [
     "PARTIAL",
     "AnyScorer",
     "GroupedMetric",
+    "MeanEstimate",
     "Metric",
     "MetricEstimate",
     "Metrics",
@@ -64,6 +66,8 @@ __all__ = [
     "Verdict",
     "accuracy",
     "at_least_k",
+    "bootstrap_mean",
+    "bootstrap_means",
     "bootstrap_stderr",
     "build_scorer",
     "check_exact",
@@ -94,6 +98,7 @@ __all__ = [
     "score_record",
     "scorer",
     "scorer_metrics",
+    "seed_of",
     "std",
     "stderr",
     "value_to_float",

@@ -3,7 +3,8 @@
 Each trial gets a fresh TaskState and fresh solver instances. Limits are not errors:
 a trial that runs out of messages, tokens, cost or time keeps the state it reached and
 is scored on it. An exception from the solver is an ``error`` outcome (the pipeline's
-``retry_on_error`` may try it again); an InfrastructureError from the model, after the
+``retry_on_error`` may try it again), and so is a ``ModelError`` (the model refused the
+call: a bad request, a wrong key); an InfrastructureError from the model, after the
 model's own retries, is an infrastructure failure like any other target's.
 """
 
@@ -25,6 +26,7 @@ from assay.model import (
     LimitExceeded,
     Limits,
     Model,
+    ModelError,
     budget_scope,
 )
 from assay.solver import Chain, Target, TaskState
@@ -70,6 +72,8 @@ class SolverTarget:
             holder[0].limit = exc.kind
         except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
             raise  # start: the run stops with that one line, it is no sample's error
+        except ModelError as exc:  # e.g. "401 from http://...: invalid key"
+            failure = f"model error: {exc}"
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
