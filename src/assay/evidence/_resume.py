@@ -61,8 +61,8 @@ def find_resume_point(path: Path) -> ResumePoint:
     finished = _finished_trials(path / BUNDLES)
     if any("pack" in line for line in repaired):
         _check_finished_artifacts(path, finished)
-    scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     head, count, run_events = GENESIS, 0, 0
+    bound: set[str] = set()  # score lines a whole ``match`` event binds
     orphans: dict[str, tuple[list[tuple[int, str]], int]] = {}
     last_event: dict[str, int] = {}
     for line in _lines(path / EVENTS):
@@ -74,12 +74,32 @@ def find_resume_point(path: Path) -> ResumePoint:
             run_events += 1
         elif trial in finished:
             last_event[trial] = record["n"]
+            if record["type"] == "match":
+                bound.add(record["data"].get("record"))
         else:
             events, _ = orphans.get(trial, ([], 0))
             if not after_seal(record["type"]):
                 events.append((record["n"], head))
             orphans[trial] = (events, record["n"])
+    if cut := _cut_unbound_scores(path / SCORES, bound):
+        repaired.append(f"{SCORES}: cut {cut} score record(s) whose match event was torn")
+    scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     return ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
+
+
+def _cut_unbound_scores(path: Path, bound: set[str]) -> int:
+    """Cut ``scores.jsonl`` from its first line no whole ``match`` event binds.
+
+    assay logs a score's match event before the score line reaches the disk, so only a
+    torn tail of the event log leaves such lines; they are judged again from their bundle
+    (with a new match event), never kept unbound. Returns the number of lines cut."""
+    lines = _lines(path)
+    for number, line in enumerate(lines):
+        if sha256_hex(line) not in bound:
+            with open(path, "r+b") as handle:
+                handle.truncate(sum(len(kept) + 1 for kept in lines[:number]))
+            return len(lines) - number
+    return 0
 
 
 def _check_finished_artifacts(path: Path, finished: set[str]) -> None:
