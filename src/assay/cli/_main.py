@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -90,6 +91,10 @@ def main(argv: list[str] | None = None) -> None:
     except AssayError as exc:
         if debug:
             traceback.print_exc()
+        if isinstance(exc, Interrupted):
+            # exiting now anyway: a second signal must not cut this one line short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         click.echo(f"assay: {exc.one_line()}", err=True)
         code = exc.exit_code
         if isinstance(exc, Interrupted):

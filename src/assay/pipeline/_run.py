@@ -285,9 +285,11 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
 
         if not options.handle_signals:
             await work()
-        elif await run_until_signalled(work):
-            run.seal("interrupted")
-            raise Interrupted("run.interrupted", path=str(run.writer.path))
+        else:
+            stopped = Interrupted("run.interrupted", path=str(run.writer.path))
+            if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
+                run.seal("interrupted")
+                raise stopped
         return _finish(run)
     except Interrupted:
         raise
