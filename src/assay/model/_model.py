@@ -17,9 +17,11 @@ import msgspec
 from assay._digest import canonical_json, sha256_hex
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
+from assay.model._cache import current_cache
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage, user_message
 from assay.model._output import ModelOutput
+from assay.model._prices import cost_of
 from assay.model._replay import current_replay
 
 DEFAULT_MAX_CONNECTIONS = 10
@@ -65,14 +67,34 @@ class Model:
             if recorded is not None:
                 return recorded
         budget = current_budget()
+        cache = current_cache()  # response cache: answer before waiting for a connection
+        key = cache.key(self, messages, tools, merged) if cache is not None else ""
+        cached = cache.get(key) if cache is not None else None
+        if cached is not None:
+            return self._finish(messages, tools, merged, cached)
         started = time.monotonic()
         async with self._connections:
             if budget is not None:
                 budget.waited += time.monotonic() - started
             output = await self.api.generate(messages, tools or [], merged)
-        self._record(messages, tools, merged, output)
+        if cache is not None:  # response cache: keep the answer
+            cache.put(key, self, output)
+        return self._finish(messages, tools, merged, output)
+
+    def _finish(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        config: GenerateConfig,
+        output: ModelOutput,
+    ) -> ModelOutput:
+        """Price the call, record it and charge the trial's budget (a cached answer too,
+        so a limit cuts a trial off at the same point whether or not the cache answered)."""
+        cost = cost_of(self.name, output.usage)
+        self._record(messages, tools, config, output, cost)
+        budget = current_budget()
         if budget is not None:
-            budget.spend(output.usage, 0.0)
+            budget.spend(output.usage, cost or 0.0)
         return output
 
     def _record(
@@ -81,6 +103,7 @@ class Model:
         tools: list[dict[str, Any]] | None,
         config: GenerateConfig,
         output: ModelOutput,
+        cost: float | None = None,
     ) -> None:
         recorder = current_recorder()
         if recorder is None:
@@ -92,6 +115,7 @@ class Model:
             "output": recorder.store.put(canonical_json(output), _JSON).sha256,
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
+            "cost": cost,
         }
         if output.cached:
             data["cached"] = True
