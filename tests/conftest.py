@@ -11,3 +11,13 @@ from assay._messages import set_language
 def _english() -> None:
     """Every test starts in English; a test that switches language is undone here."""
     set_language("en")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_and_prices(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or fills the user's response cache or sees another test's prices."""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("ASSAY_PRICES", raising=False)
+    monkeypatch.setattr("assay.model._prices._user_prices", {})

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from assay.report._chart import interval_chart
 from assay.evidence import Usage
+from assay.report._chart import interval_chart
 from assay.report._model import Report
 from assay.score import MetricEstimate
 
