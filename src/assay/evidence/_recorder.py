@@ -97,10 +97,15 @@ class TrialRecorder:
         with self._lock:
             self.closed = True
 
-    def resume_after(self, events: list[tuple[int, str]], last: int) -> None:
-        """Continue an unfinished earlier try whose events (up to number *last*) are logged."""
+    def resume_after(
+        self, events: list[tuple[int, str]], last: int, usage: Usage | None = None
+    ) -> None:
+        """Continue an unfinished earlier try whose events (up to number *last*) are
+        logged; *usage* is what their ``sampling`` events add up to."""
         self.events = list(events)
         self.last = last
+        if usage is not None:
+            self.usage = usage
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         """Store *data* and remember it under *name* for the bundle."""

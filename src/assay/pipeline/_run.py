@@ -154,7 +154,8 @@ class _Run:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
         recorder = self.writer.recorder(trial_id)
         if self.point is not None and trial_id in self.point.orphans:
-            recorder.resume_after(*self.point.orphans[trial_id])
+            usage = self.point.orphan_usage.get(trial_id)
+            recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
     async def trial(self, item: Trial | Requeued) -> None:
