@@ -4,8 +4,11 @@ models, base URLs and epochs never share an answer."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from assay import Sample, Task, eval, includes
 from assay.evidence import verify_run
@@ -37,6 +40,8 @@ def quiz(epochs: int = 1, **config: Any) -> Task:
 
 
 QUIZ_FILE = """
+import msgspec
+
 from assay import Sample, Task, includes, task
 
 @task
@@ -84,7 +89,11 @@ def test_the_second_run_answers_from_the_cache(tmp_path: Path) -> None:
     assert scores_of(first) == scores_of(second)
     for path in (first, second):
         assert verify_run(path).ok
-        assert rescore_run(path).differing == []
+        rescored = rescore_run(path)
+        assert rescored.differing == []
+        # the report re-made from evidence alone has the same usage
+        written = json.loads((path / "report.json").read_text())
+        assert msgspec.to_builtins(rescored.report.usage_total) == written["usage_total"]
     report = read_jsonl(second / "bundles.jsonl")[0]["usage"]
     assert report["calls"] == 1 and report["cached_calls"] == 1
 
