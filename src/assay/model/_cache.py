@@ -19,7 +19,6 @@ import contextlib
 import fnmatch
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -192,6 +191,8 @@ class ResponseCache:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write *data* to *path* by renaming a complete temporary file over it."""
+    import tempfile  # deferred: only runs with the cache on write entries
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -73,6 +72,8 @@ def epoch_scope(epoch: int) -> Iterator[None]:
 
 def shown_url(url: str | None) -> str | None:
     """*url* without user, password, query or fragment: what may be written to disk."""
+    from urllib.parse import urlsplit, urlunsplit  # deferred: only cache writes need it
+
     if not url:
         return url
     parts = urlsplit(str(url))
