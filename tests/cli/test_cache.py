@@ -130,6 +130,15 @@ def test_bad_options_are_one_line_and_exit_2(setup: tuple[Path, dict[str, str]])
     assert "price file" in error_line(proc)
 
 
+def test_cache_with_a_yaml_spec_is_refused(tmp_path: Path) -> None:
+    from tests.helpers import simple_spec
+
+    proc = run_cli("run", simple_spec(tmp_path / "suite"), "--cache", "-o", tmp_path / "out")
+    assert proc.returncode == EXIT_CONFIG
+    assert "Python tasks" in error_line(proc)
+    assert not (tmp_path / "out").exists()
+
+
 def test_prices_from_a_file_reach_the_closing_line(setup: tuple[Path, dict[str, str]]) -> None:
     folder, env = setup
     prices = folder / "prices.yaml"

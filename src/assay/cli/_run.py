@@ -115,6 +115,9 @@ def run(
         }
         run_tasks(str(spec), models, options)
 
+    if cache:  # a YAML spec's targets are programs and endpoints, not assay models
+        reason = "the response cache is for Python tasks (file.py or file.py@task)"
+        raise ConfigError("task.option", option="--cache", reason=reason)
     loaded = load_spec(spec)
     _check_sink(execution["sink_url"])
     if output is None and not dry_run:
