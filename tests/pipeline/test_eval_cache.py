@@ -186,3 +186,23 @@ def test_a_corrupt_entry_is_asked_again_and_replaced(tmp_path: Path) -> None:
     assert counter.calls == 4
     assert sorted(bool(c.get("cached")) for c in calls_of(second)) == [False, True, True]
     assert verify_run(second).ok
+
+
+def test_a_sampling_grader_gets_an_answer_per_epoch_and_is_cached_too(tmp_path: Path) -> None:
+    from assay import model_graded_qa
+
+    graded = Counter("GRADE: C")
+    grader = Model("mock/grader", MockAPI("grader", GenerateConfig(), outputs=graded))
+    task = Task(
+        dataset=[Sample(input=f"question {i}", target="four", id=f"s{i}") for i in range(2)],
+        scorer=model_graded_qa(model=grader),
+        epochs=2,
+        name="graded",
+    )
+    first = run(task, "mock/x", tmp_path / "a", model_args={"default_output": "four"})
+    assert graded.calls == 4  # the answers are the same in both epochs; the grades are not
+    second = run(task, "mock/x", tmp_path / "b", model_args={"default_output": "four"})
+    assert graded.calls == 4
+    grades = [e["data"] for e in events_of(second, "score_sampling")]
+    assert len(grades) == 4 and all(g.get("cached") for g in grades)
+    assert scores_of(first) == scores_of(second)
