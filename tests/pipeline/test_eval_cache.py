@@ -199,9 +199,10 @@ def test_a_sampling_grader_gets_an_answer_per_epoch_and_is_cached_too(tmp_path: 
         epochs=2,
         name="graded",
     )
-    first = run(task, "mock/x", tmp_path / "a", model_args={"default_output": "four"})
+    one_at_a_time = {"model_args": {"default_output": "four"}, "max_samples": 1}
+    first = run(task, "mock/x", tmp_path / "a", **one_at_a_time)
     assert graded.calls == 4  # the answers are the same in both epochs; the grades are not
-    second = run(task, "mock/x", tmp_path / "b", model_args={"default_output": "four"})
+    second = run(task, "mock/x", tmp_path / "b", **one_at_a_time)
     assert graded.calls == 4
     grades = [e["data"] for e in events_of(second, "score_sampling")]
     assert len(grades) == 4 and all(g.get("cached") for g in grades)
