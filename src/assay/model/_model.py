@@ -4,6 +4,9 @@ Every call goes through ``Model.generate``, which waits for a connection slot (t
 third concurrency gate: at most ``max_connections`` calls to this model at once),
 asks the provider, charges the trial's budget and records a ``sampling`` event with the
 prompt and the answer as artifacts. Providers only translate; they record nothing.
+
+With a response cache in force (``cache_scope``), a call it can answer is answered before
+waiting for a connection; every call is priced from the price table (``_prices``).
 """
 
 from __future__ import annotations
