@@ -8,8 +8,16 @@ import json
 import signal
 from pathlib import Path
 
-from assay.errors import EXIT_PASSED
-from tests.helpers import read_jsonl, run_cli, start_cli, wait_for, whole_records, write_module
+from assay.errors import EXIT_PASSED, EXIT_RUN
+from tests.helpers import (
+    error_line,
+    read_jsonl,
+    run_cli,
+    start_cli,
+    wait_for,
+    whole_records,
+    write_module,
+)
 
 TASKS = """
 import os
@@ -32,6 +40,7 @@ def waits():
         dataset=[Sample(input="what is two plus two", target="four", id="s0")],
         solver=answer_then_wait,
         scorer=includes(),
+        cost_limit=1000.0,
     )
 """
 
@@ -46,7 +55,9 @@ def sampling_calls(run: Path) -> list[dict[str, object]]:
 
 def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
     write_module(tmp_path, "tasks", TASKS)
-    env = {"GO_ON": str(tmp_path / "go-on")}
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("mock/x: {input: 1000000, output: 0}\n")  # $1 an input token
+    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
     log_dir = tmp_path / "runs"
     proc = start_cli(
         "run",
@@ -86,3 +97,33 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
     tokens = sum(e["data"]["usage"]["input_tokens"] for e in calls)  # type: ignore[index]
     assert report["usage_total"]["calls"] == 2
     assert report["usage_total"]["input_tokens"] == tokens
+    # priced from ASSAY_PRICES both times: the frozen price matched, so resume went on
+    assert report["usage_total"]["cost"] == tokens
+
+
+def test_resume_refuses_a_cost_limited_run_whose_price_changed(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", TASKS)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("mock/x: {input: 1, output: 1}\n")
+    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
+    log_dir = tmp_path / "runs"
+    proc = start_cli(
+        "run",
+        "tasks.py@waits",
+        "-m",
+        "mock/x",
+        "-M",
+        "default_output=four",
+        "--log-dir",
+        log_dir,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert wait_for(lambda: any(log_dir.glob("*/manifest.json")), timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (run,) = list(log_dir.iterdir())
+    prices.write_text("mock/x: {input: 2, output: 1}\n")
+    resumed = run_cli("resume", run, cwd=tmp_path, env=env)
+    assert resumed.returncode == EXIT_RUN, resumed.stdout + resumed.stderr
+    assert "targets" in error_line(resumed)

@@ -1,8 +1,9 @@
 """Prices of model calls: USD per million input and output tokens, by ``provider/name``.
 
 Where a price comes from, most specific first: a price file given to the run
-(``eval(prices=FILE)``, ``assay run --prices FILE``, or the ``ASSAY_PRICES`` variable),
-then ``set_price`` calls, then the small built-in table below. A model found nowhere
+(``eval(prices=FILE)``, ``assay run --prices FILE``, or the ``ASSAY_PRICES`` variable,
+read when ``eval`` or ``resume`` starts and put in force with ``price_scope``), then
+``set_price`` calls, then the small built-in table below. A model found nowhere
 has no price: its cost is ``None`` ("unknown"), never 0, so a report cannot claim a
 run was free when it simply was not priced.
 """
@@ -53,7 +54,6 @@ BUILTIN_PRICES: dict[str, Price] = {
 
 _user_prices: dict[str, Price] = {}
 _file_prices: ContextVar[Mapping[str, Price] | None] = ContextVar("assay_prices", default=None)
-_env_tables: dict[str, dict[str, Price]] = {}
 
 
 def set_price(model: str, *, input: float, output: float) -> None:
@@ -69,8 +69,6 @@ def set_price(model: str, *, input: float, output: float) -> None:
 def get_price(model: str) -> Price | None:
     """The price in force for *model*, or ``None`` when no table names it."""
     table = _file_prices.get()
-    if table is None:
-        table = _env_table()
     price = table.get(model) if table else None
     if price is not None:
         return price
@@ -103,17 +101,13 @@ def load_prices(path: str | os.PathLike[str]) -> dict[str, Price]:
 
 
 def prices_from_env() -> dict[str, Price] | None:
-    """The table ``ASSAY_PRICES`` names (read once per process), or ``None``."""
-    return _env_table()
+    """The table the ``ASSAY_PRICES`` variable names, or ``None`` when it is not set.
 
-
-def _env_table() -> dict[str, Price] | None:
+    Read by ``eval`` and ``resume`` when they start (not per call: looking the variable
+    up costs more than pricing the call), then put in force with ``price_scope``.
+    """
     path = os.environ.get(PRICES_ENV)
-    if not path:
-        return None
-    if path not in _env_tables:
-        _env_tables[path] = load_prices(path)
-    return _env_tables[path]
+    return load_prices(path) if path else None
 
 
 @contextmanager
