@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "score": ("assay.cli._score", "score", "Re-score a run from its verified evidence alone."),
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
     "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
+    "cache": ("assay.cli._cache", "cache_group", "List, clear or prune the response cache."),
 }
 
 
