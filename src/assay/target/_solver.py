@@ -28,6 +28,7 @@ from assay.model import (
     Model,
     ModelError,
     budget_scope,
+    epoch_scope,
 )
 from assay.solver import Chain, Target, TaskState
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -66,7 +67,7 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            with budget_scope(Budget(self.limits)):
+            with budget_scope(Budget(self.limits)), epoch_scope(epoch):  # epoch: cache key
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
