@@ -87,7 +87,7 @@ def ask(name: str, text: str) -> tuple[str, str]:
         model = get_model(name)
         try:
             output = await model.generate(text, config=SHORT)
-            return output.completion, model.api.base_url  # type: ignore[attr-defined]
+            return output.completion, model.api.server_url  # type: ignore[attr-defined]
         finally:
             await model.aclose()
 
@@ -146,7 +146,7 @@ def test_the_server_stops_when_the_run_ends(tmp_path: Path) -> None:
     async def run() -> str:
         model = get_model("local/smollm2", ctx_size=1024)  # not the module's server
         await model.generate("Hi", config=SHORT)  # started now, so its address is known
-        url: str = model.api.base_url  # type: ignore[attr-defined]
+        url: str = model.api.server_url  # type: ignore[attr-defined]
         assert port_open(url)
         (result,) = await assay.eval_async(capitals(1), model=model, log_dir=tmp_path)
         assert result.status == "success", result.error
@@ -259,3 +259,20 @@ def test_ctrl_c_stops_the_run_and_the_server_and_resume_finishes(tmp_path: Path)
     assert read_manifest(run)["status"] == "complete"
     assert len(model_calls(run)) == 8
     assert run_cli("verify", run).returncode == 0
+
+
+def test_the_response_cache_answers_a_run_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local model is keyed by its file, not by the server's port, which changes with
+    every start (each eval here starts and stops its own server)."""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    options = {"model_args": {"ctx_size": 1024}, "cache": True}
+    first, second = (
+        assay.eval(capitals(2), model="local/smollm2", log_dir=tmp_path / name, **options)[0]
+        for name in ("first", "second")
+    )
+    assert first.path is not None and second.path is not None
+    assert [e["data"].get("cached", False) for e in model_calls(first.path)] == [False, False]
+    assert [e["data"].get("cached", False) for e in model_calls(second.path)] == [True, True]
+    assert verify_run(second.path).ok

@@ -52,8 +52,14 @@ class LocalAPI:
         self._client: OpenAIAPI | None = None
 
     @property
-    def base_url(self) -> str | None:
-        """The server's address once it runs."""
+    def base_url(self) -> str:
+        """What answers: the model file (a ``file:`` URI). It is stable, so the response
+        cache keys local answers by it; the server's own address changes every start."""
+        return Path(self.settings.path).as_uri()
+
+    @property
+    def server_url(self) -> str | None:
+        """The server's address (``http://127.0.0.1:<port>``) while it runs."""
         return self._server.base_url if self._server is not None else None
 
     async def generate(
@@ -61,7 +67,7 @@ class LocalAPI:
     ) -> ModelOutput:
         """Start the server if needed, then ask it like any OpenAI-compatible server."""
         client = self._client
-        if client is None or self.base_url is None:
+        if client is None or self.server_url is None:
             client = await self._connect()
         return await client.generate(messages, tools, config)
 
