@@ -278,6 +278,43 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{option}：{reason}",
         "可接受的取值见 'assay run --help'",
     ),
+    # --- models: the local llama.cpp server and the anthropic provider (issue 4) -------
+    "local.missing": (
+        "model {model!r} needs {missing}, which is not installed",
+        "set the local model up with: {command}",
+        "模型 {model!r} 需要 {missing}，但它尚未安装",
+        "请用以下命令安装本地模型：{command}",
+    ),
+    "local.file": (
+        "model {model!r}: {path} {reason}",
+        "name an existing GGUF file as local/<path-to.gguf>, or use local/smollm2",
+        "模型 {model!r}：{path} {reason}",
+        "请以 local/<path-to.gguf> 指定一个存在的 GGUF 文件，或使用 local/smollm2",
+    ),
+    "local.option": (
+        "model {model!r}: -M {option}={value!r} is not valid ({reason})",
+        "use -M threads=N, -M ctx_size=N or -M parallel=N with N a positive integer",
+        "模型 {model!r}：-M {option}={value!r} 无效（{reason}）",
+        "请使用 -M threads=N、-M ctx_size=N 或 -M parallel=N，N 为正整数",
+    ),
+    "local.start": (
+        "model {model!r}: the llama.cpp server could not start on {path} ({reason})",
+        "check that the file is a GGUF model llama.cpp can load and that memory is free",
+        "模型 {model!r}：无法用 {path} 启动 llama.cpp 服务器（{reason}）",
+        "请确认该文件是 llama.cpp 能加载的 GGUF 模型，并且内存充足",
+    ),
+    "anthropic.missing": (
+        "model {model!r} needs the anthropic package, which is not installed",
+        "install it with: pip install 'assay[anthropic]'",
+        "模型 {model!r} 需要 anthropic 包，但它尚未安装",
+        "请用以下命令安装：pip install 'assay[anthropic]'",
+    ),
+    "anthropic.key": (
+        "model {model!r}: ANTHROPIC_API_KEY is not set",
+        "export ANTHROPIC_API_KEY in the environment (keys are never read from specs or -M)",
+        "模型 {model!r}：未设置 ANTHROPIC_API_KEY",
+        "请在环境变量中导出 ANTHROPIC_API_KEY（密钥从不从规范或 -M 读取）",
+    ),
     # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
     "dataset.package_missing": (
         "the package {package!r}, which holds {file}, is not installed",

@@ -18,6 +18,7 @@ import msgspec
 
 from assay._digest import canonical_json
 from assay.dataset import Sample
+from assay.errors import AssayError
 from assay.model import (
     Budget,
     ChatMessage,
@@ -70,8 +71,8 @@ class SolverTarget:
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
-        except InfrastructureError:
-            raise
+        except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
+            raise  # start: the run stops with that one line, it is no sample's error
         except ModelError as exc:  # e.g. "401 from http://...: invalid key"
             failure = f"model error: {exc}"
         except Exception as exc:
