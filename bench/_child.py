@@ -1,6 +1,8 @@
 """The measured side of a bench: one operation in a fresh process, timings as one JSON line.
 
     python bench/_child.py run SPEC OUT [--max-concurrency K] [--patch NAME,...]
+    python bench/_child.py task FILE@NAME LOG_DIR SAMPLES CONNECTIONS [--model M]
+                                [--model-base-url URL]
     python bench/_child.py verify RUN
     python bench/_child.py rescore RUN
 
@@ -45,6 +47,46 @@ def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
         "cpu_s": c3 - c1,
         "trials": outcome.report.planned,
         "gate": outcome.gate.status,
+    }
+
+
+def _task(argv: list[str]) -> dict[str, object]:
+    """The Python task path: ``assay.eval`` of a task file, as ``assay run file.py`` does."""
+    task, log_dir, samples, connections, *rest = argv
+    model, model_args = None, {}
+    while rest:
+        flag, value, *rest = rest
+        if flag == "--model":
+            model = value
+        elif flag == "--model-base-url":
+            model_args["base_url"] = value
+        else:
+            raise SystemExit(f"unknown option {flag!r}")
+    t0 = time.perf_counter()
+    import assay
+
+    t1, c1 = time.perf_counter(), _cpu()
+    results = assay.eval(
+        task,
+        model=model,
+        task_args={"samples": int(samples)},
+        model_args=model_args,
+        log_dir=Path(log_dir),
+        max_samples=int(connections),
+        max_connections=int(connections),
+        max_attempts=1,
+    )
+    t2, c2 = time.perf_counter(), _cpu()
+    result = results[0]
+    report = result.report
+    return {
+        "import_s": t1 - t0,
+        "total_s": t2 - t1,  # assay.eval(): task load, trials, evidence, scores, gate, reports
+        "cpu_s": c2 - c1,
+        "status": result.status,
+        "samples": report.planned if report else 0,
+        "run": str(result.path),
+        "error": result.error,
     }
 
 
@@ -106,6 +148,8 @@ def main(argv: list[str]) -> None:
             concurrency = int(rest[i + 1])
             del rest[i : i + 2]
         report = _run(rest[0], rest[1], concurrency)
+    elif command == "task":
+        report = _task(rest)
     elif command == "verify":
         report = _verify(rest[0])
     elif command == "rescore":
