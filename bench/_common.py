@@ -276,6 +276,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:,.1f} {unit}"
     if unit == "%":
         return f"{value:+.1f} %"
+    if unit == "% of limit":
+        return f"{value:.1f} %"
     if unit == "x":
         return f"{value:,.1f}x"
     return f"{value:,.0f} {unit}".rstrip()
