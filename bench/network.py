@@ -118,9 +118,7 @@ def _assay_once(server: Server, connections: int, samples: int, base: Path) -> d
     return _figures(result, samples, connections, before, after)
 
 
-def _inspect_once(
-    server: Server, connections: int, samples: int, base: Path
-) -> dict[str, Any]:
+def _inspect_once(server: Server, connections: int, samples: int, base: Path) -> dict[str, Any]:
     python = inspect_python()
     assert python is not None
     log_dir = base / f"inspect-net-{connections}"
@@ -178,8 +176,9 @@ def measure(
                         [_inspect_once(server, c, inspect_samples, folder) for _ in range(runs)]
                     )
                 if progress:
-                    shown = [f"{k} {f['rate']:,.0f}/s" for k, f in (("assay", a), ("Inspect", i)) if f]
-                    print(f"  network {c} connections: {', '.join(shown) or 'nothing ran'}", flush=True)
+                    pairs = (("assay", a), ("Inspect", i))
+                    shown = ", ".join(f"{k} {f['rate']:,.0f}/s" for k, f in pairs if f)
+                    print(f"  network {c} connections: {shown or 'nothing ran'}", flush=True)
                 rows.extend(_rows(c, a, i, has_assay))
     finally:
         if base is None:
@@ -197,9 +196,9 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
     name = f"network {c} connections"
     limit = c / LATENCY
     missing = "assay: not available (no openai provider in this assay yet)"
-    note = missing if not has_assay else f"assay N={int(a["samples"]):,}" if a else ""
+    note = missing if not has_assay else f"assay N={int(a['samples']):,}" if a else ""
     if i:
-        note += f"; Inspect N={int(i["samples"]):,}"
+        note += f"; Inspect N={int(i['samples']):,}"
     rate = Row(
         name,
         f"samples/s (limit {limit:,.0f}/s)",
@@ -234,7 +233,7 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
         "µs",
         note="; ".join(
             f"{k}: {f['server_cpu_us_per_request']:.0f} µs/request, "
-            f"{int(f["server_max_open"])} connections open at most"
+            f"{int(f['server_max_open'])} connections open at most"
             for k, f in (("assay run", a), ("Inspect run", i))
             if f
         ),

@@ -162,9 +162,7 @@ def _reply(request: dict[str, object], number: int) -> bytes:
 
 async def main_async(port: int, latency: float) -> None:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: _Connection(latency), "127.0.0.1", port, backlog=2048
-    )
+    server = await loop.create_server(lambda: _Connection(latency), "127.0.0.1", port, backlog=2048)
     bound = server.sockets[0].getsockname()[1]
     print(f"listening {bound}", flush=True)
     stop = asyncio.Event()

@@ -66,9 +66,9 @@ def _figures(result: ChildResult, samples: int, disk_bytes: int) -> dict[str, An
     }
 
 
-def assay_once(samples: int, base: Path) -> dict[str, Any]:
-    """One assay run of the overhead task in a fresh process."""
-    log_dir = base / f"assay-{samples}"
+def assay_once(samples: int, base: Path, keep: bool = False) -> dict[str, Any]:
+    """One assay run of the overhead task in a fresh process (*keep*: its folder stays)."""
+    log_dir = base / f"assay-{samples}-{len(list(base.glob(f'assay-{samples}-*')))}"
     settle()
     result = checked(
         run_child(["task", f"{ASSAY_TASK}@overhead", str(log_dir), str(samples), str(CONNECTIONS)]),
@@ -77,7 +77,9 @@ def assay_once(samples: int, base: Path) -> dict[str, Any]:
     if result.report["status"] != "success" or result.report["samples"] != samples:
         raise RuntimeError(f"assay run did not succeed: {result.report}")
     figures = _figures(result, samples, disk_usage(log_dir).apparent)
-    remove(log_dir)
+    figures["run"] = result.report["run"]
+    if not keep:
+        remove(log_dir)
     return figures
 
 
@@ -106,7 +108,7 @@ def inspect_once(samples: int, base: Path) -> dict[str, Any]:
 
 
 def _median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    figures = {k: median(r[k] for r in runs) for k in runs[0] if k != "log"}
+    figures = {k: median(r[k] for r in runs) for k in runs[0] if k not in ("log", "run")}
     figures["rates"] = [round(r["rate"], 1) for r in runs]
     figures["runs"] = len(runs)
     return figures
@@ -118,12 +120,14 @@ def measure(
     big_runs: int = 1,
     inspect_runs: int | None = None,
     inspect_max: int = 10_000,
+    inspect_big_runs: int | None = None,
     base: Path | None = None,
     keep_log: int | None = 10_000,
     progress: bool = True,
 ) -> tuple[list[Row], dict[str, Any]]:
     """Measure both harnesses at every size; rows and the per-size figures.
 
+    ``inspect_big_runs``: Inspect runs at N >= 10,000 (it takes minutes a run here).
     ``keep_log``: the size whose last Inspect log is kept (the evidence workload reads
     it); its path is returned in the figures as ``inspect_log``.
     """
@@ -132,11 +136,18 @@ def measure(
     assay: dict[int, dict[str, Any]] = {}
     inspect: dict[int, dict[str, Any]] = {}
     kept: str | None = None
+    kept_run: str | None = None
     for n in sizes:
         count = big_runs if n >= 100_000 else runs
-        assay[n] = _median_of([assay_once(n, folder) for _ in range(count)])
+        keep = [n == keep_log and k == count - 1 for k in range(count)]
+        measured_a = [assay_once(n, folder, keep=last) for last in keep]
+        if n == keep_log:
+            kept_run = measured_a[-1]["run"]
+        assay[n] = _median_of(measured_a)
         if has_inspect and n <= inspect_max:
             i_count = inspect_runs if inspect_runs is not None else count
+            if n >= 10_000 and inspect_big_runs is not None:
+                i_count = inspect_big_runs
             measured = [inspect_once(n, folder) for _ in range(i_count)]
             for run in measured[:-1] if n == keep_log else measured:
                 remove(Path(run["log"]).parent)
@@ -151,12 +162,13 @@ def measure(
                 f"(runs {a['rates']}){other}",
                 flush=True,
             )
-    if base is None and kept is None:
+    if base is None and kept is None and kept_run is None:
         remove(folder)
     return rows_for(assay, inspect, has_inspect), {
         "assay": assay,
         "inspect": inspect,
         "inspect_log": kept,
+        "assay_run": kept_run,
     }
 
 

@@ -28,8 +28,7 @@ def echo_provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI:
 
 def questions(count: int) -> list[Sample]:
     return [
-        Sample(input=f"question {i}", target=f"question {i}", id=f"s{i:07d}")
-        for i in range(count)
+        Sample(input=f"question {i}", target=f"question {i}", id=f"s{i:07d}") for i in range(count)
     ]
 
 
