@@ -29,6 +29,12 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _children_cpu() -> float:
+    """CPU of reaped child processes (verify's event-chain worker)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
     t0 = time.perf_counter()
     from assay.pipeline import RunOptions, run_spec
@@ -93,12 +99,13 @@ def _task(argv: list[str]) -> dict[str, object]:
 def _verify(run: str) -> dict[str, object]:
     from assay.evidence import verify_run
 
-    t0, c0 = time.perf_counter(), _cpu()
+    t0, c0, w0 = time.perf_counter(), _cpu(), _children_cpu()
     result = verify_run(Path(run))
-    t1, c1 = time.perf_counter(), _cpu()
+    t1, c1, w1 = time.perf_counter(), _cpu(), _children_cpu()
     return {
         "seconds": t1 - t0,
         "cpu_s": c1 - c0,
+        "worker_cpu_s": w1 - w0,
         "ok": result.ok,
         "trials": result.trials,
         "events": result.events,
@@ -110,12 +117,13 @@ def _verify(run: str) -> dict[str, object]:
 def _rescore(run: str) -> dict[str, object]:
     from assay.pipeline import rescore_run
 
-    t0, c0 = time.perf_counter(), _cpu()
+    t0, c0, w0 = time.perf_counter(), _cpu(), _children_cpu()
     result = rescore_run(Path(run))
-    t1, c1 = time.perf_counter(), _cpu()
+    t1, c1, w1 = time.perf_counter(), _cpu(), _children_cpu()
     return {
         "seconds": t1 - t0,
         "cpu_s": c1 - c0,
+        "worker_cpu_s": w1 - w0,
         "scores": result.scores,
         "differing": len(result.differing),
         "gate": result.gate.status,

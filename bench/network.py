@@ -150,6 +150,7 @@ def _figures(
         "server_requests": requests,
         "server_cpu_us_per_request": 1e6 * (after["cpu_s"] - before["cpu_s"]) / max(requests, 1),
         "server_max_open": after["max_open"],
+        "server_busy": (after["cpu_s"] - before["cpu_s"]) / result.wall,  # share of one core
     }
 
 
@@ -232,7 +233,8 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
         served[0]["server_cpu_us_per_request"] if served else float("nan"),
         "µs",
         note="; ".join(
-            f"{k}: {f['server_cpu_us_per_request']:.0f} µs/request, "
+            f"{k}: {f['server_cpu_us_per_request']:.0f} µs/request, server busy "
+            f"{100 * f['server_busy']:.1f}% of one core, "
             f"{int(f['server_max_open'])} connections open at most"
             for k, f in (("assay run", a), ("Inspect run", i))
             if f
