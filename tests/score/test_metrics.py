@@ -132,3 +132,12 @@ def test_metrics_are_registered_with_their_arguments() -> None:
     assert nested is not None
     assert nested.args["metric"] == {"$registered": "metric", "name": "accuracy", "args": {}}
     assert nested.args["group_key"] == "subject"
+
+
+def test_grouped_metrics_are_labelled_by_metric_and_key() -> None:
+    from assay.score import metric_label
+
+    assert metric_label(grouped(accuracy(), "topic"), "m") == "accuracy_by_topic"
+    assert metric_label(grouped(stderr(), "topic"), "m") == "stderr_by_topic"
+    assert metric_label(accuracy(), "m") == "accuracy"
+    assert metric_label(lambda scores: 0.0, "fallback") == "<lambda>"

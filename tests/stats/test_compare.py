@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from assay.compare import MAX_FLIPPED, compare_targets, mcnemar_p, paired_interval
+from assay.compare import MAX_FLIPPED, compare_runs, compare_targets, mcnemar_p, paired_interval
 from tests.helpers import run_cli, run_spec_at, simple_spec, write_module
 
 
@@ -99,3 +103,111 @@ def test_assay_compare_refuses_tampered_evidence(tmp_path: Path) -> None:
     scores.write_text(scores.read_text().replace('"failed"', '"passed"'))
     proc = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert proc.returncode == 4
+
+
+def scored(target: str, sample: str, value: float, rep: int = 1) -> dict[str, Any]:
+    status = "passed" if value >= 1.0 else "failed"
+    return {**record(target, sample, status, rep), "scorer_id": "f1", "value": value}
+
+
+def test_continuous_scores_add_a_paired_bootstrap_with_a_sign_test() -> None:
+    rows = []
+    for i in range(40):
+        a = 0.5
+        b = 0.7 if i < 30 else 0.4  # B higher on 30 samples, lower on 10
+        rows += [scored("a", f"s{i:02}", a), scored("b", f"s{i:02}", b)]
+    mcnemar, mean = compare_targets(rows, ["a", "b"], ["f1"])
+    assert mcnemar.test == "exact-mcnemar" and mcnemar.measure == "pass_rate"
+    assert (mean.measure, mean.test, mean.ci_method) == (
+        "mean", "sign-test", "paired-bootstrap-percentile"
+    )  # fmt: skip
+    assert (mean.pairs, mean.a_only, mean.b_only) == (40, 10, 30)
+    assert mean.difference == pytest.approx((30 * 0.2 - 10 * 0.1) / 40)
+    assert mean.ci_low < mean.difference < mean.ci_high
+    assert mean.p_value == pytest.approx(mcnemar_p(10, 30))
+    assert mean.flipped[0].a == "0.5" and mean.flipped[0].b == "0.7"
+
+
+def test_repetitions_compare_per_sample_means() -> None:
+    rows = []
+    for i in range(10):
+        for rep in (1, 2):
+            rows += [record("a", f"s{i}", "passed", rep),
+                     record("b", f"s{i}", "passed" if rep == 1 else "failed", rep)]  # fmt: skip
+    _, mean = compare_targets(rows, ["a", "b"], ["exact"], repetitions=2)
+    assert (mean.pairs, mean.rate_a, mean.rate_b, mean.a_only) == (10, 1.0, 0.5, 10)
+
+
+def test_compare_runs_pairs_only_what_both_runs_have() -> None:
+    a = [scored("t", f"s{i}", 0.5) for i in range(12)]
+    b = [scored("t", f"s{i}", 0.25) for i in range(2, 14)]
+    mcnemar, mean = compare_runs(a, iter(b), [("t", "t")])
+    assert (mean.pairs, mean.unpaired_a, mean.unpaired_b) == (10, 2, 2)
+    assert (mean.only_in_a, mean.only_in_b) == (["s0", "s1"], ["s12", "s13"])
+    assert mean.difference == pytest.approx(-0.25) and mean.a_only == 10
+    assert (mcnemar.pairs, mcnemar.unpaired_a, mcnemar.unpaired_b) == (10, 2, 2)
+
+
+def test_compare_runs_keeps_a_few_hundred_bytes_per_trial() -> None:
+    # pass/fail scores: the pairing alone (the bootstrap's bounded batches aside)
+    n = 20_000
+
+    def run(status: str) -> Iterator[dict[str, Any]]:
+        return (record("t", f"sample-{i:06}", status if i % 3 else "failed") for i in range(n))
+
+    mcnemar_p(1, 2)  # scipy imported before measuring
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        [comparison] = compare_runs(run("passed"), run("failed"), [("t", "t")])
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert comparison.pairs == n and comparison.a_only == n - n // 3 - 1
+    assert peak / n < 400, f"{peak / n:.0f} bytes per trial"
+
+
+@pytest.mark.parametrize(("a_only", "b_only"), [(0, 1), (3, 9), (50, 50), (120, 161), (7, 0)])
+def test_mcnemar_p_equals_scipys_binomial_test(a_only: int, b_only: int) -> None:
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
+
+    expected = binomtest(b_only, a_only + b_only, 0.5).pvalue
+    assert mcnemar_p(a_only, b_only) == pytest.approx(expected, rel=1e-12)
+
+
+def test_comparisons_do_not_depend_on_the_order_records_arrive_in() -> None:
+    # a resumed run writes its scores in another order: the report must not change
+    rng = random.Random(5)
+    rows = [scored(t, f"s{i:02}", round(rng.random(), 3), rep)
+            for i in range(40) for t in ("a", "b") for rep in (1, 2, 3)]  # fmt: skip
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    within = msgspec.json.encode(compare_targets(rows, ["a", "b"], ["f1"], repetitions=3))
+    assert (
+        msgspec.json.encode(compare_targets(shuffled, ["a", "b"], ["f1"], repetitions=3)) == within
+    )
+    a = [r for r in rows if r["target_id"] == "a"]
+    b = [{**r, "value": r["value"] / 2} for r in rows if r["target_id"] == "a"]
+    across = msgspec.json.encode(compare_runs(a, b, [("a", "a")], repetitions=(3, 3)))
+    rng.shuffle(a)
+    rng.shuffle(b)
+    assert msgspec.json.encode(compare_runs(a, b, [("a", "a")], repetitions=(3, 3))) == across
+
+
+def test_the_flipped_list_is_the_same_in_any_arrival_order() -> None:
+    rows = [r for i in range(120) for r in (record("a", f"s{i:03}", "passed"),
+                                             record("b", f"s{i:03}", "failed"))]  # fmt: skip
+    [in_order] = compare_targets(rows, ["a", "b"], ["exact"])
+    random.Random(2).shuffle(rows)
+    [shuffled] = compare_targets(rows, ["a", "b"], ["exact"])
+    assert shuffled.flipped == in_order.flipped
+    assert [f.sample_id for f in in_order.flipped] == [f"s{i:03}" for i in range(MAX_FLIPPED)]
+
+
+def test_many_unpaired_samples_are_counted_and_a_few_named() -> None:
+    a = [scored("t", f"a{i:03}", 0.5) for i in range(80)] + [scored("t", "both", 0.5)]
+    b = [scored("t", f"b{i:03}", 0.5) for i in range(70)] + [scored("t", "both", 0.25)]
+    _, mean = compare_runs(a, b, [("t", "t")])
+    assert (mean.pairs, mean.unpaired_a, mean.unpaired_b) == (1, 80, 70)
+    assert len(mean.only_in_a) == len(mean.only_in_b) == MAX_FLIPPED
+    assert mean.only_in_b[0] == "b000"

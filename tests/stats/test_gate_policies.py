@@ -90,3 +90,18 @@ def test_spec_loads_a_confident_gate(tmp_path: Path) -> None:
     gate = {"minimum": 0.9, "confidence": 0.99, "min_effect": 0.05, "power": 0.9}
     spec = load_spec(simple_spec(tmp_path, gate=gate)).spec
     assert spec.gate.confidence_level == 0.99 and spec.gate.power_level == 0.9
+
+
+def test_min_samples_counts_samples_not_repeated_trials() -> None:
+    # 100 samples × 3 repetitions: 300 trials, but only 100 independent samples
+    builder = MetricsBuilder({"a": 300}, ["exact"], repetitions=3)
+    for i in range(300):
+        builder.add_trial("a", "completed")
+        builder.add_score("a", "exact", "passed", sample_id=f"s{i // 3}")
+    policy = GatePolicy(minimum=0.9, min_effect=0.05, power=0.8)
+    decision = decide(policy, builder.build(), ["exact"])
+    numbers = decision.targets[0].numbers["exact"]
+    assert numbers["n_samples"] == 100 and numbers["denominator"] == 300
+    assert decision.status == "inconclusive"  # 300 trials would have been enough
+    assert "100 planned sample(s) (300 trials" in decision.reasons[0]
+    assert f"plan at least {numbers['n_needed']} samples" in decision.reasons[0]

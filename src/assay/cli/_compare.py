@@ -1,13 +1,14 @@
 """``assay compare RUN_A RUN_B``: a paired comparison of two runs over the same samples.
 
 Both runs are verified first (a comparison of evidence that does not verify would be a
-comparison of nothing); then their ``scores.jsonl`` are paired by sample id and
-repetition. Exit 0 whatever the difference: this reports, it does not gate.
+comparison of nothing); then their ``scores.jsonl`` are paired by sample id (and
+repetition), RUN_A held as a compact table and RUN_B streamed past it. Exit 0 whatever
+the difference: this reports, it does not gate.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +24,15 @@ from assay.errors import ConfigError, EvidenceError
 @click.option("--confidence", default=0.95, show_default=True, help="Level of the interval.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
 def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
-    """Compare RUN_B against RUN_A: exact McNemar, difference, flipped samples."""
+    """Compare RUN_B against RUN_A: exact McNemar, paired bootstrap, flipped samples."""
     import msgspec
 
     from assay.compare import compare_runs
 
-    records_a, records_b = _verified_scores(run_a), _verified_scores(run_b)
-    matches = _matches(run_a, run_b, records_a, records_b)
-    comparisons = compare_runs(records_a, records_b, matches, confidence)
+    spec_a, spec_b = _verified_spec(run_a), _verified_spec(run_b)
+    matches = _matches(run_a, run_b, spec_a, spec_b)
+    repetitions = (int(spec_a.get("repetitions", 1)), int(spec_b.get("repetitions", 1)))
+    comparisons = compare_runs(_records(run_a), _records(run_b), matches, confidence, repetitions)
     for c in comparisons:
         if c.pairs == 0:
             target = f"{c.a} / {c.b}"
@@ -41,9 +43,10 @@ def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
         click.echo(msgspec.json.format(msgspec.json.encode(comparisons), indent=2))
         return
     for c in comparisons:
+        key = "out.compare_mean" if c.measure == "mean" else "out.compare"
         click.echo(
             say(
-                "out.compare",
+                key,
                 a=c.a,
                 b=c.b,
                 scorer=c.scorer_id,
@@ -59,29 +62,41 @@ def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
                 p=c.p_value,
             )
         )
+        if c.unpaired_a or c.unpaired_b:
+            click.echo(say("out.unpaired", a=c.unpaired_a, b=c.unpaired_b))
         for f in c.flipped:
             click.echo(
                 say("out.flipped", sample=f.sample_id, repetition=f.repetition, a=f.a, b=f.b)
             )
 
 
-def _verified_scores(run: Path) -> list[dict[str, Any]]:
-    from assay.evidence import SCORES, verify_run
+def _verified_spec(run: Path) -> dict[str, Any]:
+    from assay._digest import loads
+    from assay.evidence import SPEC, verify_run
 
     result = verify_run(run)
     if not result.ok:
         raise EvidenceError(
             "evidence.tampered", path=str(run), count=len(result.problems), first=result.problems[0]
         )
-    with open(run / SCORES, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    spec: dict[str, Any] = loads((run / SPEC).read_bytes())
+    return spec
+
+
+def _records(run: Path) -> Iterator[dict[str, Any]]:
+    from assay._digest import loads
+    from assay.evidence import SCORES
+
+    with open(run / SCORES, "rb") as handle:
+        for line in handle:
+            yield loads(line)
 
 
 def _matches(
-    run_a: Path, run_b: Path, records_a: list[dict[str, Any]], records_b: list[dict[str, Any]]
+    run_a: Path, run_b: Path, spec_a: dict[str, Any], spec_b: dict[str, Any]
 ) -> list[tuple[str, str]]:
-    targets_a = list(dict.fromkeys(r["target_id"] for r in records_a))
-    targets_b = list(dict.fromkeys(r["target_id"] for r in records_b))
+    targets_a = [t["id"] for t in spec_a["targets"]]
+    targets_b = [t["id"] for t in spec_b["targets"]]
     common = [t for t in targets_a if t in targets_b]
     if common:
         return [(t, t) for t in common]

@@ -16,6 +16,13 @@ from assay.errors import ConfigError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+baseline_option = click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="Baseline run for the spec's no_regression gate (overrides the spec's baseline).",
+)
+
+
 def execution_options(func: F) -> F:
     """The options ``run`` and ``resume`` share, declared once."""
     options = [
@@ -35,6 +42,7 @@ def execution_options(func: F) -> F:
             show_default=True,
             help="Stop the run once more than this share of sink batches has failed.",
         ),
+        baseline_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -48,6 +56,10 @@ def execution_options(func: F) -> F:
 @click.option("--model", "-m", "models", multiple=True, help="Model(s) for Python tasks.")
 @click.option("-T", "task_args", multiple=True, help="Task argument key=value (Python tasks).")
 @click.option("-M", "model_args", multiple=True, help="Model argument key=value.")
+@click.option(
+    "--model-base-url",
+    help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
+)
 @click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
 @click.option("--limit", type=click.IntRange(1), help="Run only the first N samples.")
 @click.option("--sample-id", "sample_ids", multiple=True, help="Run only these sample ids.")
@@ -56,6 +68,19 @@ def execution_options(func: F) -> F:
 @click.option("--max-connections", type=click.IntRange(1), help="Calls in flight per model.")
 @click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
+@click.option("--cache", is_flag=True, help="Answer model calls from the response cache.")
+@click.option(
+    "--cache-expiry",
+    default="7d",
+    show_default=True,
+    help="How long new cache entries stay fresh: 30m, 12h, 7d, 2w or never.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path),
+    envvar="ASSAY_PRICES",
+    help="Price file (YAML/JSON, USD per million tokens) [env: ASSAY_PRICES].",
+)
 @execution_options
 def run(
     spec: Path,
@@ -64,6 +89,7 @@ def run(
     models: tuple[str, ...],
     task_args: tuple[str, ...],
     model_args: tuple[str, ...],
+    model_base_url: str | None,
     epochs: int | None,
     limit: int | None,
     sample_ids: tuple[str, ...],
@@ -72,18 +98,26 @@ def run(
     max_connections: int | None,
     retry_on_error: int,
     score_on_error: bool,
+    cache: bool,
+    cache_expiry: str,
+    prices: Path | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
-    from assay.pipeline import RunOptions, run_spec
+    from assay.pipeline import RunOptions, check_baseline_option, run_spec
     from assay.spec import load_spec
 
     if spec.suffix == ".py" or ".py@" in str(spec):
         from assay.cli._tasks import parse_assignments, run_tasks
 
+        if execution["baseline"] is not None:
+            reason = "a baseline is for YAML specs with a gate.no_regression policy"
+            raise ConfigError("spec.shape", path="--baseline", reason=reason)
+
         options: dict[str, Any] = {
             "task_args": parse_assignments(task_args, "-T"),
             "model_args": parse_assignments(model_args, "-M"),
+            "model_base_url": model_base_url,
             "epochs": epochs,
             "limit": limit,
             "sample_id": list(sample_ids) or None,
@@ -93,11 +127,18 @@ def run(
             "max_connections": max_connections,
             "retry_on_error": retry_on_error,
             "score_on_error": score_on_error,
+            "cache": cache,
+            "cache_expiry": cache_expiry,
+            "prices": prices,
         }
         run_tasks(str(spec), models, options)
 
+    if cache:  # a YAML spec's targets are programs and endpoints, not assay models
+        reason = "the response cache is for Python tasks (file.py or file.py@task)"
+        raise ConfigError("task.option", option="--cache", reason=reason)
     loaded = load_spec(spec)
     _check_sink(execution["sink_url"])
+    check_baseline_option(loaded.spec, execution["baseline"])
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"

@@ -8,16 +8,18 @@ import click
 
 from assay._messages import say
 from assay.cli._print import print_decision
+from assay.cli._run import baseline_option
 from assay.errors import EXIT_EVIDENCE
 
 
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
-def score(run_dir: Path) -> None:
+@baseline_option
+def score(run_dir: Path, baseline: Path | None) -> None:
     """Re-score RUN from its evidence (after verifying it); never calls a target."""
     from assay.pipeline import rescore_run
 
-    result = rescore_run(run_dir)
+    result = rescore_run(run_dir, baseline)
     print_decision(result.metrics, result.gate, result.report.scorers)
     if result.differing:
         click.echo(
@@ -34,9 +36,10 @@ def score(run_dir: Path) -> None:
 
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
-def gate(run_dir: Path) -> None:
+@baseline_option
+def gate(run_dir: Path, baseline: Path | None) -> None:
     """Re-decide RUN's gate from its verified evidence; the exit code is the decision."""
     from assay.pipeline import rescore_run
 
-    result = rescore_run(run_dir)
+    result = rescore_run(run_dir, baseline)
     raise SystemExit(print_decision(result.metrics, result.gate, result.report.scorers))

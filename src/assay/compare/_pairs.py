@@ -1,27 +1,27 @@
-"""Pair up score records (or report rows) and compare them, within a run or across two.
+"""Pair up score records (or report rows) and compare two targets of one run.
 
 Within a run, the trials of one sample sit together in plan order (sample, then target,
 then repetition), so a pair is complete soon after it starts: ``compare_targets`` keeps
-only the pairs still open, and counts, whatever the run's size. A side that never scored
-a pair the other side did counts as ``missing`` (not a pass), as in the rates.
+only the pairs and samples still open, and counts (plus 8 bytes a sample for the
+continuous comparison), whatever the run's size. A side that never scored a pair the
+other side did counts as ``missing`` (not a pass, value 0), as in the rates.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import combinations
 from typing import Any, Protocol
 
-from assay.compare._mcnemar import (
-    MAX_FLIPPED,
-    FlippedSample,
-    Pair,
-    PairedComparison,
-    compare_outcomes,
-    summarize,
-)
+from assay.compare._mcnemar import MAX_FLIPPED, FlippedSample, Pair, PairedComparison, summarize
+from assay.compare._means import MeanTally
 
 MISSING = "missing"
+
+Score = tuple[str, str, Pair, str, float]
+"""``(target, scorer, (sample, repetition), status, value)``."""
 
 
 class HasScores(Protocol):
@@ -37,109 +37,146 @@ Record = Mapping[str, Any] | HasScores
 """A ``scores.jsonl`` record (one scorer) or a report row (every scorer)."""
 
 
-def statuses_of(records: Iterable[Record]) -> Iterator[tuple[str, str, Pair, str]]:
-    """``(target, scorer, (sample, repetition), status)`` for each score in *records*."""
+def value_of(status: str, value: Any) -> float:
+    """A score's value for means: its recorded value, else 1 for a pass and 0 otherwise."""
+    if value is None or status == "error":
+        return 1.0 if status == "passed" else 0.0
+    return float(value)
+
+
+def statuses_of(records: Iterable[Record]) -> Iterator[Score]:
+    """``(target, scorer, (sample, repetition), status, value)`` for each score.
+
+    Report rows carry no values: a pass counts 1 there, anything else 0.
+    """
     for record in records:
         if isinstance(record, Mapping):
             pair = (str(record["sample_id"]), int(record["repetition"]))
-            yield record["target_id"], record["scorer_id"], pair, record["status"]
+            status = record["status"]
+            value = value_of(status, record.get("value"))
+            yield record["target_id"], record["scorer_id"], pair, status, value
         else:
             pair = (str(record.sample_id), int(record.repetition))
             for scorer_id, status in record.scores.items():
-                yield record.target_id, scorer_id, pair, status
+                yield record.target_id, scorer_id, pair, status, value_of(status, None)
 
 
-class _Tally:
-    """The counts of one comparison, fed pair by pair."""
+class Tally:
+    """The pass/fail counts of one comparison, fed pair by pair.
+
+    It lists the first ``MAX_FLIPPED`` discordant pairs in (sample, repetition) order,
+    whatever order they arrive in, so a resumed run lists the same ones.
+    """
 
     def __init__(self) -> None:
         self.counts = [0, 0, 0, 0, 0]  # a passed, b passed, a only, b only, pairs
-        self.flipped: list[FlippedSample] = []
+        self.flipped: list[tuple[str, int, str, str]] = []  # kept sorted
         self.omitted = 0
 
     def add(self, pair: Pair, a: str, b: str) -> None:
+        """Count one pair whose statuses are *a* and *b*."""
         pass_a, pass_b = a == "passed", b == "passed"
         self.counts[0] += pass_a
         self.counts[1] += pass_b
         self.counts[4] += 1
         if pass_a != pass_b:
             self.counts[2 if pass_a else 3] += 1
+            item = (pair[0], pair[1], a, b)
             if len(self.flipped) < MAX_FLIPPED:
-                self.flipped.append(FlippedSample(pair[0], pair[1], a, b))
-            else:
-                self.omitted += 1
+                bisect.insort(self.flipped, item)
+                return
+            self.omitted += 1
+            if item < self.flipped[-1]:
+                bisect.insort(self.flipped, item)
+                self.flipped.pop()
+
+    def summarize(self, labels: tuple[str, str], scorer_id: str, level: float) -> PairedComparison:
+        """The McNemar comparison of the pairs counted."""
+        c = self.counts
+        flipped = [FlippedSample(*item) for item in self.flipped]
+        return summarize(
+            labels, scorer_id, (c[0], c[1], c[2], c[3], c[4]), flipped, self.omitted, level
+        )
 
 
-def compare_targets(
-    records: Iterable[Record], targets: list[str], scorers: list[str], level: float = 0.95
-) -> list[PairedComparison]:
-    """Every pair of *targets* (in spec order), per scorer, over the samples they share.
+def is_continuous(value: float) -> bool:
+    """Whether a score value is partial credit (neither 0 nor 1)."""
+    return value not in (0.0, 1.0)
 
-    Empty for a single-target run. *records* are ``scores.jsonl`` records or report rows.
-    """
-    if len(targets) < 2:
-        return []
-    tallies = {(a, b, s): _Tally() for a, b in combinations(targets, 2) for s in scorers}
-    open_pairs: dict[tuple[str, Pair], dict[str, str]] = {}
 
-    def close(scorer_id: str, pair: Pair, seen: dict[str, str]) -> None:
-        for a, b in combinations(targets, 2):
-            tally = tallies.get((a, b, scorer_id))
+class _WithinRun:
+    """The open pairs and samples of a run's stream, and the tallies they close into."""
+
+    def __init__(self, targets: list[str], scorers: list[str], repetitions: int) -> None:
+        self.targets = targets
+        self.repetitions = repetitions
+        keys = [(a, b, s) for a, b in combinations(targets, 2) for s in scorers]
+        self.tallies = {k: Tally() for k in keys}
+        self.means = {k: MeanTally() for k in keys}
+        self.continuous: set[str] = set()
+        self.open_pairs: dict[tuple[str, Pair], dict[str, str]] = {}
+        # per (scorer, sample), each target's values until every repetition is in
+        self.open_samples: dict[tuple[str, str], dict[str, list[float]]] = {}
+
+    def add(self, score: Score) -> None:
+        target_id, scorer_id, pair, status, value = score
+        if is_continuous(value):
+            self.continuous.add(scorer_id)
+        seen = self.open_pairs.setdefault((scorer_id, pair), {})
+        seen[target_id] = status
+        if len(seen) == len(self.targets):
+            self.close_pair(scorer_id, pair, self.open_pairs.pop((scorer_id, pair)))
+        values = self.open_samples.setdefault((scorer_id, pair[0]), {})
+        values.setdefault(target_id, []).append(value)
+        if len(values) == len(self.targets) and all(
+            len(v) >= self.repetitions for v in values.values()
+        ):
+            self.close_sample(scorer_id, pair[0], self.open_samples.pop((scorer_id, pair[0])))
+
+    def close_pair(self, scorer_id: str, pair: Pair, seen: dict[str, str]) -> None:
+        for a, b in combinations(self.targets, 2):
+            tally = self.tallies.get((a, b, scorer_id))
             if tally is not None:
                 tally.add(pair, seen.get(a, MISSING), seen.get(b, MISSING))
 
-    for target_id, scorer_id, pair, status in statuses_of(records):
-        seen = open_pairs.setdefault((scorer_id, pair), {})
-        seen[target_id] = status
-        if len(seen) == len(targets):
-            close(scorer_id, pair, open_pairs.pop((scorer_id, pair)))
-    for (scorer_id, pair), seen in sorted(open_pairs.items()):
-        close(scorer_id, pair, seen)
-    return [
-        summarize(
-            (a, b),
-            s,
-            (t.counts[0], t.counts[1], t.counts[2], t.counts[3], t.counts[4]),
-            sorted(t.flipped, key=_order),
-            t.omitted,
-            level,
-        )
-        for (a, b, s), t in tallies.items()
-    ]
+    def close_sample(self, scorer_id: str, sample_id: str, values: dict[str, list[float]]) -> None:
+        reps = self.repetitions
+        mean = {t: math.fsum(values.get(t, [])) / reps for t in self.targets}
+        for a, b in combinations(self.targets, 2):
+            tally = self.means.get((a, b, scorer_id))
+            if tally is not None:
+                tally.add(sample_id, mean[a], mean[b])
+
+    def finish(self, level: float) -> list[PairedComparison]:
+        for (scorer_id, pair), seen in sorted(self.open_pairs.items()):
+            self.close_pair(scorer_id, pair, seen)
+        for (scorer_id, sample_id), values in sorted(self.open_samples.items()):
+            self.close_sample(scorer_id, sample_id, values)
+        comparisons = []
+        for (a, b, s), tally in self.tallies.items():
+            comparisons.append(tally.summarize((a, b), s, level))
+            if s in self.continuous or self.repetitions > 1:
+                comparisons.append(self.means[(a, b, s)].summarize((a, b), s, level))
+        return comparisons
 
 
-def _order(item: FlippedSample) -> tuple[str, int]:
-    return item.sample_id, item.repetition
-
-
-def compare_runs(
-    records_a: Iterable[Record],
-    records_b: Iterable[Record],
-    matches: list[tuple[str, str]],
+def compare_targets(
+    records: Iterable[Record],
+    targets: list[str],
+    scorers: list[str],
     level: float = 0.95,
+    repetitions: int = 1,
 ) -> list[PairedComparison]:
-    """Compare target pairs of two runs (*matches*: (target in A, target in B)) per scorer.
+    """Every pair of *targets* (in spec order), per scorer, over the samples they share.
 
-    Pairs are joined by sample id and repetition; a pair only one run scored counts as
-    ``missing`` on the other side.
+    Each pair of targets gets the exact McNemar comparison of pass/fail per (sample,
+    repetition); when the scorer's values are continuous, or *repetitions* > 1, also the
+    comparison of mean scores per sample (paired bootstrap, sign test). Empty for a
+    single-target run. *records* are ``scores.jsonl`` records or report rows.
     """
-    side_a = _by_target(records_a)
-    side_b = _by_target(records_b)
-    comparisons = []
-    for target_a, target_b in matches:
-        scorers = sorted(
-            {s for t, s in side_a if t == target_a} & {s for t, s in side_b if t == target_b}
-        )
-        for scorer_id in scorers:
-            a, b = side_a[(target_a, scorer_id)], side_b[(target_b, scorer_id)]
-            outcomes = {p: (a.get(p, MISSING), b.get(p, MISSING)) for p in a.keys() | b.keys()}
-            labels = (f"A:{target_a}", f"B:{target_b}")
-            comparisons.append(compare_outcomes(labels, scorer_id, outcomes, level))
-    return comparisons
-
-
-def _by_target(records: Iterable[Record]) -> dict[tuple[str, str], dict[Pair, str]]:
-    side: dict[tuple[str, str], dict[Pair, str]] = {}
-    for target_id, scorer_id, pair, status in statuses_of(records):
-        side.setdefault((target_id, scorer_id), {})[pair] = status
-    return side
+    if len(targets) < 2:
+        return []
+    run = _WithinRun(targets, scorers, repetitions)
+    for score in statuses_of(records):
+        run.add(score)
+    return run.finish(level)

@@ -4,6 +4,7 @@ from assay.dataset._fields import FieldSpec, RecordToSample
 from assay.dataset._jsonl import Dataset, load_jsonl
 from assay.dataset._loaders import csv_dataset, json_dataset
 from assay.dataset._memory import MemoryDataset, freeze
+from assay.dataset._package import package_file
 from assay.dataset._sample import Sample, StrictSample, drop_fields
 from assay.dataset._select import Limit, SampleIds, select
 
@@ -21,5 +22,6 @@ __all__ = [
     "freeze",
     "json_dataset",
     "load_jsonl",
+    "package_file",
     "select",
 ]

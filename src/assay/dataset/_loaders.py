@@ -6,17 +6,21 @@ an id are numbered 1..n in file order *before* any shuffle, so a sample keeps it
 however the dataset is later ordered. Errors name a record by the line it starts on,
 as an editor or a spreadsheet shows it (a CSV header is line 1).
 
-These are Python APIs: a path is opened as given. Path safety (staying inside the
-spec's folder) applies to YAML specs, which may come from someone else.
+A file ending in ``.gz`` is decompressed first (``HumanEval.jsonl.gz`` is read as the
+JSONL file it holds). These are Python APIs: a path is opened as given. Path safety
+(staying inside the spec's folder) applies to YAML specs, which may come from someone
+else.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +51,8 @@ def json_dataset(
     """Load a ``.jsonl`` file (one record per line) or a JSON file holding a list of records.
 
     Args:
-        path: the file; ``.jsonl`` and ``.ndjson`` are read line by line.
+        path: the file; ``.jsonl`` and ``.ndjson`` are read line by line; with ``.gz``
+            after either suffix, the file is decompressed first.
         sample_fields: how records become samples; the default ``FieldSpec()``.
         shuffle: put the samples in a random order (after numbering them).
         seed: the shuffle's seed; the same seed gives the same order on any machine.
@@ -60,11 +65,12 @@ def json_dataset(
     """
     display = str(path)
     text = _read_text(Path(path), display, bom_ok=False)
-    if Path(path).suffix.lower() in _LINE_SUFFIXES:
+    plain = _uncompressed(Path(path))
+    if plain.suffix.lower() in _LINE_SUFFIXES:
         records: Iterator[tuple[int, Any]] = _jsonl_records(text, display)
     else:
         records = _json_records(text, display)
-    return _build(records, sample_fields, display, Path(path).stem, shuffle, seed, limit, name)
+    return _build(records, sample_fields, display, plain.stem, shuffle, seed, limit, name)
 
 
 def csv_dataset(
@@ -89,7 +95,8 @@ def csv_dataset(
     display = str(path)
     text = _read_text(Path(path), display, bom_ok=True)
     records = _csv_records(text, display, delimiter)
-    return _build(records, sample_fields, display, Path(path).stem, shuffle, seed, limit, name)
+    stem = _uncompressed(Path(path)).stem
+    return _build(records, sample_fields, display, stem, shuffle, seed, limit, name)
 
 
 def _build(
@@ -121,11 +128,21 @@ def _build(
     return select(dataset, limit=limit) if limit is not None else dataset
 
 
+def _uncompressed(path: Path) -> Path:
+    """*path* without a ``.gz`` suffix: the name of the file it holds."""
+    return path.with_suffix("") if path.suffix.lower() == ".gz" else path
+
+
 def _read_text(path: Path, display: str, *, bom_ok: bool) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError("spec.unreadable", path=display, reason=exc.strerror) from None
+    if path.suffix.lower() == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ConfigError("spec.unreadable", path=display, reason=f"not gzip: {exc}") from None
     if data.startswith(_BOM):
         if not bom_ok:
             raise ConfigError(

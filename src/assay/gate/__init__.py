@@ -1,5 +1,29 @@
 """The release gate: policies applied to metrics, with evidence checked first."""
 
+from assay.gate._baseline import BASELINE_LABEL, compare_with_baseline, no_baseline
 from assay.gate._decide import GateDecision, GateStatus, TargetDecision, decide
+from assay.gate._power import independent_samples, samples_needed
+from assay.gate._regression import (
+    Baseline,
+    Regression,
+    RegressionCheck,
+    check_regression,
+    judge_regression,
+)
 
-__all__ = ["GateDecision", "GateStatus", "TargetDecision", "decide"]
+__all__ = [
+    "BASELINE_LABEL",
+    "Baseline",
+    "GateDecision",
+    "GateStatus",
+    "Regression",
+    "RegressionCheck",
+    "TargetDecision",
+    "check_regression",
+    "compare_with_baseline",
+    "decide",
+    "independent_samples",
+    "judge_regression",
+    "no_baseline",
+    "samples_needed",
+]

@@ -7,7 +7,9 @@ listed: a gate never says ``passed`` about evidence it cannot stand on. Next, wi
 the n it would need). Only then is the declared minimum compared with the pass rate over
 the planned trials: the point rate by default (the core rule), or, with ``confidence``,
 the interval, so that a verdict the evidence cannot support is ``inconclusive``.
-Each decision keeps the numbers behind it in ``numbers``, per scorer.
+With ``no_regression``, each scorer is also compared with the baseline run (see
+``_regression``); a target takes the worst of all its verdicts. Each decision keeps the
+numbers behind it in ``numbers`` (and ``regression``), per scorer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Literal
 
 import msgspec
 
-from assay.gate._power import samples_needed
+from assay.gate._power import independent_samples, samples_needed
+from assay.gate._regression import Baseline, Regression, RegressionCheck, check_regression
 from assay.score import MetricEstimate, Metrics
 from assay.spec import GatePolicy
 
@@ -33,21 +36,38 @@ class TargetDecision(msgspec.Struct, frozen=True):
     pass_rates: dict[str, float]
     minimum: float | None
     numbers: dict[str, dict[str, float | int | None]] = {}
+    regression: list[RegressionCheck] = []
 
 
 class GateDecision(msgspec.Struct, frozen=True):
-    """The run's verdict: the worst of its targets (inconclusive > failed > passed)."""
+    """The run's verdict: the worst of its targets (inconclusive > failed > passed).
+
+    ``baseline`` names the run a ``no_regression`` policy compared with (or why none
+    could be used); ``None`` without that policy.
+    """
 
     status: GateStatus
     targets: list[TargetDecision]
     reasons: list[str]
+    baseline: Baseline | None = None
 
 
-def decide(policy: GatePolicy, metrics: Metrics, scorer_ids: list[str]) -> GateDecision:
-    """Apply *policy* to *metrics*; *scorer_ids* are the scorers the spec declares."""
+def decide(
+    policy: GatePolicy,
+    metrics: Metrics,
+    scorer_ids: list[str],
+    regression: Regression | None = None,
+) -> GateDecision:
+    """Apply *policy* to *metrics*; *scorer_ids* are the scorers the spec declares.
+
+    *regression* is the baseline comparison the ``no_regression`` policy needs (see
+    ``compare_with_baseline``); without it, a declared ``no_regression`` is inconclusive.
+    """
     gated_scorers = [policy.scorer] if policy.scorer else scorer_ids
+    if policy.regression is not None and regression is None:
+        regression = Regression(Baseline("", problem="no baseline comparison was made"))
     decisions = [
-        _decide_target(policy, metrics, counts.target_id, gated_scorers)
+        _decide_target(policy, metrics, counts.target_id, gated_scorers, regression)
         for counts in metrics.targets
     ]
     statuses = {d.status for d in decisions if d.gated}
@@ -59,20 +79,26 @@ def decide(policy: GatePolicy, metrics: Metrics, scorer_ids: list[str]) -> GateD
         else "passed"
     )
     reasons = [f"{d.target_id}: {r}" for d in decisions if d.gated for r in d.reasons]
-    return GateDecision(status, decisions, reasons)
+    baseline = regression.baseline if regression is not None else None
+    return GateDecision(status, decisions, reasons, baseline)
 
 
 def _decide_target(
-    policy: GatePolicy, metrics: Metrics, target_id: str, scorer_ids: list[str]
+    policy: GatePolicy,
+    metrics: Metrics,
+    target_id: str,
+    scorer_ids: list[str],
+    regression: Regression | None,
 ) -> TargetDecision:
     minimum = policy.minimum_for(target_id)
-    gated = minimum is not None or policy.effect is not None
+    checks = _regression_checks(policy, regression, target_id, scorer_ids)
+    gated = minimum is not None or policy.effect is not None or bool(checks)
     estimates = [metrics.estimate(target_id, s) for s in scorer_ids]
     rates = {e.scorer_id: e.value for e in estimates}
     numbers = {e.scorer_id: _numbers(policy, e, minimum) for e in estimates}
 
     def verdict(status: GateStatus, reasons: list[str], is_gated: bool = gated) -> TargetDecision:
-        return TargetDecision(target_id, status, is_gated, reasons, rates, minimum, numbers)
+        return TargetDecision(target_id, status, is_gated, reasons, rates, minimum, numbers, checks)
 
     problems = _evidence_problems(metrics, target_id, scorer_ids)
     if problems:
@@ -80,12 +106,22 @@ def _decide_target(
     too_small = _too_small(policy, estimates, numbers)
     if too_small:
         return verdict("inconclusive", too_small)
-    if minimum is None:
+    outcomes = [_judge(policy, e, minimum) for e in estimates] if minimum is not None else []
+    outcomes += [(c.status, c.reason) for c in checks]
+    if not outcomes:
         return verdict("passed", ["no minimum declared"], policy.effect is not None)
-    outcomes = [_judge(policy, e, minimum) for e in estimates]
     found = {s for s, _ in outcomes}  # the worst, in the run's order
     status: GateStatus = next(s for s in ("inconclusive", "failed", "passed") if s in found)
     return verdict(status, [reason for _, reason in outcomes])
+
+
+def _regression_checks(
+    policy: GatePolicy, regression: Regression | None, target_id: str, scorer_ids: list[str]
+) -> list[RegressionCheck]:
+    rule = policy.regression
+    if rule is None or regression is None:
+        return []
+    return [check_regression(regression, target_id, s, rule.margin) for s in scorer_ids]
 
 
 def _numbers(
@@ -105,7 +141,12 @@ def _numbers(
     if policy.effect is not None:
         baseline = minimum if minimum is not None else 0.5
         needed = samples_needed(baseline, policy.effect, policy.power_level, level)
-        numbers.update(min_effect=policy.effect, power=policy.power_level, n_needed=needed)
+        numbers.update(
+            min_effect=policy.effect,
+            power=policy.power_level,
+            n_samples=independent_samples(estimate),
+            n_needed=needed,
+        )
     return numbers
 
 
@@ -119,12 +160,19 @@ def _too_small(
     reasons = []
     for estimate in estimates:
         needed = numbers[estimate.scorer_id]["n_needed"]
-        if needed is not None and estimate.denominator < needed:
-            reasons.append(
-                f"{estimate.scorer_id}: {estimate.denominator} planned trial(s) cannot detect "
-                f"an effect of {policy.effect:g} with power {policy.power_level:g} at "
-                f"confidence {policy.confidence_level:g}; plan at least {needed:g}"
-            )
+        samples = independent_samples(estimate)
+        if needed is None or samples >= needed:
+            continue
+        trials = (
+            f" ({estimate.denominator} trials: repetitions of a sample are not independent)"
+            if estimate.denominator > samples
+            else ""
+        )
+        reasons.append(
+            f"{estimate.scorer_id}: {samples} planned sample(s){trials} cannot detect an "
+            f"effect of {policy.effect:g} with power {policy.power_level:g} at confidence "
+            f"{policy.confidence_level:g}; plan at least {needed:g} samples"
+        )
     return reasons
 
 

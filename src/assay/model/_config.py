@@ -15,9 +15,13 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         stop: strings that end generation.
         seed: sampling seed, where the provider supports one.
         logprobs: return log probabilities of the output tokens.
+        top_logprobs: with ``logprobs``, also the N likeliest tokens at each position.
         max_connections: concurrent calls to this model (the third concurrency gate).
-        max_retries: retries of infrastructure failures (429, 5xx, timeouts).
-        timeout: seconds per call.
+        max_retries: retries of a call's infrastructure failures (429, 5xx, timeouts,
+            dropped connections) before the trial's attempt fails; default 5.
+        timeout: seconds per call (each retry has its own).
+        retry_backoff: seconds before the first retry of a call without ``Retry-After``;
+            doubled at each further retry (with jitter), capped at 60; default 1.
     """
 
     temperature: float | None = None
@@ -26,9 +30,11 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     stop: list[str] | None = None
     seed: int | None = None
     logprobs: bool | None = None
+    top_logprobs: int | None = None
     max_connections: int | None = None
     max_retries: int | None = None
     timeout: float | None = None
+    retry_backoff: float | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field *other* sets taking precedence."""

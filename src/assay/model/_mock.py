@@ -59,6 +59,12 @@ class MockAPI:
 
 
 @modelapi("mock")
-def mock_provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI:
-    """Make a mock model API."""
-    return MockAPI(name, config, **args)
+def mock_provider(
+    name: str,
+    config: GenerateConfig,
+    *,
+    default_output: str = DEFAULT_OUTPUT,
+    outputs: Callable[[list[ChatMessage]], Any] | Iterable[Any] | None = None,
+) -> MockAPI:
+    """Make a mock model API (its arguments spelt out, so a wrong one is a ConfigError)."""
+    return MockAPI(name, config, default_output, outputs)

@@ -28,14 +28,31 @@ class ModelUsage(msgspec.Struct, frozen=True):
         )
 
 
+class TopLogprob(msgspec.Struct, frozen=True):
+    """One of the likeliest tokens at a position, with its log probability."""
+
+    token: str
+    logprob: float
+
+
+class Logprob(msgspec.Struct, frozen=True):
+    """An output token's log probability, and the likeliest alternatives if asked for."""
+
+    token: str
+    logprob: float
+    top_logprobs: list[TopLogprob] = []
+
+
 class ModelOutput(msgspec.Struct):
-    """A model's answer to one generate call."""
+    """A model's answer to one generate call; ``logprobs`` (one per output token) only
+    when the config asked for them and the provider gave them."""
 
     model: str
     message: ChatMessage
     stop_reason: StopReason = "stop"
     usage: ModelUsage = ModelUsage()
     cached: bool = False
+    logprobs: list[Logprob] | None = None
 
     @property
     def completion(self) -> str:

@@ -5,8 +5,11 @@ Built-in providers register through the same decorator a plugin uses.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 from assay.errors import ConfigError
 from assay.model._config import GenerateConfig
@@ -28,7 +31,11 @@ def modelapi(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
 
 
 def get_model(model: str | Model, config: GenerateConfig | None = None, **model_args: Any) -> Model:
-    """Resolve ``provider/name`` (or pass a Model through)."""
+    """Resolve ``provider/name`` (or pass a Model through).
+
+    *model_args* that name a GenerateConfig field (``timeout``, ``max_retries``, ...)
+    set the model's config; the rest go to the provider's factory.
+    """
     if isinstance(model, Model):
         return model
     _load_builtin_providers()
@@ -38,8 +45,33 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
     factory = _providers.get(provider)
     if factory is None:
         raise ConfigError("model.provider", model=model, known=", ".join(sorted(_providers)))
-    return Model(model, factory(name, config or GenerateConfig(), **model_args), config)
+    fields = GenerateConfig.__struct_fields__
+    settings = {k: v for k, v in model_args.items() if k in fields}
+    args = {k: v for k, v in model_args.items() if k not in fields}
+    if settings:
+        config = (config or GenerateConfig()).merge(_config(model, settings))
+    config = config or GenerateConfig()
+    _check_args(model, factory, name, config, args)
+    return Model(model, factory(name, config, **args), config)
+
+
+def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:
+    try:
+        return msgspec.convert(settings, GenerateConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError("model.args", model=model, args=str(exc)) from None
+
+
+def _check_args(
+    model: str, factory: ProviderFactory, name: str, config: GenerateConfig, args: dict[str, Any]
+) -> None:
+    """A ConfigError naming the arguments *factory* does not take (not a TypeError)."""
+    try:
+        inspect.signature(factory).bind(name, config, **args)
+    except TypeError:
+        raise ConfigError("model.args", model=model, args=", ".join(sorted(args))) from None
 
 
 def _load_builtin_providers() -> None:
-    from assay.model import _mock  # noqa: F401 - registers "mock" on import
+    # imported here: providers register on import, and the registry must not import them
+    from assay.model import _mock, _openai  # noqa: F401

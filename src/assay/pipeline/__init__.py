@@ -1,6 +1,7 @@
 """The pipeline end to end: ``run`` does it all, ``resume`` finishes an interrupted run,
 ``rescore`` redoes scoring from evidence."""
 
+from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._eval import (
     EvalOptions,
     EvalResult,
@@ -28,6 +29,7 @@ __all__ = [
     "RunOptions",
     "RunOutcome",
     "TaskSource",
+    "check_baseline_option",
     "enqueue_task",
     "eval",
     "eval_async",
@@ -35,6 +37,7 @@ __all__ = [
     "load_for_resume",
     "prepare_for_resume",
     "prepare_spec",
+    "regression_of",
     "rescore_run",
     "rescore_run_async",
     "resume_run",

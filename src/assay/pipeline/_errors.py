@@ -26,15 +26,22 @@ class ErrorBudget:
         self.planned = max(planned, 1)
         self.errored = 0
         self.failed = False
+        self.first: str = ""
 
-    def add_error(self) -> None:
-        """Count one errored trial; raise RunError when the limit is passed (see module)."""
+    def add_error(self, failure: str | None = None) -> None:
+        """Count one errored trial; raise RunError when the limit is passed (see module).
+
+        The first *failure* is kept and shown, so that a wrong key or an unknown model
+        ("401 from http://...: invalid key") is on the screen, not only in the events.
+        """
         self.errored += 1
+        if not self.first and failure:
+            self.first = failure[:300]
         if not self._exceeded():
             return
         self.failed = True
         if not self.continue_on_fail:
-            raise RunError("run.errors", count=self.errored, limit=self.limit)
+            raise RunError("run.errors", count=self.errored, limit=self.limit, first=self.first)
 
     def _exceeded(self) -> bool:
         if self.limit is True or self.limit is False:
@@ -47,4 +54,5 @@ class ErrorBudget:
         """Why the unit failed, if it did."""
         if not self.failed:
             return None
-        return f"{self.errored} errored trial(s), over fail_on_error={self.limit}"
+        first = f" (the first: {self.first})" if self.first else ""
+        return f"{self.errored} errored trial(s), over fail_on_error={self.limit}{first}"

@@ -20,9 +20,20 @@ import msgspec
 
 from assay._registry import json_safe
 from assay.dataset import Sample, select
-from assay.errors import AssayError, Interrupted
+from assay.errors import AssayError, ConfigError, Interrupted
 from assay.gate import GateDecision
-from assay.model import GenerateConfig, Model, get_model
+from assay.model import (
+    DEFAULT_EXPIRY,
+    GenerateConfig,
+    Model,
+    ResponseCache,
+    cache_scope,
+    get_model,
+    get_price,
+    load_prices,
+    price_scope,
+    prices_from_env,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._run import execute_run
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
@@ -51,10 +62,20 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         max_attempts: attempts per trial on infrastructure failures.
         gate_minimum: gate every unit on this minimum pass rate.
         task_args: ``-T`` arguments for tasks loaded from files.
-        model_args: provider arguments (``-M``).
+        model_args: provider arguments (``-M``); those naming a GenerateConfig field
+            (``timeout``, ``max_retries``, ...) set the model's config. Never a key:
+            ``api_key`` is refused (keys come from the environment).
+        model_base_url: the server of every model in the run (``--model-base-url``), for
+            providers that take one (``openai``: any OpenAI-compatible server).
         task_retries: times a unit whose result is ``error`` is run again from scratch
             (into a new directory); the last attempt's result is returned.
         handle_signals: Ctrl-C/SIGTERM interrupt cleanly (the CLI sets this).
+        cache: answer model calls from the response cache and fill it (off by default;
+            the folder is ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay/responses``).
+        cache_expiry: how long a new entry stays fresh: ``30m``, ``12h``, ``7d``, seconds,
+            or ``never``.
+        prices: a YAML/JSON price file (USD per million tokens by ``provider/name``);
+            default ``$ASSAY_PRICES``, then ``set_price`` and the built-in table.
     """
 
     log_dir: Path = Path("runs")
@@ -72,8 +93,12 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     gate_minimum: float | None = None
     task_args: dict[str, Any] = {}
     model_args: dict[str, Any] = {}
+    model_base_url: str | None = None
     task_retries: int = 0
     handle_signals: bool = False
+    cache: bool = False
+    cache_expiry: str | float = DEFAULT_EXPIRY
+    prices: Path | None = None
 
 
 class EvalResult(msgspec.Struct):
@@ -126,17 +151,20 @@ async def eval_async(
     the eval ends when a batch adds none.
     """
     opts = EvalOptions(**options)
+    cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
+    prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     queue: list[Task] = []
     token = _enqueued.set(queue)
     results: list[EvalResult] = []
     try:
-        batch = _resolve_tasks(tasks, opts)
-        while batch:
-            results += await _run_batch(batch, model, opts)
-            batch = [(task, None) for task in queue]
-            queue.clear()
-            if task_source is not None:
-                batch += [(task, None) for task in await task_source.next_tasks()]
+        with cache_scope(cache), price_scope(prices):
+            batch = _resolve_tasks(tasks, opts)
+            while batch:
+                results += await _run_batch(batch, model, opts)
+                batch = [(task, None) for task in queue]
+                queue.clear()
+                if task_source is not None:
+                    batch += [(task, None) for task in await task_source.next_tasks()]
     finally:
         _enqueued.reset(token)
     return results
@@ -149,6 +177,9 @@ async def _run_batch(
 ) -> list[EvalResult]:
     """Run the task × model units of one batch, at most ``max_tasks`` at once."""
     units = [(t, r, m) for t, r in batch for m in _models(model, t, opts)]
+    for task, _, resolved in units:  # a cost limit needs a price: say so before any run
+        if task.limits.cost_limit is not None and get_price(resolved.name) is None:
+            raise ConfigError("prices.missing", model=resolved.name)
     results: list[EvalResult | None] = [None] * len(units)
     gate = anyio.CapacityLimiter(max(1, opts.max_tasks))
 
@@ -207,7 +238,7 @@ async def _run_unit(
             record = {
                 **record,
                 "select": {"limit": opts.limit, "sample_id": opts.sample_id},
-                "model_args": json_safe(opts.model_args),
+                "model_args": json_safe(_model_args(opts)),
             }
         samples = _select(task, opts)
         prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
@@ -261,7 +292,32 @@ def _models(
     if not names:
         names = [task.model or "mock/default"]
     config = GenerateConfig(max_connections=opts.max_connections)
-    return [get_model(name, config, **opts.model_args) for name in names]
+    args = _model_args(opts)
+    return [get_model(name, config, **args) for name in names]
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "auth", "cookie")
+
+
+def _secret_name(name: str) -> bool:
+    """``api_key``, ``auth_token``, ``Authorization``, ``X-Api-Key``: names of secrets."""
+    words = name.lower().replace("-", "_").split("_")
+    return any(word in _SECRET_WORDS for word in words)
+
+
+def _model_args(opts: EvalOptions) -> dict[str, Any]:
+    """``-M`` arguments and ``--model-base-url``; a ConfigError for a key among them
+    (it would be in the spec, the shell history and the process list)."""
+    for name, value in opts.model_args.items():
+        inner = [str(k) for k in value] if isinstance(value, dict) else []  # e.g. headers
+        for key in [name, *inner]:
+            if _secret_name(key):
+                option = f"-M {name}=..." if key == name else f"-M {name}={{{key}: ...}}"
+                raise ConfigError("model.api_key_arg", option=option, env="OPENAI_API_KEY")
+    args = dict(opts.model_args)
+    if opts.model_base_url is not None:
+        args["base_url"] = opts.model_base_url
+    return args
 
 
 def _select(task: Task, opts: EvalOptions) -> list[Sample]:

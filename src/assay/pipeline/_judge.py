@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.evidence import decode_output
+from assay.evidence import Usage, decode_output
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
 from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
@@ -38,7 +38,8 @@ async def judge(
     for scorer_id, scorer in scorers.items():
         verdict = await score_observation(scorer, observation)
         records.append(score_record(trial, scorer_id, bundle["digest"], verdict))
-        metrics.add_score(trial["target_id"], scorer_id, verdict.status, str(trial["sample_id"]))
+        sample_id = str(trial["sample_id"])
+        metrics.add_score(trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value)
         if task_metrics is not None:
             task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
     metrics.add_trial(trial["target_id"], bundle["state"])
@@ -52,5 +53,6 @@ async def judge(
         scores={r["scorer_id"]: r["status"] for r in records},
         reasons={r["scorer_id"]: r["reason"] for r in records if r["reason"]},
         bundle_digest=bundle["digest"],
+        usage=Usage.of(bundle["usage"]) if "usage" in bundle else None,
     )
     return records, row

@@ -19,6 +19,8 @@ class RunOptions(msgspec.Struct, frozen=True):
         handle_signals: on SIGINT/SIGTERM, cancel in-flight trials, seal the run as
             interrupted and raise ``Interrupted`` (a second signal stops at once). Off
             for library use, where signals belong to the host program; on in the CLI.
+        baseline: the baseline run for the spec's ``no_regression`` gate policy (wins
+            over the spec's ``baseline``; the policy itself stays the spec's).
     """
 
     output: Path | None = None
@@ -27,3 +29,4 @@ class RunOptions(msgspec.Struct, frozen=True):
     sink_url: str | None = None
     sink_max_failure_rate: float = 0.5
     handle_signals: bool = False
+    baseline: Path | None = None

@@ -9,6 +9,7 @@ recorded ones. A Python task's scorers are rebuilt from the task file the spec p
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import anyio
 import msgspec
 
 from assay._digest import loads
+from assay.dataset import select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
@@ -28,6 +30,7 @@ from assay.evidence import (
 )
 from assay.gate import GateDecision, decide
 from assay.model import replay_scope
+from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
@@ -49,12 +52,16 @@ class Rescore(msgspec.Struct):
     differing: list[str]
 
 
-def rescore_run(path: Path) -> Rescore:
-    """Verify the run at *path*, then recompute its scores, metrics, gate and report."""
-    return anyio.run(rescore_run_async, path)
+def rescore_run(path: Path, baseline: Path | None = None) -> Rescore:
+    """Verify the run at *path*, then recompute its scores, metrics, gate and report.
+
+    *baseline* is the run a ``no_regression`` policy compares with (default: the spec's
+    ``baseline``, inside the folder the spec was run from).
+    """
+    return anyio.run(rescore_run_async, path, baseline)
 
 
-async def rescore_run_async(path: Path) -> Rescore:
+async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore:
     """``rescore_run`` for callers already inside an event loop."""
     result = verify_run(path)
     if not result.ok:
@@ -66,6 +73,7 @@ async def rescore_run_async(path: Path) -> Rescore:
         )
     manifest = read_manifest(path)
     spec = msgspec.json.decode((path / SPEC).read_bytes(), type=EvalSpec)
+    check_baseline_option(spec, baseline)
     scorers, task_metrics = scorers_of(spec)
     per_target = spec.dataset.samples * spec.repetitions
     metrics = MetricsBuilder(
@@ -92,12 +100,21 @@ async def rescore_run_async(path: Path) -> Rescore:
     store.close()
     differing = _compare(path, recomputed)
     built = metrics.build()
-    gate = decide(spec.gate, built, list(scorers))
+    source = manifest.get("spec_source")
+    folder = Path(source).parent if source not in (None, "", "None") else None
+    regression = regression_of(spec, folder, baseline, _records(path))
+    gate = decide(spec.gate, built, list(scorers), regression)
     summary = task_metrics.build(list(dict.fromkeys(sample_ids))) if task_metrics else {}
-    with open(path / SCORES, "rb") as handle:
-        scores = (loads(line) for line in handle)
-        report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
+    scores = _records(path)
+    report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    """The run's score records, read back one at a time."""
+    with open(path / SCORES, "rb") as handle:
+        for line in handle:
+            yield loads(line)
 
 
 def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder | None]:
@@ -112,7 +129,9 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
         raise ConfigError("task.changed", path=record["file"])
     score_on_error = bool((spec.errors or {}).get("score_on_error", False))
     scorers, _, metrics = task_scorers(task, score_on_error)
-    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics)
+    # Grouped metrics read the samples' metadata, as they did in the run.
+    metadata = {str(s.id): dict(s.metadata) for s in select(task.dataset)}
+    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics, metadata)
     return scorers, builder
 
 

@@ -41,7 +41,8 @@ from assay.evidence import (
     write_pack_index,
 )
 from assay.gate import GateDecision, decide
-from assay.model import replay_scope
+from assay.model import epoch_scope, replay_scope
+from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
@@ -97,6 +98,7 @@ class _Run:
             self.spec.gate.confidence_level,
         )
         self.rows = TrialRows(len(self.plan))
+        self.baseline = options.baseline
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
@@ -154,7 +156,8 @@ class _Run:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
         recorder = self.writer.recorder(trial_id)
         if self.point is not None and trial_id in self.point.orphans:
-            recorder.resume_after(*self.point.orphans[trial_id])
+            usage = self.point.orphan_usage.get(trial_id)
+            recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
     async def trial(self, item: Trial | Requeued) -> None:
@@ -185,7 +188,8 @@ class _Run:
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
-        with recorder.bound(), recorder.scoring_phase():
+        # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do
+        with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial.repetition):
             records, row = await judge(
                 bundle, output, self.scorers, self.metrics, self.task_metrics
             )
@@ -194,7 +198,7 @@ class _Run:
             recorder.record("match", _match(score, digest, line), parent=recorder.root)
         self.rows.add(row)
         if result.outcome is not None and result.outcome.kind == "error":
-            self.errors.add_error()
+            self.errors.add_error(result.outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
             # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
             self.writer.flush()
@@ -283,9 +287,11 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
 
         if not options.handle_signals:
             await work()
-        elif await run_until_signalled(work):
-            run.seal("interrupted")
-            raise Interrupted("run.interrupted", path=str(run.writer.path))
+        else:
+            stopped = Interrupted("run.interrupted", path=str(run.writer.path))
+            if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
+                run.seal("interrupted")
+                raise stopped
         return _finish(run)
     except Interrupted:
         raise
@@ -313,11 +319,13 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
 
 def _finish(run: _Run) -> RunOutcome:
     metrics = run.metrics.build()
-    gate = decide(run.spec.gate, metrics, list(run.scorers))
-    run.run_event("metrics", msgspec.to_builtins(metrics))
-    run.run_event("gate", {"status": gate.status, "reasons": gate.reasons})
-    task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     run.writer.flush()  # every score line on disk before they are read back
+    folder = run.source.parent if run.source is not None else None
+    regression = regression_of(run.spec, folder, run.baseline, _score_records(run.writer.path))
+    gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
+    run.run_event("metrics", msgspec.to_builtins(metrics))
+    run.run_event("gate", gate_event(gate))
+    task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     scores = _score_records(run.writer.path)
     report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics, scores)
     rendered = render_reports(report)
@@ -328,6 +336,14 @@ def _finish(run: _Run) -> RunOutcome:
     files = _digests(run.writer.path, rendered, indexes)
     run.seal("complete", files)
     return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report, run.errors)
+
+
+def gate_event(gate: GateDecision) -> dict[str, Any]:
+    """The data of the run's ``gate`` event: the verdict, and the baseline it relied on."""
+    data: dict[str, Any] = {"status": gate.status, "reasons": gate.reasons}
+    if gate.baseline is not None:
+        data["baseline"] = msgspec.to_builtins(gate.baseline)
+    return data
 
 
 def _score_records(path: Path | None) -> Iterator[dict[str, Any]] | None:

@@ -16,7 +16,7 @@ import msgspec
 from assay._registry import json_safe, registry_info
 from assay.dataset import Dataset, Sample, freeze, select
 from assay.errors import ConfigError
-from assay.model import GenerateConfig, Model, get_model
+from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.score import (
@@ -24,6 +24,7 @@ from assay.score import (
     Metric,
     accuracy,
     from_python_scorer,
+    metric_label,
     scorer_metrics,
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
@@ -70,7 +71,7 @@ def prepare_task(
         model=model.name,
         solver=[json_safe(step) for step in task.plan.solvers],
         config=_result_config(model.config.merge(task.config)),
-        limits=msgspec.to_builtins(task.limits),
+        limits=_result_limits(task, model),
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),
@@ -113,7 +114,7 @@ def task_scorers(
         declared = task.metrics if task.metrics is not None else scorer_metrics(product)
         chosen = declared or [accuracy()]
         scorers[scorer_id] = from_python_scorer(product, score_on_error)
-        metrics[scorer_id] = {component_name(m, f"metric{i}"): m for i, m in enumerate(chosen)}
+        metrics[scorer_id] = _labelled(chosen)
         specs.append(
             ScorerSpec(
                 id=scorer_id,
@@ -125,11 +126,33 @@ def task_scorers(
     return scorers, specs, metrics
 
 
+def _labelled(chosen: list[Any]) -> dict[str, Metric]:
+    """The metrics by the names they are reported under; a repeated name gets ``_<n>``."""
+    named: dict[str, Metric] = {}
+    for index, product in enumerate(chosen):
+        label = metric_label(product, f"metric{index}")
+        named[label if label not in named else f"{label}_{index}"] = product
+    return named
+
+
 def _result_config(config: GenerateConfig) -> dict[str, Any]:
-    """The generation settings that decide results (connection limits do not)."""
+    """The generation settings that decide results (connection limits and backoff do not)."""
     settings: dict[str, Any] = msgspec.to_builtins(config)
     settings.pop("max_connections", None)
+    settings.pop("retry_backoff", None)
     return settings
+
+
+def _result_limits(task: Task, model: Model) -> dict[str, Any]:
+    """The limits, and with a ``cost_limit`` the model's price: it decides where a trial
+    is cut off, so it is frozen with the rest (a resume at another price is refused)."""
+    limits: dict[str, Any] = msgspec.to_builtins(task.limits)
+    if task.limits.cost_limit is not None:
+        price = get_price(model.name)
+        if price is None:
+            raise ConfigError("prices.missing", model=model.name)
+        limits["price"] = msgspec.to_builtins(price)
+    return limits
 
 
 def rebuild_task(spec: EvalSpec) -> Prepared:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from assay.evidence import Usage
 from assay.report._chart import interval_chart
 from assay.report._model import Report
 from assay.score import MetricEstimate
@@ -58,6 +59,9 @@ def to_markdown(report: Report) -> str:
                 f"{est.value:.4f} | {_interval_text(est)} | {est.passed} / {est.denominator} | "
                 f"{_stderr_text(est)} | {e(state_text)} |"
             )
+    lines += _mean_lines(report)
+    lines += _regression_lines(report)
+    lines += _usage_lines(report)
     lines += ["", "## Gate reasons", ""]
     for decision in report.gate.targets:
         for reason in decision.reasons:
@@ -83,6 +87,37 @@ def to_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cost_text(cost: float | None) -> str:
+    """A cost as shown to people: ``$0.0123``, or ``unknown`` when a call had no price."""
+    return "unknown" if cost is None else f"${cost:.4f}" if cost >= 0.01 else f"${cost:.6f}"
+
+
+def has_usage(report: Report) -> bool:
+    """True when some trial called a model or reported tokens (else no usage table)."""
+    return not report.usage_total.empty
+
+
+def _usage_lines(report: Report) -> list[str]:
+    if not has_usage(report):
+        return []
+    lines = [
+        "",
+        "## Usage",
+        "",
+        "| target | calls | cached | input tokens | output tokens | total tokens | cost |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows: list[tuple[str, Usage]] = list(report.usage.items())
+    if len(rows) > 1:
+        rows.append(("all targets", report.usage_total))
+    for target, u in rows:
+        lines.append(
+            f"| {md_escape(target)} | {u.calls} | {u.cached_calls} | {u.input_tokens} | "
+            f"{u.output_tokens} | {u.total_tokens} | {md_escape(cost_text(u.cost))} |"
+        )
+    return lines
+
+
 def _interval_text(est: MetricEstimate) -> str:
     return f"{est.ci_level:.0%} {est.ci_method} [{est.ci_low:.4f}, {est.ci_high:.4f}]"
 
@@ -93,6 +128,58 @@ def _stderr_text(est: MetricEstimate) -> str:
     return f"{est.stderr:.4f} (by sample {est.cluster_stderr:.4f})"
 
 
+def _mean_lines(report: Report) -> list[str]:
+    if not report.metrics.means:
+        return []
+    e = md_escape
+    lines = [
+        "",
+        "## Mean scores",
+        "",
+        "| target | scorer | mean | interval | samples | ± stderr |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in report.metrics.means:
+        lines.append(
+            f"| {e(m.target_id)} | {e(m.scorer_id)} | {m.value:.4f} | {m.ci_level:.0%} "
+            f"{m.ci_method} ({m.resamples} resamples) [{m.ci_low:.4f}, {m.ci_high:.4f}] | "
+            f"{m.samples} | {m.stderr:.4f} |"
+        )
+    return lines
+
+
+def _regression_lines(report: Report) -> list[str]:
+    baseline = report.gate.baseline
+    if baseline is None:
+        return []
+    e = md_escape
+    lines = ["", "## No regression against the baseline", ""]
+    lines.append(f"- baseline: {e(baseline.path or '(none)')}")
+    if baseline.spec_digest:
+        lines.append(f"- baseline spec digest: `{baseline.spec_digest}`")
+    if baseline.events_head:
+        lines.append(f"- baseline events head: `{baseline.events_head}`")
+    if baseline.problem:
+        lines.append(f"- **not usable**: {e(baseline.problem)}")
+    lines += [
+        "",
+        "| target | scorer | verdict | measure | pairs | baseline → new | new − baseline "
+        "| interval | margin | p | baseline only | new only | unpaired (baseline / new) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for decision in report.gate.targets:
+        for c in decision.regression:
+            lines.append(
+                f"| {e(decision.target_id)} | {e(c.scorer_id)} | {c.status} | {c.measure} | "
+                f"{c.pairs} | {c.rate_baseline:.4f} → {c.rate_new:.4f} | "
+                f"{c.difference:+.4f} | {c.ci_level:.0%} {e(c.ci_method)} "
+                f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {c.margin:g} | {c.p_value:.4g} "
+                f"({e(c.test)}) | {c.baseline_only} | {c.new_only} | "
+                f"{c.unpaired_baseline} / {c.unpaired_new} |"
+            )
+    return lines
+
+
 def _comparison_lines(report: Report) -> list[str]:
     if not report.comparisons:
         return []
@@ -101,20 +188,27 @@ def _comparison_lines(report: Report) -> list[str]:
         "",
         "## Paired comparisons",
         "",
-        "| A | B | scorer | pairs | rate A | rate B | B − A | interval | A only | B only "
-        "| p (exact McNemar) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "B − A per pair of targets: pass rates by exact McNemar over (sample, repetition) "
+        "pairs; mean scores (continuous scores, or repetitions) by a paired bootstrap over "
+        "samples with a sign test. A only / B only: the discordant pairs (for means, the "
+        "samples where that side scored higher).",
+        "",
+        "| A | B | scorer | measure | pairs | A | B | B − A | interval | A only | B only "
+        "| p | test |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in report.comparisons:
         lines.append(
-            f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.pairs} | {c.rate_a:.4f} | "
-            f"{c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} [{c.ci_low:+.4f}, "
-            f"{c.ci_high:+.4f}] | {c.a_only} | {c.b_only} | {c.p_value:.4g} |"
+            f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.measure} | {c.pairs} | "
+            f"{c.rate_a:.4f} | {c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} "
+            f"{e(c.ci_method)} [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {c.a_only} | "
+            f"{c.b_only} | {c.p_value:.4g} | {e(c.test)} |"
         )
     for c in report.comparisons:
         if not c.flipped:
             continue
-        lines += ["", f"### Flipped: {e(c.a)} vs {e(c.b)} ({e(c.scorer_id)})", ""]
+        title = "Largest differences" if c.measure == "mean" else "Flipped"
+        lines += ["", f"### {title}: {e(c.a)} vs {e(c.b)} ({e(c.scorer_id)})", ""]
         lines += ["| sample | rep | A | B |", "|---|---|---|---|"]
         for f in c.flipped:
             lines.append(f"| {e(f.sample_id)} | {f.repetition} | {e(f.a)} | {e(f.b)} |")
@@ -139,4 +233,6 @@ def _environment() -> jinja2.Environment:
 def to_html(report: Report) -> str:
     """A standalone HTML page; every value is escaped by the template engine."""
     template = _environment().get_template("report.html.j2")
-    return template.render(report=report, chart=interval_chart(report))
+    return template.render(
+        report=report, chart=interval_chart(report), cost_text=cost_text, usage=has_usage(report)
+    )

@@ -1,16 +1,19 @@
 """Scoring: scorers over observations, score records, and metrics over the plan."""
 
 from assay.score._adapter import ObservationScorer, from_python_scorer
+from assay.score._bootstrap import MeanEstimate, bootstrap_mean, bootstrap_means, seed_of
 from assay.score._choice import choice
+from assay.score._code import extract_code, python_tests
 from assay.score._f1 import f1
 from assay.score._grouped import GroupedMetric, grouped
 from assay.score._match import exact, includes, match
-from assay.score._metric import Metric, SampleScore, accuracy, mean, metric
+from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, metric_label
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
 from assay.score._model_graded import model_graded_fact, model_graded_qa
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_observation, score_record
 from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
+from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._score import (
     CORRECT,
     INCORRECT,
@@ -44,6 +47,7 @@ __all__ = [
     "PARTIAL",
     "AnyScorer",
     "GroupedMetric",
+    "MeanEstimate",
     "Metric",
     "MetricEstimate",
     "Metrics",
@@ -53,6 +57,8 @@ __all__ = [
     "PythonScorer",
     "Reducer",
     "SampleScore",
+    "SandboxLimits",
+    "SandboxResult",
     "Score",
     "ScoreStatus",
     "Scorer",
@@ -60,6 +66,8 @@ __all__ = [
     "Verdict",
     "accuracy",
     "at_least_k",
+    "bootstrap_mean",
+    "bootstrap_means",
     "bootstrap_stderr",
     "build_scorer",
     "check_exact",
@@ -68,6 +76,7 @@ __all__ = [
     "check_regex",
     "choice",
     "exact",
+    "extract_code",
     "f1",
     "from_python_scorer",
     "get_reducer",
@@ -76,16 +85,20 @@ __all__ = [
     "match",
     "mean",
     "metric",
+    "metric_label",
     "model_graded_fact",
     "model_graded_qa",
     "pass_at_k",
     "pattern",
     "product_gate",
+    "python_tests",
+    "run_python",
     "same_value",
     "score_observation",
     "score_record",
     "scorer",
     "scorer_metrics",
+    "seed_of",
     "std",
     "stderr",
     "value_to_float",

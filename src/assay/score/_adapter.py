@@ -13,8 +13,9 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from assay._registry import json_safe
 from assay.score._score import PythonScorer, value_to_float
-from assay.score._scorers import Observation, Verdict, product_gate
+from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
 from assay.solver import TaskState
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
@@ -33,8 +34,8 @@ def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> Ob
         state = TaskState.from_record(record, observation.expected)
         score = await scorer(state, state.target)
         value = value_to_float(score.value)
-        if value >= 1.0:
-            return Verdict("passed", value, score.explanation or "", score.answer)
-        return Verdict("failed", value, score.explanation or "", score.answer)
+        status: ScoreStatus = "passed" if value >= 1.0 else "failed"
+        metadata = json_safe(score.metadata) if score.metadata is not None else None
+        return Verdict(status, value, score.explanation or "", score.answer, metadata)
 
     return judge

@@ -1,14 +1,17 @@
 """``grouped``: any metric computed per group of samples (by a metadata key) and overall.
 
 A single accuracy hides where a model fails; grouping by ``subject`` or ``difficulty``
-shows it. The overall value is reported under ``"all"`` next to the groups.
+shows it. The overall value is reported under ``"all"`` next to the groups, and the
+result is labelled ``<metric>_by_<key>`` (``accuracy_by_topic``), so two grouped metrics
+of one scorer keep apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from assay.score._metric import Metric, SampleScore, metric
+from assay._registry import registry_info
+from assay.score._metric import LABEL_ATTR, Metric, SampleScore, metric
 
 GroupedMetric = Callable[[list[SampleScore]], dict[str, float]]
 
@@ -47,4 +50,7 @@ def grouped(metric: Metric, group_key: str) -> GroupedMetric:
         result[ALL] = metric(scores)
         return result
 
+    info = registry_info(metric)
+    inner = info.name if info is not None else getattr(metric, "__name__", "metric")
+    setattr(compute, LABEL_ATTR, f"{inner}_by_{group_key}")
     return compute

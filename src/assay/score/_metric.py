@@ -12,7 +12,7 @@ from typing import Any, TypeVar, overload
 
 import msgspec
 
-from assay._registry import registered
+from assay._registry import registered, registry_info
 
 
 class SampleScore(msgspec.Struct, frozen=True):
@@ -25,6 +25,19 @@ class SampleScore(msgspec.Struct, frozen=True):
 
 
 Metric = Callable[[list[SampleScore]], float]
+
+# A metric may carry a label to be reported under instead of its registered name.
+LABEL_ATTR = "__assay_label__"
+
+
+def metric_label(product: object, fallback: str) -> str:
+    """The name a metric's value is reported under: its label, registered name or fallback."""
+    label = getattr(product, LABEL_ATTR, None)
+    if isinstance(label, str):
+        return label
+    info = registry_info(product)
+    return info.name if info is not None else getattr(product, "__name__", fallback)
+
 
 # A metric factory: usually returns a Metric; ``grouped`` returns one giving a dict.
 M = TypeVar("M", bound=Callable[..., Any])

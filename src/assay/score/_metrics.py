@@ -1,19 +1,30 @@
 """Metrics over the *planned* trials: a trial with no score still counts against the rate.
 
-``MetricsBuilder`` is fed one trial at a time (state and score statuses), keeping only
-counters, so metrics for a million trials cost the same memory as for ten. Each pass rate
-carries a Wilson interval at a declared level; with repetitions, a stderr clustered by
-sample too, built from per-sample counters that are dropped as soon as a sample's last
-repetition is in (trials of one sample are adjacent in plan order).
+``MetricsBuilder`` is fed one trial at a time (state, score statuses and values), keeping
+counters and one float per sample, so metrics for a million trials cost a few megabytes.
+Each pass rate carries a Wilson interval at a declared level; with repetitions, a stderr
+clustered by sample too, built from per-sample counters that are dropped as soon as a
+sample's last repetition is in (trials of one sample are adjacent in plan order). A
+scorer whose values are not all 0 or 1 (partial credit) also gets a ``MeanEstimate``: the
+mean value with a bootstrap interval, resampled by sample.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 
 import msgspec
 
+from assay.score._bootstrap import (
+    BOOTSTRAP,
+    CLUSTER_BOOTSTRAP,
+    RESAMPLES,
+    MeanEstimate,
+    bootstrap_mean,
+    seed_of,
+)
 from assay.score._intervals import DEFAULT_LEVEL, WILSON, cluster_stderr, wilson_interval
 
 
@@ -22,6 +33,8 @@ class MetricEstimate(msgspec.Struct, frozen=True):
 
     ``cluster_stderr`` is set only when trials repeat samples (repetitions > 1): it is the
     stderr to believe then, since repeated trials of one sample are not independent.
+    ``samples`` is the number of planned samples behind the denominator (the independent
+    units; 0 when unknown, read as the denominator).
     """
 
     target_id: str
@@ -37,6 +50,7 @@ class MetricEstimate(msgspec.Struct, frozen=True):
     ci_level: float = DEFAULT_LEVEL
     ci_method: str = WILSON
     cluster_stderr: float | None = None
+    samples: int = 0
 
     def interval(self, level: float) -> tuple[float, float]:
         """The Wilson interval at another *level* (the gate's, if it differs)."""
@@ -54,10 +68,15 @@ class TargetCounts(msgspec.Struct, frozen=True):
 
 
 class Metrics(msgspec.Struct, frozen=True):
-    """Every metric of a run: per target × scorer pass rates and per target trial states."""
+    """Every metric of a run: per target × scorer pass rates and per target trial states.
+
+    ``means`` holds the mean score (with a bootstrap interval) of each target × scorer
+    whose values were continuous; it is empty when every value was 0 or 1.
+    """
 
     estimates: list[MetricEstimate]
     targets: list[TargetCounts]
+    means: list[MeanEstimate] = []
 
     def estimate(self, target_id: str, scorer_id: str) -> MetricEstimate:
         """The estimate for one target and scorer."""
@@ -65,6 +84,13 @@ class Metrics(msgspec.Struct, frozen=True):
             if item.target_id == target_id and item.scorer_id == scorer_id:
                 return item
         raise KeyError((target_id, scorer_id))
+
+    def mean_of(self, target_id: str, scorer_id: str) -> MeanEstimate | None:
+        """The mean-score estimate for one target and scorer, if its scores were continuous."""
+        for item in self.means:
+            if item.target_id == target_id and item.scorer_id == scorer_id:
+                return item
+        return None
 
     def counts(self, target_id: str) -> TargetCounts:
         """The trial-state counts for one target."""
@@ -102,6 +128,56 @@ class _Clusters:
         return cluster_stderr(self.sum_means, self.sum_squares, samples)
 
 
+class _Means:
+    """One (target, scorer)'s values, one float per sample (its mean over repetitions)."""
+
+    def __init__(self, repetitions: int) -> None:
+        self.repetitions = repetitions
+        self.pending: dict[str, list[float]] = {}  # a sample's values until its last repetition
+        self.values = array("d")
+        self.continuous = False
+
+    def add(self, sample_id: str | None, value: float) -> None:
+        if value not in (0.0, 1.0):
+            self.continuous = True
+        if self.repetitions == 1 or sample_id is None:
+            self.values.append(value)
+            return
+        values = self.pending.setdefault(sample_id, [])
+        values.append(value)
+        if len(values) >= self.repetitions:
+            # fsum is exactly rounded: the repetitions' order (a resume) cannot matter
+            self.values.append(math.fsum(self.pending.pop(sample_id)) / self.repetitions)
+
+    def estimate(
+        self, target_id: str, scorer_id: str, denominator: int, level: float
+    ) -> MeanEstimate:
+        for values in self.pending.values():  # cut short: unrun trials count as 0
+            self.values.append(math.fsum(values) / self.repetitions)
+        self.pending.clear()
+        clustered = self.repetitions > 1
+        units = denominator // self.repetitions if clustered else denominator
+        missing = max(0, units - len(self.values))
+        values = [*self.values, *([0.0] * missing)]
+        seed = seed_of(target_id, scorer_id)
+        mean, stderr, low, high = bootstrap_mean(values, level, seed)
+        method = CLUSTER_BOOTSTRAP if clustered else BOOTSTRAP
+        return MeanEstimate(
+            target_id,
+            scorer_id,
+            mean,
+            len(values),
+            denominator,
+            stderr,
+            low,
+            high,
+            level,
+            method,
+            RESAMPLES,
+            seed,
+        )
+
+
 class MetricsBuilder:
     """Accumulates trial states and score statuses; ``build`` divides by the plan.
 
@@ -125,16 +201,32 @@ class MetricsBuilder:
             (t, s): Counter() for t in denominators for s in scorer_ids
         }
         self.clusters: dict[tuple[str, str], _Clusters] = {}
+        self.means: dict[tuple[str, str], _Means] = {}
 
     def add_trial(self, target_id: str, state: str) -> None:
         """Count one finished trial's state."""
         self.states[target_id][state] += 1
 
     def add_score(
-        self, target_id: str, scorer_id: str, status: str, sample_id: str | None = None
+        self,
+        target_id: str,
+        scorer_id: str,
+        status: str,
+        sample_id: str | None = None,
+        value: float | None = None,
     ) -> None:
-        """Count one score's status (and, with repetitions, its sample's pass count)."""
+        """Count one score's status (and, with repetitions, its sample's pass count).
+
+        *value* is the score's value in [0, 1] (``None``, as for an unscorable trial,
+        counts as 0); without it a pass counts 1 and anything else 0.
+        """
         self.scores[(target_id, scorer_id)][status] += 1
+        key = (target_id, scorer_id)
+        if key not in self.means:
+            self.means[key] = _Means(self.repetitions)
+        if value is None or status == "error":
+            value = 1.0 if status == "passed" else 0.0
+        self.means[key].add(sample_id, float(value))
         if self.repetitions > 1 and sample_id is not None:
             key = (target_id, scorer_id)
             if key not in self.clusters:
@@ -150,7 +242,12 @@ class MetricsBuilder:
             full.update(states)
             full["not_run"] = self.denominators[target_id] - sum(states.values())
             targets.append(TargetCounts(target_id, self.denominators[target_id], full))
-        return Metrics(estimates, targets)
+        means = [
+            m.estimate(t, s, self.denominators[t], self.confidence)
+            for (t, s) in self.scores
+            if (m := self.means.get((t, s))) is not None and m.continuous
+        ]
+        return Metrics(estimates, targets, means)
 
     def _estimate(self, target_id: str, scorer_id: str, statuses: Counter[str]) -> MetricEstimate:
         denominator = self.denominators[target_id]
@@ -177,4 +274,5 @@ class MetricsBuilder:
             ci_high=high,
             ci_level=self.confidence,
             cluster_stderr=clustered,
+            samples=denominator // self.repetitions,
         )

@@ -25,8 +25,11 @@ async def score_observation(scorer: AnyScorer, observation: Observation) -> Verd
 def score_record(
     trial: dict[str, Any], scorer_id: str, bundle_digest: str, verdict: Verdict
 ) -> dict[str, Any]:
-    """The record written to ``scores.jsonl`` (and compared by ``assay score``)."""
-    return {
+    """The record written to ``scores.jsonl`` (and compared by ``assay score``).
+
+    A scorer's metadata (e.g. how a test program ended) is kept when it gave any.
+    """
+    record: dict[str, Any] = {
         "score_id": f"{trial['trial_id']}/{scorer_id}",
         "trial_id": trial["trial_id"],
         "index": trial["index"],
@@ -40,3 +43,6 @@ def score_record(
         "reason": verdict.reason,
         "answer": verdict.answer,
     }
+    if verdict.metadata is not None:
+        record["metadata"] = verdict.metadata
+    return record

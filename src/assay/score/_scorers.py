@@ -30,12 +30,13 @@ class Observation(msgspec.Struct, frozen=True):
 
 
 class Verdict(msgspec.Struct, frozen=True):
-    """A scorer's judgement: status, value in [0, 1], why, and the answer it read."""
+    """A scorer's judgement: status, value in [0, 1], why, the answer it read, and details."""
 
     status: ScoreStatus
     value: float | None
     reason: str
     answer: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 Scorer = Callable[[Observation], Verdict]

@@ -22,6 +22,13 @@ LETTER is one of {letters}.
 {choices}"""
 
 _ANSWER = re.compile(r"ANSWER\s*:\s*\(?([A-Za-z])\)?")
+# For models that ignore the format (small local ones do): "the answer is B", "Answer: (B)",
+# a line starting with a capital choice letter ("B) pinna", "(B)", "B."), or just "B".
+_LOOSE = (
+    re.compile(r"(?i:\banswer)(?:\s+is)?\s*:?\s*\(?([A-Z])\b"),
+    re.compile(r"^\s*\(?([A-Z])[).:]", re.MULTILINE),
+    re.compile(r"\A\s*\(?([A-Z])\)?\.?\s*\Z"),  # just the letter
+)
 
 
 def letters(count: int) -> list[str]:
@@ -48,7 +55,7 @@ def multiple_choice(
             question=state.input_text, choices=lines, letters=",".join(labels)
         )
         state = await generate(state)
-        picked = parse_answer(state.output.completion)
+        picked = parse_answer(state.output.completion, labels)
         for label, choice in zip(labels, state.choices, strict=True):
             choice.correct = label == picked
         return state
@@ -56,7 +63,17 @@ def multiple_choice(
     return solve
 
 
-def parse_answer(completion: str) -> str | None:
-    """The letter after the last ``ANSWER:`` in *completion*, upper-cased."""
-    found = _ANSWER.findall(completion)
-    return found[-1].upper() if found else None
+def parse_answer(completion: str, labels: list[str] | None = None) -> str | None:
+    """The letter after the last ``ANSWER:`` in *completion*, upper-cased.
+
+    Without an ``ANSWER:``, a looser reading: ``the answer is B`` or a line starting
+    with ``B)``, ``(B)`` or ``B.``, counted only if exactly one of the *labels* is named
+    that way. A model that lists every choice back names four, so it picks none.
+    """
+    found: list[str] = _ANSWER.findall(completion)
+    if found:
+        return found[-1].upper()
+    named: set[str] = {letter for pattern in _LOOSE for letter in pattern.findall(completion)}
+    if labels is not None:
+        named &= set(labels)
+    return named.pop() if len(named) == 1 else None

@@ -7,11 +7,12 @@ from assay.spec._model import (
     DatasetRef,
     EvalSpec,
     GatePolicy,
+    NoRegression,
     RetryPolicy,
     ScorerSpec,
     TargetSpec,
 )
-from assay.spec._paths import resolve_inside
+from assay.spec._paths import resolve_folder_inside, resolve_inside
 
 __all__ = [
     "PYTHON",
@@ -20,9 +21,11 @@ __all__ = [
     "EvalSpec",
     "GatePolicy",
     "LoadedSpec",
+    "NoRegression",
     "RetryPolicy",
     "ScorerSpec",
     "TargetSpec",
     "load_spec",
+    "resolve_folder_inside",
     "resolve_inside",
 ]

@@ -27,7 +27,7 @@ from assay.spec._model import (
     ScorerSpec,
     TargetSpec,
 )
-from assay.spec._paths import resolve_inside
+from assay.spec._paths import check_relative, resolve_inside
 
 _SAMPLE_FIELDS = ("id", "input", "expected", "metadata")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -277,6 +277,20 @@ def _check(
             fail(f"gate.{name}: must be strictly between 0 and 1")
     if raw.gate.effect is None and not isinstance(raw.gate.power, msgspec.UnsetType):
         fail("gate.power: declare min_effect, the effect the power is for")
+    _check_regression(raw.gate, fail)
+
+
+def _check_regression(gate: GatePolicy, fail: Any) -> None:
+    policy = gate.regression
+    if policy is None:
+        return
+    if not 0.0 <= policy.margin < 1.0:
+        fail("gate.no_regression.margin: must be at least 0 and below 1")
+    level = policy.confidence
+    if not isinstance(level, msgspec.UnsetType) and not 0.0 < level < 1.0:
+        fail("gate.no_regression.confidence: must be strictly between 0 and 1")
+    if policy.baseline is not None:
+        check_relative(policy.baseline, "gate.no_regression.baseline")
 
 
 def _check_unique(ids: list[str], field: str, fail: Any) -> None:

@@ -69,6 +69,20 @@ class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     metrics: list[Any] | None = None
 
 
+class NoRegression(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """The ``no_regression`` policy: each target must not be worse than a baseline run.
+
+    ``baseline`` is a run folder inside the spec's folder (or given on the command line
+    with ``--baseline``, which wins); ``margin`` is how much worse (as a difference of
+    pass rates, or of mean scores) still counts as no regression; ``confidence`` is the
+    level of the paired interval (default: the gate's ``confidence``, else 0.95).
+    """
+
+    margin: float
+    baseline: str | None = None
+    confidence: float | msgspec.UnsetType = msgspec.UNSET
+
+
 class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The release rule: each target's pass rate must reach its minimum.
 
@@ -77,8 +91,9 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     judged by the pass rate's interval at that level (passed only when its lower bound
     reaches the minimum, failed only when its upper bound is below it, inconclusive in
     between). ``min_effect`` (with ``power``, default 0.8) makes a plan too small to
-    detect that effect inconclusive. The three newer fields are left out of the canonical
-    JSON when not declared, so older specs keep their digests.
+    detect that effect inconclusive. ``no_regression`` compares each target with the same
+    target of a baseline run, paired by sample. The newer fields are left out of the
+    canonical JSON when not declared, so older specs keep their digests.
     """
 
     minimum: float | None = None
@@ -87,6 +102,7 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     confidence: float | msgspec.UnsetType = msgspec.UNSET
     min_effect: float | msgspec.UnsetType = msgspec.UNSET
     power: float | msgspec.UnsetType = msgspec.UNSET
+    no_regression: NoRegression | msgspec.UnsetType = msgspec.UNSET
 
     def minimum_for(self, target_id: str) -> float | None:
         """The declared minimum pass rate for *target_id*, if any."""
@@ -106,6 +122,19 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def effect(self) -> float | None:
         """The smallest effect the plan must be able to detect, if declared."""
         return None if isinstance(self.min_effect, msgspec.UnsetType) else self.min_effect
+
+    @property
+    def regression(self) -> NoRegression | None:
+        """The ``no_regression`` policy, if declared."""
+        return None if isinstance(self.no_regression, msgspec.UnsetType) else self.no_regression
+
+    @property
+    def regression_level(self) -> float:
+        """The level of the no-regression interval: its own, else the gate's confidence."""
+        policy = self.regression
+        if policy is not None and not isinstance(policy.confidence, msgspec.UnsetType):
+            return policy.confidence
+        return self.confidence_level
 
     @property
     def power_level(self) -> float:

@@ -13,8 +13,8 @@ from pathlib import Path, PurePosixPath
 from assay.errors import ConfigError
 
 
-def resolve_inside(root: Path, value: str, field: str) -> Path:
-    """Return the real path of *value* under *root*, or raise a ConfigError naming *field*."""
+def check_relative(value: str, field: str) -> None:
+    """Refuse an empty, absolute or escaping (``..``) path before anything is resolved."""
     if not value.strip():
         raise ConfigError("spec.path_missing", field=field, value=repr(value))
     if os.path.isabs(value) or value.startswith("~") or _has_drive(value):
@@ -23,14 +23,27 @@ def resolve_inside(root: Path, value: str, field: str) -> Path:
         raise ConfigError("spec.path_escape", field=field, value=value)
     if "\x00" in value:
         raise ConfigError("spec.path_missing", field=field, value=repr(value))
+
+
+def resolve_folder_inside(root: Path, value: str, field: str) -> Path:
+    """The real path of *value* under *root*, which may not exist (yet): a run folder.
+
+    The same rules as files: no absolute path, no ``..``, no symlink leading outside.
+    """
+    check_relative(value, field)
     root_real = root.resolve()
-    candidate = root_real / value
     try:
-        real = candidate.resolve()
+        real = (root_real / value).resolve()
     except (RuntimeError, OSError):  # a symlink loop
         raise ConfigError("spec.path_symlink", field=field, value=value) from None
     if not real.is_relative_to(root_real):
         raise ConfigError("spec.path_symlink", field=field, value=value)
+    return real
+
+
+def resolve_inside(root: Path, value: str, field: str) -> Path:
+    """Return the real path of *value* under *root*, or raise a ConfigError naming *field*."""
+    real = resolve_folder_inside(root, value, field)
     if not real.exists():
         raise ConfigError("spec.path_missing", field=field, value=value)
     if not real.is_file():

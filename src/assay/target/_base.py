@@ -12,20 +12,13 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from assay._infra import InfrastructureError
 from assay.dataset import Sample
+
+__all__ = ["InfrastructureError", "OutcomeKind", "Target", "TargetOutcome", "target_payload"]
 
 OutcomeKind = Literal["answered", "product_failure", "error"]
 """``error``: a Python solver raised; with ``retry_on_error`` the trial is tried again."""
-
-
-class InfrastructureError(Exception):
-    """The target could not be asked: retry it. ``reason`` is a short, stable label."""
-
-    def __init__(self, reason: str, detail: str = "", retry_after: float | None = None) -> None:
-        self.reason = reason
-        self.detail = detail
-        self.retry_after = retry_after
-        super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
 class TargetOutcome(msgspec.Struct):

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from assay._digest import fast_json
+from assay._infra import retry_after_seconds
 from assay.dataset import Sample
 from assay.spec import TargetSpec
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
@@ -62,7 +63,8 @@ class HttpTarget:
             raise InfrastructureError(
                 "rate_limited" if status == 429 else f"http_{status}",
                 response.text[:200],
-                retry_after=_retry_after(response.headers.get("retry-after")),
+                retry_after=retry_after_seconds(response.headers.get("retry-after")),
+                status=status,
             )
         body = response.content
         if len(body) > self.max_output:
@@ -86,13 +88,3 @@ class HttpTarget:
 
 def _failure(body: bytes, status: int, why: str) -> TargetOutcome:
     return TargetOutcome("product_failure", body, _JSON, failure=why, exit_code=status)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds form), capped at 10 minutes."""
-    if value is None:
-        return None
-    try:
-        return min(max(float(value), 0.0), 600.0)
-    except ValueError:
-        return None

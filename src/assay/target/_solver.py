@@ -3,7 +3,8 @@
 Each trial gets a fresh TaskState and fresh solver instances. Limits are not errors:
 a trial that runs out of messages, tokens, cost or time keeps the state it reached and
 is scored on it. An exception from the solver is an ``error`` outcome (the pipeline's
-``retry_on_error`` may try it again); an InfrastructureError from the model, after the
+``retry_on_error`` may try it again), and so is a ``ModelError`` (the model refused the
+call: a bad request, a wrong key); an InfrastructureError from the model, after the
 model's own retries, is an infrastructure failure like any other target's.
 """
 
@@ -24,7 +25,9 @@ from assay.model import (
     LimitExceeded,
     Limits,
     Model,
+    ModelError,
     budget_scope,
+    epoch_scope,
 )
 from assay.solver import Chain, Target, TaskState
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -63,12 +66,14 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            with budget_scope(Budget(self.limits)):
+            with budget_scope(Budget(self.limits)), epoch_scope(epoch):  # epoch: cache key
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
         except InfrastructureError:
             raise
+        except ModelError as exc:  # e.g. "401 from http://...: invalid key"
+            failure = f"model error: {exc}"
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
@@ -77,6 +82,10 @@ class SolverTarget:
         if failure is not None:
             return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
         return TargetOutcome("answered", data, STATE_MEDIA)
+
+    async def aclose(self) -> None:
+        """Close the model's connections (the pipeline calls this when the run ends)."""
+        await self.model.aclose()
 
     async def _solve(self, holder: list[TaskState]) -> None:
         state = holder[0]

@@ -1,0 +1,150 @@
+"""One model call with its retries: every provider gets the same policy.
+
+A provider raises ``InfrastructureError`` for what a retry may fix (429, 5xx, a timeout,
+a dropped connection) and ``ModelError`` for what it cannot (400, 401, 404, ...). Here
+the first kind is retried up to ``max_retries`` times, honouring ``Retry-After`` or else
+backing off exponentially with jitter; after the last retry the InfrastructureError goes
+up, so the trial's attempt is ``infra_failed`` and the trial's own retry policy applies.
+The second kind goes up at once. Every failed call is a ``model_call_failed`` event, so
+the evidence shows each call the provider refused, why, and how long assay waited.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from assay._infra import InfrastructureError, backoff_delay
+from assay.evidence import current_recorder
+from assay.model._budget import current_budget
+from assay.model._config import GenerateConfig
+from assay.model._gate import AdaptiveGate
+from assay.model._messages import ChatMessage
+from assay.model._output import ModelOutput
+
+if TYPE_CHECKING:
+    from assay.model._model import ModelAPI
+
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_BACKOFF = 1.0
+MAX_BACKOFF = 60.0
+_DETAIL = 300  # characters of a server's message kept in an event
+
+
+class ModelError(Exception):
+    """A model refused a call for a reason no retry fixes: a bad request (400), a wrong
+    key (401), an unknown model (404), ... The sample errors with this message."""
+
+    def __init__(self, status: int | None, where: str, message: str) -> None:
+        self.status, self.where, self.detail = status, where, message
+        head = f"{status} from {where}" if status is not None else f"error from {where}"
+        super().__init__(f"{head}: {message}" if message else head)
+
+
+async def call_with_retries(
+    api: ModelAPI,
+    gate: AdaptiveGate,
+    model: str,
+    messages: list[ChatMessage],
+    tools: list[dict[str, Any]],
+    config: GenerateConfig,
+    rng: random.Random,
+) -> ModelOutput:
+    """Ask *api* through *gate*, retrying infrastructure failures; see the module doc."""
+    retries = DEFAULT_MAX_RETRIES if config.max_retries is None else config.max_retries
+    initial = DEFAULT_BACKOFF if config.retry_backoff is None else config.retry_backoff
+    budget = current_budget()
+    failed = 0
+    while True:
+        started = time.monotonic()
+        generation = await gate.acquire()
+        if budget is not None:
+            budget.waited += time.monotonic() - started
+        try:
+            output = await _ask(api, messages, tools, config)
+        except InfrastructureError as exc:
+            if exc.status == 429:
+                gate.throttled(generation)
+            failure = exc
+        except ModelError as exc:
+            _record(model, failed + 1, "stop", exc)
+            raise
+        else:
+            gate.succeeded()
+            return output
+        finally:
+            gate.release()
+        failed += 1
+        delay = _next_delay(model, failed, retries, failure, initial, rng)
+        await anyio.sleep(delay)
+        if budget is not None:
+            budget.waited += delay
+
+
+def _next_delay(
+    model: str,
+    failed: int,
+    retries: int,
+    failure: InfrastructureError,
+    initial: float,
+    rng: random.Random,
+) -> float:
+    """Record the failed call; return the seconds to wait before the next one (the
+    server's ``Retry-After``, else the backoff), or raise once the retries are spent."""
+    if failed > retries:
+        _record(model, failed, "give_up", failure)
+        raise InfrastructureError(
+            failure.reason,
+            f"{model}: {failed} calls failed, the last: {failure.detail}",
+            failure.retry_after,
+            failure.status,
+        )
+    delay = failure.retry_after
+    if delay is None:
+        delay = backoff_delay(initial, MAX_BACKOFF, failed, rng)
+    _record(model, failed, "retry", failure, delay)
+    return delay
+
+
+async def _ask(
+    api: ModelAPI, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
+) -> ModelOutput:
+    """One call, cut off after ``config.timeout`` seconds whatever the provider does."""
+    if config.timeout is None:
+        return await api.generate(messages, tools, config)
+    try:
+        with anyio.fail_after(config.timeout):
+            return await api.generate(messages, tools, config)
+    except TimeoutError:
+        raise InfrastructureError("timeout", f"no answer within {config.timeout:g} s") from None
+
+
+def _record(
+    model: str,
+    call: int,
+    action: str,
+    failure: InfrastructureError | ModelError,
+    delay: float | None = None,
+) -> None:
+    """One ``model_call_failed`` event: which call, why, and what assay does next
+    (``retry`` after ``delay`` seconds, ``give_up`` after the last retry, ``stop``)."""
+    recorder = current_recorder()
+    if recorder is None:
+        return
+    data: dict[str, Any] = {
+        "model": model,
+        "call": call,
+        "reason": failure.reason if isinstance(failure, InfrastructureError) else "refused",
+        "action": action,
+        "detail": failure.detail[:_DETAIL],
+    }
+    if failure.status is not None:
+        data["status"] = failure.status
+    if isinstance(failure, InfrastructureError) and failure.retry_after is not None:
+        data["retry_after"] = failure.retry_after
+    if delay is not None:
+        data["delay"] = round(delay, 6)
+    recorder.record_if_open("model_call_failed", data)

@@ -1,0 +1,171 @@
+"""The OpenAI chat-completions wire format, to and from assay's own types.
+
+Requests are plain dicts for the SDK. Responses are read from the raw bytes with msgspec
+into the small structs below, then turned into a ``ModelOutput`` at once: the SDK's
+pydantic models are never built, so none reach the evidence and the per-call cost
+stays small. Any OpenAI-compatible server (vLLM, Ollama, llama.cpp) answers this shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from assay.model._config import GenerateConfig
+from assay.model._messages import ChatMessage, ToolCall
+from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
+
+
+class _Function(msgspec.Struct):
+    name: str = ""
+    arguments: str = ""
+
+
+class _ToolCall(msgspec.Struct):
+    function: _Function
+    id: str = ""
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    refusal: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Top(msgspec.Struct):
+    token: str
+    logprob: float
+
+
+class _Token(msgspec.Struct):
+    token: str
+    logprob: float
+    top_logprobs: list[_Top] | None = None
+
+
+class _Logprobs(msgspec.Struct):
+    content: list[_Token] | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+    finish_reason: str | None = None
+    logprobs: _Logprobs | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Completion(msgspec.Struct):
+    choices: list[_Choice]
+    model: str | None = None
+    usage: _Usage | None = None
+
+
+_decode_completion = msgspec.json.Decoder(_Completion).decode
+_decode_args = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+_STOP: dict[str | None, StopReason] = {
+    "stop": "stop",
+    "length": "max_tokens",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+def request_params(
+    model: str, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
+) -> dict[str, Any]:
+    """The ``chat.completions.create`` arguments for one call."""
+    params: dict[str, Any] = {"model": model, "messages": [wire_message(m) for m in messages]}
+    if tools:
+        params["tools"] = [wire_tool(t) for t in tools]
+    for field in ("temperature", "top_p", "max_tokens", "stop", "seed"):
+        value = getattr(config, field)
+        if value is not None:
+            params[field] = value
+    if config.logprobs:
+        params["logprobs"] = True
+        if config.top_logprobs is not None:
+            params["top_logprobs"] = config.top_logprobs
+    return params
+
+
+def wire_message(message: ChatMessage) -> dict[str, Any]:
+    """One chat message as OpenAI spells it (tool calls with JSON-text arguments)."""
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.function, "arguments": _encode(call.arguments).decode()},
+            }
+            for call in message.tool_calls
+        ]
+        if not message.content:
+            wire["content"] = None
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
+def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool schema: OpenAI's ``{"type": "function", "function": {...}}`` as given, or a
+    bare ``{"name", "description", "parameters"}`` wrapped into it."""
+    if tool.get("type") == "function" and "function" in tool:
+        return tool
+    return {"type": "function", "function": tool}
+
+
+def parse_completion(body: bytes, fallback_model: str) -> ModelOutput:
+    """The first choice of a chat-completion response body; ``ValueError`` when the
+    body is not one."""
+    try:
+        completion = _decode_completion(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"not a chat completion ({exc})") from None
+    if not completion.choices:
+        raise ValueError("a chat completion without choices")
+    choice = completion.choices[0]
+    wire = choice.message
+    calls = [_tool_call(c) for c in wire.tool_calls] if wire.tool_calls else None
+    content = wire.content if wire.content is not None else (wire.refusal or "")
+    message = ChatMessage("assistant", content, calls)
+    usage = completion.usage
+    return ModelOutput(
+        model=completion.model or fallback_model,
+        message=message,
+        stop_reason=_STOP.get(choice.finish_reason, "unknown"),
+        usage=ModelUsage(
+            (usage.prompt_tokens or 0) if usage else 0,
+            (usage.completion_tokens or 0) if usage else 0,
+        ),
+        logprobs=_logprobs(choice.logprobs),
+    )
+
+
+def _tool_call(call: _ToolCall) -> ToolCall:
+    """A tool call; arguments that are not a JSON object are kept as text under ``_raw``
+    (small models often emit broken JSON, and a tool can then say so)."""
+    try:
+        arguments = _decode_args(call.function.arguments or "{}")
+    except msgspec.DecodeError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        arguments = {"_raw": call.function.arguments}
+    return ToolCall(call.id, call.function.name, arguments)
+
+
+def _logprobs(wire: _Logprobs | None) -> list[Logprob] | None:
+    if wire is None or wire.content is None:
+        return None
+    return [
+        Logprob(t.token, t.logprob, [TopLogprob(p.token, p.logprob) for p in t.top_logprobs or []])
+        for t in wire.content
+    ]

@@ -1,0 +1,121 @@
+"""The AIMD connection gate on its own: it bounds calls in flight, halves its limit once
+per window of rate-limited calls, grows back by one per window, and a cancelled waiter
+never leaks a slot."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from assay.model import AdaptiveGate
+
+
+def test_it_never_lets_more_than_the_limit_in() -> None:
+    gate = AdaptiveGate(3)
+    peak = 0
+
+    async def call() -> None:
+        nonlocal peak
+        await gate.acquire()
+        peak = max(peak, gate.in_flight)
+        await anyio.sleep(0.001)
+        gate.release()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(call)
+
+    anyio.run(main)
+    assert peak == 3
+    assert gate.in_flight == 0
+
+
+def test_rate_limits_halve_the_limit_once_per_window() -> None:
+    gate = AdaptiveGate(16)
+    generation = gate.generation
+    for _ in range(10):  # ten calls of one window come back 429 together: one decrease
+        gate.throttled(generation)
+    assert (gate.limit, gate.decreases) == (8.0, 1)
+    gate.throttled(gate.generation)  # a call started after the decrease: a new signal
+    gate.throttled(gate.generation)
+    assert (gate.window, gate.decreases) == (2, 3)
+    for _ in range(10):
+        gate.throttled(gate.generation)
+    assert gate.window == 1  # never below one
+
+
+def test_successes_grow_the_limit_back_by_about_one_per_window() -> None:
+    gate = AdaptiveGate(8)
+    gate.throttled(gate.generation)
+    gate.throttled(gate.generation)
+    assert gate.window == 2
+    gate.succeeded()
+    gate.succeeded()  # 2 + 1/2 + 1/2.5
+    assert gate.window == 2
+    gate.succeeded()
+    assert gate.window == 3
+    for _ in range(100):
+        gate.succeeded()
+    assert gate.limit == 8.0  # capped at the maximum
+
+
+def test_a_shrunk_gate_admits_waiters_as_it_grows() -> None:
+    gate = AdaptiveGate(4)
+    admitted: list[int] = []
+
+    async def main() -> None:
+        for _ in range(4):
+            await gate.acquire()
+        gate.throttled(gate.generation)  # limit 2, but 4 still in flight
+
+        async def wait(i: int) -> None:
+            await gate.acquire()
+            admitted.append(i)
+
+        async with anyio.create_task_group() as group:
+            for i in range(3):
+                group.start_soon(wait, i)
+            await anyio.sleep(0.01)
+            gate.release()
+            gate.release()
+            gate.release()  # 1 in flight, limit 2: one waiter fits
+            await anyio.sleep(0.01)
+            assert admitted == [0]
+            for _ in range(3):
+                gate.succeeded()  # the limit reaches 3: one more
+            await anyio.sleep(0.01)
+            assert admitted == [0, 1]
+            gate.release()
+            gate.release()
+
+    anyio.run(main)
+    assert admitted == [0, 1, 2]
+
+
+@pytest.mark.parametrize("handed_over", [False, True])
+def test_a_cancelled_waiter_leaks_no_slot(handed_over: bool) -> None:
+    gate = AdaptiveGate(1)
+
+    async def call() -> None:
+        await gate.acquire()  # as Model uses it: a slot acquired is released
+        try:
+            await anyio.sleep(1)
+        finally:
+            gate.release()
+
+    async def main() -> None:
+        await gate.acquire()
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                await anyio.sleep(0.01)
+                if handed_over:
+                    gate.release()  # the slot goes to the waiter, which is then cancelled
+                scope.cancel()
+        if not handed_over:
+            gate.release()
+
+    anyio.run(main)
+    assert gate.in_flight == 0
+    assert not gate._waiters

@@ -1,0 +1,101 @@
+"""``python_tests`` and ``extract_code``: code from completions, judged by running tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from assay.model import ModelOutput
+from assay.score import CORRECT, INCORRECT, Score, extract_code, python_tests
+from assay.solver import Target, TaskState
+
+TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n"
+
+
+def judge(completion: str, tests: str = TESTS, prompt: str = "", **options: object) -> Score:
+    state = TaskState(model="mock/x", sample_id=1, epoch=1, input=prompt, target=Target(tests))
+    state.output = ModelOutput.from_content("mock/x", completion)
+    scorer = python_tests(**options)  # type: ignore[arg-type]
+    return anyio.run(scorer, state, state.target)
+
+
+@pytest.mark.parametrize(
+    ("completion", "code"),
+    [
+        ("def f():\n    return 1", "def f():\n    return 1"),
+        ("Sure:\n```python\ndef f():\n    return 1\n```\nDone.", "def f():\n    return 1"),
+        ("```py\nx = 1\n```", "x = 1"),
+        ("```\nx = 2\n```", "x = 2"),
+        ("```bash\nls\n```\nthen\n```python\nx = 3\n```", "x = 3"),
+        ("```python\ndef f():\n    return 1", "def f():\n    return 1"),  # cut off
+        ("\n\n    return x + 1\n", "    return x + 1"),  # a body keeps its indent
+        ("def f():\n    return 1\n```", "def f():\n    return 1"),  # closed, never opened
+    ],
+)
+def test_extract_code(completion: str, code: str) -> None:
+    assert extract_code(completion) == code
+
+
+def test_correct_code_passes() -> None:
+    score = judge("```python\ndef add(a, b):\n    return a + b\n```")
+    assert score.value == CORRECT
+    assert score.answer == "def add(a, b):\n    return a + b"
+    assert score.metadata is not None and score.metadata["exit_code"] == 0
+    assert score.explanation is None  # a quiet pass needs none
+    printed = judge("def add(a, b):\n    return a + b\nprint('ok so far')")
+    assert printed.value == CORRECT and printed.explanation == "passed\n--- stdout ---\nok so far"
+
+
+def test_wrong_code_fails_and_the_explanation_keeps_what_it_printed() -> None:
+    score = judge("def add(a, b):\n    print('adding', a, b)\n    return a - b")
+    assert score.value == INCORRECT
+    assert score.explanation is not None
+    assert score.explanation.startswith("exit status 1")
+    assert "AssertionError" in score.explanation and "adding 2 3" in score.explanation
+
+
+def test_a_slow_answer_is_a_wrong_answer() -> None:
+    score = judge("def add(a, b):\n    while True:\n        pass", timeout=1.0)
+    assert score.value == INCORRECT
+    assert score.metadata is not None and score.metadata["timed_out"] is True
+    assert score.explanation is not None and "timed out" in score.explanation
+
+
+def test_the_input_can_come_first() -> None:
+    prompt = 'def add(a, b):\n    """Add two numbers."""\n'
+    assert judge("    return a + b\n", prompt=prompt, include_input=True).value == CORRECT
+    assert judge("    return a + b\n", prompt=prompt).value == INCORRECT  # a bare body
+
+
+def test_an_empty_target_is_refused() -> None:
+    with pytest.raises(ValueError, match="test code"):
+        judge("x = 1", tests="  ")
+
+
+def test_at_most_max_concurrency_programs_run_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "spans.jsonl"
+    body = (
+        "import json, time\n"
+        "start = time.time()\n"
+        "time.sleep(0.3)\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([start, time.time()]) + '\\n')\n"
+    )
+    scorer = python_tests(max_concurrency=2)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for index in range(5):
+                state = TaskState(
+                    model="m", sample_id=index, epoch=1, input="", target=Target("pass")
+                )
+                state.output = ModelOutput.from_content("m", body)
+                group.start_soon(scorer, state, state.target)
+
+    anyio.run(main)
+    spans = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(spans) == 5
+    most = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
+    assert most == 2

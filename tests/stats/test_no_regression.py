@@ -1,0 +1,181 @@
+"""The no_regression gate: paired against a verified baseline run, with a margin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.compare import summarize
+from assay.errors import ConfigError
+from assay.gate import judge_regression
+from assay.spec import load_spec
+from tests.helpers import run_cli, run_spec_at, simple_spec, write_module
+
+TARGETS = """
+def right(text):
+    return text
+
+def tenth_wrong(text):
+    return "no" if int(text[1:]) % 10 == 0 else text
+
+def half(text):
+    return text if int(text[1:]) % 2 else "no"
+"""
+
+
+def _spec(folder: Path, function: str, n: int = 60, **gate: Any) -> Path:
+    module = "noreg_" + folder.name.replace("-", "_")
+    write_module(folder, module, TARGETS)
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(n)]
+    targets = [{"id": "t", "callable": f"{module}:{function}"}]
+    return simple_spec(folder, samples=samples, targets=targets, gate=gate)
+
+
+def _baseline(tmp_path: Path, function: str = "right", n: int = 60) -> Path:
+    """A baseline run inside the new spec's folder (so the spec may name it)."""
+    run_spec_at(_spec(tmp_path / "base_spec", function, n), tmp_path / "new" / "baseline")
+    return tmp_path / "new" / "baseline"
+
+
+def _gate(report: Path) -> dict[str, Any]:
+    gate: dict[str, Any] = json.loads((report / "report.json").read_text())["gate"]
+    return gate
+
+
+def test_judge_regression_honours_the_margin() -> None:
+    equal = summarize(("base", "new"), "exact", (95, 95, 0, 0, 100), [], 0, 0.95)
+    assert judge_regression(equal, 0.05)[0] == "passed"
+    assert judge_regression(equal, 0.0)[0] == "inconclusive"  # "not worse at all" is unprovable
+    worse = summarize(("base", "new"), "exact", (95, 60, 36, 1, 100), [], 0, 0.95)
+    assert judge_regression(worse, 0.05)[0] == "failed"
+    slightly = summarize(("base", "new"), "exact", (95, 90, 7, 2, 100), [], 0, 0.95)
+    assert judge_regression(slightly, 0.05)[0] == "inconclusive"
+
+
+def test_no_regression_from_the_spec_passes_an_equal_target(tmp_path: Path) -> None:
+    _baseline(tmp_path)
+    spec = _spec(tmp_path / "new", "right", no_regression={"baseline": "baseline", "margin": 0.1})
+    ran = run_cli("run", spec, "--output", tmp_path / "run")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    gate = _gate(tmp_path / "run")
+    assert gate["status"] == "passed"
+    assert gate["baseline"]["problem"] is None and gate["baseline"]["events_head"]
+    [check] = gate["targets"][0]["regression"]
+    assert (check["pairs"], check["baseline_only"], check["new_only"]) == (60, 0, 0)
+    assert check["test"] == "exact-mcnemar" and check["margin"] == 0.1
+    assert check["ci_low"] > -0.1 and check["p_value"] == 1.0
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "## No regression against the baseline" in md
+    # re-gating finds the spec's baseline again, inside the folder the spec was run from
+    assert run_cli("gate", tmp_path / "run").returncode == 0
+    assert 'id="regression"' in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_a_worse_target_fails_and_the_numbers_say_why(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    spec = _spec(tmp_path / "new", "half", no_regression={"margin": 0.05})
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    [check] = _gate(tmp_path / "run")["targets"][0]["regression"]
+    assert (check["baseline_only"], check["new_only"]) == (30, 0)
+    assert check["difference"] == pytest.approx(-0.5) and check["ci_high"] < -0.05
+    assert check["p_value"] < 1e-6
+    assert "upper bound below -0.05" in check["reason"]
+
+
+def test_a_small_drop_inside_the_interval_is_inconclusive(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    spec = _spec(tmp_path / "new", "tenth_wrong", no_regression={"margin": 0.05})
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 3, ran.stdout
+    [check] = _gate(tmp_path / "run")["targets"][0]["regression"]
+    assert check["status"] == "inconclusive" and check["ci_low"] < -0.05 < check["ci_high"]
+
+
+def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path, "half")
+    scores = baseline / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"failed"', '"passed"'))
+    spec = _spec(tmp_path / "new", "right", no_regression={"margin": 0.1})
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 3, ran.stdout
+    gate = _gate(tmp_path / "run")
+    assert "does not verify" in gate["baseline"]["problem"]
+    assert any("does not verify" in r for r in gate["reasons"])
+
+
+def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
+    spec = _spec(tmp_path / "new", "half", no_regression={"baseline": "missing", "margin": 0.05})
+    ran = run_cli("run", spec, "--output", tmp_path / "run")
+    assert ran.returncode == 3  # the declared baseline does not exist
+    assert "not_a_run" not in ran.stdout and "no such folder" in ran.stdout
+    worse = _baseline(tmp_path, "half")  # the same target: no regression
+    again = run_cli("gate", tmp_path / "run", "--baseline", worse)
+    assert again.returncode == 0, again.stdout
+    better = tmp_path / "better"
+    run_spec_at(_spec(tmp_path / "better_spec", "right"), better)
+    assert run_cli("gate", tmp_path / "run", "--baseline", better).returncode == 1
+
+
+def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path, n=50)
+    spec = _spec(tmp_path / "new", "right", n=60, no_regression={"margin": 0.1})
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 0, ran.stdout
+    [check] = _gate(tmp_path / "run")["targets"][0]["regression"]
+    assert (check["pairs"], check["unpaired_baseline"], check["unpaired_new"]) == (50, 0, 10)
+    assert sorted(check["only_in_new"]) == sorted(f"s{i}" for i in range(50, 60))
+    assert "10 only here" in check["reason"]
+
+
+def test_baseline_without_a_policy_is_a_usage_error(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    spec = _spec(tmp_path / "new", "right", minimum=1.0)
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 2 and "no_regression" in ran.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_no_regression_without_any_baseline_is_inconclusive(tmp_path: Path) -> None:
+    spec = _spec(tmp_path / "new", "right", no_regression={"margin": 0.1})
+    ran = run_cli("run", spec, "--output", tmp_path / "run")
+    assert ran.returncode == 3 and "--baseline" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"margin": -0.1},
+        {"margin": 1.0},
+        {"margin": 0.1, "confidence": 1.0},
+        {"margin": 0.1, "baseline": "/abs/run"},
+        {"margin": 0.1, "baseline": "../outside"},
+        {"baseline": "runs/last"},
+        {"margin": 0.1, "base": "x"},
+    ],
+)
+def test_spec_refuses_bad_no_regression_policies(tmp_path: Path, policy: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        load_spec(simple_spec(tmp_path, gate={"no_regression": policy}))
+
+
+def test_spec_without_no_regression_keeps_its_digest(tmp_path: Path) -> None:
+    plain = load_spec(simple_spec(tmp_path / "a", gate={"minimum": 1.0})).spec
+    assert b"no_regression" not in plain.canonical()
+    policy = {"minimum": 1.0, "no_regression": {"margin": 0.02}}
+    declared = load_spec(simple_spec(tmp_path / "b", gate=policy)).spec
+    assert b'"no_regression":{"margin":0.02}' in declared.canonical()
+    assert declared.gate.regression_level == 0.95
+
+
+def test_a_baseline_symlinked_out_of_the_spec_folder_is_not_used(tmp_path: Path) -> None:
+    outside = _baseline(tmp_path)
+    spec = _spec(tmp_path / "other", "right", no_regression={"baseline": "link", "margin": 0.1})
+    (tmp_path / "other" / "link").symlink_to(outside, target_is_directory=True)
+    outcome = run_spec_at(spec, tmp_path / "run")
+    assert outcome.gate.status == "inconclusive"
+    assert outcome.gate.baseline is not None
+    assert "symbolic link" in str(outcome.gate.baseline.problem)
