@@ -260,7 +260,7 @@ class Row:
         """How many times better assay is: a higher rate, or a lower time, size or memory."""
         if self.inspect is None or not self.value or not self.inspect:
             return None
-        if self.unit.endswith("/s"):
+        if self.unit.endswith("/s") or self.unit == "% of limit":  # higher is better
             return self.value / self.inspect
         return self.inspect / self.value
 
