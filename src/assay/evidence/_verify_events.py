@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from assay._digest import loads
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
+
+if TYPE_CHECKING:
+    import subprocess
 
 CHUNK = 1 << 22  # bytes read at a time: memory stays flat, and the split is done in C
 
@@ -151,6 +153,8 @@ def start_scan(path: Path, threshold: int) -> subprocess.Popen[bytes] | None:
         return None
     if size < threshold or (os.cpu_count() or 1) < 2:
         return None
+    import subprocess  # here: ``import assay`` stays light
+
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     try:
         return subprocess.Popen(
