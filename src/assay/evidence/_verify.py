@@ -64,7 +64,7 @@ class _Checker:
         self.artifacts: set[str] = set()
         self.bundles: dict[str, str] = {}
         self.pending_folds: list[tuple[int, str, bytes]] = []  # bundle line, trial, fold
-        self.score_hashes: set[str] = set()
+        self.score_hashes: set[Any] = set()
         self.run_tail: tuple[str, Any] = ("", {})
         self.found: dict[str, list[tuple[int, int, int, str]]] = {}
         self.section, self.line = SPEC, 0

@@ -36,7 +36,7 @@ class EventScan(msgspec.Struct):
     events: int = 0
     head: str = GENESIS
     folds: dict[str, bytes] = {}  # trial id → sha256 of [[n, hash], ...] of pre-seal events
-    score_hashes: set[str] = set()  # sha256 of each score line a ``match`` event binds
+    score_hashes: set[Any] = set()  # sha256 of each score line a ``match`` binds (as read)
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
     readable: bool = True  # False: a record of the wrong shape stopped the pass
 
