@@ -26,7 +26,7 @@ from assay.evidence._pack import (
     next_pack_name,
     pack_names,
     record_bytes,
-    scan_pack,
+    scan_headers,
 )
 
 RECENT = 65_536
@@ -163,9 +163,9 @@ class ArtifactStore:
                 self._pack.flush()
             self._index = {}
             for name in pack_names(self.root):
-                for item in scan_pack(self.root / name):
+                for item in scan_headers(self.root / name):
                     if not isinstance(item, PackError):
-                        self._index.setdefault(item[0].sha256, item[0])
+                        self._index.setdefault(item.sha256, item)
         return self._index.get(sha256)
 
     def drain(self) -> None:
