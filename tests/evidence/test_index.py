@@ -55,7 +55,10 @@ def test_bundle_index_finds_every_trial(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(_index, "_SPILL", 40)
     bundles = tmp_path / "bundles.jsonl"
     ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(2000)]
-    lines = [json.dumps({"trial": {"trial_id": f"t-{h}"}, "n": i}, separators=(",", ":")) for i, h in enumerate(ids)]
+    lines = [
+        json.dumps({"trial": {"trial_id": f"t-{h}"}, "n": i}, separators=(",", ":"))
+        for i, h in enumerate(ids)
+    ]
     bundles.write_text("".join(line + "\n" for line in lines))
     index = tmp_path / "bundles.idx"
     write_bundle_index(bundles, index)

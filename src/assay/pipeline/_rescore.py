@@ -20,6 +20,7 @@ from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
+    PLAN,
     SCORES,
     SPEC,
     ArtifactStore,
@@ -77,7 +78,8 @@ async def rescore_run_async(path: Path) -> Rescore:
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
     recomputed: dict[str, tuple[str, str]] = {}
-    sample_ids: list[str] = []
+    per_sample = len(spec.targets) * spec.repetitions
+    sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
     with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
         for line in handle:
@@ -86,14 +88,15 @@ async def rescore_run_async(path: Path) -> Rescore:
             output = store.get(sha) if sha else None
             records, row = await judge(bundle, output, scorers, metrics, task_metrics)
             rows.add(row)
-            sample_ids.append(str(bundle["trial"]["sample_id"]))
+            trial = bundle["trial"]
+            sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
             for record in records:
                 recomputed[record["score_id"]] = (record["status"], record["bundle_digest"])
     store.close()
     differing = _compare(path, recomputed)
     built = metrics.build()
     gate = decide(spec.gate, built, list(scorers))
-    summary = task_metrics.build(list(dict.fromkeys(sample_ids))) if task_metrics else {}
+    summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
     with open(path / SCORES, "rb") as handle:
         scores = (loads(line) for line in handle)
         report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
@@ -112,8 +115,25 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
         raise ConfigError("task.changed", path=record["file"])
     score_on_error = bool((spec.errors or {}).get("score_on_error", False))
     scorers, _, metrics = task_scorers(task, score_on_error)
-    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics)
+    builder = TaskMetricsBuilder(
+        spec.repetitions,
+        list(spec.epochs_reducer),
+        metrics,
+        spec.dataset.samples,
+        targets=len(spec.targets),
+    )
     return scorers, builder
+
+
+def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
+    """Ids of planned samples no bundle named (an unfinished run), from the plan."""
+    if "" not in sample_ids:
+        return sample_ids
+    with open(path / PLAN, "rb") as handle:
+        for line in handle:
+            trial = loads(line)
+            sample_ids[trial["sample_index"]] = str(trial["sample_id"])
+    return sample_ids
 
 
 def _compare(path: Path, recomputed: dict[str, tuple[str, str]]) -> list[str]:

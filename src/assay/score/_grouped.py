@@ -6,11 +6,11 @@ shows it. The overall value is reported under ``"all"`` next to the groups.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from assay.score._metric import Metric, SampleScore, metric
 
-GroupedMetric = Callable[[list[SampleScore]], dict[str, float]]
+GroupedMetric = Callable[[Sequence[SampleScore]], dict[str, float]]
 
 ALL = "all"
 
@@ -24,7 +24,7 @@ def grouped(metric: Metric, group_key: str) -> GroupedMetric:
     sorted, with ``"all"`` last.
     """
 
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
+    def compute(scores: Sequence[SampleScore]) -> dict[str, float]:
         groups: dict[str, list[SampleScore]] = {}
         missing = []
         for score in scores:
