@@ -111,10 +111,10 @@ def _build(
     made = (
         (line, s) for line, record in records for s in record_samples(record, fields, display, line)
     )
-    lines, _, _ = spill(made, display)  # read once, kept on disk, decoded when used
+    lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
-    dataset = MemoryDataset(LineSamples(lines), name or stem)
+    dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem)
     if shuffle:
         dataset = dataset.shuffle(seed)
     return select(dataset, limit=limit) if limit is not None else dataset

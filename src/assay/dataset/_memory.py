@@ -24,7 +24,7 @@ import msgspec
 
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
-from assay.dataset._spill import PackedText, SpilledLines, positions_of
+from assay.dataset._spill import HashSet, PackedText, SpilledLines, positions_of
 from assay.errors import ConfigError
 
 _encode = msgspec.json.Encoder(order="sorted").encode
@@ -34,10 +34,16 @@ DEFAULT_NAME = "memory"
 
 
 class LineSamples(Sequence[Sample]):
-    """Samples kept as encoded lines in a scratch file, decoded when read."""
+    """Samples kept as encoded lines in a scratch file, decoded when read.
 
-    def __init__(self, lines: SpilledLines) -> None:
+    The lines are already what ``freeze`` would write (numbered, checked, canonical),
+    so freezing all of them in order reuses the file, its *digest* and *ids* as they are.
+    """
+
+    def __init__(self, lines: SpilledLines, digest: str, ids: PackedText) -> None:
         self.lines = lines
+        self.digest = digest
+        self.ids = ids
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -169,36 +175,37 @@ class MemoryDataset(Sequence[Sample]):
 class IdCheck:
     """Ids met so far, to refuse the first one used twice, naming both positions.
 
-    The set of ids lives only while a dataset is loaded or frozen; what is kept is
-    ``ids``, packed.
+    Ids are kept packed, their hashes in a compact table: no Python object per sample.
+    The positions (file lines) are dropped with the check; the ids are kept.
     """
 
     def __init__(self, display: str) -> None:
         self.display = display
         self.ids = PackedText()
         self.positions = array("Q")
-        self._seen: set[str] = set()
+        self._seen = HashSet()
 
     def add(self, sample_id: str | int, position: int) -> None:
         """Record the id of the sample at *position* (a line, or a 1-based index)."""
         key = str(sample_id)
-        if key in self._seen:
-            first = next(i for i, seen in enumerate(self.ids) if seen == key)
-            shown = key if len(key) <= 80 else key[:77] + "..."
-            raise ConfigError(
-                "dataset.duplicate_id",
-                path=self.display,
-                line=position,
-                sample_id=shown,
-                first=self.positions[first],
-            )
-        self._seen.add(key)
+        if self._seen.add(hash(key)):
+            first = next((i for i, seen in enumerate(self.ids) if seen == key), None)
+            if first is not None:  # not just two ids sharing a hash
+                shown = key if len(key) <= 80 else key[:77] + "..."
+                raise ConfigError(
+                    "dataset.duplicate_id",
+                    path=self.display,
+                    line=position,
+                    sample_id=shown,
+                    first=self.positions[first],
+                )
         self.ids.append(key)
         self.positions.append(position)
 
     def done(self) -> PackedText:
-        """The ids, in order; the set is dropped."""
-        self._seen = set()
+        """The ids, in order; the hashes and positions are dropped."""
+        self._seen = HashSet()
+        self.positions = array("Q")
         return self.ids
 
 
@@ -226,11 +233,24 @@ def spill(
     return lines, "sha256:" + digest.hexdigest(), check.done()
 
 
+def _frozen_already(samples: Iterable[Sample]) -> LineSamples | None:
+    """The loaded lines *samples* are, all of them in order (or ``None``)."""
+    if isinstance(samples, MemoryDataset):
+        samples = samples.samples
+    if isinstance(samples, SampleView) and samples.positions == range(len(samples.base)):
+        samples = samples.base
+    return samples if isinstance(samples, LineSamples) else None
+
+
 def freeze(samples: Iterable[Sample], display: str) -> Dataset:
     """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest.
 
-    The samples are read once, in order, and written to a scratch file as they come.
+    The samples are read once, in order, and written to a scratch file as they come;
+    the whole of a loaded file's dataset, in file order, is frozen already.
     """
+    frozen = _frozen_already(samples)
+    if frozen is not None:
+        return Dataset(display, frozen.digest, frozen.lines, frozen.ids)
     lines, digest, ids = spill(enumerate(samples, start=1), display)
     if not len(lines):
         raise ConfigError("dataset.empty", path=display)

@@ -74,7 +74,7 @@ def _pack_entries(pack: Path) -> Iterator[bytes]:
 # Records are sorted in 256 buckets by their first byte (the keys are hashes, so the
 # buckets fill evenly); a bucket's records wait in memory up to _SPILL bytes, then go
 # to a scratch file. So sealing a run of any size holds a few MB, not every record.
-_SPILL = 16_384
+_SPILL = 8_192
 
 
 def _write_sorted(records: Iterable[bytes], index: Path) -> None:

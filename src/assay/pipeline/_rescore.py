@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from assay._digest import loads
+from assay.dataset import Dataset, freeze, select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
@@ -32,12 +33,12 @@ from assay.model import replay_scope
 from assay.pipeline._judge import judge
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
-from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.pipeline._task_metrics import MetadataOf, TaskMetricsBuilder
 from assay.pipeline._task_prepare import task_scorers
 from assay.report import Report, TrialRows
 from assay.score import AnyScorer, Metrics, MetricsBuilder, build_scorer
 from assay.spec import EvalSpec
-from assay.task import load_tasks
+from assay.task import Task, load_tasks
 
 
 class Rescore(msgspec.Struct):
@@ -120,9 +121,24 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
         list(spec.epochs_reducer),
         metrics,
         spec.dataset.samples,
+        _metadata_of(task, record),
         targets=len(spec.targets),
     )
     return scorers, builder
+
+
+def _metadata_of(task: Task, record: dict[str, Any]) -> MetadataOf:
+    """Sample metadata by plan position, for grouped and user metrics: the task's
+    dataset selected and frozen as the run did, on first use only."""
+    frozen: list[Dataset] = []
+
+    def metadata_of(position: int) -> dict[str, Any]:
+        if not frozen:
+            chosen = select(task.dataset, **record.get("select", {}))
+            frozen.append(freeze(chosen, getattr(task.dataset, "name", "memory")))
+        return dict(frozen[0].sample(position).metadata)
+
+    return metadata_of
 
 
 def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
