@@ -153,7 +153,10 @@ class MemoryDataset(Sequence[Sample]):
         return MemoryDataset(sorted(self.samples, key=key, reverse=reverse), self.name)
 
     def _view(self, positions: Sequence[int]) -> MemoryDataset:
-        return MemoryDataset(SampleView(self.samples, positions_of(positions)), self.name)
+        base = self.samples
+        if isinstance(base, SampleView) and not base.number:  # a view of a view: one
+            positions, base = [base.positions[p] for p in positions], base.base
+        return MemoryDataset(SampleView(base, positions_of(positions)), self.name)
 
     def shuffle(self, seed: int | None = None) -> MemoryDataset:
         """The samples in a random order; the same *seed* gives the same order anywhere.
