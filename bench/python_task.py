@@ -39,23 +39,26 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 SIZES = (1_000, 10_000, 100_000)
 TASK_NAME = "bench_python_task"
 
 
-def _records(count: int) -> list[dict[str, object]]:
-    """Half the targets match the mock's default answer ("... from the mock model")."""
-    return [
-        {
+def _records(count: int) -> Iterator[dict[str, object]]:
+    """Half the targets match the mock's default answer ("... from the mock model").
+
+    A generator: the parent must stay small, because a child's ``ru_maxrss`` starts at
+    the size of the process it was forked from.
+    """
+    for i in range(count):
+        yield {
             "id": f"s{i:07d}",
             "input": f"question {i}: what does the mock model say?",
             "target": "mock model" if i % 2 == 0 else "something else",
             "metadata": {"difficulty": i % 5},
         }
-        for i in range(count)
-    ]
 
 
 def write_jsonl(path: Path, count: int) -> None:
