@@ -46,6 +46,8 @@ def test_all_lists_exactly_the_public_members(name: str) -> None:
         importlib.import_module(other)
     module = importlib.import_module(name)
     exported = module.__all__
+    for member in exported:
+        getattr(module, member)  # a lazily exported name is bound once it is used
     assert len(exported) == len(set(exported)), "a name is listed twice"
     assert set(exported) == _public_members(module)
 
@@ -61,3 +63,18 @@ def test_star_import_gives_the_same_names(name: str) -> None:
 def test_packages_are_packages() -> None:
     for name in PACKAGES:
         assert hasattr(importlib.import_module(name), "__path__"), name
+
+
+def test_import_assay_loads_no_pipeline_until_a_name_is_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, assay; before = 'assay.pipeline' in sys.modules; "
+        "assay.eval; import assay.task, assay.solver; "
+        "print(before, 'assay.pipeline' in sys.modules, assay.task.__module__, "
+        "assay.solver.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the decorators stay the decorators once their subpackages are imported
+    assert out.stdout.split() == ["False", "True", "assay.task._task", "assay.solver._solver"]

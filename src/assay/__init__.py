@@ -4,54 +4,166 @@ Every score points at the exact output bytes it judged, every digest can be re-d
 offline, and the release gate says ``inconclusive`` rather than guess.
 
 The names below are the Python authoring API; each lives in the package of its pipeline
-stage (``assay.dataset``, ``assay.solver``, ``assay.score`` ...).
+stage (``assay.dataset``, ``assay.solver``, ``assay.score`` ...) and is imported when
+first used.
 """
 
 __version__ = "0.1.0"
 
-from assay.dataset import MemoryDataset, Sample
-from assay.evidence import record_event
-from assay.model import GenerateConfig, Model, ModelOutput, get_model
-from assay.pipeline import EvalResult, TaskSource, enqueue_task, eval, eval_async
-from assay.score import (
-    CORRECT,
-    INCORRECT,
-    NOANSWER,
-    PARTIAL,
-    Score,
-    accuracy,
-    bootstrap_stderr,
-    choice,
-    exact,
-    f1,
-    includes,
-    match,
-    mean,
-    metric,
-    model_graded_fact,
-    model_graded_qa,
-    pattern,
-    python_tests,
-    scorer,
-    std,
-    stderr,
-)
-from assay.solver import (
-    Generate,
-    Solver,
-    Target,
-    TaskState,
-    chain,
-    chain_of_thought,
-    generate,
-    multiple_choice,
-    prompt_template,
-    self_critique,
-    solver,
-    system_message,
-    user_message,
-)
-from assay.task import Epochs, Task, task, task_with
+import importlib as _importlib
+import sys as _sys
+import types as _types
+import typing as _typing
+
+if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
+    from assay.dataset import (
+        MemoryDataset,
+        Sample,
+    )
+    from assay.evidence import (
+        record_event,
+    )
+    from assay.model import (
+        GenerateConfig,
+        Model,
+        ModelOutput,
+        get_model,
+    )
+    from assay.pipeline import (
+        EvalResult,
+        TaskSource,
+        enqueue_task,
+        eval,
+        eval_async,
+    )
+    from assay.score import (
+        CORRECT,
+        INCORRECT,
+        NOANSWER,
+        PARTIAL,
+        Score,
+        accuracy,
+        bootstrap_stderr,
+        choice,
+        exact,
+        f1,
+        includes,
+        match,
+        mean,
+        metric,
+        model_graded_fact,
+        model_graded_qa,
+        pattern,
+        python_tests,
+        scorer,
+        std,
+        stderr,
+    )
+    from assay.solver import (
+        Generate,
+        Solver,
+        Target,
+        TaskState,
+        chain,
+        chain_of_thought,
+        generate,
+        multiple_choice,
+        prompt_template,
+        self_critique,
+        solver,
+        system_message,
+        user_message,
+    )
+    from assay.task import (
+        Epochs,
+        Task,
+        task,
+        task_with,
+    )
+
+# Each public name and the package it lives in. They are imported on first use (PEP 562),
+# so ``import assay`` and the CLI start fast; ``assay.eval`` then loads the pipeline.
+_EXPORTS = {
+    "MemoryDataset": "assay.dataset",
+    "Sample": "assay.dataset",
+    "record_event": "assay.evidence",
+    "GenerateConfig": "assay.model",
+    "Model": "assay.model",
+    "ModelOutput": "assay.model",
+    "get_model": "assay.model",
+    "EvalResult": "assay.pipeline",
+    "TaskSource": "assay.pipeline",
+    "enqueue_task": "assay.pipeline",
+    "eval": "assay.pipeline",
+    "eval_async": "assay.pipeline",
+    "CORRECT": "assay.score",
+    "INCORRECT": "assay.score",
+    "NOANSWER": "assay.score",
+    "PARTIAL": "assay.score",
+    "Score": "assay.score",
+    "accuracy": "assay.score",
+    "bootstrap_stderr": "assay.score",
+    "choice": "assay.score",
+    "exact": "assay.score",
+    "f1": "assay.score",
+    "includes": "assay.score",
+    "match": "assay.score",
+    "mean": "assay.score",
+    "metric": "assay.score",
+    "model_graded_fact": "assay.score",
+    "model_graded_qa": "assay.score",
+    "pattern": "assay.score",
+    "python_tests": "assay.score",
+    "scorer": "assay.score",
+    "std": "assay.score",
+    "stderr": "assay.score",
+    "Generate": "assay.solver",
+    "Solver": "assay.solver",
+    "Target": "assay.solver",
+    "TaskState": "assay.solver",
+    "chain": "assay.solver",
+    "chain_of_thought": "assay.solver",
+    "generate": "assay.solver",
+    "multiple_choice": "assay.solver",
+    "prompt_template": "assay.solver",
+    "self_critique": "assay.solver",
+    "solver": "assay.solver",
+    "system_message": "assay.solver",
+    "user_message": "assay.solver",
+    "Epochs": "assay.task",
+    "Task": "assay.task",
+    "task": "assay.task",
+    "task_with": "assay.task",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Import a public name from its package the first time it is asked for."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(_types.ModuleType):
+    """``assay.task`` and ``assay.solver`` are the decorators users write; importing the
+    subpackages of the same names binds those modules on this one, which must not hide
+    the decorators (``import assay.task`` still finds the package in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: _typing.Any) -> None:
+        if name in ("task", "solver") and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "CORRECT",
