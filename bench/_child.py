@@ -1,6 +1,8 @@
 """The measured side of a bench: one operation in a fresh process, timings as one JSON line.
 
     python bench/_child.py run SPEC OUT [--max-concurrency K] [--patch NAME,...]
+    python bench/_child.py task FILE@NAME LOG_DIR SAMPLES CONNECTIONS [--model M]
+                                [--model-base-url URL]
     python bench/_child.py verify RUN
     python bench/_child.py rescore RUN
 
@@ -27,6 +29,12 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _children_cpu() -> float:
+    """CPU of reaped child processes (verify's event-chain worker)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
     t0 = time.perf_counter()
     from assay.pipeline import RunOptions, run_spec
@@ -48,15 +56,56 @@ def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
     }
 
 
+def _task(argv: list[str]) -> dict[str, object]:
+    """The Python task path: ``assay.eval`` of a task file, as ``assay run file.py`` does."""
+    task, log_dir, samples, connections, *rest = argv
+    model, model_args = None, {}
+    while rest:
+        flag, value, *rest = rest
+        if flag == "--model":
+            model = value
+        elif flag == "--model-base-url":
+            model_args["base_url"] = value
+        else:
+            raise SystemExit(f"unknown option {flag!r}")
+    t0 = time.perf_counter()
+    import assay
+
+    t1, c1 = time.perf_counter(), _cpu()
+    results = assay.eval(
+        task,
+        model=model,
+        task_args={"samples": int(samples)},
+        model_args=model_args,
+        log_dir=Path(log_dir),
+        max_samples=int(connections),
+        max_connections=int(connections),
+        max_attempts=1,
+    )
+    t2, c2 = time.perf_counter(), _cpu()
+    result = results[0]
+    report = result.report
+    return {
+        "import_s": t1 - t0,
+        "total_s": t2 - t1,  # assay.eval(): task load, trials, evidence, scores, gate, reports
+        "cpu_s": c2 - c1,
+        "status": result.status,
+        "samples": report.planned if report else 0,
+        "run": str(result.path),
+        "error": result.error,
+    }
+
+
 def _verify(run: str) -> dict[str, object]:
     from assay.evidence import verify_run
 
-    t0, c0 = time.perf_counter(), _cpu()
+    t0, c0, w0 = time.perf_counter(), _cpu(), _children_cpu()
     result = verify_run(Path(run))
-    t1, c1 = time.perf_counter(), _cpu()
+    t1, c1, w1 = time.perf_counter(), _cpu(), _children_cpu()
     return {
         "seconds": t1 - t0,
         "cpu_s": c1 - c0,
+        "worker_cpu_s": w1 - w0,
         "ok": result.ok,
         "trials": result.trials,
         "events": result.events,
@@ -68,12 +117,13 @@ def _verify(run: str) -> dict[str, object]:
 def _rescore(run: str) -> dict[str, object]:
     from assay.pipeline import rescore_run
 
-    t0, c0 = time.perf_counter(), _cpu()
+    t0, c0, w0 = time.perf_counter(), _cpu(), _children_cpu()
     result = rescore_run(Path(run))
-    t1, c1 = time.perf_counter(), _cpu()
+    t1, c1, w1 = time.perf_counter(), _cpu(), _children_cpu()
     return {
         "seconds": t1 - t0,
         "cpu_s": c1 - c0,
+        "worker_cpu_s": w1 - w0,
         "scores": result.scores,
         "differing": len(result.differing),
         "gate": result.gate.status,
@@ -106,6 +156,8 @@ def main(argv: list[str]) -> None:
             concurrency = int(rest[i + 1])
             del rest[i : i + 2]
         report = _run(rest[0], rest[1], concurrency)
+    elif command == "task":
+        report = _task(rest)
     elif command == "verify":
         report = _verify(rest[0])
     elif command == "rescore":

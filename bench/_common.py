@@ -106,24 +106,35 @@ class ChildResult:
 
 def run_child(args: list[str], env: dict[str, str] | None = None) -> ChildResult:
     """Run ``python bench/_child.py *args`` and collect its JSON report and rusage."""
-    full_env = {**os.environ, **(env or {})}
-    # the child imports assay from the installed (editable) package; make sure the
-    # bench folder never shadows anything it imports
+    return run_process([sys.executable, str(CHILD), *args], {**os.environ, **(env or {})})
+
+
+def run_process(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> ChildResult:
+    """Run *argv*; its last stdout line is its JSON report; rusage of that one process."""
+    import threading
+
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, str(CHILD), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=full_env,
-        cwd=REPO,
-    )
-    # read the pipes before reaping the child, so a chatty child cannot block on a full pipe
-    out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    # drain both pipes on threads, then reap with wait4 (communicate() would reap it and
+    # lose the rusage); a chatty child cannot block on a full pipe
+    chunks: dict[str, bytes] = {}
+
+    def drain(name: str, pipe: Any) -> None:
+        chunks[name] = pipe.read()
+
+    readers = [
+        threading.Thread(target=drain, args=("out", proc.stdout)),
+        threading.Thread(target=drain, args=("err", proc.stderr)),
+    ]
+    for reader in readers:
+        reader.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    for reader in readers:
+        reader.join()
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     report: dict[str, Any] = {}
-    text = out.decode("utf-8", "replace").strip().splitlines()
+    text = chunks.get("out", b"").decode("utf-8", "replace").strip().splitlines()
     if text:
         try:
             report = json.loads(text[-1])
@@ -136,8 +147,54 @@ def run_child(args: list[str], env: dict[str, str] | None = None) -> ChildResult
         sys=usage.ru_stime,
         maxrss_mb=usage.ru_maxrss / 1024.0,  # Linux: kilobytes
         returncode=proc.returncode,
-        stderr=err.decode("utf-8", "replace")[-2000:],
+        stderr=chunks.get("err", b"").decode("utf-8", "replace")[-2000:],
     )
+
+
+INSPECT_VENV = BENCH / ".venv-inspect"
+
+
+def inspect_python() -> Path | None:
+    """The Python of Inspect AI's own venv (``bench/setup_inspect.sh`` makes it), if any."""
+    python = INSPECT_VENV / "bin" / "python"
+    return python if python.is_file() else None
+
+
+def inspect_env(log_dir: Path | None = None) -> dict[str, str]:
+    """The environment Inspect AI runs in here: nothing can reach the internet.
+
+    Any HTTP client that honours proxies is pointed at a closed local port, except for
+    127.0.0.1 (the bench's own server); hub and tokenizer downloads are told to stay
+    offline; Inspect's opt-in telemetry and required hooks are unset; the API key is a
+    dummy that only the local server sees.
+    """
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("INSPECT_", "OPENAI_", "ANTHROPIC_", "HF_", "PYTHON"))
+        and k not in ("VIRTUAL_ENV",)
+    }
+    dead = "http://127.0.0.1:9"  # discard port: nothing listens there
+    env.update(
+        {
+            "HTTP_PROXY": dead,
+            "HTTPS_PROXY": dead,
+            "ALL_PROXY": dead,
+            "http_proxy": dead,
+            "https_proxy": dead,
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "DO_NOT_TRACK": "1",
+            "OPENAI_API_KEY": "sk-bench-local-only",
+            "INSPECT_DISPLAY": "none",
+            "INSPECT_LOG_LEVEL": "warning",
+        }
+    )
+    if log_dir is not None:
+        env["INSPECT_LOG_DIR"] = str(log_dir)
+    return env
 
 
 def checked(result: ChildResult, what: str) -> ChildResult:
@@ -182,7 +239,7 @@ def timed(function: Callable[[], Any], repeat: int) -> list[float]:
 
 @dataclass
 class Row:
-    """One line of the results table."""
+    """One line of the results table: assay's figure and, where measured, Inspect AI's."""
 
     workload: str
     figure: str
@@ -192,26 +249,56 @@ class Row:
     ok: bool | None = None  # None: reported, not gated
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    inspect: float | None = None  # Inspect AI's figure on the same workload, same bench run
 
     @property
     def verdict(self) -> str:
         return "" if self.ok is None else ("PASS" if self.ok else "FAIL")
 
+    @property
+    def ratio(self) -> float | None:
+        """How many times better assay is: a higher rate, or a lower time, size or memory."""
+        if self.inspect is None or not self.value or not self.inspect:
+            return None
+        if self.unit.endswith("/s") or self.unit == "% of limit":  # higher is better
+            return self.value / self.inspect
+        return self.inspect / self.value
 
-def fmt(value: float, unit: str) -> str:
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return ""
+    if value != value:  # NaN: not measured
+        return "n/a"
     if unit in ("s", "ms"):
         return f"{value:.3f} {unit}" if value < 10 else f"{value:.1f} {unit}"
     if unit in ("MB", "µs", "KB"):
         return f"{value:,.1f} {unit}"
     if unit == "%":
         return f"{value:+.1f} %"
+    if unit == "% of limit":
+        return f"{value:.1f} %"
+    if unit == "x":
+        return f"{value:,.1f}x"
     return f"{value:,.0f} {unit}".rstrip()
 
 
 def print_table(rows: list[Row], markdown: bool = False) -> None:
     """Print the rows as an aligned text table (or a Markdown table)."""
-    header = ("workload", "figure", "value", "target", "result", "note")
-    body = [(r.workload, r.figure, fmt(r.value, r.unit), r.target, r.verdict, r.note) for r in rows]
+    header = ("workload", "figure", "assay", "Inspect AI", "ratio", "target", "result", "note")
+    body = [
+        (
+            r.workload,
+            r.figure,
+            fmt(r.value, r.unit),
+            fmt(r.inspect, r.unit),
+            fmt(r.ratio, "x"),
+            r.target,
+            r.verdict,
+            r.note,
+        )
+        for r in rows
+    ]
     if markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))

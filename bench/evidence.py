@@ -175,6 +175,72 @@ def lookup_rows(run: Path, repeat: int = 5) -> list[Row]:
     return rows
 
 
+def _read_all_bundles(run: Path) -> int:
+    """Decode every bundle of a run (what reading a whole Inspect log compares with)."""
+    from assay._digest import loads
+
+    count = 0
+    with open(run / "bundles.jsonl", "rb") as handle:
+        for line in handle:
+            loads(line)
+            count += 1
+    return count
+
+
+def compare_rows(assay_run: Path | None, inspect_log: str | None, repeat: int = 3) -> list[Row]:
+    """Reading a whole 10,000-sample log and one sample from it: assay's run folder
+    (``bundles.jsonl``; ``read_trial``) beside Inspect's ``.eval`` log
+    (``read_eval_log``; ``read_eval_log_sample``), both warm."""
+    from _common import inspect_env, inspect_python, run_process
+
+    python = inspect_python()
+    if assay_run is None or inspect_log is None or python is None:
+        return []
+    from assay._digest import loads
+
+    bundles = assay_run / "bundles.jsonl"
+    with open(bundles, "rb") as handle:
+        lines = handle.readlines()
+    samples = len(lines)
+    last = loads(lines[-1])
+    tid, sample_id = last["trial"]["trial_id"], last["trial"]["sample_id"]
+    whole = median(timed(lambda: _read_all_bundles(assay_run), repeat))
+    one = median(timed(lambda: _bundle_and_output(assay_run, tid), repeat))
+    child = Path(__file__).resolve().parent / "_inspect_child.py"
+    argv = [str(python), str(child), "readlog", inspect_log, sample_id]
+    reads = [
+        checked(run_process(argv, inspect_env()), "Inspect read_eval_log").report
+        for _ in range(repeat)
+    ]
+    name = f"evidence: a {samples:,}-sample log"
+    return [
+        Row(
+            name,
+            "read the whole log",
+            1000 * whole,
+            "ms",
+            inspect=1000 * median(r["whole_s"] for r in reads),
+            note="assay: decode every line of bundles.jsonl; Inspect: read_eval_log",
+        ),
+        Row(
+            name,
+            "read one sample by id (the last)",
+            1000 * one,
+            "ms",
+            inspect=1000 * median(r["sample_s"] for r in reads),
+            note="assay: read_trial (bundle + output); Inspect: read_eval_log_sample",
+        ),
+        Row(
+            name,
+            "read the header (info)",
+            float("nan"),
+            "ms",
+            inspect=1000 * median(r["header_s"] for r in reads),
+            note="Inspect: read_eval_log(header_only=True); assay: manifest.json",
+        ),
+    ]
+
+
 def _cli_wall(command: str, run: Path) -> tuple[float, int]:
     import subprocess
     import time
@@ -235,7 +301,8 @@ def _measure(run: Path, runs: int, progress: bool) -> list[Row]:
             "/s",
             target=f">= {TARGET_VERIFY:,.0f}/s",
             ok=trials / v_s >= TARGET_VERIFY,
-            note=f"{v_s:.2f} s, cpu {median(r.report['cpu_s'] for r in verify):.2f} s",
+            note=f"{v_s:.2f} s; cpu {median(r.report['cpu_s'] for r in verify):.2f} s here "
+            f"+ {median(r.report['worker_cpu_s'] for r in verify):.2f} s in the event worker",
             extra={"seconds": [r.report["seconds"] for r in verify]},
         ),
         Row(name, "verify_run peak RSS", median(r.maxrss_mb for r in verify), "MB"),
@@ -246,7 +313,8 @@ def _measure(run: Path, runs: int, progress: bool) -> list[Row]:
             "/s",
             target=f">= {TARGET_SCORE:,.0f}/s",
             ok=trials / r_s >= TARGET_SCORE,
-            note=f"{r_s:.2f} s, cpu {median(r.report['cpu_s'] for r in rescore):.2f} s",
+            note=f"{r_s:.2f} s; cpu {median(r.report['cpu_s'] for r in rescore):.2f} s here "
+            f"+ {median(r.report['worker_cpu_s'] for r in rescore):.2f} s in the event worker",
             extra={"seconds": [r.report["seconds"] for r in rescore]},
         ),
         Row(name, "rescore_run peak RSS", median(r.maxrss_mb for r in rescore), "MB"),

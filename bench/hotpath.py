@@ -10,7 +10,10 @@
 - with ``--evidence``: ``verify_run`` and ``rescore_run`` on that run under cProfile.
 
     python bench/hotpath.py [--samples 10000] [--top 25] [--no-py-spy] [--evidence]
-                            [--markdown]
+                            [--markdown] [--task]
+
+With ``--task``, the profiled run is the Python task path instead (``assay.eval`` of
+``bench/tasks/assay_overhead.py``, the workload run side by side with Inspect AI).
 """
 
 from __future__ import annotations
@@ -89,6 +92,22 @@ def cprofile_run(spec: Path, out: Path) -> tuple[pstats.Stats, float, int]:
     profiler.disable()
     wall = time.perf_counter() - start
     return pstats.Stats(profiler), wall, outcome.report.planned
+
+
+def cprofile_task(samples: int, log_dir: Path) -> tuple[pstats.Stats, float, int]:
+    """The Python task path (``assay.eval`` of bench/tasks/assay_overhead.py) profiled."""
+    import assay
+
+    task = f"{Path(__file__).resolve().parent / 'tasks' / 'assay_overhead.py'}@overhead"
+    profiler = cProfile.Profile()
+    settle()
+    start = time.perf_counter()
+    profiler.enable()
+    results = assay.eval(task, task_args={"samples": samples}, log_dir=log_dir, max_samples=16)
+    profiler.disable()
+    wall = time.perf_counter() - start
+    report = results[0].report
+    return pstats.Stats(profiler), wall, report.planned if report else 0
 
 
 def evidence_tables(run: Path, trials: int, top: int, markdown: bool) -> str:
@@ -250,8 +269,19 @@ def main() -> None:
     parser.add_argument(
         "--evidence", action="store_true", help="also profile verify_run and rescore_run"
     )
+    parser.add_argument(
+        "--task", action="store_true", help="profile the Python task path (assay.eval) instead"
+    )
     args = parser.parse_args()
     base = scratch_dir()
+    if args.task:
+        try:
+            stats, wall, trials = cprofile_task(args.samples, base / "task")
+            print(f"cProfile, Python task: {wall:.2f} s wall, {trials / wall:,.0f} samples/s")
+            print(cprofile_tables(stats, trials, args.top, args.markdown))
+        finally:
+            remove(base)
+        return
     try:
         spec = make_spec(base / "spec", args.samples)
         stats, wall, trials = cprofile_run(spec, base / "run-cprofile")

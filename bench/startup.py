@@ -18,19 +18,29 @@ import sys
 import time
 from pathlib import Path
 
-from _common import REPO, Row, assay_command, median, print_table, save_rows
+from _common import (
+    INSPECT_VENV,
+    REPO,
+    Row,
+    assay_command,
+    inspect_env,
+    inspect_python,
+    median,
+    print_table,
+    save_rows,
+)
 
 TARGET_IMPORT = 0.15  # s (issue 2 brief / issue 6)
 TARGET_HELP = 0.30  # s (issues 2 and 6)
 
 
-def wall_times(argv: list[str], repeat: int) -> list[float]:
+def wall_times(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> list[float]:
     """Wall seconds of *repeat* runs of *argv* (after one warm-up run)."""
-    subprocess.run(argv, capture_output=True, check=True, cwd=REPO)
+    subprocess.run(argv, capture_output=True, check=True, cwd=REPO, env=env)
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True, cwd=REPO)
+        subprocess.run(argv, capture_output=True, check=True, cwd=REPO, env=env)
         times.append(time.perf_counter() - start)
     return times
 
@@ -54,12 +64,24 @@ def slowest_imports(top: int = 15) -> list[tuple[int, str]]:
     return sorted(rows, reverse=True)[:top]
 
 
-def measure(repeat: int = 10, progress: bool = True) -> list[Row]:
+def inspect_times(repeat: int) -> tuple[list[float], list[float]] | None:
+    """``python -c "import inspect_ai"`` and ``inspect --help`` in Inspect's own venv."""
+    python = inspect_python()
+    if python is None:
+        return None
+    env = inspect_env()
+    imp = wall_times([str(python), "-c", "import inspect_ai"], repeat, env)
+    helps = wall_times([str(INSPECT_VENV / "bin" / "inspect"), "--help"], repeat, env)
+    return imp, helps
+
+
+def measure(repeat: int = 10, progress: bool = True, inspect_repeat: int = 5) -> list[Row]:
     """Median start-up figures as table rows."""
     floor = wall_times([sys.executable, "-c", "pass"], repeat)
     imp = wall_times([sys.executable, "-c", "import assay"], repeat)
     command = assay_command()
     helps = wall_times([*command, "--help"], repeat)
+    other = inspect_times(inspect_repeat)
     on_path = shutil.which("assay")
     shim = None
     if on_path and Path(on_path).resolve() != Path(command[0]).resolve():
@@ -85,8 +107,9 @@ def measure(repeat: int = 10, progress: bool = True) -> list[Row]:
             "s",
             target=f"<= {TARGET_IMPORT} s",
             ok=median(imp) <= TARGET_IMPORT,
-            note=spread.format(min(imp), max(imp)),
-            extra={"times": imp},
+            note=spread.format(min(imp), max(imp)) + ' (Inspect: python -c "import inspect_ai")',
+            extra={"times": imp, "inspect": other[0] if other else None},
+            inspect=median(other[0]) if other else None,
         ),
         Row(
             "startup",
@@ -95,8 +118,9 @@ def measure(repeat: int = 10, progress: bool = True) -> list[Row]:
             "s",
             target=f"<= {TARGET_HELP} s",
             ok=median(helps) <= TARGET_HELP,
-            note=spread.format(min(helps), max(helps)),
-            extra={"times": helps, "command": command},
+            note=spread.format(min(helps), max(helps)) + " (Inspect: inspect --help)",
+            extra={"times": helps, "command": command, "inspect": other[1] if other else None},
+            inspect=median(other[1]) if other else None,
         ),
     ]
     if shim is not None:

@@ -21,3 +21,13 @@ def openai_server() -> Iterator[OpenAICompatServer]:
     """A fault-injecting OpenAI-compatible server on 127.0.0.1 (push a script to it)."""
     with OpenAICompatServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_and_prices(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or fills the user's response cache or sees another test's prices."""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("ASSAY_PRICES", raising=False)
+    monkeypatch.setattr("assay.model._prices._user_prices", {})

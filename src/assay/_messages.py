@@ -285,6 +285,43 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{option}：{reason}",
         "可接受的取值见 'assay run --help'",
     ),
+    # --- models: the local llama.cpp server and the anthropic provider (issue 4) -------
+    "local.missing": (
+        "model {model!r} needs {missing}, which is not installed",
+        "set the local model up with: {command}",
+        "模型 {model!r} 需要 {missing}，但它尚未安装",
+        "请用以下命令安装本地模型：{command}",
+    ),
+    "local.file": (
+        "model {model!r}: {path} {reason}",
+        "name an existing GGUF file as local/<path-to.gguf>, or use local/smollm2",
+        "模型 {model!r}：{path} {reason}",
+        "请以 local/<path-to.gguf> 指定一个存在的 GGUF 文件，或使用 local/smollm2",
+    ),
+    "local.option": (
+        "model {model!r}: -M {option}={value!r} is not valid ({reason})",
+        "use -M threads=N, -M ctx_size=N or -M parallel=N with N a positive integer",
+        "模型 {model!r}：-M {option}={value!r} 无效（{reason}）",
+        "请使用 -M threads=N、-M ctx_size=N 或 -M parallel=N，N 为正整数",
+    ),
+    "local.start": (
+        "model {model!r}: the llama.cpp server could not start on {path} ({reason})",
+        "check that the file is a GGUF model llama.cpp can load and that memory is free",
+        "模型 {model!r}：无法用 {path} 启动 llama.cpp 服务器（{reason}）",
+        "请确认该文件是 llama.cpp 能加载的 GGUF 模型，并且内存充足",
+    ),
+    "anthropic.missing": (
+        "model {model!r} needs the anthropic package, which is not installed",
+        "install it with: pip install 'assay[anthropic]'",
+        "模型 {model!r} 需要 anthropic 包，但它尚未安装",
+        "请用以下命令安装：pip install 'assay[anthropic]'",
+    ),
+    "anthropic.key": (
+        "model {model!r}: ANTHROPIC_API_KEY is not set",
+        "export ANTHROPIC_API_KEY in the environment (keys are never read from specs or -M)",
+        "模型 {model!r}：未设置 ANTHROPIC_API_KEY",
+        "请在环境变量中导出 ANTHROPIC_API_KEY（密钥从不从规范或 -M 读取）",
+    ),
     # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
     "dataset.package_missing": (
         "the package {package!r}, which holds {file}, is not installed",
@@ -303,6 +340,79 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{hint}",
         "任务参数 -T {name}={value} 无效：{reason}",
         "{hint}",
+    ),
+    # --- response cache and prices (issue 4: cache, usage and cost) -------------------
+    "cache.expiry": (
+        "cache expiry {value!r} is not a duration",
+        "write a number and a unit (30m, 12h, 7d, 2w), a number of seconds, or 'never'",
+        "缓存有效期 {value!r} 不是合法的时长",
+        "请写成数字加单位（30m、12h、7d、2w）、秒数，或 'never'",
+    ),
+    "cache.dir": (
+        "cannot use the response cache folder {path}: {reason}",
+        "set ASSAY_CACHE_DIR to a writable folder, or run without --cache",
+        "无法使用响应缓存目录 {path}：{reason}",
+        "请将 ASSAY_CACHE_DIR 设为可写目录，或不带 --cache 运行",
+    ),
+    "cache.storage": (
+        "cannot read or change the response cache folder {path}: {reason}",
+        "check the folder's permissions and free space, or point ASSAY_CACHE_DIR elsewhere",
+        "无法读取或修改响应缓存目录 {path}：{reason}",
+        "请检查该目录的权限与剩余空间，或将 ASSAY_CACHE_DIR 指向其他位置",
+    ),
+    "prices.file": (
+        "cannot read the price file {path}: {reason}",
+        "write YAML or JSON mapping each provider/name to its input and output price "
+        "(USD per million tokens); see docs/cache.md",
+        "无法读取价格文件 {path}：{reason}",
+        "请用 YAML 或 JSON 把每个 provider/name 映射到其输入与输出价格（每百万 token 的美元价格）；"
+        "见 docs/cache.md",
+    ),
+    "prices.negative": (
+        "the price of {model!r} is negative",
+        "give input and output prices of 0 or more (USD per million tokens)",
+        "{model!r} 的价格为负数",
+        "请给出不小于 0 的输入与输出价格（每百万 token 的美元价格）",
+    ),
+    "prices.missing": (
+        "the task has a cost_limit but model {model!r} has no price",
+        "add one: assay.model.set_price({model!r}, input=..., output=...), or a price file "
+        "(--prices FILE or ASSAY_PRICES) giving its input and output price; see docs/cache.md",
+        "任务设置了 cost_limit，但模型 {model!r} 没有价格",
+        "请添加价格：assay.model.set_price({model!r}, input=..., output=...)，或使用价格文件"
+        "（--prices FILE 或 ASSAY_PRICES）给出其输入与输出价格；见 docs/cache.md",
+    ),
+    "out.usage": (
+        "   usage: {calls} calls ({cached} cached), {input} input + {output} output tokens, "
+        "cost {cost}",
+        "",
+        "   用量：{calls} 次调用（{cached} 次来自缓存），输入 {input} + 输出 {output} 个 token，"
+        "费用 {cost}",
+        "",
+    ),
+    "out.cache_entry": (
+        "{model}  age {age}  expires {expires}  {size} bytes  {entry}",
+        "",
+        "{model}  已存 {age}  过期 {expires}  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_unreadable": (
+        "(unreadable)  {size} bytes  {entry}",
+        "",
+        "（无法读取）  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_summary": (
+        "{count} entries, {size} bytes in {path}",
+        "",
+        "{path} 中共 {count} 条，{size} 字节",
+        "",
+    ),
+    "out.cache_removed": (
+        "removed {count} entries from {path}",
+        "",
+        "已从 {path} 删除 {count} 条",
+        "",
     ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (

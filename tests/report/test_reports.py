@@ -30,6 +30,8 @@ DOCUMENTED_KEYS = {
     "trials",
     "trials_omitted",
     "assay_version",
+    "usage",
+    "usage_total",
     "schema",
 }
 ROW_KEYS = {
@@ -42,6 +44,7 @@ ROW_KEYS = {
     "scores",
     "reasons",
     "bundle_digest",
+    "usage",
 }
 
 HOSTILE_IDS = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "score": ("assay.cli._score", "score", "Re-score a run from its verified evidence alone."),
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
     "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
+    "cache": ("assay.cli._cache", "cache_group", "List, clear or prune the response cache."),
 }
 
 
@@ -90,6 +92,10 @@ def main(argv: list[str] | None = None) -> None:
     except AssayError as exc:
         if debug:
             traceback.print_exc()
+        if isinstance(exc, Interrupted):
+            # exiting now anyway: a second signal must not cut this one line short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         click.echo(f"assay: {exc.one_line()}", err=True)
         code = exc.exit_code
         if isinstance(exc, Interrupted):

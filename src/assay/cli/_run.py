@@ -68,6 +68,19 @@ def execution_options(func: F) -> F:
 @click.option("--max-connections", type=click.IntRange(1), help="Calls in flight per model.")
 @click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
+@click.option("--cache", is_flag=True, help="Answer model calls from the response cache.")
+@click.option(
+    "--cache-expiry",
+    default="7d",
+    show_default=True,
+    help="How long new cache entries stay fresh: 30m, 12h, 7d, 2w or never.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path),
+    envvar="ASSAY_PRICES",
+    help="Price file (YAML/JSON, USD per million tokens) [env: ASSAY_PRICES].",
+)
 @execution_options
 def run(
     spec: Path,
@@ -85,6 +98,9 @@ def run(
     max_connections: int | None,
     retry_on_error: int,
     score_on_error: bool,
+    cache: bool,
+    cache_expiry: str,
+    prices: Path | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -111,9 +127,15 @@ def run(
             "max_connections": max_connections,
             "retry_on_error": retry_on_error,
             "score_on_error": score_on_error,
+            "cache": cache,
+            "cache_expiry": cache_expiry,
+            "prices": prices,
         }
         run_tasks(str(spec), models, options)
 
+    if cache:  # a YAML spec's targets are programs and endpoints, not assay models
+        reason = "the response cache is for Python tasks (file.py or file.py@task)"
+        raise ConfigError("task.option", option="--cache", reason=reason)
     loaded = load_spec(spec)
     _check_sink(execution["sink_url"])
     check_baseline_option(loaded.spec, execution["baseline"])

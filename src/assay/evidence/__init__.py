@@ -26,6 +26,7 @@ from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._rundir import RunWriter, read_manifest
 from assay.evidence._sinks import HttpSink, PrintSink
 from assay.evidence._store import ArtifactRef, ArtifactStore
+from assay.evidence._usage import Usage
 from assay.evidence._verify import VerifyResult, verify_run
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "ResumePoint",
     "RunWriter",
     "TrialRecorder",
+    "Usage",
     "VerifyResult",
     "after_seal",
     "bundle_digest",

@@ -19,7 +19,7 @@ import mmap
 import struct
 from pathlib import Path
 
-from assay.evidence._pack import PackError, scan_pack
+from assay.evidence._pack import PackError, PackRecord, scan_pack
 
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
 _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
@@ -69,6 +69,22 @@ def write_pack_index(pack: Path) -> Path:
         for sha, offset, size in entries:
             out.write(_PACK.pack(sha, offset, size))
     return index
+
+
+def read_pack_index(pack: Path) -> list[PackRecord] | None:
+    """Every record the ``.idx`` beside *pack* lists (None if there is none): for a
+    reader that will look up most of a pack, one pass over its index."""
+    try:
+        data = pack.with_suffix(".idx").read_bytes()
+    except FileNotFoundError:
+        return None
+    if len(data) % _PACK.size:
+        return None  # not an index this code wrote: scan the pack instead
+    name = pack.name
+    return [
+        PackRecord(name, -1, offset, size, sha.hex())
+        for sha, offset, size in _PACK.iter_unpack(data)
+    ]
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.evidence._log import EventLog, after_seal
 from assay.evidence._store import ArtifactRef, ArtifactStore
+from assay.evidence._usage import Usage
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
 
@@ -35,6 +36,7 @@ class TrialRecorder:
         "scoring",
         "store",
         "trial_id",
+        "usage",
     )
 
     def __init__(self, log: EventLog, store: ArtifactStore, trial_id: str) -> None:
@@ -49,6 +51,7 @@ class TrialRecorder:
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
         self.root = 1
+        self.usage = Usage()  # summed over this trial's sampling events, for the bundle
 
     def record(self, kind: str, data: dict[str, Any], parent: int | None = -1) -> int:
         """Append an event; *parent* defaults to the open scope (e.g. the attempt).
@@ -74,6 +77,8 @@ class TrialRecorder:
         digest = self._log.append(self.trial_id, n, parent_n, kind, data)
         if not after_seal(kind):
             self.events.append((n, digest))
+        if kind == "sampling":
+            self.usage.add_sampling(data)
         return n
 
     @contextmanager
@@ -92,10 +97,15 @@ class TrialRecorder:
         with self._lock:
             self.closed = True
 
-    def resume_after(self, events: list[tuple[int, str]], last: int) -> None:
-        """Continue an unfinished earlier try whose events (up to number *last*) are logged."""
+    def resume_after(
+        self, events: list[tuple[int, str]], last: int, usage: Usage | None = None
+    ) -> None:
+        """Continue an unfinished earlier try whose events (up to number *last*) are
+        logged; *usage* is what their ``sampling`` events add up to."""
         self.events = list(events)
         self.last = last
+        if usage is not None:
+            self.usage = usage
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         """Store *data* and remember it under *name* for the bundle."""

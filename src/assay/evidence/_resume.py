@@ -19,6 +19,7 @@ from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_pack, whole_length
+from assay.evidence._usage import Usage
 
 
 class ResumePoint(msgspec.Struct):
@@ -34,6 +35,8 @@ class ResumePoint(msgspec.Struct):
             ``match`` events), and the last event number each used.
         last_event: the last event number of each finished trial (for late ``match``es).
         repaired: one line per torn record that was cut off.
+        orphan_usage: the usage of the orphans' ``sampling`` events, so a re-run's bundle
+            still sums every call its event list holds.
     """
 
     head: str
@@ -44,6 +47,7 @@ class ResumePoint(msgspec.Struct):
     orphans: dict[str, tuple[list[tuple[int, str]], int]]
     last_event: dict[str, int]
     repaired: list[str]
+    orphan_usage: dict[str, Usage] = {}
 
 
 def find_resume_point(path: Path) -> ResumePoint:
@@ -61,10 +65,11 @@ def find_resume_point(path: Path) -> ResumePoint:
     finished = _finished_trials(path / BUNDLES)
     if any("pack" in line for line in repaired):
         _check_finished_artifacts(path, finished)
-    scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
     head, count, run_events = GENESIS, 0, 0
+    bound: set[str] = set()  # score lines a whole ``match`` event binds
     orphans: dict[str, tuple[list[tuple[int, str]], int]] = {}
     last_event: dict[str, int] = {}
+    usage: dict[str, Usage] = {}
     for line in _lines(path / EVENTS):
         record = loads(line)
         head = sha256_hex(line)
@@ -74,12 +79,36 @@ def find_resume_point(path: Path) -> ResumePoint:
             run_events += 1
         elif trial in finished:
             last_event[trial] = record["n"]
+            if record["type"] == "match":
+                bound.add(record["data"].get("record"))
         else:
             events, _ = orphans.get(trial, ([], 0))
             if not after_seal(record["type"]):
                 events.append((record["n"], head))
             orphans[trial] = (events, record["n"])
-    return ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
+            if record["type"] == "sampling":
+                usage.setdefault(trial, Usage()).add_sampling(record["data"])
+    if cut := _cut_unbound_scores(path / SCORES, bound):
+        repaired.append(f"{SCORES}: cut {cut} score record(s) whose match event was torn")
+    scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
+    point = ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
+    point.orphan_usage = usage
+    return point
+
+
+def _cut_unbound_scores(path: Path, bound: set[str]) -> int:
+    """Cut ``scores.jsonl`` from its first line no whole ``match`` event binds.
+
+    assay logs a score's match event before the score line reaches the disk, so only a
+    torn tail of the event log leaves such lines; they are judged again from their bundle
+    (with a new match event), never kept unbound. Returns the number of lines cut."""
+    lines = _lines(path)
+    for number, line in enumerate(lines):
+        if sha256_hex(line) not in bound:
+            with open(path, "r+b") as handle:
+                handle.truncate(sum(len(kept) + 1 for kept in lines[:number]))
+            return len(lines) - number
+    return 0
 
 
 def _check_finished_artifacts(path: Path, finished: set[str]) -> None:

@@ -8,7 +8,6 @@ against the events and artifacts it lists, and each score against its bundle.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,11 +17,18 @@ import msgspec
 
 from assay._digest import fast_json, file_sha256, loads, sha256_hex
 from assay._messages import say
-from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
-from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_pack
 from assay.evidence._rundir import read_manifest
+from assay.evidence._verify_bundles import fold_events, read_bundle
+from assay.evidence._verify_events import (
+    EventScan,
+    Finding,
+    finish_scan,
+    line_chunks,
+    start_scan,
+    stop_scan,
+)
 from assay.plan import trial_id
 from assay.spec import EvalSpec
 
@@ -45,45 +51,89 @@ class VerifyResult(msgspec.Struct):
         return not self.problems
 
 
+PARALLEL_BYTES = 16 << 20  # an events.jsonl this large is walked in a worker process
+_ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
+
+
 class _Checker:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.result = VerifyResult(problems=[])
         self.plan: dict[str, tuple[int, str, str, int]] = {}
-        self.trial_events: dict[str, Any] = {}
+        self.trial_events: dict[str, bytes] = {}
         self.artifacts: set[str] = set()
         self.bundles: dict[str, str] = {}
-        self.score_hashes: set[str] = set()
+        self.pending_folds: list[tuple[int, str, bytes]] = []  # bundle line, trial, fold
+        self.score_hashes: set[Any] = set()
         self.run_tail: tuple[str, Any] = ("", {})
+        self.found: dict[str, list[tuple[int, int, int, str]]] = {}
+        self.section, self.line = SPEC, 0
 
-    def problem(self, where: str, key: str, **params: object) -> None:
+    def start(self, section: str) -> None:
+        """Findings from now on are about *section* (they list in file order at the end,
+        whatever order the sections were checked in)."""
+        self.section, self.line = section, 0
+
+    def problem(self, where: str, key: str, rank: int = 0, **params: object) -> None:
         """Note a finding about *where* (a file, maybe with a line), in the current language."""
-        if len(self.result.problems) < MAX_LISTED:
-            self.result.problems.append(f"{where}: {say(key, **params)}")
+        listed = self.found.setdefault(self.section, [])
+        if len(listed) < MAX_LISTED:
+            text = f"{where}: {say(key, **params)}"
+            listed.append((self.line, rank, len(listed), text))
+
+    def listed(self) -> list[str]:
+        """Every finding: sections in file order, each by line (and by check within one)."""
+        ordered = [text for name in _ORDER for *_, text in sorted(self.found.get(name, []))]
+        return ordered[:MAX_LISTED]
 
     def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
-        try:
-            with open(self.path / name, "rb") as handle:
-                for number, line in enumerate(handle, start=1):
-                    if not line.endswith(b"\n"):
-                        self.problem(f"{name}:{number}", "verify.torn")
-                    yield number, line.rstrip(b"\n")
-        except FileNotFoundError:
-            self.problem(name, "verify.missing")
+        findings: list[Finding] = []
+        number = 0
+        for chunk in line_chunks(self.path / name, name, findings):
+            for line in chunk:
+                number += 1
+                self.line = number
+                for where, key, params in findings:
+                    self.problem(where, key, **params)
+                findings.clear()
+                yield number, line
+        for where, key, params in findings:  # a missing file
+            self.problem(where, key, **params)
 
 
 def verify_run(path: Path) -> VerifyResult:
-    """Verify the run at *path*; raises EvidenceError only if it is not a run at all."""
+    """Verify the run at *path*; raises EvidenceError only if it is not a run at all.
+
+    A large run's event chain is walked in a worker process while this one checks the
+    plan, the artifacts and the bundles (the two passes share nothing until bundles are
+    compared with the events they list), so verify uses both cores.
+    """
     manifest = read_manifest(path)
     check = _Checker(path)
-    spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
-    _guarded(check, MANIFEST, lambda: _check_files(check, manifest))
-    if spec is not None:
-        _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
-    _guarded(check, EVENTS, lambda: _check_events(check, manifest))
-    _guarded(check, ARTIFACTS, lambda: _check_artifacts(check))
-    _guarded(check, BUNDLES, lambda: _check_bundles(check, manifest))
-    _guarded(check, SCORES, lambda: _check_scores(check))
+    worker = start_scan(path, PARALLEL_BYTES)
+    try:
+        check.start(SPEC)
+        spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
+        check.start(MANIFEST)
+        _guarded(check, MANIFEST, lambda: _check_files(check, manifest))
+        if spec is not None:
+            check.start(PLAN)
+            _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
+        check.start(ARTIFACTS)
+        _guarded(check, ARTIFACTS, lambda: _check_artifacts(check))
+        check.start(BUNDLES)
+        _guarded(check, BUNDLES, lambda: _check_bundles(check, manifest))
+        scan = finish_scan(path, worker)
+        worker = None
+        check.start(EVENTS)
+        _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
+        check.start(BUNDLES)
+        _guarded(check, BUNDLES, lambda: _check_bundle_events(check))
+        check.start(SCORES)
+        _guarded(check, SCORES, lambda: _check_scores(check))
+    finally:
+        stop_scan(worker)  # interrupted: the worker's answer is not wanted
+    check.result.problems = check.listed()
     return check.result
 
 
@@ -171,65 +221,25 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
         check.problem(MANIFEST, "verify.manifest_field", field="evaluation")
 
 
-class _EventHead(msgspec.Struct):
-    """The fields verify needs of an event line; ``data`` stays undecoded unless used."""
-
-    prev: str
-    trial: str | None
-    n: int
-    parent: int | None
-    type: str
-    data: msgspec.Raw
-
-
-_decode_head = msgspec.json.Decoder(_EventHead).decode
-
-
-def _check_events(check: _Checker, manifest: dict[str, Any]) -> None:
-    """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
-    prev = GENESIS
-    counts: dict[str | None, int] = {}
-    sha256 = hashlib.sha256
-    folds = check.trial_events
-    number = 0
-    for number, line in check.lines(EVENTS):
-        try:
-            head = _decode_head(line)
-        except msgspec.DecodeError:
-            check.problem(f"{EVENTS}:{number}", "verify.not_record", kind="event")
-            prev = sha256(line).hexdigest()
-            continue
-        if head.prev != prev:
-            check.problem(f"{EVENTS}:{number}", "verify.chain", previous=number - 1)
-        prev = sha256(line).hexdigest()
-        trial, n, parent, kind = head.trial, head.n, head.parent, head.type
-        if n != counts.get(trial, 0) + 1:
-            check.problem(f"{EVENTS}:{number}", "verify.event_order", n=n, trial=trial)
-        rooted = n == 1 or kind == "trial_started"  # a resumed trial starts a second root
-        if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
-            check.problem(f"{EVENTS}:{number}", "verify.event_parent", parent=parent, n=n)
-        counts[trial] = n
-        if trial is None:
-            check.run_tail = (kind, loads(head.data))
-        elif after_seal(kind):
-            # after the sealed bundle: a match binds its score line; score_* follow it
-            if kind == "match":
-                check.score_hashes.add(loads(head.data).get("record"))
-        else:
-            running = folds.get(trial)
-            if running is None:
-                running = folds[trial] = sha256()
-            running.update(b"%d:%s;" % (n, prev.encode()))
-    check.result.events = number
+def _check_events(check: _Checker, manifest: dict[str, Any], scan: EventScan) -> None:
+    """Take in what the event pass found (here or in a worker) and check the manifest's
+    binding to the chain: its last run-level event, event count and head."""
+    for where, key, params in scan.findings:  # already in file order
+        check.problem(where, key, **params)
+    check.trial_events, check.score_hashes = scan.folds, scan.score_hashes
+    check.run_tail = scan.run_tail
+    if not scan.readable:
+        return
+    check.result.events = scan.events
     _check_manifest_binding(check, manifest)
     if manifest.get("status") == "running":
         return  # a crashed run's manifest predates its last events; resume seals it
-    if prev != manifest.get("events_head") or check.result.events != manifest.get("events"):
+    if scan.head != manifest.get("events_head") or scan.events != manifest.get("events"):
         check.problem(
             EVENTS,
             "verify.event_tail",
-            count=check.result.events,
-            head=prev[:16],
+            count=scan.events,
+            head=scan.head[:16],
             expected_count=manifest.get("events"),
             expected_head=str(manifest.get("events_head"))[:16],
         )
@@ -296,21 +306,25 @@ def _check_pack(check: _Checker, path: Path) -> None:
 def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
     for number, line in check.lines(BUNDLES):
         where = f"{BUNDLES}:{number}"
-        try:
-            bundle = loads(line)
-            tid = bundle["trial"]["trial_id"]
-        except (ValueError, KeyError, TypeError):
+        read = read_bundle(line)
+        if read is None:
             check.problem(where, "verify.not_record", kind="bundle")
             continue
+        tid, digest, actual, events, artifacts = read
         where = f"{where} (trial {tid})"
-        if _line_digest(line, bundle) != bundle.get("digest"):
+        if actual != digest:
             check.problem(where, "verify.bundle_digest")
         if tid not in check.plan:
             check.problem(where, "verify.bundle_unplanned")
         if tid in check.bundles:
             check.problem(where, "verify.bundle_twice")
-        check.bundles[tid] = bundle.get("digest", "")
-        _check_bundle_refs(check, bundle, tid, where)
+        check.bundles[tid] = digest
+        fold = fold_events(events)
+        for name, sha in sorted(artifacts.items()):
+            if sha not in check.artifacts:
+                path = f"sha256 {sha}"
+                check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
+        check.pending_folds.append((number, tid, fold))
         check.result.bundles += 1
     if manifest.get("status") == "complete" and check.result.bundles != len(check.plan):
         check.problem(
@@ -318,26 +332,17 @@ def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
         )
 
 
-def _line_digest(line: bytes, bundle: dict[str, Any]) -> str:
-    """A bundle's digest recomputed from its own line: the ``"digest"`` member cut out of
-    the canonical bytes it was taken over (keys sorted), without decoding and encoding
-    again. Any other change to the line, even of white space, then fails to match."""
-    member = b'"digest":"%s",' % str(bundle.get("digest", "")).encode()
-    if member not in line:
-        return bundle_digest(bundle)
-    return "sha256:" + hashlib.sha256(line.replace(member, b"", 1)).hexdigest()
-
-
-def _check_bundle_refs(check: _Checker, bundle: dict[str, Any], tid: str, where: str) -> None:
-    folded = hashlib.sha256()
-    for n, digest in bundle.get("events", []):
-        folded.update(b"%d:%s;" % (n, digest.encode()))
-    logged = check.trial_events.get(tid)
-    if logged is None or logged.hexdigest() != folded.hexdigest():
-        check.problem(where, "verify.bundle_events", events=EVENTS)
-    for name, sha in sorted(bundle.get("artifacts", {}).items()):
-        if sha not in check.artifacts:
-            check.problem(where, "verify.bundle_artifact", name=name, path=f"sha256 {sha}")
+def _check_bundle_events(check: _Checker) -> None:
+    """Each bundle's event list against the events its trial logged (after the event
+    pass, which may have run in another process)."""
+    logged = check.trial_events
+    for number, tid, fold in check.pending_folds:
+        expected = logged.get(tid)
+        if expected != fold:
+            check.line = number
+            where = f"{BUNDLES}:{number} (trial {tid})"
+            check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
+    check.pending_folds = []
 
 
 def _check_scores(check: _Checker) -> None:

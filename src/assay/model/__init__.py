@@ -1,4 +1,5 @@
-"""Models: messages, generation config, providers, retries, budgets.
+"""Models: messages, generation config, providers, retries, budgets, the response cache
+and prices.
 
 A provider raises ``InfrastructureError`` for a failure a retry may fix and
 ``ModelError`` for one it cannot; ``Model`` does the retrying (see docs/models.md).
@@ -6,6 +7,16 @@ A provider raises ``InfrastructureError`` for a failure a retry may fix and
 
 from assay._infra import InfrastructureError
 from assay.model._budget import Budget, LimitExceeded, Limits, budget_scope, current_budget
+from assay.model._cache import (
+    DEFAULT_EXPIRY,
+    CacheEntry,
+    ResponseCache,
+    cache_scope,
+    current_cache,
+    default_cache_dir,
+    parse_expiry,
+)
+from assay.model._cache_key import cache_key, current_epoch, epoch_scope
 from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
@@ -21,12 +32,25 @@ from assay.model._messages import (
 from assay.model._mock import MockAPI
 from assay.model._model import Model, ModelAPI
 from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
+from assay.model._prices import (
+    BUILTIN_PRICES,
+    Price,
+    cost_of,
+    get_price,
+    load_prices,
+    price_scope,
+    prices_from_env,
+    set_price,
+)
 from assay.model._registry import get_model, modelapi
 from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 
 __all__ = [
+    "BUILTIN_PRICES",
+    "DEFAULT_EXPIRY",
     "AdaptiveGate",
     "Budget",
+    "CacheEntry",
     "ChatMessage",
     "GenerateConfig",
     "InfrastructureError",
@@ -39,19 +63,34 @@ __all__ = [
     "ModelError",
     "ModelOutput",
     "ModelUsage",
+    "Price",
     "Replay",
     "ReplayMiss",
+    "ResponseCache",
     "Role",
     "StopReason",
     "ToolCall",
     "TopLogprob",
     "assistant_message",
     "budget_scope",
+    "cache_key",
+    "cache_scope",
+    "cost_of",
     "current_budget",
+    "current_cache",
+    "current_epoch",
     "current_replay",
+    "default_cache_dir",
+    "epoch_scope",
     "get_model",
+    "get_price",
+    "load_prices",
     "modelapi",
+    "parse_expiry",
+    "price_scope",
+    "prices_from_env",
     "replay_scope",
+    "set_price",
     "system_message",
     "tool_message",
     "user_message",

@@ -5,6 +5,9 @@ third concurrency gate: at most ``max_connections`` calls to this model at once,
 while the provider rate-limits), asks the provider with retries, charges the trial's
 budget and records a ``sampling`` event with the prompt and the answer as artifacts.
 Providers only translate; they record nothing.
+
+With a response cache in force (``cache_scope``), a call it can answer is answered before
+waiting for a connection; every call is priced from the price table (``_prices``).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import msgspec
 from assay._digest import canonical_json, sha256_hex
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
+from assay.model._cache import current_cache
 from assay.model._calls import call_with_retries
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage, user_message
 from assay.model._output import ModelOutput
+from assay.model._prices import cost_of
 from assay.model._replay import current_replay
 
 DEFAULT_MAX_CONNECTIONS = 10
@@ -68,13 +73,32 @@ class Model:
             recorded = replay.answer(self.name, sha256_hex(prompt))
             if recorded is not None:
                 return recorded
+        cache = current_cache()  # response cache: answer before waiting for a connection
+        key = cache.key(self, messages, tools, merged) if cache is not None else ""
+        cached = cache.get(key) if cache is not None else None
+        if cached is not None:
+            return self._finish(messages, tools, merged, cached)
         output = await call_with_retries(
             self.api, self.gate, self.name, messages, tools or [], merged, self._rng
         )
-        self._record(messages, tools, merged, output)
+        if cache is not None:  # response cache: keep the answer
+            cache.put(key, self, output)
+        return self._finish(messages, tools, merged, output)
+
+    def _finish(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        config: GenerateConfig,
+        output: ModelOutput,
+    ) -> ModelOutput:
+        """Price the call, record it and charge the trial's budget (a cached answer too,
+        so a limit cuts a trial off at the same point whether or not the cache answered)."""
+        cost = cost_of(self.name, output.usage)
+        self._record(messages, tools, config, output, cost)
         budget = current_budget()
         if budget is not None:
-            budget.spend(output.usage, 0.0)
+            budget.spend(output.usage, cost or 0.0)
         return output
 
     async def aclose(self) -> None:
@@ -91,6 +115,7 @@ class Model:
         tools: list[dict[str, Any]] | None,
         config: GenerateConfig,
         output: ModelOutput,
+        cost: float | None = None,
     ) -> None:
         recorder = current_recorder()
         if recorder is None:
@@ -102,6 +127,7 @@ class Model:
             "output": recorder.store.put(canonical_json(output), _JSON).sha256,
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
+            "cost": cost,
         }
         if output.cached:
             data["cached"] = True

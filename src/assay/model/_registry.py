@@ -74,4 +74,5 @@ def _check_args(
 
 def _load_builtin_providers() -> None:
     # imported here: providers register on import, and the registry must not import them
-    from assay.model import _mock, _openai  # noqa: F401
+    # (their SDKs and native code load on first use)
+    from assay.model import _anthropic, _local, _mock, _openai  # noqa: F401

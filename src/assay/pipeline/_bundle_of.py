@@ -24,7 +24,7 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
             media=outcome.media,
             failure=outcome.failure,
         )
-    return {
+    bundle = {
         "schema": BUNDLE_SCHEMA,
         "trial": {
             "index": trial.index,
@@ -43,3 +43,6 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
         "artifacts": dict(recorder.artifacts),
         "observation": observation,
     }
+    if not recorder.usage.empty:  # the trial's model calls: tokens, calls, cost
+        bundle["usage"] = recorder.usage.record()
+    return bundle

@@ -22,7 +22,18 @@ from assay._registry import json_safe
 from assay.dataset import Sample, select
 from assay.errors import AssayError, ConfigError, Interrupted
 from assay.gate import GateDecision
-from assay.model import GenerateConfig, Model, get_model
+from assay.model import (
+    DEFAULT_EXPIRY,
+    GenerateConfig,
+    Model,
+    ResponseCache,
+    cache_scope,
+    get_model,
+    get_price,
+    load_prices,
+    price_scope,
+    prices_from_env,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._run import execute_run
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
@@ -59,6 +70,12 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         task_retries: times a unit whose result is ``error`` is run again from scratch
             (into a new directory); the last attempt's result is returned.
         handle_signals: Ctrl-C/SIGTERM interrupt cleanly (the CLI sets this).
+        cache: answer model calls from the response cache and fill it (off by default;
+            the folder is ``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay/responses``).
+        cache_expiry: how long a new entry stays fresh: ``30m``, ``12h``, ``7d``, seconds,
+            or ``never``.
+        prices: a YAML/JSON price file (USD per million tokens by ``provider/name``);
+            default ``$ASSAY_PRICES``, then ``set_price`` and the built-in table.
     """
 
     log_dir: Path = Path("runs")
@@ -79,6 +96,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     model_base_url: str | None = None
     task_retries: int = 0
     handle_signals: bool = False
+    cache: bool = False
+    cache_expiry: str | float = DEFAULT_EXPIRY
+    prices: Path | None = None
 
 
 class EvalResult(msgspec.Struct):
@@ -131,17 +151,20 @@ async def eval_async(
     the eval ends when a batch adds none.
     """
     opts = EvalOptions(**options)
+    cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
+    prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     queue: list[Task] = []
     token = _enqueued.set(queue)
     results: list[EvalResult] = []
     try:
-        batch = _resolve_tasks(tasks, opts)
-        while batch:
-            results += await _run_batch(batch, model, opts)
-            batch = [(task, None) for task in queue]
-            queue.clear()
-            if task_source is not None:
-                batch += [(task, None) for task in await task_source.next_tasks()]
+        with cache_scope(cache), price_scope(prices):
+            batch = _resolve_tasks(tasks, opts)
+            while batch:
+                results += await _run_batch(batch, model, opts)
+                batch = [(task, None) for task in queue]
+                queue.clear()
+                if task_source is not None:
+                    batch += [(task, None) for task in await task_source.next_tasks()]
     finally:
         _enqueued.reset(token)
     return results
@@ -154,6 +177,9 @@ async def _run_batch(
 ) -> list[EvalResult]:
     """Run the task × model units of one batch, at most ``max_tasks`` at once."""
     units = [(t, r, m) for t, r in batch for m in _models(model, t, opts)]
+    for task, _, resolved in units:  # a cost limit needs a price: say so before any run
+        if task.limits.cost_limit is not None and get_price(resolved.name) is None:
+            raise ConfigError("prices.missing", model=resolved.name)
     results: list[EvalResult | None] = [None] * len(units)
     gate = anyio.CapacityLimiter(max(1, opts.max_tasks))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.evidence import decode_output
+from assay.evidence import Usage, decode_output
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
 from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
@@ -53,5 +53,6 @@ async def judge(
         scores={r["scorer_id"]: r["status"] for r in records},
         reasons={r["scorer_id"]: r["reason"] for r in records if r["reason"]},
         bundle_digest=bundle["digest"],
+        usage=Usage.of(bundle["usage"]) if "usage" in bundle else None,
     )
     return records, row

@@ -7,6 +7,7 @@ from typing import Any
 
 from assay import __version__
 from assay.compare import compare_targets
+from assay.evidence import Usage
 from assay.gate import GateDecision
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
 from assay.score import Metrics
@@ -41,6 +42,8 @@ def build_report(
         trials_omitted=rows.omitted,
         assay_version=__version__,
         task_metrics=task_metrics or {},
+        usage={t.id: rows.usage.get(t.id, Usage()) for t in spec.targets},
+        usage_total=rows.usage_total(),
         comparisons=compare_targets(
             rows.in_plan_order() if scores is None else scores,  # type: ignore[arg-type]
             [t.id for t in spec.targets],

@@ -14,6 +14,7 @@ import msgspec
 
 from assay.errors import ConfigError, EvidenceError, RunError
 from assay.evidence import read_manifest
+from assay.model import price_scope, prices_from_env
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
@@ -70,9 +71,10 @@ async def resume_run_async(
     path: Path, options: RunOptions, spec_path: Path | None = None
 ) -> RunOutcome:
     """Finish the run at *path*: repair torn tails, keep finished trials, run the rest."""
-    prepared = prepare_for_resume(path, spec_path)
-    options = msgspec.structs.replace(options, output=path)
-    return await execute_run(prepared, options, resume=True)
+    with price_scope(prices_from_env()):  # a cost_limit's frozen price must match again
+        prepared = prepare_for_resume(path, spec_path)
+        options = msgspec.structs.replace(options, output=path)
+        return await execute_run(prepared, options, resume=True)
 
 
 def resume_run(path: Path, options: RunOptions, spec_path: Path | None = None) -> RunOutcome:

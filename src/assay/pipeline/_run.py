@@ -41,7 +41,7 @@ from assay.evidence import (
     write_pack_index,
 )
 from assay.gate import GateDecision, decide
-from assay.model import replay_scope
+from assay.model import epoch_scope, replay_scope
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
@@ -156,7 +156,8 @@ class _Run:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
         recorder = self.writer.recorder(trial_id)
         if self.point is not None and trial_id in self.point.orphans:
-            recorder.resume_after(*self.point.orphans[trial_id])
+            usage = self.point.orphan_usage.get(trial_id)
+            recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
     async def trial(self, item: Trial | Requeued) -> None:
@@ -187,7 +188,8 @@ class _Run:
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
-        with recorder.bound(), recorder.scoring_phase():
+        # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do
+        with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial.repetition):
             records, row = await judge(
                 bundle, output, self.scorers, self.metrics, self.task_metrics
             )
@@ -285,9 +287,11 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
 
         if not options.handle_signals:
             await work()
-        elif await run_until_signalled(work):
-            run.seal("interrupted")
-            raise Interrupted("run.interrupted", path=str(run.writer.path))
+        else:
+            stopped = Interrupted("run.interrupted", path=str(run.writer.path))
+            if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
+                run.seal("interrupted")
+                raise stopped
         return _finish(run)
     except Interrupted:
         raise

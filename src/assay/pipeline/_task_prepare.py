@@ -16,7 +16,7 @@ import msgspec
 from assay._registry import json_safe, registry_info
 from assay.dataset import Dataset, Sample, freeze, select
 from assay.errors import ConfigError
-from assay.model import GenerateConfig, Model, get_model
+from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.score import (
@@ -71,7 +71,7 @@ def prepare_task(
         model=model.name,
         solver=[json_safe(step) for step in task.plan.solvers],
         config=_result_config(model.config.merge(task.config)),
-        limits=msgspec.to_builtins(task.limits),
+        limits=_result_limits(task, model),
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),
@@ -141,6 +141,18 @@ def _result_config(config: GenerateConfig) -> dict[str, Any]:
     settings.pop("max_connections", None)
     settings.pop("retry_backoff", None)
     return settings
+
+
+def _result_limits(task: Task, model: Model) -> dict[str, Any]:
+    """The limits, and with a ``cost_limit`` the model's price: it decides where a trial
+    is cut off, so it is frozen with the rest (a resume at another price is refused)."""
+    limits: dict[str, Any] = msgspec.to_builtins(task.limits)
+    if task.limits.cost_limit is not None:
+        price = get_price(model.name)
+        if price is None:
+            raise ConfigError("prices.missing", model=model.name)
+        limits["price"] = msgspec.to_builtins(price)
+    return limits
 
 
 def rebuild_task(spec: EvalSpec) -> Prepared:

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from assay.compare import PairedComparison
+from assay.evidence import Usage
 from assay.gate import GateDecision
 from assay.score import Metrics
 
@@ -30,6 +31,7 @@ class TrialRow(msgspec.Struct, frozen=True):
     scores: dict[str, str]
     reasons: dict[str, str]
     bundle_digest: str
+    usage: Usage | None = None
 
 
 class Report(msgspec.Struct, frozen=True):
@@ -54,19 +56,28 @@ class Report(msgspec.Struct, frozen=True):
     assay_version: str = ""
     task_metrics: dict[str, Any] = {}
     comparisons: list[PairedComparison] = []
+    usage: dict[str, Usage] = {}
+    usage_total: Usage = msgspec.field(default_factory=Usage)
     schema: str = REPORT_SCHEMA
 
 
 class TrialRows:
-    """Collects the rows a report lists: all of a small run, the non-passing of a big one."""
+    """Collects the rows a report lists: all of a small run, the non-passing of a big one.
+
+    Every row's usage is summed per target, listed or not.
+    """
 
     def __init__(self, planned: int) -> None:
         self.list_all = planned <= MAX_TRIAL_ROWS
         self.rows: list[TrialRow] = []
         self.omitted = 0
+        self.usage: dict[str, Usage] = {}
 
     def add(self, row: TrialRow) -> None:
         """Keep *row* if the report lists it; count it as omitted otherwise."""
+        totals = self.usage.setdefault(row.target_id, Usage())
+        if row.usage is not None:
+            totals.add(row.usage)
         keep = self.list_all or any(status != "passed" for status in row.scores.values())
         if keep and len(self.rows) < MAX_TRIAL_ROWS:
             self.rows.append(row)
@@ -76,3 +87,10 @@ class TrialRows:
     def in_plan_order(self) -> list[TrialRow]:
         """The kept rows sorted by plan position."""
         return sorted(self.rows, key=lambda row: row.index)
+
+    def usage_total(self) -> Usage:
+        """The usage of every trial added, over all targets."""
+        total = Usage()
+        for usage in self.usage.values():
+            total.add(usage)
+        return total

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from assay.evidence import Usage
 from assay.report._chart import interval_chart
 from assay.report._model import Report
 from assay.score import MetricEstimate
@@ -60,6 +61,7 @@ def to_markdown(report: Report) -> str:
             )
     lines += _mean_lines(report)
     lines += _regression_lines(report)
+    lines += _usage_lines(report)
     lines += ["", "## Gate reasons", ""]
     for decision in report.gate.targets:
         for reason in decision.reasons:
@@ -83,6 +85,37 @@ def to_markdown(report: Report) -> str:
             f"{row.repetition} | {row.state} | {e(scores)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def cost_text(cost: float | None) -> str:
+    """A cost as shown to people: ``$0.0123``, or ``unknown`` when a call had no price."""
+    return "unknown" if cost is None else f"${cost:.4f}" if cost >= 0.01 else f"${cost:.6f}"
+
+
+def has_usage(report: Report) -> bool:
+    """True when some trial called a model or reported tokens (else no usage table)."""
+    return not report.usage_total.empty
+
+
+def _usage_lines(report: Report) -> list[str]:
+    if not has_usage(report):
+        return []
+    lines = [
+        "",
+        "## Usage",
+        "",
+        "| target | calls | cached | input tokens | output tokens | total tokens | cost |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows: list[tuple[str, Usage]] = list(report.usage.items())
+    if len(rows) > 1:
+        rows.append(("all targets", report.usage_total))
+    for target, u in rows:
+        lines.append(
+            f"| {md_escape(target)} | {u.calls} | {u.cached_calls} | {u.input_tokens} | "
+            f"{u.output_tokens} | {u.total_tokens} | {md_escape(cost_text(u.cost))} |"
+        )
+    return lines
 
 
 def _interval_text(est: MetricEstimate) -> str:
@@ -200,4 +233,6 @@ def _environment() -> jinja2.Environment:
 def to_html(report: Report) -> str:
     """A standalone HTML page; every value is escaped by the template engine."""
     template = _environment().get_template("report.html.j2")
-    return template.render(report=report, chart=interval_chart(report))
+    return template.render(
+        report=report, chart=interval_chart(report), cost_text=cost_text, usage=has_usage(report)
+    )

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Awaitable, Callable
+from types import FrameType
 
 import anyio
 
 from assay.run._groups import first_error
 
 
-async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
+async def run_until_signalled(work: Callable[[], Awaitable[None]], farewell: str = "") -> bool:
     """Await *work*; on SIGINT or SIGTERM cancel it and return True (False if it finished).
 
-    After the first signal the default handlers are restored, so a second one ends the
-    process immediately; evidence stays repairable because every record is appended
-    whole or cut off as torn on resume.
+    After the first signal a second one ends the process at once (exit 130), writing
+    *farewell* (one line: where the run is and how to resume it) so the person is never
+    left with silence; evidence stays repairable because every record is appended whole
+    or cut off as torn on resume.
     """
     interrupted = False
     try:
@@ -25,11 +28,11 @@ async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
                 nonlocal interrupted
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     async for _ in signals:
-                        interrupted = True
-                        signal.signal(signal.SIGINT, signal.SIG_DFL)
-                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                        group.cancel_scope.cancel()
-                        return
+                        break
+                # leaving the receiver put Python's handlers back: replace them at once
+                _stop_at_once_on_next_signal(farewell)
+                interrupted = True
+                group.cancel_scope.cancel()
 
             group.start_soon(watch)
             await work()
@@ -37,8 +40,17 @@ async def run_until_signalled(work: Callable[[], Awaitable[None]]) -> bool:
     except BaseExceptionGroup as errors:
         raise first_error(errors) from None
     if interrupted:
-        # open_signal_receiver restored Python's handlers on exit: a second Ctrl-C while
-        # the run is sealed must end the process at once, not raise KeyboardInterrupt.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _stop_at_once_on_next_signal(farewell)  # also while the run is being sealed
     return interrupted
+
+
+def _stop_at_once_on_next_signal(farewell: str) -> None:
+    message = (farewell.rstrip("\n") + "\n").encode() if farewell else b""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        if message:
+            os.write(2, message)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)

@@ -18,6 +18,7 @@ import msgspec
 
 from assay._digest import canonical_json
 from assay.dataset import Sample
+from assay.errors import AssayError
 from assay.model import (
     Budget,
     ChatMessage,
@@ -27,6 +28,7 @@ from assay.model import (
     Model,
     ModelError,
     budget_scope,
+    epoch_scope,
 )
 from assay.solver import Chain, Target, TaskState
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -65,12 +67,12 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            with budget_scope(Budget(self.limits)):
+            with budget_scope(Budget(self.limits)), epoch_scope(epoch):  # epoch: cache key
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
-        except InfrastructureError:
-            raise
+        except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
+            raise  # start: the run stops with that one line, it is no sample's error
         except ModelError as exc:  # e.g. "401 from http://...: invalid key"
             failure = f"model error: {exc}"
         except Exception as exc:

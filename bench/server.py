@@ -1,0 +1,185 @@
+"""An OpenAI-compatible chat completions server on 127.0.0.1 that answers after a delay.
+
+    python bench/server.py [--port 0] [--latency 0.05]
+
+It prints ``listening PORT`` once bound, then serves ``POST /v1/chat/completions``
+(plain JSON, or server-sent events when the request asks to ``stream``), answering with
+the last user message's text after ``--latency`` seconds, with token usage counted as
+words. ``GET /stats`` returns the requests served and the server's own CPU seconds, so
+a bench can show the server was not the bottleneck.
+
+It is an asyncio Protocol over raw HTTP/1.1 with keep-alive (no framework, no coroutine
+per request): a request is parsed as its bytes arrive and answered from a timer, so one
+core serves thousands of requests a second at 500 connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import signal
+import sys
+import time
+
+STATS = {"requests": 0, "connections": 0, "open": 0, "max_open": 0}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _text_of(message: dict[str, object]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _completion(request: dict[str, object]) -> tuple[str, dict[str, int], str]:
+    messages = request.get("messages") or []
+    assert isinstance(messages, list)
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    text = _text_of(users[-1]) if users else ""
+    prompt = sum(len(_text_of(m).split()) for m in messages if isinstance(m, dict))
+    completion = len(text.split())
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    return text, usage, str(request.get("model", "bench"))
+
+
+def _plain(text: str, usage: dict[str, int], model: str, number: int) -> bytes:
+    body = {
+        "id": f"chatcmpl-bench-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+    }
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _events(text: str, usage: dict[str, int], model: str, number: int) -> bytes:
+    base = {"id": f"chatcmpl-bench-{number}", "object": "chat.completion.chunk"}
+    base.update({"created": int(time.time()), "model": model})
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [], "usage": usage},
+    ]
+    lines = [b"data: " + json.dumps(c, separators=(",", ":")).encode() + b"\n\n" for c in chunks]
+    return b"".join(lines) + b"data: [DONE]\n\n"
+
+
+def _response(status: str, body: bytes, media: str = "application/json") -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {media}\r\nContent-Length: {len(body)}\r\n"
+        "Connection: keep-alive\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: parse each request as its bytes arrive and answer it
+    from a timer ``latency`` seconds later (a Protocol, not a coroutine per request:
+    the cheapest way asyncio has to serve many connections)."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        STATS["connections"] += 1
+        STATS["open"] += 1
+        STATS["max_open"] = max(STATS["max_open"], STATS["open"])
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        STATS["open"] -= 1
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buffer[:end].decode("latin-1")
+            request_line, *header_lines = head.split("\r\n")
+            length = 0
+            for line in header_lines:
+                if line[:15].lower() == "content-length:":
+                    length = int(line[15:].strip() or 0)
+            if len(self.buffer) < end + 4 + length:
+                return
+            body = self.buffer[end + 4 : end + 4 + length]
+            self.buffer = self.buffer[end + 4 + length :]
+            method, path, _ = request_line.split(" ", 2)
+            self._answer(method, path, body)
+
+    def _answer(self, method: str, path: str, body: bytes) -> None:
+        if method == "GET" and path.startswith("/stats"):
+            if path == "/stats/reset":  # a new measurement starts
+                STATS["max_open"] = STATS["open"]
+            self._send(_response("200 OK", json.dumps({**STATS, "cpu_s": _cpu()}).encode()))
+        elif method != "POST" or not path.endswith("/chat/completions"):
+            error = {"error": {"message": f"no route {method} {path}", "type": "not_found"}}
+            self._send(_response("404 Not Found", json.dumps(error).encode()))
+        else:
+            request = json.loads(body)
+            STATS["requests"] += 1
+            reply = _reply(request, STATS["requests"])
+            asyncio.get_running_loop().call_later(self.latency, self._send, reply)
+
+    def _send(self, data: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+
+def _reply(request: dict[str, object], number: int) -> bytes:
+    text, usage, model = _completion(request)
+    if request.get("stream"):
+        return _response("200 OK", _events(text, usage, model, number), "text/event-stream")
+    return _response("200 OK", _plain(text, usage, model, number))
+
+
+async def main_async(port: int, latency: float) -> None:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _Connection(latency), "127.0.0.1", port, backlog=2048)
+    bound = server.sockets[0].getsockname()[1]
+    print(f"listening {bound}", flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with server:
+        await stop.wait()
+    print(json.dumps({**STATS, "cpu_s": _cpu()}), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds before answering")
+    args = parser.parse_args()
+    asyncio.run(main_async(args.port, args.latency))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

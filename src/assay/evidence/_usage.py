@@ -1,0 +1,84 @@
+"""Token usage and cost summed over ``sampling`` events: per trial, per target, per run.
+
+The trial's recorder adds up every ``sampling`` event it appends, so a bundle's
+``usage`` is the sum of exactly the calls its event list holds; reports then add up
+bundles. Cost is ``None`` as soon as one call had no price: an unknown part makes the
+total unknown, and a report must not show it as a smaller number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Usage(msgspec.Struct):
+    """Tokens, calls and cost of some model calls.
+
+    Attributes:
+        input_tokens: tokens read.
+        output_tokens: tokens written.
+        total_tokens: the two together.
+        calls: model calls.
+        cached_calls: of those, answered from the response cache.
+        cost: price-table cost of all calls (a cached one at what it cost when made);
+            ``None`` when a call's model has no price.
+        cached_cost: the part of ``cost`` the cache answered (not spent again).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    cost: float | None = 0.0
+    cached_cost: float | None = 0.0
+
+    def add_sampling(self, data: dict[str, Any]) -> None:
+        """Count one ``sampling`` event's data (a model call names its ``model``)."""
+        tokens = data.get("usage")
+        if isinstance(tokens, dict):
+            self._tokens(int(tokens.get("input_tokens", 0)), int(tokens.get("output_tokens", 0)))
+        if "model" not in data:
+            return  # a target's own answer, not a model call
+        cached = bool(data.get("cached"))
+        self.calls += 1
+        self.cached_calls += cached
+        cost = data.get("cost")
+        self.cost = _plus(self.cost, cost)
+        if cached:
+            self.cached_cost = _plus(self.cached_cost, cost)
+
+    def add(self, other: Usage) -> None:
+        """Add *other*'s totals to these."""
+        self._tokens(other.input_tokens, other.output_tokens)
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.cost = _plus(self.cost, other.cost)
+        self.cached_cost = _plus(self.cached_cost, other.cached_cost)
+
+    def _tokens(self, read: int, written: int) -> None:
+        self.input_tokens += read
+        self.output_tokens += written
+        self.total_tokens += read + written
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing was counted."""
+        return self.calls == 0 and self.total_tokens == 0
+
+    def record(self) -> dict[str, Any]:
+        """The plain record a bundle holds."""
+        return msgspec.structs.asdict(self)
+
+    @staticmethod
+    def of(record: dict[str, Any] | None) -> Usage:
+        """A Usage from a bundle's record (empty without one)."""
+        return Usage() if not record else msgspec.convert(record, Usage)
+
+
+def _plus(total: float | None, cost: Any) -> float | None:
+    if total is None or cost is None:
+        return None
+    return total + float(cost)

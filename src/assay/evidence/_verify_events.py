@@ -1,0 +1,189 @@
+"""The event-chain pass of ``verify``, on its own so it can run on another core.
+
+It needs nothing but ``events.jsonl`` and returns plain data (findings as catalog keys
+with their parameters, the chain's head, each trial's folded event hashes, the score
+lines that ``match`` events bind): the same function runs in the verifying process for a
+small run and in a worker process for a large one, so both give the same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from assay._digest import loads
+from assay.evidence._layout import EVENTS
+from assay.evidence._log import GENESIS
+
+if TYPE_CHECKING:
+    import subprocess
+
+CHUNK = 1 << 22  # bytes read at a time: memory stays flat, and the split is done in C
+
+Finding = tuple[str, str, dict[str, Any]]  # where, catalog key, parameters
+
+
+class EventScan(msgspec.Struct):
+    """What the event pass found (picklable: it crosses a process boundary)."""
+
+    findings: list[Finding]
+    events: int = 0
+    head: str = GENESIS
+    folds: dict[str, bytes] = {}  # trial id → sha256 of [[n, hash], ...] of pre-seal events
+    score_hashes: set[Any] = set()  # sha256 of each score line a ``match`` binds (as read)
+    run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
+    readable: bool = True  # False: a record of the wrong shape stopped the pass
+
+
+def line_chunks(path: Path, name: str, findings: list[Finding]) -> Iterator[list[bytes]]:
+    """The lines of *path* without their newlines, a few MiB at a time.
+
+    A last line without a newline (a torn write) is yielded too, after a ``verify.torn``
+    finding; a missing file is a ``verify.missing`` finding and no lines.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below; the generator may pause)
+    except FileNotFoundError:
+        findings.append((name, "verify.missing", {}))
+        return
+    with handle:
+        number, rest = 0, b""
+        while block := handle.read(CHUNK):
+            lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
+            rest = lines.pop()
+            number += len(lines)
+            if lines:
+                yield lines
+        if rest:
+            findings.append((f"{name}:{number + 1}", "verify.torn", {}))
+            yield [rest]
+
+
+class _EventHead(msgspec.Struct):
+    """The fields verify needs of an event line; ``data`` stays undecoded unless used."""
+
+    prev: str
+    trial: str | None
+    n: int
+    parent: int | None
+    type: str
+    data: msgspec.Raw
+
+
+_decode_head = msgspec.json.Decoder(_EventHead).decode
+
+
+def scan_events(run: str) -> EventScan:
+    """The event pass; evidence so damaged that it cannot be read (a ``match`` whose data
+    is not an object, say) ends it with a ``verify.unreadable`` finding, not a crash."""
+    scan = EventScan(findings=[], folds={}, score_hashes=set())
+    running: dict[str, Any] = {}
+    try:
+        _walk(run, scan, running)
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"[:200]
+        scan.findings.append((EVENTS, "verify.unreadable", {"reason": reason}))
+        scan.readable, scan.events = False, 0
+    for fold in running.values():
+        fold.update(b"]")
+    scan.folds = {trial: fold.digest() for trial, fold in running.items()}
+    return scan
+
+
+def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
+    """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
+    findings = scan.findings
+    prev = GENESIS
+    counts: dict[str | None, int] = {}
+    sha256 = hashlib.sha256
+    number = 0
+    for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
+        for line in lines:
+            number += 1
+            try:
+                head = _decode_head(line)
+            except msgspec.DecodeError:
+                findings.append((f"{EVENTS}:{number}", "verify.not_record", {"kind": "event"}))
+                prev = sha256(line).hexdigest()
+                continue
+            if head.prev != prev:
+                findings.append((f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1}))
+            prev = sha256(line).hexdigest()
+            trial, n, parent, kind = head.trial, head.n, head.parent, head.type
+            if n != counts.get(trial, 0) + 1:
+                where = f"{EVENTS}:{number}"
+                findings.append((where, "verify.event_order", {"n": n, "trial": trial}))
+            rooted = n == 1 or kind == "trial_started"  # a resumed trial starts a second root
+            if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
+                where = f"{EVENTS}:{number}"
+                findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
+            counts[trial] = n
+            if trial is None:
+                scan.run_tail = (kind, loads(head.data))
+            elif kind == "match" or kind.startswith("score_"):  # _log.after_seal, inlined
+                # after the sealed bundle: a match binds its score line; score_* follow it
+                if kind == "match":
+                    scan.score_hashes.add(loads(head.data).get("record"))
+            else:
+                fold = running.get(trial)
+                if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
+                    fold = running[trial] = sha256(b'[[%d,"%s"]' % (n, prev.encode()))
+                else:
+                    fold.update(b',[%d,"%s"]' % (n, prev.encode()))
+    scan.events, scan.head = number, prev
+
+
+def start_scan(path: Path, threshold: int) -> subprocess.Popen[bytes] | None:
+    """Start the event pass in a fresh process if the log is large and a second core is
+    there; None means it runs here (small runs: a process costs more than it saves).
+
+    The worker is ``python -m assay.evidence._verify_worker`` with this process's
+    ``sys.path``, not a ``multiprocessing`` child, which would re-run the caller's main
+    script.
+    """
+    try:
+        size = (path / EVENTS).stat().st_size
+    except OSError:
+        return None
+    if size < threshold or (os.cpu_count() or 1) < 2:
+        return None
+    import subprocess  # here: ``import assay`` stays light
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "assay.evidence._verify_worker", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except OSError:
+        return None
+
+
+def finish_scan(path: Path, worker: subprocess.Popen[bytes] | None) -> EventScan:
+    """The worker's event pass, or this process's if there is none or it failed (the
+    answer is the same function's either way)."""
+    if worker is None:
+        return scan_events(str(path))
+    out, _ = worker.communicate()
+    if worker.returncode == 0:
+        try:
+            return msgspec.msgpack.decode(out, type=EventScan)
+        except msgspec.DecodeError:
+            pass
+    return scan_events(str(path))
+
+
+def stop_scan(worker: subprocess.Popen[bytes] | None) -> None:
+    """End a worker whose answer is no longer wanted (verify was interrupted)."""
+    if worker is not None and worker.poll() is None:
+        worker.kill()
+        worker.wait()

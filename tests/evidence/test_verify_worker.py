@@ -1,0 +1,99 @@
+"""The event pass of ``verify`` in a worker process gives the same answer as in-process.
+
+A large run's ``events.jsonl`` is walked by ``python -m assay.evidence._verify_worker``
+while the verifying process checks the rest; these tests lower the size threshold so a
+small run takes that path too, tamper with it, and compare both paths' findings.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import _verify, _verify_events, verify_run
+from tests.helpers import SHIPPING, read_jsonl, run_spec_at
+
+
+@pytest.fixture(scope="module")
+def shipping_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("shipping-worker")
+    spec = folder / "spec"
+    shutil.copytree(SHIPPING, spec)
+    out = folder / "run"
+    run_spec_at(spec / "eval.yaml", out)
+    return out
+
+
+@pytest.fixture
+def run(shipping_run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(shipping_run, copy)
+    return copy
+
+
+def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """verify's findings with the event pass in a worker and in this process."""
+    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
+    started: list[bool] = []
+    start = _verify_events.start_scan
+
+    def spy(path: Path, threshold: int) -> object:
+        worker = start(path, threshold)
+        started.append(worker is not None)
+        return worker
+
+    monkeypatch.setattr(_verify, "start_scan", spy)
+    in_worker = verify_run(run).problems
+    assert started == [True], "the worker path was not taken"
+    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 1 << 60)
+    monkeypatch.setattr(_verify, "start_scan", start)
+    return in_worker, verify_run(run).problems
+
+
+def test_untouched_run_verifies_in_a_worker(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here == []
+
+
+def test_a_changed_event_is_named_the_same_way(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = run / "events.jsonl"
+    lines = events.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b'"n":', b'"n": ', 1)  # same record, other bytes
+    events.write_bytes(b"\n".join(lines))
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here
+    assert any("events.jsonl:5" in p for p in here), here  # the next line's link breaks
+    assert any("bundles.jsonl" in p for p in here), here  # and the bundle listing it
+
+
+def test_a_bundle_listing_other_events_is_named(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundles = run / "bundles.jsonl"
+    first = read_jsonl(bundles)[0]
+    n, digest = first["events"][0]
+    data = bundles.read_bytes()
+    wrong = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+    bundles.write_bytes(data.replace(f'[{n},"{digest}"]'.encode(), f'[{n},"{wrong}"]'.encode(), 1))
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here
+    assert any("bundles.jsonl:1 " in p for p in here), here
+
+
+def test_a_failed_worker_falls_back_to_this_process(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
+    false = shutil.which("false")
+    assert false is not None
+    monkeypatch.setattr(_verify_events.sys, "executable", false)  # the worker exits 1
+    here: list[str] = []
+    scan = _verify_events.scan_events
+
+    def spy(path: str) -> _verify_events.EventScan:
+        here.append(path)
+        return scan(path)
+
+    monkeypatch.setattr(_verify_events, "scan_events", spy)
+    assert verify_run(run).ok
+    assert here == [str(run)], "the event pass was not redone in this process"

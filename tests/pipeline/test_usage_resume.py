@@ -1,0 +1,129 @@
+"""Usage survives ``kill -9`` and ``assay resume``: a trial cut off after a model call is
+re-run, its bundle lists the earlier call's event too, and its usage counts it; the
+report's totals still equal the sum over every ``sampling`` event in the log."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from assay.errors import EXIT_PASSED, EXIT_RUN
+from tests.helpers import (
+    error_line,
+    read_jsonl,
+    run_cli,
+    start_cli,
+    wait_for,
+    whole_records,
+    write_module,
+)
+
+TASKS = """
+import os
+
+import anyio
+
+from assay import Sample, Task, includes, task
+
+
+async def answer_then_wait(state, generate):
+    state = await generate(state)
+    while not os.path.exists(os.environ["GO_ON"]):
+        await anyio.sleep(0.02)
+    return state
+
+
+@task
+def waits():
+    return Task(
+        dataset=[Sample(input="what is two plus two", target="four", id="s0")],
+        solver=answer_then_wait,
+        scorer=includes(),
+        cost_limit=1000.0,
+    )
+"""
+
+
+def sampling_calls(run: Path) -> list[dict[str, object]]:
+    return [
+        e
+        for e in read_jsonl(run / "events.jsonl")
+        if e["type"] == "sampling" and "model" in e["data"]
+    ]
+
+
+def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", TASKS)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("mock/x: {input: 1000000, output: 0}\n")  # $1 an input token
+    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
+    log_dir = tmp_path / "runs"
+    proc = start_cli(
+        "run",
+        "tasks.py@waits",
+        "-m",
+        "mock/x",
+        "-M",
+        "default_output=four",
+        "--log-dir",
+        log_dir,
+        cwd=tmp_path,
+        env=env,
+    )
+
+    def called() -> bool:
+        runs = list(log_dir.glob("*/events.jsonl"))
+        return bool(runs) and any(e["type"] == "sampling" for e in whole_records(runs[0]))
+
+    assert wait_for(called, timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (run,) = list(log_dir.iterdir())
+    assert not (run / "bundles.jsonl").exists() or not read_jsonl(run / "bundles.jsonl")
+
+    (tmp_path / "go-on").write_text("")
+    resumed = run_cli("resume", run, cwd=tmp_path, env=env)
+    assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
+    assert run_cli("verify", run, cwd=tmp_path).returncode == EXIT_PASSED
+
+    calls = sampling_calls(run)
+    assert len(calls) == 2  # one before the kill, one in the re-run
+    (bundle,) = read_jsonl(run / "bundles.jsonl")
+    listed = {n for n, _ in bundle["events"]}
+    assert {e["n"] for e in calls} <= listed
+    assert bundle["usage"]["calls"] == 2
+    report = json.loads((run / "report.json").read_text())
+    tokens = sum(e["data"]["usage"]["input_tokens"] for e in calls)  # type: ignore[index]
+    assert report["usage_total"]["calls"] == 2
+    assert report["usage_total"]["input_tokens"] == tokens
+    # priced from ASSAY_PRICES both times: the frozen price matched, so resume went on
+    assert report["usage_total"]["cost"] == tokens
+
+
+def test_resume_refuses_a_cost_limited_run_whose_price_changed(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", TASKS)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("mock/x: {input: 1, output: 1}\n")
+    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
+    log_dir = tmp_path / "runs"
+    proc = start_cli(
+        "run",
+        "tasks.py@waits",
+        "-m",
+        "mock/x",
+        "-M",
+        "default_output=four",
+        "--log-dir",
+        log_dir,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert wait_for(lambda: any(log_dir.glob("*/manifest.json")), timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (run,) = list(log_dir.iterdir())
+    prices.write_text("mock/x: {input: 2, output: 1}\n")
+    resumed = run_cli("resume", run, cwd=tmp_path, env=env)
+    assert resumed.returncode == EXIT_RUN, resumed.stdout + resumed.stderr
+    assert "targets" in error_line(resumed)
