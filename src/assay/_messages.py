@@ -414,6 +414,32 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "已从 {path} 删除 {count} 条",
         "",
     ),
+    # --- spec YAML values (issue 5: constructor errors name the line) ------------------
+    "spec.yaml_tag": (
+        "{path}:{line}: {text!r} is not a valid {tag} (the value of {field!r})",
+        "write a value of that type there, or remove the {tag} tag",
+        "{path} 第 {line} 行：{text!r} 不是合法的 {tag}（{field!r} 的值）",
+        "请在该处写入该类型的值，或去掉 {tag} 标签",
+    ),
+    "spec.yaml_tag_item": (
+        "{path}:{line}: {text!r} is not a valid {tag}",
+        "write a value of that type there, or remove the {tag} tag",
+        "{path} 第 {line} 行：{text!r} 不是合法的 {tag}",
+        "请在该处写入该类型的值，或去掉 {tag} 标签",
+    ),
+    "spec.yaml_number": (
+        "{path}:{line}: a number of {digits} digits is too long to read (the value of "
+        "{field!r}; at most {limit} digits)",
+        "write a number of at most {limit} digits",
+        "{path} 第 {line} 行：{digits} 位的数字过长，无法读取（{field!r} 的值；最多 {limit} 位）",
+        "请写入不超过 {limit} 位的数字",
+    ),
+    "spec.yaml_key": (
+        "{path}:{line}: a mapping key must be text or a number, not a {kind}",
+        "write the key as plain text (quote it if it contains brackets or a '?')",
+        "{path} 第 {line} 行：映射的键必须是文本或数字，而不是 {kind}",
+        "请把键写成普通文本（若含方括号或 '?'，请加引号）",
+    ),
     # --- evidence ---------------------------------------------------------------------
     "run.not_a_run": (
         "{path} is not an assay run directory ({reason})",

@@ -591,7 +591,7 @@ def known_bugs() -> Iterator[Case]:
     for name, text in [("question-mark", "? [a, b]\n: 1\n"), ("flow", "{[a]: 1}\n")]:
         yield Case(
             f"bug-yaml-complex-key-{name}",
-            ("eval.yaml", "line"),
+            ("eval.yaml:1:", "mapping key", "list"),
             spec=text.encode(),
             bug="BUG: a YAML mapping with a list as key raises TypeError (unhashable) in the "
             "duplicate-key check of spec/_load.py _strict_loader (exit 70)",
@@ -599,7 +599,7 @@ def known_bugs() -> Iterator[Case]:
     for tag, value in [("int", "abc"), ("float", "abc"), ("timestamp", "nope")]:
         yield Case(
             f"bug-yaml-bad-{tag}",
-            ("eval.yaml", "evaluation"),
+            ("eval.yaml:1:", repr(value), f"!!{tag}", "'evaluation'"),
             spec=f"evaluation: !!{tag} {value}\n".encode(),
             bug=f"BUG: '!!{tag} {value}' makes PyYAML's constructor raise a non-YAMLError "
             "(ValueError/AttributeError) that spec/_load.py _parse does not catch (exit 70)",
@@ -613,7 +613,7 @@ def known_bugs() -> Iterator[Case]:
     )
     yield Case(
         "bug-repetitions-100000-digits",
-        ("eval.yaml", "repetitions"),
+        ("eval.yaml:", "100,000 digits", "'repetitions'"),
         spec=base_text("repetitions: " + "9" * 100_000 + "\n"),
         bug="BUG: an integer of 100,000 digits hits Python's int-string limit (ValueError "
         "from the YAML constructor, exit 70)",
@@ -676,6 +676,12 @@ FIXED = {
     "bug-callable-module-exits-3",
     "bug-argv-nul",
     "bug-duplicate-id-5mb",
+    "bug-yaml-complex-key-question-mark",
+    "bug-yaml-complex-key-flow",
+    "bug-yaml-bad-int",
+    "bug-yaml-bad-float",
+    "bug-yaml-bad-timestamp",
+    "bug-repetitions-100000-digits",
 }
 
 
@@ -843,8 +849,8 @@ KEYS = [
     "max_backoff",
     "url",
 ]
-# Known bugs are left out of the generated values (each has its own strict xfail above):
-# NUL characters in paths, integers past int64, NaN.
+# Left out of the generated values (each has its own case above): NUL characters in
+# paths, integers past int64, NaN.
 TEXT = st.text(
     st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12
 )
@@ -915,6 +921,10 @@ YAMLISH = st.lists(
             "&a",
             "*a",
             "!!str",
+            "!!int",
+            "!!float",
+            "!!timestamp",
+            "abc",
             "#",
             "---",
             "\n",
@@ -938,27 +948,9 @@ YAMLISH = st.lists(
 ).map("".join)
 
 
-def _has_complex_key(text: str) -> bool:
-    """A mapping key that is a list or mapping: the known bug bug-yaml-complex-key-*."""
-    try:
-        nodes = [yaml.compose(text)]
-    except yaml.YAMLError:
-        return False
-    while nodes:
-        node = nodes.pop()
-        if isinstance(node, yaml.MappingNode):
-            if any(not isinstance(key, yaml.ScalarNode) for key, _ in node.value):
-                return True
-            nodes.extend(value for pair in node.value for value in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            nodes.extend(node.value)
-    return False
-
-
 @settings(max_examples=300, deadline=None)
 @given(text=YAMLISH)
 def test_fuzz_the_spec_loader_with_yamlish_text(fuzz_folder: Path, text: str) -> None:
-    assume(not _has_complex_key(text))  # has its own strict xfail above
     path = fuzz_folder / "fuzz-text.yaml"
     path.write_text(text, encoding="utf-8")
     _load_or_config_error(path)

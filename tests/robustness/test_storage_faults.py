@@ -27,6 +27,7 @@ import pytest
 from tests.helpers import (
     can_mount,
     error_line,
+    finished_trials,
     mount,
     results_view,
     run_cli,
@@ -114,11 +115,12 @@ def test_resuming_a_run_in_a_read_only_folder_is_one_storage_error_line(
     spec: Path, tmp_path: Path
 ) -> None:
     run = tmp_path / "run"
-    proc = start_cli("run", spec, "-o", run)
-    assert wait_for(lambda: (run / "manifest.json").exists(), timeout=30)
-    time.sleep(0.3)
+    # one trial at a time, killed once the first ones are on disk: the run is unfinished
+    proc = start_cli("run", spec, "-o", run, "-j", "1")
+    assert wait_for(lambda: len(finished_trials(run)) > 0, timeout=30)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
+    assert _status(run) == "running"
     before = {p.name: p.stat().st_size for p in run.iterdir()}
     mount("--bind", str(run), str(run))
     try:

@@ -7,7 +7,7 @@ costs a few megabytes, and each sample is decoded only when its trial runs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -20,9 +20,15 @@ _validate_sample = msgspec.json.Decoder(StrictSample).decode
 
 
 class Dataset:
-    """Validated samples in file order, kept as raw JSON lines."""
+    """Validated samples in file order, kept as raw JSON lines.
 
-    def __init__(self, display: str, digest: str, lines: list[bytes], ids: list[str]) -> None:
+    *lines* is a list (a JSONL file's own lines) or a scratch file (a frozen Python
+    dataset, see ``_spill``); *ids* are the samples' ids as trial-id text, in order.
+    """
+
+    def __init__(
+        self, display: str, digest: str, lines: Sequence[bytes], ids: Sequence[str]
+    ) -> None:
         self.display = display
         self.digest = digest
         self._lines = lines

@@ -1,4 +1,4 @@
-"""``json_dataset`` and ``csv_dataset``: dataset files of any shape, read into memory.
+"""``json_dataset`` and ``csv_dataset``: dataset files of any shape, read once.
 
 Unlike the strict JSONL contract of YAML specs, these loaders take the files people
 already have and map their records with a ``FieldSpec`` or a function. Samples without
@@ -6,10 +6,15 @@ an id are numbered 1..n in file order *before* any shuffle, so a sample keeps it
 however the dataset is later ordered. Errors name a record by the line it starts on,
 as an editor or a spreadsheet shows it (a CSV header is line 1).
 
-A file ending in ``.gz`` is decompressed first (``HumanEval.jsonl.gz`` is read as the
-JSONL file it holds). These are Python APIs: a path is opened as given. Path safety
-(staying inside the spec's folder) applies to YAML specs, which may come from someone
-else.
+The file is read once, record by record (a JSONL file a line at a time), and every
+sample is validated, numbered, checked for a duplicate id and written to a scratch file
+(``_memory.spill``); the dataset then decodes a sample only when it is used, so a
+large file costs an offset per sample in memory, not a Python object. A file ending in
+``.gz`` is decompressed as it is read (``HumanEval.jsonl.gz`` is read as the JSONL file
+it holds).
+
+These are Python APIs: a path is opened as given. Path safety (staying inside the
+spec's folder) applies to YAML specs, which may come from someone else.
 """
 
 from __future__ import annotations
@@ -21,16 +26,16 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from assay.dataset._fields import FieldSpec, RecordToSample, record_samples
-from assay.dataset._memory import MemoryDataset, refuse_duplicates
-from assay.dataset._sample import Sample
-from assay.dataset._select import Limit, number_samples, select
+from assay.dataset._memory import LineSamples, MemoryDataset, spill
+from assay.dataset._select import Limit, select
 from assay.errors import ConfigError
 
 _BOM = b"\xef\xbb\xbf"
@@ -64,12 +69,11 @@ def json_dataset(
             become a sample; the message names the file and the line or record.
     """
     display = str(path)
-    text = _read_text(Path(path), display, bom_ok=False)
     plain = _uncompressed(Path(path))
     if plain.suffix.lower() in _LINE_SUFFIXES:
-        records: Iterator[tuple[int, Any]] = _jsonl_records(text, display)
+        records: Iterator[tuple[int, Any]] = _jsonl_records(Path(path), display)
     else:
-        records = _json_records(text, display)
+        records = _json_records(_read_text(Path(path), display, bom_ok=False), display)
     return _build(records, sample_fields, display, plain.stem, shuffle, seed, limit, name)
 
 
@@ -112,17 +116,13 @@ def _build(
     fields = FieldSpec() if sample_fields is None else sample_fields
     if not isinstance(fields, FieldSpec) and not callable(fields):
         raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
-    samples: list[Sample] = []
-    origin: list[int] = []
-    for line, record in records:
-        made = record_samples(record, fields, display, line)
-        samples.extend(made)
-        origin.extend([line] * len(made))
-    if not samples:
+    made = (
+        (line, s) for line, record in records for s in record_samples(record, fields, display, line)
+    )
+    lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
+    if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
-    samples = number_samples(samples)
-    refuse_duplicates(samples, origin, display)
-    dataset = MemoryDataset(samples, name or stem)
+    dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem)
     if shuffle:
         dataset = dataset.shuffle(seed)
     return select(dataset, limit=limit) if limit is not None else dataset
@@ -156,14 +156,40 @@ def _read_text(path: Path, display: str, *, bom_ok: bool) -> str:
         raise ConfigError("spec.encoding", path=f"{display}:{line}", reason=exc.reason) from None
 
 
-def _jsonl_records(text: str, display: str) -> Iterator[tuple[int, Any]]:
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            raise ConfigError("dataset.json", path=display, line=number, reason=str(exc)) from None
+def _jsonl_records(path: Path, display: str) -> Iterator[tuple[int, Any]]:
+    """The records of a JSONL file, read a line at a time (never the whole file)."""
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise ConfigError("spec.unreadable", path=display, reason=exc.strerror) from None
+    gz = path.suffix.lower() == ".gz"
+    with file, gzip.GzipFile(fileobj=file, mode="rb") if gz else nullcontext(file) as handle:
+        for number, raw in enumerate(_lines_of(handle, display), start=1):
+            if number == 1 and raw.startswith(_BOM):
+                reason = "it starts with a byte-order mark"
+                raise ConfigError("spec.encoding", path=display, reason=reason)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                where = f"{display}:{number}"
+                raise ConfigError("spec.encoding", path=where, reason=exc.reason) from None
+            if not line.strip():
+                continue
+            try:
+                yield number, msgspec.json.decode(line)
+            except msgspec.DecodeError as exc:
+                raise ConfigError(
+                    "dataset.json", path=display, line=number, reason=str(exc)
+                ) from None
+
+
+def _lines_of(handle: Iterable[bytes], display: str) -> Iterator[bytes]:
+    """The lines of *handle*; a ``.gz`` file that is not gzip is one config error."""
+    try:
+        yield from handle
+    except (OSError, EOFError, zlib.error) as exc:
+        reason = f"not gzip: {exc}" if isinstance(handle, gzip.GzipFile) else str(exc)
+        raise ConfigError("spec.unreadable", path=display, reason=reason) from None
 
 
 def _json_records(text: str, display: str) -> Iterator[tuple[int, Any]]:

@@ -3,12 +3,20 @@
 A dataset in code becomes the same raw-line ``Dataset`` a JSONL file does before a run
 (``freeze``): ids are filled in as 1..n where missing, duplicates are refused, and the
 digest is taken over the canonical lines, so a Python dataset is pinned like a file.
+
+Freezing streams: each sample is encoded and written to a scratch file as it is met,
+so a run keeps an offset per sample, not a second copy of the dataset. A dataset
+loaded from a file (``json_dataset``, ``csv_dataset``) is kept the same way from the
+start (``LineSamples``), and ``filter``, ``sort``, ``shuffle``, slicing and ``select``
+of such a dataset are views (``SampleView``: positions into it), so a sample becomes a
+Python object only while something looks at it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
@@ -16,11 +24,78 @@ import msgspec
 
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
+from assay.dataset._spill import HashSet, PackedText, SpilledLines, positions_of
 from assay.errors import ConfigError
 
 _encode = msgspec.json.Encoder(order="sorted").encode
+_decode = msgspec.json.Decoder(Sample).decode
 
 DEFAULT_NAME = "memory"
+
+
+class LineSamples(Sequence[Sample]):
+    """Samples kept as encoded lines in a scratch file, decoded when read.
+
+    The lines are already what ``freeze`` would write (numbered, checked, canonical),
+    so freezing all of them in order reuses the file, its *digest* and *ids* as they are.
+    """
+
+    def __init__(self, lines: SpilledLines, digest: str, ids: PackedText) -> None:
+        self.lines = lines
+        self.digest = digest
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+    @overload
+    def __getitem__(self, index: slice) -> SampleView: ...
+    def __getitem__(self, index: int | slice) -> Sample | SampleView:
+        if isinstance(index, slice):
+            return SampleView(self, range(len(self))[index])
+        return _decode(self.lines[index])
+
+    def __iter__(self) -> Iterator[Sample]:
+        for line in self.lines:
+            yield _decode(line)
+
+
+class SampleView(Sequence[Sample]):
+    """Some samples of *base*, by position; with *number*, a sample without an id gets
+    its position in *base* + 1 (the id ``select`` promises, whatever is selected)."""
+
+    def __init__(
+        self, base: Sequence[Sample], positions: range | array[int], *, number: bool = False
+    ) -> None:
+        self.base = base
+        self.positions = positions
+        self.number = number
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+    @overload
+    def __getitem__(self, index: slice) -> SampleView: ...
+    def __getitem__(self, index: int | slice) -> Sample | SampleView:
+        if isinstance(index, slice):
+            return SampleView(self.base, self.positions[index], number=self.number)
+        position = self.positions[index]
+        sample = self.base[position]
+        if self.number and sample.id is None:
+            return msgspec.structs.replace(sample, id=position + 1)
+        return sample
+
+    def __iter__(self) -> Iterator[Sample]:
+        for index in range(len(self.positions)):
+            yield self[index]
+
+
+def _is_lazy(samples: Sequence[Sample]) -> bool:
+    return isinstance(samples, LineSamples | SampleView)
 
 
 class MemoryDataset(Sequence[Sample]):
@@ -31,8 +106,11 @@ class MemoryDataset(Sequence[Sample]):
     """
 
     def __init__(self, samples: Iterable[Sample], name: str | None = None) -> None:
-        self.samples = list(samples)
         self.name = name or DEFAULT_NAME
+        if isinstance(samples, LineSamples | SampleView):
+            self.samples: Sequence[Sample] = samples  # samples by construction
+            return
+        self.samples = list(samples)
         for index, sample in enumerate(self.samples):
             if not isinstance(sample, Sample):
                 # Caught here, where the list was built, not deep inside a run.
@@ -62,11 +140,23 @@ class MemoryDataset(Sequence[Sample]):
 
     def filter(self, predicate: Callable[[Sample], bool]) -> MemoryDataset:
         """The samples for which *predicate* is true."""
+        if _is_lazy(self.samples):
+            kept = [i for i, s in enumerate(self.samples) if predicate(s)]
+            return self._view(kept)
         return MemoryDataset([s for s in self.samples if predicate(s)], self.name)
 
     def sort(self, key: Callable[[Sample], Any], reverse: bool = False) -> MemoryDataset:
         """The samples ordered by *key*."""
+        if _is_lazy(self.samples):
+            keys = [key(s) for s in self.samples]
+            return self._view(sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse))
         return MemoryDataset(sorted(self.samples, key=key, reverse=reverse), self.name)
+
+    def _view(self, positions: Sequence[int]) -> MemoryDataset:
+        base = self.samples
+        if isinstance(base, SampleView) and not base.number:  # a view of a view: one
+            positions, base = [base.positions[p] for p in positions], base.base
+        return MemoryDataset(SampleView(base, positions_of(positions)), self.name)
 
     def shuffle(self, seed: int | None = None) -> MemoryDataset:
         """The samples in a random order; the same *seed* gives the same order anywhere.
@@ -75,38 +165,96 @@ class MemoryDataset(Sequence[Sample]):
         its hash seed, so a shuffled dataset is as reproducible as the seed is recorded.
         Without a seed, each call gives a new order.
         """
+        if _is_lazy(self.samples):
+            # shuffle depends only on the length: the same order a list would get
+            order = list(range(len(self.samples)))
+            random.Random(seed).shuffle(order)
+            return self._view(order)
         shuffled = list(self.samples)
         random.Random(seed).shuffle(shuffled)
         return MemoryDataset(shuffled, self.name)
 
 
-def refuse_duplicates(samples: Sequence[Sample], positions: Iterable[int], display: str) -> None:
-    """Raise ConfigError naming both positions of the first id used twice."""
-    first: dict[str, int] = {}
-    for sample, position in zip(samples, positions, strict=True):
-        key = str(sample.id)
-        if key in first:
-            shown = key if len(key) <= 80 else key[:77] + "..."
-            raise ConfigError(
-                "dataset.duplicate_id",
-                path=display,
-                line=position,
-                sample_id=shown,
-                first=first[key],
-            )
-        first[key] = position
+class IdCheck:
+    """Ids met so far, to refuse the first one used twice, naming both positions.
+
+    Ids are kept packed, their hashes in a compact table: no Python object per sample.
+    The positions (file lines) are dropped with the check; the ids are kept.
+    """
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.ids = PackedText()
+        self.positions = array("Q")
+        self._seen = HashSet()
+
+    def add(self, sample_id: str | int, position: int) -> None:
+        """Record the id of the sample at *position* (a line, or a 1-based index)."""
+        key = str(sample_id)
+        if self._seen.add(hash(key)):
+            first = next((i for i, seen in enumerate(self.ids) if seen == key), None)
+            if first is not None:  # not just two ids sharing a hash
+                shown = key if len(key) <= 80 else key[:77] + "..."
+                raise ConfigError(
+                    "dataset.duplicate_id",
+                    path=self.display,
+                    line=position,
+                    sample_id=shown,
+                    first=self.positions[first],
+                )
+        self.ids.append(key)
+        self.positions.append(position)
+
+    def done(self) -> PackedText:
+        """The ids, in order; the hashes and positions are dropped."""
+        self._seen = HashSet()
+        self.positions = array("Q")
+        return self.ids
 
 
-def freeze(samples: Sequence[Sample], display: str) -> Dataset:
-    """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest."""
-    numbered = [
-        s if s.id is not None else msgspec.structs.replace(s, id=number)
-        for number, s in enumerate(samples, start=1)
-    ]
-    refuse_duplicates(numbered, range(1, len(numbered) + 1), display)
-    lines = [_encode(sample) for sample in numbered]
-    ids = [str(sample.id) for sample in numbered]
-    if not lines:
+def spill(
+    samples: Iterable[tuple[int, Sample]], display: str
+) -> tuple[SpilledLines, str, PackedText]:
+    """Number, check and encode *samples* (each with the position errors name: a file
+    line, or a 1-based index) into a scratch file, one at a time.
+
+    A sample without an id gets its 1-based index. Returns the lines, the digest over
+    them joined by newlines, and the ids.
+    """
+    lines = SpilledLines()
+    check = IdCheck(display)
+    digest = hashlib.sha256()
+    for number, (position, sample) in enumerate(samples, start=1):
+        if sample.id is None:
+            sample = msgspec.structs.replace(sample, id=number)
+        check.add(sample.id, position)  # type: ignore[arg-type]  # set just above
+        line = _encode(sample)
+        if number > 1:
+            digest.update(b"\n")
+        digest.update(line)
+        lines.append(line)
+    return lines, "sha256:" + digest.hexdigest(), check.done()
+
+
+def _frozen_already(samples: Iterable[Sample]) -> LineSamples | None:
+    """The loaded lines *samples* are, all of them in order (or ``None``)."""
+    if isinstance(samples, MemoryDataset):
+        samples = samples.samples
+    if isinstance(samples, SampleView) and samples.positions == range(len(samples.base)):
+        samples = samples.base
+    return samples if isinstance(samples, LineSamples) else None
+
+
+def freeze(samples: Iterable[Sample], display: str) -> Dataset:
+    """Number unnamed samples 1..n, refuse duplicate ids, and pin the result by digest.
+
+    The samples are read once, in order, and written to a scratch file as they come;
+    the whole of a loaded file's dataset, in file order, is frozen already.
+    """
+    frozen = _frozen_already(samples)
+    if frozen is not None:
+        return Dataset(display, frozen.digest, frozen.lines, frozen.ids)
+    lines, digest, ids = spill(enumerate(samples, start=1), display)
+    if not len(lines):
         raise ConfigError("dataset.empty", path=display)
-    digest = "sha256:" + hashlib.sha256(b"\n".join(lines)).hexdigest()
     return Dataset(display, digest, lines, ids)

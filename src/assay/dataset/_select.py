@@ -7,13 +7,12 @@ selected samples keep the ids they would have had in the whole dataset.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
-import msgspec
-
 from assay.dataset._jsonl import Dataset
-from assay.dataset._memory import DEFAULT_NAME, MemoryDataset
+from assay.dataset._memory import DEFAULT_NAME, MemoryDataset, SampleView
 from assay.dataset._sample import Sample
 from assay.errors import ConfigError
 
@@ -44,23 +43,32 @@ def select(
             (every such id is named).
     """
     window = _window(limit)
-    samples = number_samples(dataset)
+    base = _samples(dataset)
+    positions: range | array[int] = range(len(base))
     if sample_id is not None:
         wanted = _id_keys(sample_id)
-        samples = [s for s in samples if str(s.id) in wanted]
-        missing = set(wanted) - {str(s.id) for s in samples}
+        found: set[str] = set()
+        kept = array("Q")
+        for index, sample in enumerate(base):
+            key = str(sample.id if sample.id is not None else index + 1)
+            if key in wanted:
+                kept.append(index)
+                found.add(key)
+        missing = set(wanted) - found
         if missing:
             shown = ", ".join(repr(wanted[key]) for key in wanted if key in missing)
             raise ConfigError("dataset.unknown_id", name=_name(dataset), missing=shown)
-    return MemoryDataset(samples[window], _name(dataset))
+        positions = kept
+    # a view, not a copy: a sample is read (and numbered) only when it is used
+    return MemoryDataset(SampleView(base, positions[window], number=True), _name(dataset))
 
 
-def number_samples(samples: Iterable[Sample]) -> list[Sample]:
-    """*samples* with every missing id set to the sample's position, counted from 1."""
-    return [
-        msgspec.structs.replace(s, id=n) if s.id is None else s
-        for n, s in enumerate(samples, start=1)
-    ]
+def _samples(dataset: Iterable[Sample]) -> Sequence[Sample]:
+    if isinstance(dataset, MemoryDataset):
+        return dataset.samples
+    if isinstance(dataset, Sequence):
+        return dataset
+    return list(dataset)
 
 
 def _window(limit: Limit | None) -> slice:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import bisect
 import mmap
+import os
 import struct
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from assay.evidence._pack import PackError, PackRecord, scan_pack
+from assay.evidence._pack import PackError, PackRecord, scan_headers
 
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
 _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
@@ -28,7 +31,10 @@ BUNDLE_INDEX = "bundles.idx"
 
 def write_bundle_index(bundles: Path, index: Path) -> None:
     """Index *bundles* (a JSONL file of bundles) by trial id."""
-    entries = []
+    _write_sorted(_bundle_entries(bundles), index)
+
+
+def _bundle_entries(bundles: Path) -> Iterator[bytes]:
     offset = 0
     marker = b'"trial_id":"t-'
     with open(bundles, "rb") as handle:
@@ -36,12 +42,8 @@ def write_bundle_index(bundles: Path, index: Path) -> None:
             at = line.find(marker)
             if at >= 0:
                 hexid = line[at + len(marker) : at + len(marker) + 24]
-                entries.append((bytes.fromhex(hexid.decode()), offset))
+                yield _BUNDLE.pack(bytes.fromhex(hexid.decode()), offset)
             offset += len(line)
-    entries.sort()
-    with open(index, "wb") as out:
-        for key, position in entries:
-            out.write(_BUNDLE.pack(key, position))
 
 
 def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
@@ -57,17 +59,8 @@ def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
 
 def write_pack_index(pack: Path) -> Path:
     """Index one pack by digest; returns the index path (``.idx`` beside the pack)."""
-    entries = []
-    for item in scan_pack(pack):
-        if isinstance(item, PackError):
-            break
-        record = item[0]
-        entries.append((bytes.fromhex(record.sha256), record.offset, record.size))
-    entries.sort()
     index = pack.with_suffix(".idx")
-    with open(index, "wb") as out:
-        for sha, offset, size in entries:
-            out.write(_PACK.pack(sha, offset, size))
+    _write_sorted(_pack_entries(pack), index)
     return index
 
 
@@ -85,6 +78,46 @@ def read_pack_index(pack: Path) -> list[PackRecord] | None:
         PackRecord(name, -1, offset, size, sha.hex())
         for sha, offset, size in _PACK.iter_unpack(data)
     ]
+
+
+def _pack_entries(pack: Path) -> Iterator[bytes]:
+    for record in scan_headers(pack):
+        if isinstance(record, PackError):
+            return
+        yield _PACK.pack(bytes.fromhex(record.sha256), record.offset, record.size)
+
+
+# Records are sorted in 256 buckets by their first byte (the keys are hashes, so the
+# buckets fill evenly); a bucket's records wait in memory up to _SPILL bytes, then go
+# to a scratch file. So sealing a run of any size holds a few MB, not every record.
+_SPILL = 8_192
+
+
+def _write_sorted(records: Iterable[bytes], index: Path) -> None:
+    """Write fixed-size *records* to *index* in byte order (big-endian fields, so byte
+    order is the order of the key, then of the fields after it)."""
+    buffers = [bytearray() for _ in range(256)]
+    chunks: list[list[tuple[int, int]]] = [[] for _ in range(256)]
+    width = 0
+    with tempfile.TemporaryFile(dir=index.parent) as spill:
+        for record in records:
+            width = len(record)
+            buffer = buffers[record[0]]
+            buffer += record
+            if len(buffer) >= _SPILL:
+                chunks[record[0]].append((spill.tell(), len(buffer)))
+                spill.write(buffer)
+                buffer.clear()
+        spill.flush()  # pread below reads the file, not the write buffer
+        with open(index, "wb") as out:
+            for bucket, buffer in enumerate(buffers):
+                data = bytearray()
+                for start, size in chunks[bucket]:
+                    data += os.pread(spill.fileno(), size, start)
+                data += buffer
+                buffers[bucket] = bytearray()
+                entries = sorted(data[i : i + width] for i in range(0, len(data), width or 1))
+                out.write(b"".join(entries))
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:

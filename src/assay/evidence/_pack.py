@@ -61,33 +61,63 @@ def record_bytes(sha256: str, data: bytes) -> bytes:
 
 
 def scan_pack(path: Path) -> Iterator[tuple[PackRecord, bytes] | PackError]:
-    """Every record of a pack with its payload; a ``PackError`` ends the scan."""
+    """Every record of a pack with its payload; a ``PackError`` ends the scan.
+
+    The pack is read one record at a time: a pack is ~1 KB per trial, so reading it
+    whole would make sealing or verifying a big run hold all of it in memory.
+    """
+    yield from _walk(path, payloads=True)
+
+
+def scan_headers(path: Path) -> Iterator[PackRecord | PackError]:
+    """Every record of a pack without its payload (which is skipped, not read)."""
+    for item in _walk(path, payloads=False):
+        yield item if isinstance(item, PackError) else item[0]
+
+
+# magic, 64 hex digits, a space, a size of at most 20 digits and the newline
+_HEADER_MAX = len(MAGIC) + 64 + 1 + 20 + 1
+
+
+def _walk(path: Path, *, payloads: bool) -> Iterator[tuple[PackRecord, bytes] | PackError]:
     name = path.name
     with open(path, "rb") as handle:
-        data = handle.read()
-    position = 0
-    while position < len(data):
-        header_end = data.find(b"\n", position)
-        header = data[position:header_end] if header_end >= 0 else b""
-        parts = header[len(MAGIC) :].split(b" ")
-        if not header.startswith(MAGIC) or len(parts) != 2 or not parts[1].isdigit():
-            yield PackError(name, position)
-            return
-        size = int(parts[1])
-        start = header_end + 1
-        if start + size + 1 > len(data) or data[start + size : start + size + 1] != b"\n":
-            yield PackError(name, position)
-            return
-        sha = parts[0].decode("ascii", errors="replace")
-        yield PackRecord(name, position, start, size, sha), data[start : start + size]
-        position = start + size + 1
+        length = os.fstat(handle.fileno()).st_size
+        position = 0
+        while position < length:
+            header = handle.readline(_HEADER_MAX)
+            parts = header[len(MAGIC) : -1].split(b" ")
+            if (
+                not header.startswith(MAGIC)
+                or not header.endswith(b"\n")
+                or len(parts) != 2
+                or not parts[1].isdigit()
+            ):
+                yield PackError(name, position)
+                return
+            size = int(parts[1])
+            start = position + len(header)
+            if start + size + 1 > length:
+                yield PackError(name, position)
+                return
+            if payloads:
+                data = handle.read(size + 1)
+            else:
+                handle.seek(start + size)
+                data = handle.read(1)
+            if data[-1:] != b"\n":
+                yield PackError(name, position)
+                return
+            sha = parts[0].decode("ascii", errors="replace")
+            yield PackRecord(name, position, start, size, sha), data[:-1] if payloads else b""
+            position = start + size + 1
 
 
 def whole_length(path: Path) -> int:
     """How many leading bytes of a pack are whole records (a crash may tear the last)."""
     end = 0
-    for item in scan_pack(path):
+    for item in scan_headers(path):
         if isinstance(item, PackError):
             return item.header_offset
-        end = item[0].offset + item[0].size + 1
+        end = item.offset + item.size + 1
     return end

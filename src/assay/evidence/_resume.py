@@ -18,7 +18,7 @@ from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
-from assay.evidence._pack import PackError, pack_names, scan_pack, whole_length
+from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
 from assay.evidence._usage import Usage
 
 
@@ -120,9 +120,9 @@ def _check_finished_artifacts(path: Path, finished: set[str]) -> None:
 
     present: set[str] = set()
     for name in pack_names(path / ARTIFACTS):
-        for item in scan_pack(path / ARTIFACTS / name):
+        for item in scan_headers(path / ARTIFACTS / name):
             if not isinstance(item, PackError):
-                present.add(item[0].sha256)
+                present.add(item.sha256)
     for line in _lines(path / BUNDLES):
         bundle = loads(line)
         for sha in bundle.get("artifacts", {}).values():

@@ -320,6 +320,9 @@ def _model_args(opts: EvalOptions) -> dict[str, Any]:
     return args
 
 
-def _select(task: Task, opts: EvalOptions) -> list[Sample]:
-    """Apply ``limit`` and ``sample_id`` (ids 1..n are assigned first where missing)."""
-    return list(select(task.dataset, limit=opts.limit, sample_id=opts.sample_id))
+def _select(task: Task, opts: EvalOptions) -> Sequence[Sample]:
+    """Apply ``limit`` and ``sample_id`` (ids 1..n are assigned first where missing).
+
+    A view, not a list: samples are read one at a time when the dataset is frozen.
+    """
+    return select(task.dataset, limit=opts.limit, sample_id=opts.sample_id)

@@ -17,11 +17,12 @@ import anyio
 import msgspec
 
 from assay._digest import loads
-from assay.dataset import select
+from assay.dataset import Dataset, freeze, select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
+    PLAN,
     SCORES,
     SPEC,
     ArtifactStore,
@@ -34,12 +35,12 @@ from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
-from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.pipeline._task_metrics import MetadataOf, TaskMetricsBuilder
 from assay.pipeline._task_prepare import task_scorers
 from assay.report import Report, TrialRows
 from assay.score import AnyScorer, Metrics, MetricsBuilder, build_scorer
 from assay.spec import EvalSpec
-from assay.task import load_tasks
+from assay.task import Task, load_tasks
 
 
 class Rescore(msgspec.Struct):
@@ -85,7 +86,8 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
     recomputed: dict[str, tuple[str, str]] = {}
-    sample_ids: list[str] = []
+    per_sample = len(spec.targets) * spec.repetitions
+    sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
     with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
         for line in handle:
@@ -94,7 +96,8 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
             output = store.get(sha) if sha else None
             records, row = await judge(bundle, output, scorers, metrics, task_metrics)
             rows.add(row)
-            sample_ids.append(str(bundle["trial"]["sample_id"]))
+            trial = bundle["trial"]
+            sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
             for record in records:
                 recomputed[record["score_id"]] = (record["status"], record["bundle_digest"])
     store.close()
@@ -104,9 +107,10 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     folder = Path(source).parent if source not in (None, "", "None") else None
     regression = regression_of(spec, folder, baseline, _records(path))
     gate = decide(spec.gate, built, list(scorers), regression)
-    summary = task_metrics.build(list(dict.fromkeys(sample_ids))) if task_metrics else {}
-    scores = _records(path)
-    report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
+    summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
+    with open(path / SCORES, "rb") as handle:
+        scores = (loads(line) for line in handle)
+        report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
 
 
@@ -129,10 +133,40 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
         raise ConfigError("task.changed", path=record["file"])
     score_on_error = bool((spec.errors or {}).get("score_on_error", False))
     scorers, _, metrics = task_scorers(task, score_on_error)
-    # Grouped metrics read the samples' metadata, as they did in the run.
-    metadata = {str(s.id): dict(s.metadata) for s in select(task.dataset)}
-    builder = TaskMetricsBuilder(spec.repetitions, list(spec.epochs_reducer), metrics, metadata)
+    builder = TaskMetricsBuilder(
+        spec.repetitions,
+        list(spec.epochs_reducer),
+        metrics,
+        spec.dataset.samples,
+        _metadata_of(task, record),
+        targets=len(spec.targets),
+    )
     return scorers, builder
+
+
+def _metadata_of(task: Task, record: dict[str, Any]) -> MetadataOf:
+    """Sample metadata by plan position, for grouped and user metrics: the task's
+    dataset selected and frozen as the run did, on first use only."""
+    frozen: list[Dataset] = []
+
+    def metadata_of(position: int) -> dict[str, Any]:
+        if not frozen:
+            chosen = select(task.dataset, **record.get("select", {}))
+            frozen.append(freeze(chosen, getattr(task.dataset, "name", "memory")))
+        return dict(frozen[0].sample(position).metadata)
+
+    return metadata_of
+
+
+def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
+    """Ids of planned samples no bundle named (an unfinished run), from the plan."""
+    if "" not in sample_ids:
+        return sample_ids
+    with open(path / PLAN, "rb") as handle:
+        for line in handle:
+            trial = loads(line)
+            sample_ids[trial["sample_index"]] = str(trial["sample_id"])
+    return sample_ids
 
 
 def _compare(path: Path, recomputed: dict[str, tuple[str, str]]) -> list[str]:

@@ -1,20 +1,22 @@
 """A Python task × model, frozen into the same spec the YAML path produces.
 
 Solvers, scorers and metrics are recorded by registered name and arguments; the dataset
-is frozen into raw lines and pinned by digest; the task itself is recorded by file, name
-and arguments, so ``assay score`` can rebuild its scorers from the run directory.
+is frozen into raw lines (streamed to a scratch file) and pinned by digest; the task
+itself is recorded by file, name and arguments, so ``assay score`` can rebuild its
+scorers from the run directory.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from assay._registry import json_safe, registry_info
-from assay.dataset import Dataset, Sample, freeze, select
+from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
@@ -52,7 +54,7 @@ def component_name(obj: object, fallback: str) -> str:
 def prepare_task(
     task: Task,
     model: Model,
-    samples: list[Sample],
+    samples: Sequence[Sample],
     settings: TaskSettings,
     task_ref: dict[str, Any] | None = None,
     *,
@@ -86,10 +88,14 @@ def prepare_task(
         task=task_ref,
         errors=msgspec.to_builtins(settings),
     )
-    metadata = {str(s.id): dict(s.metadata) for s in _iter_samples(dataset)}
+
+    def metadata_of(position: int) -> dict[str, Any]:
+        return dict(dataset.sample(position).metadata)  # read back, not kept per sample
 
     def task_metrics() -> TaskMetricsBuilder:
-        return TaskMetricsBuilder(epochs.epochs, epochs.reducers, metrics, metadata)
+        return TaskMetricsBuilder(
+            epochs.epochs, epochs.reducers, metrics, len(dataset), metadata_of
+        )
 
     return Prepared(
         spec=spec,
@@ -167,12 +173,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
     epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
     model = get_model(spec.targets[0].model or "mock/default", **model_args)
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
-    samples = list(select(task.dataset, **record.get("select", {})))
+    samples = select(task.dataset, **record.get("select", {}))
     return prepare_task(task, model, samples, settings, record, epochs=epochs)
-
-
-def _iter_samples(dataset: Dataset) -> Any:
-    return iter(dataset)
 
 
 def _safe_id(name: str) -> str:

@@ -8,7 +8,7 @@ on any day, and two runs of one evaluation can be joined trial by trial.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import msgspec
 
@@ -46,7 +46,7 @@ class Plan:
     the run) from favouring one target.
     """
 
-    def __init__(self, spec: EvalSpec, sample_ids: list[str]) -> None:
+    def __init__(self, spec: EvalSpec, sample_ids: Sequence[str]) -> None:
         self.spec = spec
         self.sample_ids = sample_ids
         self.target_ids = [t.id for t in spec.targets]
@@ -70,6 +70,6 @@ class Plan:
         return dict.fromkeys(self.target_ids, per_target)
 
 
-def plan(spec: EvalSpec, sample_ids: list[str]) -> Plan:
+def plan(spec: EvalSpec, sample_ids: Sequence[str]) -> Plan:
     """Plan *spec* over the dataset's *sample_ids* (file order)."""
     return Plan(spec, sample_ids)

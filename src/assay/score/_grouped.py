@@ -8,12 +8,12 @@ of one scorer keep apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from assay._registry import registry_info
 from assay.score._metric import LABEL_ATTR, Metric, SampleScore, metric
 
-GroupedMetric = Callable[[list[SampleScore]], dict[str, float]]
+GroupedMetric = Callable[[Sequence[SampleScore]], dict[str, float]]
 
 ALL = "all"
 
@@ -27,7 +27,7 @@ def grouped(metric: Metric, group_key: str) -> GroupedMetric:
     sorted, with ``"all"`` last.
     """
 
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
+    def compute(scores: Sequence[SampleScore]) -> dict[str, float]:
         groups: dict[str, list[SampleScore]] = {}
         missing = []
         for score in scores:

@@ -7,7 +7,7 @@ one ``SampleScore`` per planned sample, so a sample that produced no score still
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
 import msgspec
@@ -24,7 +24,8 @@ class SampleScore(msgspec.Struct, frozen=True):
     scored: bool = True
 
 
-Metric = Callable[[list[SampleScore]], float]
+Metric = Callable[[Sequence[SampleScore]], float]
+"""A metric: every planned sample's reduced score (a sequence, in plan order) -> a value."""
 
 # A metric may carry a label to be reported under instead of its registered name.
 LABEL_ATTR = "__assay_label__"
@@ -58,7 +59,7 @@ def metric(factory: M | None = None, *, name: str | None = None) -> Any:
 def accuracy() -> Metric:
     """Mean of the values (letters mapped to 1, 0.5, 0) over every planned sample."""
 
-    def compute(scores: list[SampleScore]) -> float:
+    def compute(scores: Sequence[SampleScore]) -> float:
         return sum(s.value for s in scores) / len(scores) if scores else 0.0
 
     return compute

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
 from assay.score._metric import Metric, SampleScore, metric
 
@@ -31,7 +32,7 @@ def _variance(values: list[float]) -> float:
 def std() -> Metric:
     """The sample standard deviation of the values: how much samples disagree."""
 
-    def compute(scores: list[SampleScore]) -> float:
+    def compute(scores: Sequence[SampleScore]) -> float:
         return math.sqrt(_variance([s.value for s in scores]))
 
     return compute
@@ -41,7 +42,7 @@ def std() -> Metric:
 def stderr() -> Metric:
     """The standard error of the mean, ``sqrt(var / n)``: the error bar on ``mean``."""
 
-    def compute(scores: list[SampleScore]) -> float:
+    def compute(scores: Sequence[SampleScore]) -> float:
         values = [s.value for s in scores]
         return math.sqrt(_variance(values) / len(values)) if values else 0.0
 
@@ -61,7 +62,7 @@ def bootstrap_stderr(num_samples: int = 1000, seed: int = 0) -> Metric:
     if num_samples < 1:
         raise ValueError(f"bootstrap_stderr(num_samples={num_samples}): use at least 1")
 
-    def compute(scores: list[SampleScore]) -> float:
+    def compute(scores: Sequence[SampleScore]) -> float:
         values = [s.value for s in scores]
         if len(values) < 2:
             return 0.0

@@ -28,6 +28,7 @@ from assay.spec._model import (
     TargetSpec,
 )
 from assay.spec._paths import check_relative, resolve_inside
+from assay.spec._yaml import parse_yaml
 
 _SAMPLE_FIELDS = ("id", "input", "expected", "metadata")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -118,45 +119,13 @@ def _read_text(path: Path, display: str) -> str:
 
 
 def _parse(text: str, display: str) -> _RawSpec:
-    import yaml  # deferred: only spec loading needs it, and it slows start-up
-
-    try:
-        document: Any = yaml.load(text, Loader=_strict_loader())
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise ConfigError("spec.yaml", path=display, reason=reason) from None
-    except (ValueError, TypeError, AttributeError, RecursionError) as exc:
-        # e.g. "!!int abc", a list used as a key, absurd nesting: still bad YAML
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        raise ConfigError("spec.yaml", path=display, reason=reason) from None
+    document: Any = parse_yaml(text, display)
     if not isinstance(document, dict):
         raise ConfigError("spec.shape", path=display, reason="the spec must be a YAML mapping")
     try:
         return msgspec.convert(document, _RawSpec, strict=True)
     except msgspec.ValidationError as exc:
         raise ConfigError("spec.shape", path=display, reason=_field_message(exc)) from None
-
-
-def _strict_loader() -> Any:
-    """A SafeLoader that refuses a key given twice (plain YAML keeps the last silently)."""
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return loader.construct_mapping(node)
-
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return StrictLoader
 
 
 def _field_message(exc: msgspec.ValidationError) -> str:

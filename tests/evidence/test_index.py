@@ -1,0 +1,79 @@
+"""The sealed run's indexes: sorted fixed-size records, found by bisection."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import _index
+from assay.evidence._index import (
+    find_bundle_line,
+    find_in_pack_index,
+    write_bundle_index,
+    write_pack_index,
+)
+from assay.evidence._pack import record_bytes, scan_headers, scan_pack, whole_length
+
+
+def _pack(folder: Path, count: int) -> tuple[Path, dict[str, bytes]]:
+    payloads = {}
+    pack = folder / "pack-0001.bin"
+    with open(pack, "wb") as handle:
+        for i in range(count):
+            data = f"payload {i}".encode() * (i % 7 + 1)
+            sha = hashlib.sha256(data).hexdigest()
+            payloads[sha] = data
+            handle.write(record_bytes(sha, data))
+    return pack, payloads
+
+
+@pytest.mark.parametrize("spill", [16_384, 64])
+def test_pack_index_finds_every_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill: int
+) -> None:
+    monkeypatch.setattr(_index, "_SPILL", spill)  # 64: every bucket goes to scratch
+    pack, payloads = _pack(tmp_path, 3000)
+    index = write_pack_index(pack)
+    assert index.stat().st_size == 3000 * 48
+    raw = index.read_bytes()
+    keys = [raw[i : i + 32] for i in range(0, len(raw), 48)]
+    assert keys == sorted(keys)
+    data = pack.read_bytes()
+    for sha, payload in payloads.items():
+        found = find_in_pack_index(index, sha)
+        assert found is not None
+        offset, size = found
+        assert data[offset : offset + size] == payload
+    assert find_in_pack_index(index, "0" * 64) is None
+    assert sorted(tmp_path.iterdir()) == sorted([pack, index])  # no scratch file left
+
+
+def test_bundle_index_finds_every_trial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_index, "_SPILL", 40)
+    bundles = tmp_path / "bundles.jsonl"
+    ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(2000)]
+    lines = [
+        json.dumps({"trial": {"trial_id": f"t-{h}"}, "n": i}, separators=(",", ":"))
+        for i, h in enumerate(ids)
+    ]
+    bundles.write_text("".join(line + "\n" for line in lines))
+    index = tmp_path / "bundles.idx"
+    write_bundle_index(bundles, index)
+    for h, line in zip(ids, lines, strict=True):
+        assert find_bundle_line(bundles, index, f"t-{h}") == line.encode()
+    assert find_bundle_line(bundles, index, "t-" + "f" * 24) is None
+
+
+def test_pack_scan_streams_and_stops_at_a_torn_record(tmp_path: Path) -> None:
+    pack, payloads = _pack(tmp_path, 50)
+    whole = pack.stat().st_size
+    with open(pack, "ab") as handle:
+        handle.write(record_bytes("a" * 64, b"torn payload")[:-5])
+    records = list(scan_pack(pack))
+    assert [r[1] for r in records[:-1]] == list(payloads.values())  # type: ignore[index]
+    headers = list(scan_headers(pack))
+    assert [h.sha256 for h in headers[:-1]] == list(payloads)  # type: ignore[union-attr]
+    assert headers[-1].header_offset == whole == whole_length(pack)

@@ -1,0 +1,55 @@
+"""The spec's YAML reader: values PyYAML cannot construct are named by file, line and key."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.spec._yaml import parse_yaml
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_yaml(text, "eval.yaml")
+    return caught.value.one_line()
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        ("a: 1\nevaluation: !!int abc\n", ["eval.yaml:2:", "'abc'", "!!int", "'evaluation'"]),
+        ("targets:\n  - id: t\n    timeout: !!float x\n", ["eval.yaml:3:", "'timeout'"]),
+        # an item of a list: named by the key holding the list
+        ("scorers: [1, !!int no]\n", ["eval.yaml:1:", "'no'", "'scorers'"]),
+        ("when: !!timestamp 2026-13-99x\n", ["eval.yaml:1:", "!!timestamp"]),
+        ("x: !!float\n", ["eval.yaml:1:", "''", "!!float"]),
+        ("- !!int abc\n", ["eval.yaml:1:", "'abc'"]),  # no key to name
+        ("a: 1\n? [x, y]\n: 2\n", ["eval.yaml:2:", "mapping key", "list"]),
+        ("{{a: 1}: 2}\n", ["eval.yaml:1:", "mapping key", "dict"]),
+        ("n: " + "7" * 5000 + "\n", ["eval.yaml:1:", "5,000 digits", "'n'"]),
+    ],
+)
+def test_unconstructable_values_name_file_line_and_key(text: str, needles: list[str]) -> None:
+    line = _error(text)
+    message, dash, hint = line.partition(" — ")
+    assert dash and hint
+    for needle in needles:
+        assert needle in message, (needle, line)
+    assert len(line) < 300
+
+
+def test_a_long_bad_value_is_quoted_short() -> None:
+    line = _error("evaluation: !!int " + "z" * 10_000 + "\n")
+    assert "zzz..." in line and len(line) < 300
+
+
+def test_good_yaml_still_reads() -> None:
+    assert parse_yaml("a: !!int 3\nb: [1, 2.5, x]\nc: {d: 2026-01-02}\n", "eval.yaml") == {
+        "a": 3,
+        "b": [1, 2.5, "x"],
+        "c": {"d": __import__("datetime").date(2026, 1, 2)},
+    }
+
+
+def test_a_key_given_twice_is_still_refused() -> None:
+    assert "given twice" in _error("a: 1\na: 2\n")
