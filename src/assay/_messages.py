@@ -234,6 +234,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
         "请安装：pip install {package}",
     ),
+    # --- model providers: the openai provider's HTTP transport (issue 4, speed) ----------
+    "model.transport": (
+        "model {model!r}: unknown transport {transport!r} (known: {known})",
+        "give -M transport=aiohttp or -M transport=httpx, or leave it out",
+        "模型 {model!r}：未知的传输方式 {transport!r}（已知：{known}）",
+        "请使用 -M transport=aiohttp 或 -M transport=httpx，或省略该参数",
+    ),
     "task.file": (
         "cannot load tasks from {path}: {reason}",
         "check the file path and that the file imports cleanly",

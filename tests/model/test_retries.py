@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from assay import Sample, Task, eval, generate, includes
 from assay.evidence import verify_run
 from assay.model import GenerateConfig, get_model
 from tests.helpers import bundles_by_sample, events_of, wait_for
-from tests.servers.openai_compat import OpenAICompatServer, drop, slow, status
+from tests.servers.openai_compat import OpenAICompatServer, cut, drop, slow, status
 
 FAST = {"retry_backoff": 0.01, "timeout": 0.5}
+TRANSPORTS = ["aiohttp", "httpx"]  # the SDK's HTTP clients: each fails in its own words
 
 
 def echo_task(count: int) -> Task:
@@ -44,8 +46,9 @@ def failed_calls(path: Path) -> list[dict[str, Any]]:
     return [e["data"] for e in events_of(path, "model_call_failed")]
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_retries_in_the_evidence_match_the_script(
-    openai_server: OpenAICompatServer, tmp_path: Path
+    openai_server: OpenAICompatServer, tmp_path: Path, transport: str
 ) -> None:
     openai_server.push(
         status(429, retry_after="0"),
@@ -56,7 +59,8 @@ def test_retries_in_the_evidence_match_the_script(
         status(429, retry_after="0.05"),
     )
     # one trial at a time, so the order is fixed; six failures need six retries
-    path = run(openai_server, tmp_path, 4, max_samples=1, model_args={"max_retries": 6})
+    args = {"max_retries": 6, "transport": transport}
+    path = run(openai_server, tmp_path, 4, max_samples=1, model_args=args)
     bundles = bundles_by_sample(path)
     assert {b["state"] for b in bundles.values()} == {"completed"}
     assert all(len(b["attempts"]) == 1 for b in bundles.values())  # the model retried
@@ -80,17 +84,19 @@ def test_retries_in_the_evidence_match_the_script(
     assert len([e for e in events_of(path, "sampling") if "model" in e["data"]]) == 4
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_every_trial_completes_under_concurrent_faults(
-    openai_server: OpenAICompatServer, tmp_path: Path
+    openai_server: OpenAICompatServer, tmp_path: Path, transport: str
 ) -> None:
-    script = [status(429, retry_after="0"), status(502), drop(), slow(1.0)] * 4
+    script = [status(429, retry_after="0"), status(502), drop(), slow(1.0), cut()] * 4
     openai_server.push(*script)
-    path = run(openai_server, tmp_path, 24, max_samples=8)
+    path = run(openai_server, tmp_path, 24, max_samples=8, model_args={"transport": transport})
     bundles = bundles_by_sample(path)
     assert len(bundles) == 24
     assert {b["state"] for b in bundles.values()} == {"completed"}
     reasons = sorted(c["reason"] for c in failed_calls(path))
-    assert reasons == sorted(["rate_limited", "http_502", "connection", "timeout"] * 4)
+    expected = ["rate_limited", "http_502", "connection", "timeout", "connection"] * 4
+    assert reasons == sorted(expected)
     assert len(openai_server.requests) == 24 + len(script)
 
 

@@ -3,9 +3,9 @@
 It speaks the chat-completions wire format (``POST /v1/chat/completions``, JSON in and
 out, HTTP/1.1 keep-alive via ``h11``) and answers each request with the next action of
 a script, in arrival order: a normal answer, an HTTP status (429 with ``Retry-After``,
-500, 401, ...), a slow answer, or a dropped connection. When the script runs out it
-answers normally. It runs its own asyncio loop in a thread, so a test can drive it from
-``anyio.run`` or from a CLI in a subprocess alike.
+500, 401, ...), a slow answer, a dropped connection, or an answer cut off halfway. When
+the script runs out it answers normally. It runs its own asyncio loop in a thread, so
+a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
 
     with OpenAICompatServer([status(429, retry_after="0"), drop()]) as server:
         ... openai/NAME with base_url=server.url ...
@@ -34,7 +34,7 @@ import h11
 class Action:
     """What the server does with one request."""
 
-    kind: str  # "ok" | "status" | "slow" | "drop"
+    kind: str  # "ok" | "status" | "slow" | "drop" | "cut"
     status: int = 200
     message: str = ""
     retry_after: str | None = None
@@ -59,6 +59,11 @@ def slow(seconds: float) -> Action:
 def drop() -> Action:
     """Read the request, then close the connection without answering."""
     return Action("drop")
+
+
+def cut() -> Action:
+    """Send the answer's head and half its body, then close the connection."""
+    return Action("cut")
 
 
 @dataclass
@@ -191,6 +196,11 @@ class OpenAICompatServer:
             *extra,
         ]
         writer.write(conn.send(h11.Response(status_code=code, headers=response_headers)))
+        if action.kind == "cut":
+            writer.write(data[: len(data) // 2])
+            await writer.drain()
+            writer.transport.abort()
+            return False
         writer.write(conn.send(h11.Data(data=data)))
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()

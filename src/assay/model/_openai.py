@@ -10,13 +10,13 @@ The SDK's own retries are off (``max_retries=0``): ``Model`` retries, so that ev
 is in the evidence. This module only translates: SDK errors become
 ``InfrastructureError`` (retryable: 408, 409, 429, 5xx, timeouts, dropped connections)
 or ``ModelError`` (the rest: 400, 401, 404, ...), naming the status and the server.
+The SDK's HTTP client is aiohttp unless ``transport="httpx"`` (see ``_openai_http``).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +26,14 @@ from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
 from assay.model._model import DEFAULT_MAX_CONNECTIONS
-from assay.model._openai_wire import parse_completion, request_params
+from assay.model._openai_http import (
+    client_count,
+    failure_of,
+    http_client,
+    pick_transport,
+    transport_errors,
+)
+from assay.model._openai_wire import encode_request, parse_completion
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 
@@ -36,7 +43,6 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key"
 """Sent to a server given by URL when no key is set: local servers need none."""
 
-SHARD = 32
 _RETRYABLE = {408, 409, 429}
 _CLIENT_ARGS = {"organization", "project", "default_headers", "default_query"}
 
@@ -50,6 +56,7 @@ class OpenAIAPI:
         config: GenerateConfig,
         base_url: str | None = None,
         api_key: str | None = None,
+        transport: str | None = None,
         **client_args: Any,
     ) -> None:
         self.name = name
@@ -60,37 +67,36 @@ class OpenAIAPI:
         self._client_args = client_args
         self._clients: list[Any] = []
         self._turn = 0
+        self._url = self.base_url + "/chat/completions"
         if api_key is None and base_url is None and not os.environ.get(KEY_ENV):
             raise ConfigError("model.api_key_missing", model=f"openai/{name}", env=KEY_ENV)
         import openai  # deferred to here: heavy, and not to be counted in a call's timeout
 
         self._sdk = openai
+        self.transport = pick_transport(f"openai/{name}", transport, openai)
+        self._dropped = (openai.APITimeoutError, openai.APIConnectionError)
+        self._unmapped: tuple[type[BaseException], ...] = ()
 
     def _connect(self) -> Any:
         """An SDK client for the next call, the clients made on first use (and again
-        after ``aclose``). Calls go round-robin over one client per ``SHARD`` connections:
-        the HTTP pool looks at each of its connections for every request, so one pool of
-        200 costs more per call than the HTTP exchange itself."""
+        after ``aclose``); calls go round-robin when there are several (httpx)."""
         if not self._clients:
-            shards = -(-self.connections // SHARD)
-            keep = -(-self.connections // shards) + 4
+            count = client_count(self.transport, self.connections)
             key = self._api_key or os.environ.get(KEY_ENV) or NO_KEY
-            self._clients = [self._new_client(key, keep) for _ in range(shards)]
+            self._clients = [self._new_client(key, count) for _ in range(count)]
+            self._unmapped = transport_errors(self.transport)
+        if len(self._clients) == 1:
+            return self._clients[0]
         self._turn = (self._turn + 1) % len(self._clients)
         return self._clients[self._turn]
 
-    def _new_client(self, key: str, keep_alive: int) -> Any:
-        # the SDK's default HTTP client, keeping as many connections alive as may be in
-        # flight (its default keeps 100, so at 200 in flight half would reconnect per call)
-        http_class = self._sdk.DefaultAsyncHttpxClient
-        http = sys.modules[http_class.__mro__[1].__module__.partition(".")[0]]
-        limits = http.Limits(max_connections=self.connections, max_keepalive_connections=keep_alive)
+    def _new_client(self, key: str, count: int) -> Any:
         return self._sdk.AsyncOpenAI(
             api_key=key,
             base_url=self.base_url,
             max_retries=0,
             timeout=self.config.timeout if self.config.timeout is not None else 600.0,
-            http_client=http_class(limits=limits),
+            http_client=http_client(self._sdk, self.transport, self.connections, count),
             **self._client_args,
         )
 
@@ -105,22 +111,22 @@ class OpenAIAPI:
             options["timeout"] = config.timeout
         try:
             # The client's own POST (its documented way to custom requests): the SDK
-            # still does auth, URL, timeouts and errors, but skips re-validating params
-            # it would then build pydantic models from; the bytes come back as they are.
+            # still does auth, headers, timeouts and errors, but skips re-validating params
+            # it would then build pydantic models from; the bytes go and come back as
+            # they are (JSON encoded by msgspec; the URL whole, so it is parsed once).
             body = await client.post(
-                "/chat/completions",
+                self._url,
                 cast_to=bytes,
-                body=request_params(self.name, messages, tools, config),
+                content=encode_request(self.name, messages, tools, config),
                 options=options,
             )
-        except openai.APITimeoutError:
-            raise InfrastructureError("timeout", f"no answer from {self.base_url}") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            detail = self._scrub(f"{type(cause).__name__}: {cause}")
-            raise InfrastructureError("connection", f"{self.base_url}: {detail}") from None
+        except self._dropped as exc:
+            raise failure_of(exc, openai, self.base_url, self._scrub) from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
+        except self._unmapped as exc:
+            detail = self._scrub(f"{type(exc).__name__}: {exc}")
+            raise InfrastructureError("connection", f"{self.base_url}: {detail}") from None
         try:
             return parse_completion(body, f"openai/{self.name}")
         except ValueError as exc:
@@ -182,12 +188,14 @@ def openai_provider(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    transport: str | None = None,
     **args: Any,
 ) -> OpenAIAPI:
     """``openai/<model>``: *base_url* defaults to ``$OPENAI_BASE_URL``, then OpenAI; the
     key to *api_key* (for programs, e.g. a local server's own), then ``$OPENAI_API_KEY``.
-    *args* may be ``organization``, ``project``, ``default_headers``, ``default_query``
-    (passed to ``AsyncOpenAI``)."""
+    *transport* is the SDK's HTTP client, ``aiohttp`` (the default when installed) or
+    ``httpx``. *args* may be ``organization``, ``project``, ``default_headers``,
+    ``default_query`` (passed to ``AsyncOpenAI``)."""
     model = f"openai/{name}"
     if importlib.util.find_spec("openai") is None:
         raise ConfigError("model.sdk_missing", model=model, package="openai")
@@ -195,4 +203,4 @@ def openai_provider(
     if unknown:
         raise ConfigError("model.args", model=model, args=", ".join(unknown))
     base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-    return OpenAIAPI(name, config, base_url, api_key, **args)
+    return OpenAIAPI(name, config, base_url, api_key, transport, **args)

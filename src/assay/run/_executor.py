@@ -3,7 +3,8 @@
 Workers pull the next item only when they are free, so no more than *limit* items are in
 flight and nothing is materialised ahead of time: memory follows the concurrency, not
 the size of the plan. Results are handed to the caller as each item finishes; callers
-that need plan order sort by the plan index every result carries.
+that need plan order sort by the plan index every result carries. The garbage collector
+is tuned while items run (``_gc``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TypeVar
 import anyio
 import anyio.lowlevel
 
+from assay.run._gc import collector_tuned
 from assay.run._groups import first_error
 
 T = TypeVar("T")
@@ -32,9 +34,10 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
             await anyio.lowlevel.checkpoint()
 
     try:
-        async with anyio.create_task_group() as group:
-            for _ in range(max(1, limit)):
-                group.start_soon(worker)
+        with collector_tuned():
+            async with anyio.create_task_group() as group:
+                for _ in range(max(1, limit)):
+                    group.start_soon(worker)
     except BaseExceptionGroup as group:
         # Several workers may fail at once for one reason (a sink over its failure rate):
         # the caller wants that reason, not a group of copies.
