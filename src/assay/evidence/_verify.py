@@ -18,7 +18,7 @@ import msgspec
 from assay._digest import fast_json, file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
-from assay.evidence._pack import PackError, pack_names, scan_pack
+from assay.evidence._pack import pack_names
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_bundles import fold_events, read_bundle
 from assay.evidence._verify_events import (
@@ -29,6 +29,7 @@ from assay.evidence._verify_events import (
     start_scan,
     stop_scan,
 )
+from assay.evidence._verify_pack import hash_pack
 from assay.plan import trial_id
 from assay.spec import EvalSpec
 
@@ -288,19 +289,19 @@ def _check_artifacts(check: _Checker) -> None:
 
 def _check_pack(check: _Checker, path: Path) -> None:
     """Hash every record of a pack against the digest in its header."""
-    for item in scan_pack(path):
-        if isinstance(item, PackError):
-            where = f"{ARTIFACTS}/{item.pack}@{item.header_offset}"
-            check.problem(where, "verify.not_record", kind="artifact")
-            return
-        record, data = item
-        actual = sha256_hex(data)
-        if actual != record.sha256:
-            where = f"{ARTIFACTS}/{record.pack}@{record.header_offset} ({record.sha256})"
-            check.problem(where, "verify.artifact", actual=actual)
-        else:
-            check.artifacts.add(actual)
+    name = path.name
+
+    def good(sha: str) -> None:
+        check.artifacts.add(sha)
         check.result.artifacts += 1
+
+    def bad(offset: int, sha: str, actual: str) -> None:
+        check.problem(f"{ARTIFACTS}/{name}@{offset} ({sha})", "verify.artifact", actual=actual)
+        check.result.artifacts += 1
+
+    broken = hash_pack(path, good, bad)
+    if broken is not None:
+        check.problem(f"{ARTIFACTS}/{name}@{broken}", "verify.not_record", kind="artifact")
 
 
 def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
