@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assay._digest import fast_json, file_sha256, loads, sha256_hex
+from assay._digest import file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._pack import pack_names
@@ -179,6 +179,27 @@ def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
             check.problem(name, "verify.file_digest", digest=digest, expected=expected)
 
 
+class _SampleOf(msgspec.Struct):
+    """Only the sample id of a plan line (the rest is compared as bytes)."""
+
+    sample_id: Any
+
+
+class _PlanLine(msgspec.Struct):
+    """A plan line as the planner writes it: these fields, in this order."""
+
+    index: int
+    trial_id: str
+    sample_index: int
+    sample_id: str
+    target_id: str
+    repetition: int
+
+
+_plan_sample = msgspec.json.Decoder(_SampleOf).decode
+_plan_line = msgspec.json.Encoder().encode
+
+
 def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> None:
     """Each line must be exactly the trial the spec plans at that position."""
     targets, reps = [t.id for t in spec.targets], spec.repetitions
@@ -188,8 +209,8 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
     for number, line in check.lines(PLAN):
         index = number - 1
         try:
-            sample_id = loads(line)["sample_id"]
-        except (ValueError, KeyError, TypeError):
+            sample_id = _plan_sample(line).sample_id
+        except (msgspec.DecodeError, msgspec.ValidationError):
             check.problem(f"{PLAN}:{number}", "verify.not_record", kind="plan")
             continue
         if index % per_sample == 0:  # the first trial of a sample names it for the rest
@@ -199,15 +220,8 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
             sample_ids.add(current)
         target_id, repetition = targets[(index // reps) % len(targets)], index % reps + 1
         tid = trial_id(spec.evaluation, target_id, str(sample_id), repetition)
-        expected = fast_json(
-            {
-                "index": index,
-                "trial_id": tid,
-                "sample_index": index // per_sample,
-                "sample_id": current,
-                "target_id": target_id,
-                "repetition": repetition,
-            }
+        expected = _plan_line(
+            _PlanLine(index, tid, index // per_sample, current, target_id, repetition)
         )
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
