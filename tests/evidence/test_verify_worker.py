@@ -8,6 +8,7 @@ small run takes that path too, tamper with it, and compare both paths' findings.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,8 @@ def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], li
     started: list[bool] = []
     start = _verify_events.start_scan
 
-    def spy(path: Path, threshold: int) -> object:
-        worker = start(path, threshold)
+    def spy(path: Path, threshold: int, files: Sequence[str] = ()) -> object:
+        worker = start(path, threshold, files)
         started.append(worker is not None)
         return worker
 
@@ -90,9 +91,9 @@ def test_a_failed_worker_falls_back_to_this_process(
     here: list[str] = []
     scan = _verify_events.scan_events
 
-    def spy(path: str) -> _verify_events.EventScan:
+    def spy(path: str, files: Sequence[str] = ()) -> _verify_events.EventScan:
         here.append(path)
-        return scan(path)
+        return scan(path, files)
 
     monkeypatch.setattr(_verify_events, "scan_events", spy)
     assert verify_run(run).ok

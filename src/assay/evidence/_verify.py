@@ -8,6 +8,7 @@ against the events and artifacts it lists, and each score against its bundle.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assay._digest import file_sha256, loads, sha256_hex
+from assay._digest import sha256_hex
 from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._pack import pack_names
@@ -29,7 +30,7 @@ from assay.evidence._verify_events import (
     start_scan,
     stop_scan,
 )
-from assay.evidence._verify_pack import hash_pack
+from assay.evidence._verify_pack import Mismatch, hash_pack
 from assay.plan import trial_id
 from assay.spec import EvalSpec
 
@@ -60,12 +61,13 @@ class _Checker:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.result = VerifyResult(problems=[])
-        self.plan: dict[str, tuple[int, str, str, int]] = {}
+        self.plan: set[str] = set()  # the planned trial ids
         self.trial_events: dict[str, bytes] = {}
         self.artifacts: set[str] = set()
         self.bundles: dict[str, str] = {}
         self.pending_folds: list[tuple[int, str, bytes]] = []  # bundle line, trial, fold
         self.score_hashes: set[Any] = set()
+        self.score_lines: list[tuple[int, str]] = []  # line number, sha256 of the line
         self.run_tail: tuple[str, Any] = ("", {})
         self.found: dict[str, list[tuple[int, int, int, str]]] = {}
         self.section, self.line = SPEC, 0
@@ -111,12 +113,11 @@ def verify_run(path: Path) -> VerifyResult:
     """
     manifest = read_manifest(path)
     check = _Checker(path)
-    worker = start_scan(path, PARALLEL_BYTES)
+    files = _listed_files(manifest)
+    worker = start_scan(path, PARALLEL_BYTES, files)
     try:
         check.start(SPEC)
         spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
-        check.start(MANIFEST)
-        _guarded(check, MANIFEST, lambda: _check_files(check, manifest))
         if spec is not None:
             check.start(PLAN)
             _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
@@ -124,14 +125,18 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, ARTIFACTS, lambda: _check_artifacts(check))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: _check_bundles(check, manifest))
-        scan = finish_scan(path, worker)
+        check.start(SCORES)
+        _guarded(check, SCORES, lambda: _read_scores(check))
+        scan = finish_scan(path, worker, files)
         worker = None
+        check.start(MANIFEST)
+        _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: _check_bundle_events(check))
         check.start(SCORES)
-        _guarded(check, SCORES, lambda: _check_scores(check))
+        _guarded(check, SCORES, lambda: _check_score_binding(check))
     finally:
         stop_scan(worker)  # interrupted: the worker's answer is not wanted
     check.result.problems = check.listed()
@@ -167,15 +172,19 @@ def _check_spec(check: _Checker, manifest: dict[str, Any]) -> EvalSpec | None:
         return None
 
 
-def _check_files(check: _Checker, manifest: dict[str, Any]) -> None:
+def _listed_files(manifest: dict[str, Any]) -> list[str]:
+    """The files whose whole digests the manifest lists (hashed by the event pass)."""
+    files = manifest.get("files", {})
+    return sorted(files) if isinstance(files, dict) else []
+
+
+def _check_files(check: _Checker, manifest: dict[str, Any], scan: EventScan) -> None:
     """Whole-file digests catch edits the record-level checks cannot (e.g. a report)."""
     for name, expected in sorted(manifest.get("files", {}).items()):
-        try:
-            digest = "sha256:" + file_sha256(check.path / name)
-        except FileNotFoundError:
+        digest = scan.file_digests.get(name)
+        if digest is None:
             check.problem(name, "verify.missing")
-            continue
-        if digest != expected:
+        elif digest != expected:
             check.problem(name, "verify.file_digest", digest=digest, expected=expected)
 
 
@@ -225,7 +234,7 @@ def _check_plan(check: _Checker, spec: EvalSpec, manifest: dict[str, Any]) -> No
         )
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
-        check.plan[tid] = (index, str(sample_id), target_id, repetition)
+        check.plan.add(tid)
     planned = spec.dataset.samples * per_sample
     check.result.trials = len(check.plan)
     if len(check.plan) != planned or len(sample_ids) != spec.dataset.samples:
@@ -303,48 +312,59 @@ def _check_artifacts(check: _Checker) -> None:
 
 def _check_pack(check: _Checker, path: Path) -> None:
     """Hash every record of a pack against the digest in its header."""
+    bad: list[Mismatch] = []
+    records, broken = hash_pack(path, check.artifacts, bad)
     name = path.name
-
-    def good(sha: str) -> None:
-        check.artifacts.add(sha)
-        check.result.artifacts += 1
-
-    def bad(offset: int, sha: str, actual: str) -> None:
+    check.result.artifacts += records
+    for offset, sha, actual in bad:
         check.problem(f"{ARTIFACTS}/{name}@{offset} ({sha})", "verify.artifact", actual=actual)
-        check.result.artifacts += 1
-
-    broken = hash_pack(path, good, bad)
     if broken is not None:
         check.problem(f"{ARTIFACTS}/{name}@{broken}", "verify.not_record", kind="artifact")
 
 
 def _check_bundles(check: _Checker, manifest: dict[str, Any]) -> None:
+    """Each bundle against its own digest, the plan and the artifacts (the hot loop of
+    the main process: a bundle that passes every check builds no string)."""
+    plan, bundles, artifacts, pending = check.plan, check.bundles, check.artifacts, []
     for number, line in check.lines(BUNDLES):
-        where = f"{BUNDLES}:{number}"
         read = read_bundle(line)
         if read is None:
-            check.problem(where, "verify.not_record", kind="bundle")
+            check.problem(f"{BUNDLES}:{number}", "verify.not_record", kind="bundle")
             continue
-        tid, digest, actual, events, artifacts = read
-        where = f"{where} (trial {tid})"
-        if actual != digest:
-            check.problem(where, "verify.bundle_digest")
-        if tid not in check.plan:
-            check.problem(where, "verify.bundle_unplanned")
-        if tid in check.bundles:
-            check.problem(where, "verify.bundle_twice")
-        check.bundles[tid] = digest
-        fold = fold_events(events)
-        for name, sha in sorted(artifacts.items()):
-            if sha not in check.artifacts:
-                path = f"sha256 {sha}"
-                check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
-        check.pending_folds.append((number, tid, fold))
-        check.result.bundles += 1
+        tid, digest, actual, events, refs = read
+        if actual != digest or tid not in plan or tid in bundles:
+            _bundle_problems(check, number, read)
+        bundles[tid] = digest
+        for sha in refs.values():
+            if sha not in artifacts:
+                _missing_artifacts(check, number, tid, refs)
+                break
+        pending.append((number, tid, fold_events(events)))
+    check.pending_folds = pending
+    check.result.bundles = len(pending)
     if manifest.get("status") == "complete" and check.result.bundles != len(check.plan):
         check.problem(
             BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=len(check.plan)
         )
+
+
+def _bundle_problems(check: _Checker, number: int, read: tuple[str, Any, str, Any, Any]) -> None:
+    tid, digest, actual, *_ = read
+    where = f"{BUNDLES}:{number} (trial {tid})"
+    if actual != digest:
+        check.problem(where, "verify.bundle_digest")
+    if tid not in check.plan:
+        check.problem(where, "verify.bundle_unplanned")
+    if tid in check.bundles:
+        check.problem(where, "verify.bundle_twice")
+
+
+def _missing_artifacts(check: _Checker, number: int, tid: str, refs: dict[str, str]) -> None:
+    where = f"{BUNDLES}:{number} (trial {tid})"
+    for name, sha in sorted(refs.items()):
+        if sha not in check.artifacts:
+            path = f"sha256 {sha}"
+            check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
 
 
 def _check_bundle_events(check: _Checker) -> None:
@@ -360,16 +380,37 @@ def _check_bundle_events(check: _Checker) -> None:
     check.pending_folds = []
 
 
-def _check_scores(check: _Checker) -> None:
+class _ScoreHead(msgspec.Struct):
+    """What verify reads of a score line: the trial it scores and the bundle it judged."""
+
+    trial_id: str
+    bundle_digest: str
+
+
+_score_head = msgspec.json.Decoder(_ScoreHead).decode
+
+
+def _read_scores(check: _Checker) -> None:
+    """Score lines against their bundles, and each line's hash kept for the event pass
+    (this runs while the worker may still be walking the events)."""
+    bundles, hashes, sha256 = check.bundles, check.score_lines, hashlib.sha256
     for number, line in check.lines(SCORES):
         try:
-            score = loads(line)
-            tid, digest = score["trial_id"], score["bundle_digest"]
-        except (ValueError, KeyError, TypeError):
+            score = _score_head(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
             check.problem(f"{SCORES}:{number}", "verify.not_record", kind="score")
             continue
-        if sha256_hex(line) not in check.score_hashes:
+        hashes.append((number, sha256(line).hexdigest()))
+        if bundles.get(score.trial_id) != score.bundle_digest:
+            where = f"{SCORES}:{number}"
+            check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
+    check.result.scores = len(hashes)
+
+
+def _check_score_binding(check: _Checker) -> None:
+    """Each score line must be one a ``match`` event binds (known once the events are)."""
+    bound = check.score_hashes
+    for number, digest in check.score_lines:
+        if digest not in bound:
+            check.line = number
             check.problem(f"{SCORES}:{number}", "verify.score_unbound")
-        if check.bundles.get(tid) != digest:
-            check.problem(f"{SCORES}:{number}", "verify.score_bundle", trial=tid)
-        check.result.scores += 1

@@ -41,8 +41,11 @@ def read_bundle(line: bytes) -> tuple[str, Any, str, Any, Any] | None:
     try:
         head = _decode_bundle(line)
         member = b'"digest":"%s",' % head.digest.encode()
-        if member in line:
-            actual = "sha256:" + hashlib.sha256(line.replace(member, b"", 1)).hexdigest()
+        at = line.find(member)
+        if at >= 0:  # the line's bytes around the member, hashed without joining them
+            digest = hashlib.sha256(line[:at])
+            digest.update(line[at + len(member) :])
+            actual = "sha256:" + digest.hexdigest()
             return head.trial.trial_id, head.digest, actual, head.events, head.artifacts
     except msgspec.DecodeError:
         pass
@@ -69,5 +72,5 @@ def line_digest(line: bytes, bundle: dict[str, Any]) -> str:
 def fold_events(events: Any) -> bytes:
     """SHA-256 of the bundle's event list as canonical JSON (its bytes as read, for the
     usual line; encoded again, for a bundle read as a dict)."""
-    data = bytes(events) if isinstance(events, msgspec.Raw) else fast_json(events)
+    data = events if isinstance(events, msgspec.Raw) else fast_json(events)
     return hashlib.sha256(data).digest()

@@ -1,9 +1,11 @@
 """The event-chain pass of ``verify``, on its own so it can run on another core.
 
-It needs nothing but ``events.jsonl`` and returns plain data (findings as catalog keys
-with their parameters, the chain's head, each trial's folded event hashes, the score
-lines that ``match`` events bind): the same function runs in the verifying process for a
-small run and in a worker process for a large one, so both give the same answer.
+It needs nothing but ``events.jsonl`` (and the names of the files whose whole digests the
+manifest lists, hashed here too because nothing else needs them) and returns plain data:
+findings as catalog keys with their parameters, the chain's head, each trial's folded
+event hashes, the score lines that ``match`` events bind, the files' digests. The same
+function runs in the verifying process for a small run and in a worker process for a
+large one, so both give the same answer.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assay._digest import loads
+from assay._digest import file_sha256, loads
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
 
@@ -39,6 +41,7 @@ class EventScan(msgspec.Struct):
     score_hashes: set[Any] = set()  # sha256 of each score line a ``match`` binds (as read)
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
     readable: bool = True  # False: a record of the wrong shape stopped the pass
+    file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
 
 
 def line_chunks(path: Path, name: str, findings: list[Finding]) -> Iterator[list[bytes]]:
@@ -65,8 +68,9 @@ def line_chunks(path: Path, name: str, findings: list[Finding]) -> Iterator[list
             yield [rest]
 
 
-class _EventHead(msgspec.Struct):
-    """The fields verify needs of an event line; ``data`` stays undecoded unless used."""
+class _EventHead(msgspec.Struct, gc=False):
+    """The fields verify needs of an event line; ``data`` stays undecoded unless used
+    (``gc=False``: it holds no containers, so the collector need not track 600,000)."""
 
     prev: str
     trial: str | None
@@ -76,13 +80,22 @@ class _EventHead(msgspec.Struct):
     data: msgspec.Raw
 
 
+class _MatchData(msgspec.Struct, gc=False):
+    """A ``match`` event's data, of which verify needs the score line's hash."""
+
+    record: Any = None
+
+
 _decode_head = msgspec.json.Decoder(_EventHead).decode
+_decode_match = msgspec.json.Decoder(_MatchData).decode
 
 
-def scan_events(run: str) -> EventScan:
-    """The event pass; evidence so damaged that it cannot be read (a ``match`` whose data
-    is not an object, say) ends it with a ``verify.unreadable`` finding, not a crash."""
+def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
+    """The event pass, and the digests of *files*; evidence so damaged that it cannot be
+    read (a ``match`` whose data is not an object, say) ends the event pass with a
+    ``verify.unreadable`` finding, not a crash."""
     scan = EventScan(findings=[], folds={}, score_hashes=set())
+    scan.file_digests = {name: _file_digest(Path(run) / name) for name in files}
     running: dict[str, Any] = {}
     try:
         _walk(run, scan, running)
@@ -96,11 +109,21 @@ def scan_events(run: str) -> EventScan:
     return scan
 
 
+def _file_digest(path: Path) -> str | None:
+    try:
+        return "sha256:" + file_sha256(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a folder where a file belongs, say: it cannot match
+        return f"unreadable ({type(exc).__name__})"
+
+
 def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
     """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
     findings = scan.findings
     prev = GENESIS
     counts: dict[str | None, int] = {}
+    bound = scan.score_hashes
     sha256 = hashlib.sha256
     number = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
@@ -115,21 +138,27 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
             if head.prev != prev:
                 findings.append((f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1}))
             prev = sha256(line).hexdigest()
-            trial, n, parent, kind = head.trial, head.n, head.parent, head.type
+            trial = head.trial
+            n = head.n
+            parent = head.parent
+            kind = head.type
             if n != counts.get(trial, 0) + 1:
                 where = f"{EVENTS}:{number}"
                 findings.append((where, "verify.event_order", {"n": n, "trial": trial}))
-            rooted = n == 1 or kind == "trial_started"  # a resumed trial starts a second root
-            if (parent is None and not rooted) or (parent is not None and not 1 <= parent < n):
+            if parent is None:
+                if n != 1 and kind != "trial_started":  # a resumed trial starts a second root
+                    where = f"{EVENTS}:{number}"
+                    findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
+            elif not 1 <= parent < n:
                 where = f"{EVENTS}:{number}"
                 findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
             counts[trial] = n
             if trial is None:
                 scan.run_tail = (kind, loads(head.data))
-            elif kind == "match" or kind.startswith("score_"):  # _log.after_seal, inlined
-                # after the sealed bundle: a match binds its score line; score_* follow it
-                if kind == "match":
-                    scan.score_hashes.add(loads(head.data).get("record"))
+            elif kind == "match":  # after the sealed bundle: it binds its score line
+                bound.add(_decode_match(head.data).record)
+            elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
+                pass
             else:
                 fold = running.get(trial)
                 if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
@@ -139,7 +168,9 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
     scan.events, scan.head = number, prev
 
 
-def start_scan(path: Path, threshold: int) -> subprocess.Popen[bytes] | None:
+def start_scan(
+    path: Path, threshold: int, files: Sequence[str] = ()
+) -> subprocess.Popen[bytes] | None:
     """Start the event pass in a fresh process if the log is large and a second core is
     there; None means it runs here (small runs: a process costs more than it saves).
 
@@ -158,7 +189,7 @@ def start_scan(path: Path, threshold: int) -> subprocess.Popen[bytes] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "assay.evidence._verify_worker", str(path)],
+            [sys.executable, "-m", "assay.evidence._verify_worker", str(path), *files],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -168,18 +199,20 @@ def start_scan(path: Path, threshold: int) -> subprocess.Popen[bytes] | None:
         return None
 
 
-def finish_scan(path: Path, worker: subprocess.Popen[bytes] | None) -> EventScan:
+def finish_scan(
+    path: Path, worker: subprocess.Popen[bytes] | None, files: Sequence[str] = ()
+) -> EventScan:
     """The worker's event pass, or this process's if there is none or it failed (the
     answer is the same function's either way)."""
     if worker is None:
-        return scan_events(str(path))
+        return scan_events(str(path), files)
     out, _ = worker.communicate()
     if worker.returncode == 0:
         try:
             return msgspec.msgpack.decode(out, type=EventScan)
         except msgspec.DecodeError:
             pass
-    return scan_events(str(path))
+    return scan_events(str(path), files)
 
 
 def stop_scan(worker: subprocess.Popen[bytes] | None) -> None:

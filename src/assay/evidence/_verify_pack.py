@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from assay.evidence._pack import _HEADER_MAX, MAGIC
@@ -20,20 +19,21 @@ from assay.evidence._pack import _HEADER_MAX, MAGIC
 _NEWLINE = ord("\n")
 
 
-def hash_pack(
-    path: Path, good: Callable[[str], None], bad: Callable[[int, str, str], None]
-) -> int | None:
+Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
+
+
+def hash_pack(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
-    Calls ``good(sha256)`` for a record whose payload matches its header and
-    ``bad(header_offset, header_sha256, actual_sha256)`` for one that does not. Returns
-    the offset of the first record that is not a whole record (the walk stops there), or
-    None when the pack is whole.
+    Adds the sha256 of each record whose payload matches its header to *good* and
+    appends each one that does not to *bad*. Returns how many records were hashed and
+    the offset of the first record that is not a whole record (the walk stops there),
+    or None when the pack is whole.
     """
     with open(path, "rb") as handle:
         length = os.fstat(handle.fileno()).st_size
         if length == 0:
-            return None
+            return 0, None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             view = memoryview(data)
             try:
@@ -43,29 +43,26 @@ def hash_pack(
 
 
 def _walk(
-    data: mmap.mmap,
-    view: memoryview,
-    length: int,
-    good: Callable[[str], None],
-    bad: Callable[[int, str, str], None],
-) -> int | None:
-    position, magic, sha256 = 0, len(MAGIC), hashlib.sha256
+    data: mmap.mmap, view: memoryview, length: int, good: set[str], bad: list[Mismatch]
+) -> tuple[int, int | None]:
+    position, magic, sha256, find, keep = 0, len(MAGIC), hashlib.sha256, data.find, good.add
+    records = 0
     while position < length:
-        end = data.find(b"\n", position, position + _HEADER_MAX)
+        end = find(b"\n", position, position + _HEADER_MAX)
         if end < 0 or data[position : position + magic] != MAGIC:
-            return position
+            return records, position
         parts = data[position + magic : end].split(b" ")
         if len(parts) != 2 or not parts[1].isdigit():
-            return position
+            return records, position
         start = end + 1
         stop = start + int(parts[1])
         if stop + 1 > length or data[stop] != _NEWLINE:
-            return position
+            return records, position
         actual = sha256(view[start:stop]).hexdigest()
-        expected = parts[0].decode("ascii", errors="replace")
-        if actual == expected:
-            good(actual)
+        records += 1
+        if actual.encode() == parts[0]:
+            keep(actual)
         else:
-            bad(position, expected, actual)
+            bad.append((position, parts[0].decode("ascii", errors="replace"), actual))
         position = stop + 1
-    return None
+    return records, None
