@@ -310,6 +310,14 @@ def print_table(rows: list[Row], markdown: bool = False) -> None:
         print("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=False)).rstrip())
 
 
+def show_rows(rows: list[Row], json_path: Path | None = None) -> None:
+    """What each script ends with: the table, and the rows as JSON if asked for."""
+    print()
+    print_table(rows)
+    if json_path:
+        save_rows(rows, json_path)
+
+
 def save_rows(rows: list[Row], path: Path) -> None:
     """Write the rows (with their raw samples) as JSON."""
     path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")

@@ -33,12 +33,11 @@ from _common import (
     checked,
     make_spec,
     median,
-    print_table,
     remove,
     run_child,
-    save_rows,
     scratch_dir,
     settle,
+    show_rows,
     timed,
 )
 
@@ -370,10 +369,7 @@ def main() -> None:
     finally:
         if base is not None:
             remove(base)
-    print()
-    print_table(rows)
-    if args.json:
-        save_rows(rows, args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from _common import Row, make_spec, median, print_table, remove, save_rows, scratch_dir, settle
+from _common import Row, make_spec, median, remove, scratch_dir, settle, show_rows
 
 
 def _per_op(batches: int, ops: int, setup: Any, body: Any, sync: bool = False) -> float:
@@ -362,9 +362,7 @@ def main() -> None:
     args = parser.parse_args()
     ops, batches = (2000, 3) if args.quick else (args.ops, args.batches)
     rows = measure(ops, batches)
-    print_table(rows)
-    if args.json:
-        save_rows(rows, args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":

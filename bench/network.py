@@ -38,12 +38,11 @@ from _common import (
     inspect_env,
     inspect_python,
     median,
-    print_table,
     remove,
     run_child,
     run_process,
-    save_rows,
     scratch_dir,
+    show_rows,
 )
 
 CONNECTIONS = (50, 200, 500)
@@ -253,10 +252,7 @@ def main() -> None:
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.connections.split(","))
     rows = measure(counts, args.runs, args.samples, args.inspect_samples)
-    print()
-    print_table(rows)
-    if args.json:
-        save_rows(rows, args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":

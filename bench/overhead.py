@@ -30,12 +30,11 @@ from _common import (
     disk_usage,
     make_spec,
     median,
-    print_table,
     remove,
     run_child,
-    save_rows,
     scratch_dir,
     settle,
+    show_rows,
 )
 
 SIZES = (1_000, 10_000, 100_000)
@@ -194,10 +193,7 @@ def main() -> None:
         rows, _ = measure(sizes, args.runs, args.big_runs, base, args.max_concurrency)
     finally:
         remove(base)
-    print()
-    print_table(rows)
-    if args.json:
-        save_rows(rows, args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":

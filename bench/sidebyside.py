@@ -32,13 +32,12 @@ from _common import (
     inspect_env,
     inspect_python,
     median,
-    print_table,
     remove,
     run_child,
     run_process,
-    save_rows,
     scratch_dir,
     settle,
+    show_rows,
 )
 
 SIZES = (1_000, 10_000, 100_000)
@@ -258,10 +257,7 @@ def main() -> None:
         )
     finally:
         remove(base)
-    print()
-    print_table(rows)
-    if args.json:
-        save_rows(rows, args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":
