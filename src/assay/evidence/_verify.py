@@ -25,6 +25,7 @@ from assay.evidence._verify_bundles import fold_events, read_bundle
 from assay.evidence._verify_events import (
     EventScan,
     Finding,
+    file_digest,
     finish_scan,
     line_chunks,
     start_scan,
@@ -71,6 +72,8 @@ class _Checker:
         self.run_tail: tuple[str, Any] = ("", {})
         self.found: dict[str, list[tuple[int, int, int, str]]] = {}
         self.section, self.line = SPEC, 0
+        self.manifest_files: set[str] = set()  # files whose whole digests the manifest lists
+        self.file_digests: dict[str, str] = {}  # of those, the ones hashed here
 
     def start(self, section: str) -> None:
         """Findings from now on are about *section* (they list in file order at the end,
@@ -90,9 +93,12 @@ class _Checker:
         return ordered[:MAX_LISTED]
 
     def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        """(line number, line) of the file *name*; a file the manifest lists is hashed
+        whole on the way (kept only if read to its end)."""
         findings: list[Finding] = []
+        whole = hashlib.sha256() if name in self.manifest_files else None
         number = 0
-        for chunk in line_chunks(self.path / name, name, findings):
+        for chunk in line_chunks(self.path / name, name, findings, whole):
             for line in chunk:
                 number += 1
                 self.line = number
@@ -102,6 +108,11 @@ class _Checker:
                 yield number, line
         for where, key, params in findings:  # a missing file
             self.problem(where, key, **params)
+        if whole is not None and (self.path / name).is_file():
+            self.file_digests[name] = "sha256:" + whole.hexdigest()
+
+
+_READ_HERE = (PLAN, BUNDLES, SCORES)  # files this process reads line by line anyway
 
 
 def verify_run(path: Path) -> VerifyResult:
@@ -113,8 +124,9 @@ def verify_run(path: Path) -> VerifyResult:
     """
     manifest = read_manifest(path)
     check = _Checker(path)
-    files = _listed_files(manifest)
-    worker = start_scan(path, PARALLEL_BYTES, files)
+    check.manifest_files = set(_listed_files(manifest))
+    worker_files = sorted(check.manifest_files - set(_READ_HERE))
+    worker = start_scan(path, PARALLEL_BYTES, worker_files)
     try:
         check.start(SPEC)
         spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
@@ -127,7 +139,7 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, BUNDLES, lambda: _check_bundles(check, manifest))
         check.start(SCORES)
         _guarded(check, SCORES, lambda: _read_scores(check))
-        scan = finish_scan(path, worker, files)
+        scan = finish_scan(path, worker, worker_files)
         worker = None
         check.start(MANIFEST)
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
@@ -173,15 +185,21 @@ def _check_spec(check: _Checker, manifest: dict[str, Any]) -> EvalSpec | None:
 
 
 def _listed_files(manifest: dict[str, Any]) -> list[str]:
-    """The files whose whole digests the manifest lists (hashed by the event pass)."""
+    """The files whose whole digests the manifest lists."""
     files = manifest.get("files", {})
     return sorted(files) if isinstance(files, dict) else []
 
 
 def _check_files(check: _Checker, manifest: dict[str, Any], scan: EventScan) -> None:
-    """Whole-file digests catch edits the record-level checks cannot (e.g. a report)."""
+    """Whole-file digests catch edits the record-level checks cannot (e.g. a report).
+    Each was taken by whichever pass read the file; one neither read is hashed now."""
     for name, expected in sorted(manifest.get("files", {}).items()):
-        digest = scan.file_digests.get(name)
+        if name in check.file_digests:
+            digest: str | None = check.file_digests[name]
+        elif name in scan.file_digests:
+            digest = scan.file_digests[name]
+        else:  # a file this process stopped reading early (or never read)
+            digest = file_digest(check.path / name)
         if digest is None:
             check.problem(name, "verify.missing")
         elif digest != expected:

@@ -25,6 +25,7 @@ from assay.evidence._log import GENESIS
 
 if TYPE_CHECKING:
     import subprocess
+    from _hashlib import HASH as Hash
 
 CHUNK = 1 << 22  # bytes read at a time: memory stays flat, and the split is done in C
 
@@ -44,11 +45,14 @@ class EventScan(msgspec.Struct):
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
 
 
-def line_chunks(path: Path, name: str, findings: list[Finding]) -> Iterator[list[bytes]]:
+def line_chunks(
+    path: Path, name: str, findings: list[Finding], whole: Hash | None = None
+) -> Iterator[list[bytes]]:
     """The lines of *path* without their newlines, a few MiB at a time.
 
     A last line without a newline (a torn write) is yielded too, after a ``verify.torn``
-    finding; a missing file is a ``verify.missing`` finding and no lines.
+    finding; a missing file is a ``verify.missing`` finding and no lines. *whole*, if
+    given, is fed every byte read, so the file's digest needs no second read.
     """
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below; the generator may pause)
@@ -58,6 +62,8 @@ def line_chunks(path: Path, name: str, findings: list[Finding]) -> Iterator[list
     with handle:
         number, rest = 0, b""
         while block := handle.read(CHUNK):
+            if whole is not None:
+                whole.update(block)
             lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
             rest = lines.pop()
             number += len(lines)
@@ -95,7 +101,7 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     read (a ``match`` whose data is not an object, say) ends the event pass with a
     ``verify.unreadable`` finding, not a crash."""
     scan = EventScan(findings=[], folds={}, score_hashes=set())
-    scan.file_digests = {name: _file_digest(Path(run) / name) for name in files}
+    scan.file_digests = {name: file_digest(Path(run) / name) for name in files}
     running: dict[str, Any] = {}
     try:
         _walk(run, scan, running)
@@ -109,7 +115,8 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     return scan
 
 
-def _file_digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
+    """``sha256:<hex>`` of the file at *path*, None if there is none."""
     try:
         return "sha256:" + file_sha256(path)
     except FileNotFoundError:
