@@ -7,6 +7,7 @@ small run takes that path too, tamper with it, and compare both paths' findings.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,3 +99,30 @@ def test_a_failed_worker_falls_back_to_this_process(
     monkeypatch.setattr(_verify_events, "scan_events", spy)
     assert verify_run(run).ok
     assert here == [str(run)], "the event pass was not redone in this process"
+
+
+def test_every_listed_file_is_hashed_by_one_pass_or_the_other(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plan, bundles and scores are hashed as this process reads them, the rest by the
+    event pass: a wrong digest for any file the manifest lists is named either way."""
+    manifest = run / "manifest.json"
+    original = manifest.read_text()
+    files = json.loads(original)["files"]
+    assert {"plan.jsonl", "bundles.jsonl", "scores.jsonl", "report.json"} <= set(files)
+    for name, digest in files.items():
+        wrong = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+        manifest.write_text(original.replace(digest, wrong, 1))
+        in_worker, here = both_ways(run, monkeypatch)
+        assert in_worker == here
+        named = [p for p in here if p.startswith(f"{name}: ")]
+        assert len(named) == 1 and wrong in named[0], (name, here)
+    manifest.write_text(original)
+
+
+def test_a_file_not_read_line_by_line_is_still_hashed(run: Path) -> None:
+    """With the spec unreadable the plan is never walked; its digest is checked anyway."""
+    (run / "spec.json").write_text("{not json")
+    (run / "plan.jsonl").write_bytes((run / "plan.jsonl").read_bytes() + b"\n")
+    problems = verify_run(run).problems
+    assert any(p.startswith("plan.jsonl: ") for p in problems), problems
