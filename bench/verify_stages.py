@@ -1,0 +1,81 @@
+"""Where `verify_run`'s time goes, stage by stage, in this process (no profiler).
+
+Each `_check_*` step of `assay.evidence._verify` is wrapped to print its wall and CPU
+seconds, and the wait for the event worker is timed on its own, so the two processes'
+shares can be compared without cProfile's distortion of Python-level calls:
+
+    python bench/verify_stages.py RUN [--runs 3]
+
+RUN is a run folder, e.g. the 100,000-trial one `python bench/evidence.py --tmp DIR`
+leaves in DIR/run. A stage that waits for the worker (`finish_scan`) is wall time only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import median
+
+STAGES = (
+    "_check_spec",
+    "_check_plan",
+    "_check_artifacts",
+    "_check_bundles",
+    "_read_scores",
+    "_check_files",
+    "_check_events",
+    "_check_bundle_events",
+    "_check_score_binding",
+)
+
+
+def timed(name: str, step: Callable[..., Any], seen: dict[str, list[float]]) -> Callable[..., Any]:
+    def wrapper(*args: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return step(*args)
+        finally:
+            seen.setdefault(name, []).append(time.perf_counter() - wall)
+            seen.setdefault(name + " cpu", []).append(time.process_time() - cpu)
+
+    return wrapper
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    from assay.evidence import _verify
+
+    imported = time.perf_counter() - started
+    seen: dict[str, list[float]] = {}
+    for name in (*STAGES, "finish_scan"):
+        if hasattr(_verify, name):
+            setattr(_verify, name, timed(name, getattr(_verify, name), seen))
+    totals = []
+    for _ in range(args.runs):
+        wall = time.perf_counter()
+        result = _verify.verify_run(args.run)
+        totals.append(time.perf_counter() - wall)
+        if not result.ok:
+            raise SystemExit(f"{args.run} does not verify: {result.problems[:3]}")
+    print(f"import assay.evidence: {imported:.3f} s (first run only)")
+    print(f"{'stage':<24} {'wall s':>8} {'cpu s':>8}   (median of {args.runs})")
+    for name in (*STAGES, "finish_scan"):
+        if name in seen:
+            cpu = seen.get(name + " cpu")
+            label = "finish_scan (wait)" if name == "finish_scan" else name
+            cpu_text = "" if name == "finish_scan" or cpu is None else f"{median(cpu):8.3f}"
+            print(f"{label:<24} {median(seen[name]):8.3f} {cpu_text:>8}")
+    trials = result.trials
+    print(f"verify_run: {median(totals):.3f} s, {trials / median(totals):,.0f} trials/s")
+
+
+if __name__ == "__main__":
+    main()
