@@ -362,6 +362,10 @@ def main() -> None:
     parser.add_argument("--tmp", help="folder for the generated run (default: temp dir)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
+    if args.run and not (args.run / "manifest.json").is_file():
+        parser.error(
+            f"--run {args.run}: not a run folder (no manifest.json); omit --run to make one"
+        )
     runs = 1 if args.quick else args.runs
     base = None if args.run else scratch_dir(args.tmp)
     try:

@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     started = time.perf_counter()
+    from assay.errors import AssayError
     from assay.evidence import _verify
 
     imported = time.perf_counter() - started
@@ -61,7 +62,10 @@ def main() -> None:
     totals = []
     for _ in range(args.runs):
         wall = time.perf_counter()
-        result = _verify.verify_run(args.run)
+        try:
+            result = _verify.verify_run(args.run)
+        except AssayError as exc:
+            raise SystemExit(f"verify_stages.py: {exc}") from None
         totals.append(time.perf_counter() - wall)
         if not result.ok:
             raise SystemExit(f"{args.run} does not verify: {result.problems[:3]}")
