@@ -1,6 +1,6 @@
 """Where `verify_run`'s time goes, stage by stage, in this process (no profiler).
 
-Each `_check_*` step of `assay.evidence._verify` is wrapped to print its wall and CPU
+Each step `assay.evidence._verify.verify_run` calls is wrapped to print its wall and CPU
 seconds, and the wait for the event worker is timed on its own, so the two processes'
 shares can be compared without cProfile's distortion of Python-level calls:
 
@@ -20,16 +20,16 @@ from typing import Any
 
 from _common import median
 
-STAGES = (
+STAGES = (  # the steps verify_run calls, as names in assay.evidence._verify
     "_check_spec",
     "_check_plan",
-    "_check_artifacts",
-    "_check_bundles",
-    "_read_scores",
+    "check_artifacts",
+    "check_bundles",
+    "read_scores",
     "_check_files",
     "_check_events",
-    "_check_bundle_events",
-    "_check_score_binding",
+    "check_bundle_events",
+    "check_score_binding",
 )
 
 

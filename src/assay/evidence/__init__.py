@@ -27,7 +27,8 @@ from assay.evidence._rundir import RunWriter, read_manifest
 from assay.evidence._sinks import HttpSink, PrintSink
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage
-from assay.evidence._verify import VerifyResult, verify_run
+from assay.evidence._verify import verify_run
+from assay.evidence._verify_checker import VerifyResult
 
 __all__ = [
     "ARTIFACTS",

@@ -4,7 +4,7 @@ The spec's types load with the package; the loader (YAML, datasets) only when fi
 asked for, so reading a frozen ``spec.json`` (``assay verify``) never imports it.
 """
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from assay.spec._model import (
     PYTHON,
@@ -19,11 +19,11 @@ from assay.spec._model import (
 )
 from assay.spec._paths import resolve_folder_inside, resolve_inside
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from assay.spec._load import LoadedSpec, load_spec
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """``load_spec`` and ``LoadedSpec``, imported the first time one is asked for."""
     if name in ("LoadedSpec", "load_spec"):
         from assay.spec import _load

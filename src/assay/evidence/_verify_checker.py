@@ -1,0 +1,96 @@
+"""The findings of ``verify`` and the state its checks share, in one place.
+
+Checks run in whatever order keeps both cores busy; ``Checker`` keeps each finding with
+its file (section) and line, so ``listed`` gives them in file order whatever order they
+were found in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay._messages import say
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
+from assay.evidence._verify_events import Finding, line_chunks
+
+MAX_LISTED = 200
+
+
+class VerifyResult(msgspec.Struct):
+    """What verification found: problems (empty when the run verifies) and counts."""
+
+    problems: list[str]
+    trials: int = 0
+    events: int = 0
+    artifacts: int = 0
+    bundles: int = 0
+    scores: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing changed."""
+        return not self.problems
+
+
+_ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
+
+
+class Checker:
+    """What a verify pass has found so far, and what later checks need of earlier ones."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.result = VerifyResult(problems=[])
+        self.plan: set[str] = set()  # the planned trial ids
+        self.trial_events: dict[str, bytes] = {}
+        self.artifacts: set[str] = set()
+        self.bundles: dict[str, str] = {}
+        self.pending_folds: list[tuple[int, str, bytes]] = []  # bundle line, trial, fold
+        self.score_hashes: set[Any] = set()
+        self.score_lines: list[tuple[int, str]] = []  # line number, sha256 of the line
+        self.run_tail: tuple[str, Any] = ("", {})
+        self.found: dict[str, list[tuple[int, int, int, str]]] = {}
+        self.section, self.line = SPEC, 0
+        self.manifest_files: set[str] = set()  # files whose whole digests the manifest lists
+        self.file_digests: dict[str, str] = {}  # of those, the ones hashed here
+
+    def start(self, section: str) -> None:
+        """Findings from now on are about *section* (they list in file order at the end,
+        whatever order the sections were checked in)."""
+        self.section, self.line = section, 0
+
+    def problem(self, where: str, key: str, rank: int = 0, **params: object) -> None:
+        """Note a finding about *where* (a file, maybe with a line), in the current language."""
+        listed = self.found.setdefault(self.section, [])
+        if len(listed) < MAX_LISTED:
+            text = f"{where}: {say(key, **params)}"
+            listed.append((self.line, rank, len(listed), text))
+
+    def listed(self) -> list[str]:
+        """Every finding: sections in file order, each by line (and by check within one)."""
+        ordered = [text for name in _ORDER for *_, text in sorted(self.found.get(name, []))]
+        return ordered[:MAX_LISTED]
+
+    def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        """(line number, line) of the file *name*; a file the manifest lists is hashed
+        whole on the way (kept only if read to its end)."""
+        findings: list[Finding] = []
+        whole = hashlib.sha256() if name in self.manifest_files else None
+        number = 0
+        for chunk in line_chunks(self.path / name, name, findings, whole):
+            for line in chunk:
+                number += 1
+                self.line = number
+                for where, key, params in findings:
+                    self.problem(where, key, **params)
+                findings.clear()
+                yield number, line
+        for where, key, params in findings:  # a missing file
+            self.problem(where, key, **params)
+        if whole is not None and (self.path / name).is_file():
+            self.file_digests[name] = "sha256:" + whole.hexdigest()

@@ -1,0 +1,152 @@
+"""The record stores of a run checked by ``verify``: artifacts, bundles and scores.
+
+Each check runs in the verifying process and leaves in the ``Checker`` what a later one
+needs: the artifact digests that bundles must find, the bundle digests that scores must
+name, each bundle's folded event list and each score line's hash (compared with the
+event pass once it has answered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from assay._digest import sha256_hex
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
+from assay.evidence._pack import pack_names
+from assay.evidence._verify_bundles import fold_events, read_bundle
+from assay.evidence._verify_checker import Checker
+from assay.evidence._verify_pack import Mismatch, hash_pack
+
+
+def check_artifacts(check: Checker) -> None:
+    root = check.path / ARTIFACTS
+    if not root.is_dir():
+        return
+    for name in pack_names(root):
+        _check_pack(check, root / name)
+    for folder in sorted(os.scandir(root), key=lambda entry: entry.name):
+        if not folder.is_dir():
+            continue
+        for file in sorted(os.scandir(folder.path), key=lambda entry: entry.name):
+            name = file.name
+            if name.startswith("."):
+                continue
+            with open(file.path, "rb") as handle:
+                actual = sha256_hex(handle.read())
+            if actual != name or folder.name != name[:2]:
+                where = f"{ARTIFACTS}/{folder.name}/{name}"
+                check.problem(where, "verify.artifact", actual=actual)
+            else:
+                check.artifacts.add(actual)
+            check.result.artifacts += 1
+
+
+def _check_pack(check: Checker, path: Path) -> None:
+    """Hash every record of a pack against the digest in its header."""
+    bad: list[Mismatch] = []
+    records, broken = hash_pack(path, check.artifacts, bad)
+    name = path.name
+    check.result.artifacts += records
+    for offset, sha, actual in bad:
+        check.problem(f"{ARTIFACTS}/{name}@{offset} ({sha})", "verify.artifact", actual=actual)
+    if broken is not None:
+        check.problem(f"{ARTIFACTS}/{name}@{broken}", "verify.not_record", kind="artifact")
+
+
+def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
+    """Each bundle against its own digest, the plan and the artifacts (the hot loop of
+    the main process: a bundle that passes every check builds no string)."""
+    plan, bundles, artifacts, pending = check.plan, check.bundles, check.artifacts, []
+    for number, line in check.lines(BUNDLES):
+        read = read_bundle(line)
+        if read is None:
+            check.problem(f"{BUNDLES}:{number}", "verify.not_record", kind="bundle")
+            continue
+        tid, digest, actual, events, refs = read
+        if actual != digest or tid not in plan or tid in bundles:
+            _bundle_problems(check, number, read)
+        bundles[tid] = digest
+        for sha in refs.values():
+            if sha not in artifacts:
+                _missing_artifacts(check, number, tid, refs)
+                break
+        pending.append((number, tid, fold_events(events)))
+    check.pending_folds = pending
+    check.result.bundles = len(pending)
+    if manifest.get("status") == "complete" and check.result.bundles != len(check.plan):
+        check.problem(
+            BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=len(check.plan)
+        )
+
+
+def _bundle_problems(check: Checker, number: int, read: tuple[str, Any, str, Any, Any]) -> None:
+    tid, digest, actual, *_ = read
+    where = f"{BUNDLES}:{number} (trial {tid})"
+    if actual != digest:
+        check.problem(where, "verify.bundle_digest")
+    if tid not in check.plan:
+        check.problem(where, "verify.bundle_unplanned")
+    if tid in check.bundles:
+        check.problem(where, "verify.bundle_twice")
+
+
+def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, str]) -> None:
+    where = f"{BUNDLES}:{number} (trial {tid})"
+    for name, sha in sorted(refs.items()):
+        if sha not in check.artifacts:
+            path = f"sha256 {sha}"
+            check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
+
+
+def check_bundle_events(check: Checker) -> None:
+    """Each bundle's event list against the events its trial logged (after the event
+    pass, which may have run in another process)."""
+    logged = check.trial_events
+    for number, tid, fold in check.pending_folds:
+        expected = logged.get(tid)
+        if expected != fold:
+            check.line = number
+            where = f"{BUNDLES}:{number} (trial {tid})"
+            check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
+    check.pending_folds = []
+
+
+class _ScoreHead(msgspec.Struct):
+    """What verify reads of a score line: the trial it scores and the bundle it judged."""
+
+    trial_id: str
+    bundle_digest: str
+
+
+_score_head = msgspec.json.Decoder(_ScoreHead).decode
+
+
+def read_scores(check: Checker) -> None:
+    """Score lines against their bundles, and each line's hash kept for the event pass
+    (this runs while the worker may still be walking the events)."""
+    bundles, hashes, sha256 = check.bundles, check.score_lines, hashlib.sha256
+    for number, line in check.lines(SCORES):
+        try:
+            score = _score_head(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            check.problem(f"{SCORES}:{number}", "verify.not_record", kind="score")
+            continue
+        hashes.append((number, sha256(line).hexdigest()))
+        if bundles.get(score.trial_id) != score.bundle_digest:
+            where = f"{SCORES}:{number}"
+            check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
+    check.result.scores = len(hashes)
+
+
+def check_score_binding(check: Checker) -> None:
+    """Each score line must be one a ``match`` event binds (known once the events are)."""
+    bound = check.score_hashes
+    for number, digest in check.score_lines:
+        if digest not in bound:
+            check.line = number
+            check.problem(f"{SCORES}:{number}", "verify.score_unbound")
