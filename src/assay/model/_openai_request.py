@@ -38,7 +38,8 @@ class PreparedPost:
         self._client = client
         self._url = url
         self._request = http.Request
-        self._templates: dict[float | None, tuple[Any, list[tuple[bytes, bytes]], Any]] = {}
+        self._headers = http.Headers
+        self._templates: dict[float | None, tuple[Any, Any, Any]] = {}
         self.timeouts: tuple[type[BaseException], ...] = (http.TimeoutException,)
         self.dropped: tuple[type[BaseException], ...] = (
             http.RequestError,
@@ -61,17 +62,19 @@ class PreparedPost:
             extensions=extensions,
         )
 
-    def _template(self, timeout: float | None) -> tuple[Any, list[tuple[bytes, bytes]], Any]:
+    def _template(self, timeout: float | None) -> tuple[Any, Any, Any]:
         """URL, headers and extensions of the SDK's own request (``FinalRequestOptions``
-        is what ``client.post`` builds; ``_build_request`` is what it then calls)."""
+        is what ``client.post`` builds; ``_build_request`` is what it then calls). The
+        headers are kept as httpx ``Headers``: a request copies them as they are, where a
+        list would be checked and normalised again for every call."""
         from openai._models import FinalRequestOptions
 
         options: dict[str, Any] = {"method": "post", "url": self._url, "content": b""}
         if timeout is not None:
             options["timeout"] = timeout
         built = self._client._build_request(FinalRequestOptions.construct(**options))
-        headers = [(k, v) for k, v in built.headers.raw if k.lower() not in _DROPPED_HEADERS]
-        return built.url, headers, built.extensions
+        raw = [(k, v) for k, v in built.headers.raw if k.lower() not in _DROPPED_HEADERS]
+        return built.url, self._headers(raw, encoding=built.headers.encoding), built.extensions
 
 
 def server_message(response: Any) -> str:
