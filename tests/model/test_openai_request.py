@@ -82,6 +82,25 @@ def test_a_cookie_the_server_sets_is_sent_back(
     assert second.headers.get("cookie") == "balancer=b7"
 
 
+def test_the_cookie_sent_is_the_latest_one_whatever_the_timeout(
+    openai_server: OpenAICompatServer,
+) -> None:
+    model = get_model("openai/tiny", base_url=openai_server.url)
+    five = GenerateConfig(timeout=5)
+
+    async def main() -> None:
+        openai_server.cookie = "balancer=b7; Path=/"
+        await model.generate("first")
+        openai_server.cookie = "balancer=c8; Path=/"
+        await model.generate("second", config=five)  # its request is first built here
+        await model.generate("third", config=five)
+        await model.aclose()
+
+    anyio.run(main)
+    sent = [s.headers.get("cookie") for s in openai_server.requests]
+    assert sent == [None, "balancer=b7", "balancer=c8"]
+
+
 def test_many_calls_in_flight_each_carry_their_own_body(
     openai_server: OpenAICompatServer,
 ) -> None:

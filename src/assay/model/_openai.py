@@ -3,8 +3,8 @@
 ``openai/<model>`` talks to ``base_url`` (the ``base_url`` argument, else the
 ``OPENAI_BASE_URL`` environment variable, else OpenAI itself) with the key in
 ``OPENAI_API_KEY``. The key is read from the environment when the client is made and
-lives only in that client: it is never an attribute of anything recorded, and it is
-scrubbed from error messages a server might echo it in.
+lives only in that client and the request it builds: it is never an attribute of
+anything recorded, and it is scrubbed from error messages a server might echo it in.
 
 The SDK's own retries are off (``max_retries=0``): ``Model`` retries, so that every call
 is in the evidence. The SDK builds this model's request once and its HTTP client sends

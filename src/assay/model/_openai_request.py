@@ -27,8 +27,9 @@ from typing import Any
 
 import anyio
 
-_DROPPED_HEADERS = (b"content-length", b"transfer-encoding")
-"""Set again for each body by the request that carries it."""
+_DROPPED_HEADERS = (b"content-length", b"transfer-encoding", b"cookie")
+"""Set again for each call by the request that carries it: the length of its body, and
+the cookies the HTTP client holds by then."""
 
 
 class PreparedPost:
@@ -69,7 +70,7 @@ class PreparedPost:
         list would be checked and normalised again for every call."""
         from openai._models import FinalRequestOptions
 
-        options: dict[str, Any] = {"method": "post", "url": self._url, "content": b""}
+        options: dict[str, Any] = {"method": "post", "url": self._url}
         if timeout is not None:
             options["timeout"] = timeout
         built = self._client._build_request(FinalRequestOptions.construct(**options))
