@@ -84,12 +84,21 @@ def registry_info(obj: object) -> RegistryInfo | None:
 
 
 def rebuild(obj: object) -> Any | None:
-    """A new product from the same factory and the same (live) arguments, or ``None``."""
+    """A new product from the same factory and the same (live) arguments, or ``None``.
+
+    The factory itself is called (``make``'s ``__wrapped__``) and the new product gets
+    *obj*'s own RegistryInfo: the same call gives the same info, and working it out again
+    (binding the signature, making the arguments JSON-safe) was most of the cost of a
+    fresh solver for every trial."""
     call = getattr(obj, _CALL, None)
     if call is None:
         return None
-    factory, args, kwargs = call
-    return factory(*args, **kwargs)
+    make, args, kwargs = call
+    product = make.__wrapped__(*args, **kwargs)
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(product, _INFO, getattr(obj, _INFO))
+        setattr(product, _CALL, call)
+    return product
 
 
 def lookup(kind: str, name: str) -> Callable[..., Any] | None:

@@ -68,13 +68,16 @@ def cut() -> Action:
 
 @dataclass
 class Seen:
-    """One request as it arrived: its JSON body, its auth header and what it got."""
+    """One request as it arrived: its JSON body, its auth header and what it got; its
+    target (path and query) and all its headers (names in lower case)."""
 
     body: dict[str, Any]
     authorization: str | None
     action: Action
     at: float
     in_flight: int
+    target: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,6 +92,8 @@ class OpenAICompatServer:
     requests: list[Seen] = field(default_factory=list)
     max_in_flight: int = 0
     open_connections: int = 0
+    cookie: str | None = None
+    """Sent as ``Set-Cookie`` with every normal answer when set."""
 
     def __post_init__(self) -> None:
         self._script: deque[Action] = deque(self.script)
@@ -178,9 +183,9 @@ class OpenAICompatServer:
         headers = {k.decode().lower(): v.decode() for k, v in head.headers}
         payload = json.loads(body or b"{}")
         action = self._next_action()
-        self.requests.append(
-            Seen(payload, headers.get("authorization"), action, time.monotonic(), self._in_flight)
-        )
+        auth, target = headers.get("authorization"), head.target.decode()
+        seen = Seen(payload, auth, action, time.monotonic(), self._in_flight, target, headers)
+        self.requests.append(seen)
         if action.kind == "drop":
             writer.transport.abort()
             return False
@@ -214,12 +219,13 @@ class OpenAICompatServer:
             return action.status, _error(action.message, action.status), extra
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, _error("invalid key", 401), []
-        if not head.target.decode().endswith("/chat/completions"):
+        if not head.target.decode().partition("?")[0].endswith("/chat/completions"):
             return 404, _error(f"no route {head.target.decode()}", 404), []
         model = str(payload.get("model", ""))
         if self.models is not None and model not in self.models:
             return 404, _error(f"model {model!r} not found", 404), []
-        return 200, completion(payload, self.reply), []
+        cookie = [("set-cookie", self.cookie)] if self.cookie is not None else []
+        return 200, completion(payload, self.reply), cookie
 
 
 async def _read_request(

@@ -3,11 +3,12 @@
 ``openai/<model>`` talks to ``base_url`` (the ``base_url`` argument, else the
 ``OPENAI_BASE_URL`` environment variable, else OpenAI itself) with the key in
 ``OPENAI_API_KEY``. The key is read from the environment when the client is made and
-lives only in that client: it is never an attribute of anything recorded, and it is
-scrubbed from error messages a server might echo it in.
+lives only in that client and the request it builds: it is never an attribute of
+anything recorded, and it is scrubbed from error messages a server might echo it in.
 
 The SDK's own retries are off (``max_retries=0``): ``Model`` retries, so that every call
-is in the evidence. This module only translates: SDK errors become
+is in the evidence. The SDK builds this model's request once and its HTTP client sends
+each call's copy (``_openai_request``). This module translates failures:
 ``InfrastructureError`` (retryable: 408, 409, 429, 5xx, timeouts, dropped connections)
 or ``ModelError`` (the rest: 400, 401, 404, ...), naming the status and the server.
 The SDK's HTTP client is aiohttp unless ``transport="httpx"`` (see ``_openai_http``).
@@ -30,9 +31,12 @@ from assay.model._openai_http import (
     client_count,
     failure_of,
     http_client,
+    http_module,
     pick_transport,
+    shared_ssl_context,
     transport_errors,
 )
+from assay.model._openai_request import PreparedPost, server_message
 from assay.model._openai_wire import encode_request, parse_completion
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
@@ -65,7 +69,9 @@ class OpenAIAPI:
         self.connections = config.max_connections or DEFAULT_MAX_CONNECTIONS
         self._api_key = api_key
         self._client_args = client_args
-        self._clients: list[Any] = []
+        self._clients: list[Any] = []  # SDK clients
+        self._http: list[Any] = []  # the HTTP client of each, which sends the requests
+        self._post: PreparedPost | None = None
         self._turn = 0
         self._url = self.base_url + "/chat/completions"
         if api_key is None and base_url is None and not os.environ.get(KEY_ENV):
@@ -74,70 +80,69 @@ class OpenAIAPI:
 
         self._sdk = openai
         self.transport = pick_transport(f"openai/{name}", transport, openai)
-        self._dropped = (openai.APITimeoutError, openai.APIConnectionError)
         self._unmapped: tuple[type[BaseException], ...] = ()
 
-    def _connect(self) -> Any:
-        """An SDK client for the next call, the clients made on first use (and again
-        after ``aclose``); calls go round-robin when there are several (httpx)."""
-        if not self._clients:
+    def _connect(self) -> tuple[Any, PreparedPost]:
+        """The HTTP client for the next call and the prepared POST, made on first use
+        (and again after ``aclose``); calls go round-robin when there are several
+        clients (httpx)."""
+        if self._post is None:
             count = client_count(self.transport, self.connections)
             key = self._api_key or os.environ.get(KEY_ENV) or NO_KEY
-            self._clients = [self._new_client(key, count) for _ in range(count)]
+            verify = shared_ssl_context(self._sdk, self.transport)
+            self._http = [
+                http_client(self._sdk, self.transport, self.connections, count, verify)
+                for _ in range(count)
+            ]
+            self._clients = [self._new_client(key, http) for http in self._http]
             self._unmapped = transport_errors(self.transport)
-        if len(self._clients) == 1:
-            return self._clients[0]
-        self._turn = (self._turn + 1) % len(self._clients)
-        return self._clients[self._turn]
+            module = http_module(type(self._http[0]))
+            self._post = PreparedPost(self._clients[0], self._url, module)
+        if len(self._http) == 1:
+            return self._http[0], self._post
+        self._turn = (self._turn + 1) % len(self._http)
+        return self._http[self._turn], self._post
 
-    def _new_client(self, key: str, count: int) -> Any:
+    def _new_client(self, key: str, http: Any) -> Any:
         return self._sdk.AsyncOpenAI(
             api_key=key,
             base_url=self.base_url,
             max_retries=0,
             timeout=self.config.timeout if self.config.timeout is not None else 600.0,
-            http_client=http_client(self._sdk, self.transport, self.connections, count),
+            http_client=http,
             **self._client_args,
         )
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
-        """One chat completion; the body's bytes are parsed straight into a ModelOutput."""
-        openai = self._sdk
-        client = self._connect()
-        options: dict[str, Any] = {}
-        if config.timeout is not None:
-            options["timeout"] = config.timeout
+        """One chat completion: the SDK's request for this model with this call's body
+        (encoded by msgspec), sent by its HTTP client; the answer's bytes are parsed
+        straight into a ModelOutput (``_openai_request`` says why not ``client.post``)."""
+        http, post = self._connect()
+        body = encode_request(self.name, messages, tools, config)
         try:
-            # The client's own POST (its documented way to custom requests): the SDK
-            # still does auth, headers, timeouts and errors, but skips re-validating params
-            # it would then build pydantic models from; the bytes go and come back as
-            # they are (JSON encoded by msgspec; the URL whole, so it is parsed once).
-            body = await client.post(
-                self._url,
-                cast_to=bytes,
-                content=encode_request(self.name, messages, tools, config),
-                options=options,
-            )
-        except self._dropped as exc:
-            raise failure_of(exc, openai, self.base_url, self._scrub) from None
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc) from None
+            response = await http.send(post.request(http, body, config.timeout))
+        except post.timeouts as exc:
+            raise failure_of(exc, True, self.base_url, self._scrub) from None
+        except post.dropped as exc:
+            raise failure_of(exc, False, self.base_url, self._scrub) from None
         except self._unmapped as exc:
             detail = self._scrub(f"{type(exc).__name__}: {exc}")
             raise InfrastructureError("connection", f"{self.base_url}: {detail}") from None
+        if not 200 <= response.status_code < 300:
+            raise self._status_error(response)
         try:
-            return parse_completion(body, f"openai/{self.name}")
+            return parse_completion(response.content, f"openai/{self.name}")
         except ValueError as exc:
             raise ModelError(200, self.base_url, str(exc)) from None
 
-    def _status_error(self, exc: Any) -> Exception:
-        """A status error as InfrastructureError (retry it) or ModelError (do not)."""
-        status = int(exc.status_code)
-        message = self._scrub(_server_message(exc))
+    def _status_error(self, response: Any) -> Exception:
+        """A non-2xx answer as InfrastructureError (retry it) or ModelError (do not)."""
+        status = int(response.status_code)
+        message = self._scrub(server_message(response))
         if status in _RETRYABLE or status >= 500:
-            retry_after = retry_after_seconds(exc.response.headers.get("retry-after"))
+            retry_after = retry_after_seconds(response.headers.get("retry-after"))
             reason = "rate_limited" if status == 429 else f"http_{status}"
             return InfrastructureError(reason, message, retry_after, status)
         return ModelError(status, self.base_url, message)
@@ -151,22 +156,9 @@ class OpenAIAPI:
 
     async def aclose(self) -> None:
         """Close the connection pool; a later call opens a new one."""
-        clients, self._clients = self._clients, []
+        clients, self._clients, self._http, self._post = self._clients, [], [], None
         for client in clients:
             await client.close()
-
-
-def _server_message(exc: Any) -> str:
-    """The server's own words: ``error.message`` of a JSON body, or the body's text."""
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-    text = exc.response.text if exc.response is not None else ""
-    return (text or str(exc)).strip()[:500]
 
 
 def check_base_url(model: str, url: str) -> str:

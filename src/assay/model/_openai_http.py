@@ -7,8 +7,9 @@ is its ``http_client``. ``aiohttp`` (the SDK's own ``DefaultAioHttpClient``, the
 harness in one Python thread is bound by exactly that. ``transport="httpx"`` picks the
 SDK's default client instead (also used when aiohttp is not installed).
 
-The two report failures differently: the SDK maps aiohttp's exceptions onto httpx's,
-and a refused or dropped connection comes out as an ``APITimeoutError``. So a failure is
+The two report failures differently: the SDK's aiohttp transport maps aiohttp's
+exceptions onto httpx's, and a refused or dropped connection comes out as httpx's
+``ConnectTimeout``. So a failure is
 classified by its root cause (what the socket said), not by the SDK's class alone.
 """
 
@@ -47,30 +48,49 @@ def client_count(transport: str, connections: int) -> int:
     return 1 if transport == "aiohttp" else -(-connections // SHARD)
 
 
-def http_client(sdk: Any, transport: str, connections: int, clients: int) -> Any:
+def _http_class(sdk: Any, transport: str) -> Any:
+    return sdk.DefaultAioHttpClient if transport == "aiohttp" else sdk.DefaultAsyncHttpxClient
+
+
+def http_module(http_class: Any) -> Any:
+    """httpx or httpx2, whichever this SDK is built on: the package of its AsyncClient
+    (for ``Request``, ``Limits`` and the exception classes)."""
+    base = next(c for c in http_class.__mro__ if c.__name__ == "AsyncClient")
+    return sys.modules[base.__module__.partition(".")[0]]
+
+
+def shared_ssl_context(sdk: Any, transport: str) -> Any:
+    """One TLS context, made as the HTTP client would make its own (``verify=True``,
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured), for all of a model's clients and
+    transports: the client makes one per transport, and one more per proxy variable set
+    (each reads the CA bundle: about 15 ms); ``True`` (each its own) when this httpx
+    has no ``create_ssl_context``."""
+    http = http_module(_http_class(sdk, transport))
+    make = getattr(http, "create_ssl_context", None)
+    return True if make is None else make()
+
+
+def http_client(sdk: Any, transport: str, connections: int, clients: int, verify: Any) -> Any:
     """A new ``http_client`` for one SDK client, keeping as many connections alive as may
     be in flight through it (httpx keeps 100 by default, so at 200 in flight half would
     reconnect on every call; aiohttp keeps all of them)."""
-    aiohttp = transport == "aiohttp"
-    http_class = sdk.DefaultAioHttpClient if aiohttp else sdk.DefaultAsyncHttpxClient
-    # httpx or httpx2, whichever this SDK is built on: the package of its AsyncClient
-    base = next(c for c in http_class.__mro__ if c.__name__ == "AsyncClient")
-    http = sys.modules[base.__module__.partition(".")[0]]
+    http_class = _http_class(sdk, transport)
+    http = http_module(http_class)
     keep = -(-connections // clients) + 4
     limits = http.Limits(max_connections=connections, max_keepalive_connections=keep)
-    return http_class(limits=limits)
+    return http_class(limits=limits, verify=verify)
 
 
 def failure_of(
-    exc: BaseException, sdk: Any, where: str, scrub: Callable[[str], str]
+    exc: BaseException, timed_out: bool, where: str, scrub: Callable[[str], str]
 ) -> InfrastructureError:
-    """An SDK timeout or connection error as a retryable failure, named by its root
-    cause: ``timeout`` when the socket timed out, ``connection`` when it was refused,
-    reset or closed (whatever SDK class the transport mapped that to). *scrub* takes
-    the API key out of the detail."""
+    """A timeout (*timed_out*: httpx's ``TimeoutException``) or request error as a
+    retryable failure, named by its root cause: ``timeout`` when the socket timed out,
+    ``connection`` when it was refused, reset or closed (whatever class the transport
+    mapped that to). *scrub* takes the API key out of the detail."""
     root = _root_cause(exc)
     from_socket = isinstance(root, OSError) or type(root).__module__.startswith("aiohttp")
-    if isinstance(root, TimeoutError) or (isinstance(exc, sdk.APITimeoutError) and not from_socket):
+    if isinstance(root, TimeoutError) or (timed_out and not from_socket):
         return InfrastructureError("timeout", f"no answer from {where}")
     detail = f"{type(root).__name__}: {root}" if str(root) else type(root).__name__
     return InfrastructureError("connection", f"{where}: {scrub(detail)}")

@@ -10,7 +10,6 @@ model's own retries, is an infrastructure failure like any other target's.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import anyio
@@ -93,11 +92,14 @@ class SolverTarget:
         generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
         time_limit = self.limits.time_limit
+        if time_limit is None:  # no cancel scope to enter and leave for every trial
+            holder[0] = await plan(state, generate)
+            return
         try:
-            with anyio.fail_after(time_limit if time_limit is not None else math.inf):
+            with anyio.fail_after(time_limit):
                 holder[0] = await plan(state, generate)
         except TimeoutError:
-            raise LimitExceeded("time", time_limit or 0.0, time_limit or 0.0) from None
+            raise LimitExceeded("time", time_limit, time_limit) from None
 
 
 def _generate_for(

@@ -1,0 +1,122 @@
+"""The openai provider's prepared request (``model/_openai_request.py``) against the real
+server on 127.0.0.1 through the real SDK: what the SDK puts on a request built once
+(key, client arguments, its own headers, the read timeout) reaches the server on every
+call, each call with its own body, and cookies a server sets are sent back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from assay.model import GenerateConfig, Model, get_model
+from tests.servers.openai_compat import OpenAICompatServer
+
+TRANSPORTS = ["aiohttp", "httpx"]
+
+
+def calls(model: Model, *prompts: str, config: GenerateConfig | None = None) -> list[str]:
+    """The completions of *prompts*, one call each, in order."""
+
+    async def main() -> list[str]:
+        try:
+            return [(await model.generate(p, config=config)).completion for p in prompts]
+        finally:
+            await model.aclose()
+
+    return anyio.run(main)
+
+
+def test_the_key_client_arguments_and_sdk_headers_reach_the_server_on_every_call(
+    openai_server: OpenAICompatServer,
+) -> None:
+    model = get_model(
+        "openai/tiny",
+        base_url=openai_server.url,
+        api_key="sk-local-0123",
+        organization="org-7",
+        project="proj-9",
+        default_headers={"X-Team": "evals"},
+        default_query={"api-version": "2"},
+    )
+    assert calls(model, "one", "two words") == ["echo: one", "echo: two words"]
+    for seen, text in zip(openai_server.requests, ["one", "two words"], strict=True):
+        assert seen.target == "/v1/chat/completions?api-version=2"
+        assert seen.authorization == "Bearer sk-local-0123"
+        headers = seen.headers
+        assert (headers["openai-organization"], headers["openai-project"]) == ("org-7", "proj-9")
+        assert headers["x-team"] == "evals"
+        assert headers["user-agent"].startswith("AsyncOpenAI/Python ")
+        assert headers["x-stainless-retry-count"] == "0"
+        assert headers["content-type"] == "application/json"
+        assert seen.body["messages"] == [{"role": "user", "content": text}]
+        assert int(headers["content-length"]) == len(json.dumps(seen.body, separators=(",", ":")))
+
+
+def test_a_calls_timeout_is_its_requests_read_timeout(openai_server: OpenAICompatServer) -> None:
+    model = get_model("openai/tiny", GenerateConfig(timeout=30), base_url=openai_server.url)
+    calls(model, "a")
+    calls(model, "b", config=GenerateConfig(timeout=7))
+    calls(model, "c")
+    read = [float(s.headers["x-stainless-read-timeout"]) for s in openai_server.requests]
+    assert read == [30.0, 7.0, 30.0]
+
+
+def test_without_a_timeout_the_sdk_default_applies(openai_server: OpenAICompatServer) -> None:
+    calls(get_model("openai/tiny", base_url=openai_server.url), "a")
+    (seen,) = openai_server.requests
+    assert float(seen.headers["x-stainless-read-timeout"]) == 600.0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_cookie_the_server_sets_is_sent_back(
+    openai_server: OpenAICompatServer, transport: str
+) -> None:
+    openai_server.cookie = "balancer=b7; Path=/"
+    model = get_model("openai/tiny", base_url=openai_server.url, transport=transport)
+    calls(model, "first", "second")
+    first, second = openai_server.requests
+    assert "cookie" not in first.headers
+    assert second.headers.get("cookie") == "balancer=b7"
+
+
+def test_the_cookie_sent_is_the_latest_one_whatever_the_timeout(
+    openai_server: OpenAICompatServer,
+) -> None:
+    model = get_model("openai/tiny", base_url=openai_server.url)
+    five = GenerateConfig(timeout=5)
+
+    async def main() -> None:
+        openai_server.cookie = "balancer=b7; Path=/"
+        await model.generate("first")
+        openai_server.cookie = "balancer=c8; Path=/"
+        await model.generate("second", config=five)  # its request is first built here
+        await model.generate("third", config=five)
+        await model.aclose()
+
+    anyio.run(main)
+    sent = [s.headers.get("cookie") for s in openai_server.requests]
+    assert sent == [None, "balancer=b7", "balancer=c8"]
+
+
+def test_many_calls_in_flight_each_carry_their_own_body(
+    openai_server: OpenAICompatServer,
+) -> None:
+    model = get_model("openai/tiny", GenerateConfig(max_connections=8), base_url=openai_server.url)
+    answers: dict[int, str] = {}
+
+    async def one(i: int) -> None:
+        answers[i] = (await model.generate(f"question {i}")).completion
+
+    async def main() -> Any:
+        async with anyio.create_task_group() as group:
+            for i in range(40):
+                group.start_soon(one, i)
+        await model.aclose()
+
+    anyio.run(main)
+    assert answers == {i: f"echo: question {i}" for i in range(40)}
+    sent = sorted(s.body["messages"][0]["content"] for s in openai_server.requests)
+    assert sent == sorted(f"question {i}" for i in range(40))
