@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    ChildResult,
     Row,
     assay_command,
     checked,
@@ -272,6 +273,28 @@ def measure(
             remove(folder)
 
 
+def _in_process_rows(
+    name: str, figure: str, results: list[ChildResult], trials: int, target: float
+) -> list[Row]:
+    """The rate and peak RSS rows of ``verify_run`` or ``rescore_run`` in fresh processes."""
+    seconds = median(r.report["seconds"] for r in results)
+    cpu = median(r.report["cpu_s"] for r in results)
+    worker = median(r.report["worker_cpu_s"] for r in results)
+    return [
+        Row(
+            name,
+            figure,
+            trials / seconds,
+            "/s",
+            target=f">= {target:,.0f}/s",
+            ok=trials / seconds >= target,
+            note=f"{seconds:.2f} s; cpu {cpu:.2f} s here + {worker:.2f} s in the event worker",
+            extra={"seconds": [r.report["seconds"] for r in results]},
+        ),
+        Row(name, f"{figure.split()[0]} peak RSS", median(r.maxrss_mb for r in results), "MB"),
+    ]
+
+
 def _measure(run: Path, runs: int, progress: bool) -> list[Row]:
     settle()
     verify = [checked(run_child(["verify", str(run)]), "verify") for _ in range(runs)]
@@ -293,30 +316,10 @@ def _measure(run: Path, runs: int, progress: bool) -> list[Row]:
         )
     name = f"evidence N={trials:,}" + (" (1 run)" if runs == 1 else "")
     rows = [
-        Row(
-            name,
-            "verify_run trials/s",
-            trials / v_s,
-            "/s",
-            target=f">= {TARGET_VERIFY:,.0f}/s",
-            ok=trials / v_s >= TARGET_VERIFY,
-            note=f"{v_s:.2f} s; cpu {median(r.report['cpu_s'] for r in verify):.2f} s here "
-            f"+ {median(r.report['worker_cpu_s'] for r in verify):.2f} s in the event worker",
-            extra={"seconds": [r.report["seconds"] for r in verify]},
+        *_in_process_rows(name, "verify_run trials/s", verify, trials, TARGET_VERIFY),
+        *_in_process_rows(
+            name, "rescore_run trials/s (verify + score)", rescore, trials, TARGET_SCORE
         ),
-        Row(name, "verify_run peak RSS", median(r.maxrss_mb for r in verify), "MB"),
-        Row(
-            name,
-            "rescore_run trials/s (verify + score)",
-            trials / r_s,
-            "/s",
-            target=f">= {TARGET_SCORE:,.0f}/s",
-            ok=trials / r_s >= TARGET_SCORE,
-            note=f"{r_s:.2f} s; cpu {median(r.report['cpu_s'] for r in rescore):.2f} s here "
-            f"+ {median(r.report['worker_cpu_s'] for r in rescore):.2f} s in the event worker",
-            extra={"seconds": [r.report["seconds"] for r in rescore]},
-        ),
-        Row(name, "rescore_run peak RSS", median(r.maxrss_mb for r in rescore), "MB"),
         Row(
             name,
             "re-score part alone (rescore - verify)",

@@ -120,3 +120,20 @@ def test_many_calls_in_flight_each_carry_their_own_body(
     assert answers == {i: f"echo: question {i}" for i in range(40)}
     sent = sorted(s.body["messages"][0]["content"] for s in openai_server.requests)
     assert sent == sorted(f"question {i}" for i in range(40))
+
+
+def test_an_sdk_without_the_request_builder_is_one_line_naming_it(
+    openai_server: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A future SDK that renamed the private builder fails when the model is made, with
+    what is missing and which versions work, not with an AttributeError mid-run."""
+    import openai
+
+    from assay.errors import ConfigError
+
+    monkeypatch.setattr(openai.AsyncOpenAI, "_build_request", None)  # gone
+    with pytest.raises(ConfigError) as caught:
+        get_model("openai/m", base_url=openai_server.url)
+    assert caught.value.key == "model.sdk_changed"
+    text = str(caught.value)
+    assert "AsyncOpenAI._build_request" in text and "openai" in text and "\n" not in text

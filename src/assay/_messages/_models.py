@@ -34,6 +34,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
         "请安装：pip install {package}",
     ),
+    "model.sdk_changed": (
+        "model {model!r}: the installed {package} {version} has no {missing}, which assay "
+        "uses to build a model's request once",
+        "install a version assay is tested with: pip install '{package}>=1.40,<={tested}'",
+        "模型 {model!r}：已安装的 {package} {version} 没有 {missing}（assay 用它只构建一次请求）",
+        "请安装经过测试的版本：pip install '{package}>=1.40,<={tested}'",
+    ),
     # --- model providers: the openai provider's HTTP transport (issue 4, speed) ----------
     "model.transport": (
         "model {model!r}: unknown transport {transport!r} (known: {known})",

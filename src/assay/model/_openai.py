@@ -79,6 +79,7 @@ class OpenAIAPI:
         import openai  # deferred to here: heavy, and not to be counted in a call's timeout
 
         self._sdk = openai
+        PreparedPost.check_sdk(f"openai/{name}", openai)
         self.transport = pick_transport(f"openai/{name}", transport, openai)
         self._unmapped: tuple[type[BaseException], ...] = ()
 

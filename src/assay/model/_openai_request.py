@@ -27,6 +27,11 @@ from typing import Any
 
 import anyio
 
+from assay.errors import ConfigError
+
+TESTED_WITH = "3.57.0"
+"""The newest openai release the prepared POST is tested with (``tests/model``)."""
+
 _DROPPED_HEADERS = (b"content-length", b"transfer-encoding", b"cookie")
 """Set again for each call by the request that carries it: the length of its body, and
 the cookies the HTTP client holds by then."""
@@ -61,6 +66,28 @@ class PreparedPost:
             content=body,
             cookies=http_client.cookies,
             extensions=extensions,
+        )
+
+    @staticmethod
+    def check_sdk(model: str, sdk: Any) -> None:
+        """A ConfigError naming what is missing if this SDK lacks the two private names a
+        prepared POST needs (both there from openai 1.0 to at least ``TESTED_WITH``)."""
+        try:
+            from openai._models import FinalRequestOptions  # noqa: F401
+        except ImportError:
+            missing = "openai._models.FinalRequestOptions"
+        else:
+            if callable(getattr(sdk.AsyncOpenAI, "_build_request", None)):
+                return
+            missing = "AsyncOpenAI._build_request"
+        version = getattr(sdk, "__version__", "?")
+        raise ConfigError(
+            "model.sdk_changed",
+            model=model,
+            package="openai",
+            version=version,
+            missing=missing,
+            tested=TESTED_WITH,
         )
 
     def _template(self, timeout: float | None) -> tuple[Any, Any, Any]:
