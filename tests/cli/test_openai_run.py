@@ -163,3 +163,33 @@ def test_an_interrupted_run_resumes_against_the_same_server(
     assert run_cli("verify", interrupted).returncode == 0
     bundles = read_jsonl(interrupted / "bundles.jsonl")
     assert len(bundles) == 6 and {b["state"] for b in bundles} == {"completed"}
+
+
+def test_a_run_chosen_by_openai_base_url_resumes_only_against_that_server(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    """The server a run answered from is in its spec however it was chosen (here only
+    ``$OPENAI_BASE_URL``); resuming against another is refused before any call."""
+    openai_server.reply = calculator
+    openai_server.push(ok(), ok(), slow(60), slow(60))
+    env = {"OPENAI_BASE_URL": openai_server.url}
+    ref = f"{ARITHMETIC}@arithmetic"
+    args = ("--model", "openai/calc-1", "-j", "2", "--log-dir", tmp_path)
+    proc = start_cli("run", ref, "-T", "count=2", "-T", "epochs=2", *args, env=env)
+    assert wait_for(lambda: len(openai_server.requests) >= 4, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    (interrupted,) = run_dirs(tmp_path)
+    spec = (interrupted / "spec.json").read_text()
+    assert f'"endpoint":"{openai_server.url}"' in spec
+
+    elsewhere = run_cli("resume", interrupted, env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert elsewhere.returncode == 2, elsewhere.stderr
+    line = error_line(elsewhere)
+    assert openai_server.url in line and "http://127.0.0.1:9/v1" in line
+    assert len(openai_server.requests) == 4, "nothing was asked of either server"
+
+    resumed = run_cli("resume", interrupted, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert run_cli("verify", interrupted).returncode == 0

@@ -79,6 +79,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{evaluation!r} 的评分器是在内存中定义的，而非来自任务文件，因此无法从运行目录重建",
         "请在 .py 文件中用 @task 定义任务，并以 file.py@name 运行，以便日后重新评分",
     ),
+    "task.endpoint_changed": (
+        "the run's model {model!r} answered from {was}; made again to resume, it would "
+        "answer from {now}",
+        "point it at the run's server again (--model-base-url or OPENAI_BASE_URL), or "
+        "start a new run",
+        "该运行的模型 {model!r} 的回答来自 {was}；为恢复运行重新创建后将来自 {now}",
+        "请让它重新指向该运行的服务器（--model-base-url 或 OPENAI_BASE_URL），或开始新的运行",
+    ),
     "task.model_args": (
         "the run's model {model!r} was made with arguments that are not data (e.g. a "
         "function), so it cannot be made again to resume",

@@ -21,6 +21,7 @@ from assay._digest import canonical_json, sha256_hex
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
 from assay.model._cache import current_cache
+from assay.model._cache_key import shown_url
 from assay.model._calls import call_with_retries
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
@@ -54,6 +55,14 @@ class Model:
         self.config = config or GenerateConfig()
         self.gate = AdaptiveGate(self.config.max_connections or DEFAULT_MAX_CONNECTIONS)
         self._rng = random.Random()
+
+    @property
+    def endpoint(self) -> str | None:
+        """Where this model's answers come from, as it may be written down: the
+        provider's base URL (however it was chosen: an argument, ``$OPENAI_BASE_URL``,
+        the default) without credentials, query or fragment; None if it has none."""
+        url = getattr(self.api, "base_url", None)
+        return shown_url(str(url)) if url is not None else None
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"

@@ -239,6 +239,7 @@ async def _run_unit(
                 **record,
                 "select": {"limit": opts.limit, "sample_id": opts.sample_id},
                 "model_args": json_safe(_model_args(opts)),
+                "endpoint": model.endpoint,  # resume refuses another one
             }
         samples = _select(task, opts)
         prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)

@@ -172,6 +172,9 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         raise ConfigError("task.model_args", model=spec.targets[0].model)
     epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
     model = get_model(spec.targets[0].model or "mock/default", **model_args)
+    if "endpoint" in record and record["endpoint"] != model.endpoint:
+        was, now = record["endpoint"], model.endpoint
+        raise ConfigError("task.endpoint_changed", model=model.name, was=was, now=now)
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
     samples = select(task.dataset, **record.get("select", {}))
     return prepare_task(task, model, samples, settings, record, epochs=epochs)
