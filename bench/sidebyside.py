@@ -86,7 +86,8 @@ def inspect_once(samples: int, base: Path) -> dict[str, Any]:
     """One Inspect AI run of the same task in a fresh process of its own venv."""
     python = inspect_python()
     assert python is not None
-    log_dir = base / f"inspect-{samples}"
+    # a folder per run: the earlier runs' folders are removed, the last one's log kept
+    log_dir = base / f"inspect-{samples}-{len(list(base.glob(f'inspect-{samples}-*')))}"
     settle()
     argv = [
         str(python),
