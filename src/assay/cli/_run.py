@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from assay._messages import say
-from assay.cli._print import print_decision
+from assay.cli._print import print_decision, print_usage
 from assay.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -145,6 +145,7 @@ def run(
     run_options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
     outcome = run_spec(loaded, run_options)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
+    print_usage(outcome.report)
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 
@@ -166,6 +167,7 @@ def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
     options = RunOptions(output=run_dir, handle_signals=True, **execution)
     outcome = resume_run(run_dir, options, spec_path)
     code = print_decision(outcome.metrics, outcome.gate, outcome.report.scorers)
+    print_usage(outcome.report)
     click.echo(say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 

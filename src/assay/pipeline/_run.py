@@ -306,8 +306,9 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            for target in run.targets.values():
-                closer = getattr(target, "aclose", None)
+            # the targets' models, then what scorers hold (graders they built by name)
+            for part in [*run.targets.values(), *run.scorers.values()]:
+                closer = getattr(part, "aclose", None)
                 if closer is not None:
                     await closer()
         try:
