@@ -41,7 +41,7 @@ from assay.evidence import (
     write_pack_index,
 )
 from assay.gate import GateDecision, decide
-from assay.model import epoch_scope, replay_scope
+from assay.model import current_cache, epoch_scope, replay_scope
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
@@ -140,6 +140,13 @@ class _Run:
         }
 
     def manifest_fields(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+        fields = self._fields(status, files)
+        cache = current_cache()
+        if cache is not None:  # so ``resume`` answers from the cache too, by default
+            fields["cache"] = {"expiry": cache.expiry}
+        return fields
+
+    def _fields(self, status: str, files: dict[str, str] | None) -> dict[str, Any]:
         return {
             "status": status,
             "evaluation": self.spec.evaluation,
