@@ -12,8 +12,6 @@ re-score), and that usage goes on the scorer's score record, never into the bund
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -94,19 +92,25 @@ def _plus(total: float | None, cost: Any) -> float | None:
 _counting: ContextVar[Usage | None] = ContextVar("assay_grading_usage", default=None)
 
 
-@contextmanager
-def counting_calls() -> Iterator[Usage]:
+class counting_calls:  # lower case: used like a function, ``with counting_calls() as used``
     """Collect the usage of the model calls a scorer makes inside the block.
 
     A context variable rather than an argument: the calls happen deep inside a user's
-    scorer, and each trial's scoring runs in its own task, so trials never mix.
+    scorer, and each trial's scoring runs in its own task, so trials never mix. A class,
+    not ``@contextmanager``: it runs once per scorer per trial (1 µs, not 2.3).
     """
-    usage = Usage()
-    token = _counting.set(usage)
-    try:
-        yield usage
-    finally:
-        _counting.reset(token)
+
+    __slots__ = ("_token", "usage")
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    def __enter__(self) -> Usage:
+        self._token = _counting.set(self.usage)
+        return self.usage
+
+    def __exit__(self, *exc: object) -> None:
+        _counting.reset(self._token)
 
 
 def count_call(data: dict[str, Any]) -> None:

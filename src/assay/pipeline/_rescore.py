@@ -33,6 +33,7 @@ from assay.gate import GateDecision, decide
 from assay.model import replay_scope
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
+from assay.pipeline._prepared import close_parts
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
 from assay.pipeline._task_metrics import MetadataOf, TaskMetricsBuilder
@@ -89,18 +90,21 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     per_sample = len(spec.targets) * spec.repetitions
     sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
-    with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
-        for line in handle:
-            bundle = loads(line)
-            sha = bundle["observation"].get("output")
-            output = store.get(sha) if sha else None
-            records, row = await judge(bundle, output, scorers, metrics, task_metrics)
-            rows.add(row)
-            trial = bundle["trial"]
-            sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
-            for record in records:
-                recomputed[record["score_id"]] = _compared(record)
-    store.close()
+    try:
+        with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
+            for line in handle:
+                bundle = loads(line)
+                sha = bundle["observation"].get("output")
+                output = store.get(sha) if sha else None
+                records, row = await judge(bundle, output, scorers, metrics, task_metrics)
+                rows.add(row)
+                trial = bundle["trial"]
+                sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
+                for record in records:
+                    recomputed[record["score_id"]] = _compared(record)
+    finally:
+        store.close()
+        await close_parts(scorers.values())  # graders built, if never asked (replayed)
     differing = _compare(path, recomputed)
     built = metrics.build()
     source = manifest.get("spec_source")

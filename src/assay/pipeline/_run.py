@@ -47,7 +47,7 @@ from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
-from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._prepared import Prepared, close_parts, prepare_spec
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
@@ -313,11 +313,7 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            # the targets' models, then what scorers hold (graders they built by name)
-            for part in [*run.targets.values(), *run.scorers.values()]:
-                closer = getattr(part, "aclose", None)
-                if closer is not None:
-                    await closer()
+            await close_parts([*run.targets.values(), *run.scorers.values()])
         try:
             run.writer.close()
         except OSError as exc:
