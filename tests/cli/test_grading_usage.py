@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 
-from tests.helpers import graded_reply, graded_task_file, run_cli, run_dirs
-from tests.servers.openai_compat import OpenAICompatServer
+from assay.evidence import Usage
+from tests.helpers import (
+    graded_reply,
+    graded_task_file,
+    read_jsonl,
+    run_cli,
+    run_dirs,
+    start_cli,
+    wait_for,
+)
+from tests.servers.openai_compat import OpenAICompatServer, ok, slow
 
 USAGE = re.compile(
     r"usage: (\d+) calls \((\d+) cached\), (\d+) input \+ (\d+) output tokens, cost (\S+); "
@@ -41,3 +51,36 @@ def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) ->
     assert grading["input_tokens"] > target["input_tokens"]  # a grader reads the whole prompt
     rescored = USAGE.search(scored.stdout)
     assert rescored is not None and rescored.group(0) == found.group(0), scored.stdout
+
+
+def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> None:
+    """Interrupted after one graded trial: the resume re-judges it from the log (its
+    grader call replayed, not asked again, and counted again exactly), runs the rest,
+    and the report's grading usage is the sum of every ``score_sampling`` event."""
+    task_file = graded_task_file(tmp_path)
+    log_dir = tmp_path / "runs"
+    with OpenAICompatServer(reply=graded_reply) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        server.push(ok(), ok(), slow(60))  # fr answered and graded; it's answer hangs
+        proc = start_cli("run", f"{task_file}@capitals", "-j", "1", "--log-dir", log_dir, env=env)
+        assert wait_for(lambda: len(server.requests) == 3, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        (run,) = run_dirs(log_dir)
+        resumed = run_cli("resume", run, env=env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert len(server.requests) == 3 + 4  # it and fr-again: answer and grade each
+        scored = run_cli("score", run, env=env)
+        assert scored.returncode == 0, scored.stdout + scored.stderr
+    graded = Usage()
+    for event in read_jsonl(run / "events.jsonl"):
+        if event["type"] == "score_sampling":
+            graded.add_sampling(event["data"])
+    assert graded.calls == 3
+    report = json.loads((run / "report.json").read_text())
+    assert report["grading_usage_total"] == graded.record()
+    found, rescored = USAGE.search(resumed.stdout), USAGE.search(scored.stdout)
+    assert found is not None and rescored is not None, resumed.stdout + scored.stdout
+    assert found.group(0) == rescored.group(0)
+    assert found.group(6) == "3"
