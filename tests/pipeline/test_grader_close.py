@@ -60,3 +60,20 @@ def test_a_grader_model_passed_in_is_closed_too_and_reconnects(
         assert result.status == "success", result.error
         assert len(server.requests) == 4 * round
         assert wait_for(lambda: server.open_connections == 0, timeout=5)
+
+
+def test_a_local_grader_server_stops_when_the_eval_returns(tmp_path: Path) -> None:
+    """A llama.cpp grader (a real GGUF model on 127.0.0.1) is stopped with the run."""
+    from assay.model import GenerateConfig
+    from assay.model import _local_server as servers
+    from tests.helpers import events_of
+
+    pytest.importorskip("xllamacpp")
+    before = servers.running()
+    grader = get_model("local/smollm2", GenerateConfig(max_tokens=8, temperature=0), ctx_size=1024)
+    (result,) = eval(graded_task(grader), model="mock/echo", log_dir=tmp_path, limit=1)
+    assert result.status == "success", result.error
+    assert result.path is not None
+    graded = events_of(result.path, "score_sampling")
+    assert [e["data"]["model"] for e in graded] == ["local/smollm2"]  # it did run
+    assert servers.running() == before
