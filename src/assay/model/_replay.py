@@ -9,7 +9,8 @@ evidence does not hold, so re-scoring never reaches a model.
 A grader's calls are also replayed per trial, in the order the trial made them: the
 ``score_sampling`` event itself comes back (its usage, cost and whether the cache
 answered it), so a re-scored score record counts exactly the grading usage the run's
-did, even when one prompt was asked in several trials (epochs) at different prices.
+did, even when one prompt was asked in several trials (epochs), live in one and
+answered by the response cache in another.
 """
 
 from __future__ import annotations
