@@ -368,3 +368,44 @@ def mount(*args: str) -> None:
 def umount(path: Path) -> None:
     """Unmount *path* (lazily, so a stray open file cannot keep the test's mount alive)."""
     subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
+
+
+GRADED_TASK = """
+from assay import Sample, Task, generate, model_graded_qa, task
+from assay.model import set_price
+
+set_price("openai/answerer", input=0.5, output=0.5)
+set_price("openai/grader", input=1.0, output=2.0)
+
+
+@task
+def capitals(epochs: int = 1) -> Task:
+    return Task(
+        dataset=[
+            Sample(input="Capital of France?", target="Paris", id="fr"),
+            Sample(input="Capital of Italy?", target="Rome", id="it"),
+            Sample(input="Capital of France?", target="Paris", id="fr-again"),
+        ],
+        solver=generate(),
+        scorer=model_graded_qa(model="openai/grader"),
+        model="openai/answerer",
+        epochs=epochs,
+    )
+"""
+"""A task answered by ``openai/answerer`` and graded by ``openai/grader``, both priced;
+serve both from one ``OpenAICompatServer(reply=graded_reply)`` via ``OPENAI_BASE_URL``.
+Samples ``fr`` and ``fr-again`` ask the same question, so their grader prompts match."""
+
+
+def graded_reply(payload: dict[str, Any]) -> str:
+    """The server's answers to ``GRADED_TASK``: the answerer knows one capital, the
+    grader passes a submission naming Paris."""
+    text = str(payload["messages"][-1]["content"])
+    if payload["model"] == "grader":
+        return "Reasoning done.\nGRADE: C" if "[Submission]: Paris" in text else "GRADE: I"
+    return "Paris" if "France" in text else "Lyon"
+
+
+def graded_task_file(folder: Path) -> Path:
+    """``GRADED_TASK`` in a module no other test imports (Python caches by name)."""
+    return write_module(folder, f"graded_{uuid.uuid4().hex[:12]}", GRADED_TASK)

@@ -449,3 +449,33 @@ def test_one_changed_byte_in_an_aborted_run_is_named(
     (verify,) = run_cli_parallel(("verify", str(aborted)))
     assert verify.returncode == EXIT_EVIDENCE
     assert name in verify.stdout
+
+
+# --------------------------------------------------------------- grading usage figures
+
+
+def test_an_edited_grading_usage_figure_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grader's usage lives on its score line, which the line's ``match`` event binds:
+    an edited token count or cost is named by verify, and score / gate refuse the run."""
+    from assay import eval as run_eval
+    from tests.helpers import graded_reply, graded_task_file
+    from tests.servers.openai_compat import OpenAICompatServer
+
+    with OpenAICompatServer(reply=graded_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        task_file = graded_task_file(tmp_path)
+        (result,) = run_eval(f"{task_file}@capitals", log_dir=tmp_path / "runs")
+    assert result.status == "success", result.error
+    run = result.path
+    assert run is not None and verify_run(run).ok
+    line = read_jsonl(run / "scores.jsonl")[0]
+    tokens = line["usage"]["output_tokens"]
+    replace_once(
+        run / "scores.jsonl",
+        f'"output_tokens":{tokens},'.encode(),
+        f'"output_tokens":{tokens - 1},'.encode(),
+        line=0,
+    )
+    assert_caught(run, "scores.jsonl")

@@ -17,6 +17,8 @@ from tests.helpers import SHIPPING, run_spec_at, unique_callable_spec
 
 DOCUMENTED_KEYS = {
     "comparisons",
+    "grading_usage",
+    "grading_usage_total",
     "task_metrics",
     "evaluation",
     "description",
@@ -35,6 +37,7 @@ DOCUMENTED_KEYS = {
     "schema",
 }
 ROW_KEYS = {
+    "grading_usage",
     "index",
     "trial_id",
     "target_id",

@@ -205,6 +205,15 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "费用 {cost}",
         "",
     ),
+    # --- grading usage (h-grader: scorers' model calls, apart from the targets') ------
+    "out.grading_usage": (
+        "; grading: {calls} calls ({cached} cached), {input} input + {output} output tokens, "
+        "cost {cost}",
+        "",
+        "；评分：{calls} 次调用（{cached} 次来自缓存），输入 {input} + 输出 {output} 个 token，"
+        "费用 {cost}",
+        "",
+    ),
     "out.cache_entry": (
         "{model}  age {age}  expires {expires}  {size} bytes  {entry}",
         "",

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from assay._messages import say
 from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED
 from assay.gate import GateDecision
 from assay.score import Metrics
+
+if TYPE_CHECKING:
+    from assay.evidence import Usage
+    from assay.report import Report
 
 EXIT_BY_STATUS = {"passed": EXIT_PASSED, "failed": EXIT_FAILED, "inconclusive": EXIT_INCONCLUSIVE}
 
@@ -42,3 +48,27 @@ def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> 
                 for reason in decision.reasons:
                     click.echo(say("out.reason", target=decision.target_id, reason=reason))
     return EXIT_BY_STATUS[gate.status]
+
+
+def print_usage(report: Report) -> None:
+    """The usage line of a run: the targets' calls, tokens and cost, then grading's
+    (the scorers' model calls) beside them; nothing when no model was called."""
+    if report.usage_total.empty and report.grading_usage_total.empty:
+        return
+    line = _usage_text("out.usage", report.usage_total)
+    if not report.grading_usage_total.empty:
+        line += _usage_text("out.grading_usage", report.grading_usage_total)
+    click.echo(line)
+
+
+def _usage_text(key: str, usage: Usage) -> str:
+    from assay.report import cost_text  # deferred: keeps the CLI's start-up light
+
+    return say(
+        key,
+        calls=usage.calls,
+        cached=usage.cached_calls,
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        cost=cost_text(usage.cost),
+    )

@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 import click
 
 from assay._messages import say
-from assay.cli._print import print_decision
+from assay.cli._print import print_decision, print_usage
 from assay.errors import ConfigError
+from assay.model import DEFAULT_EXPIRY
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +50,27 @@ def execution_options(func: F) -> F:
     return func
 
 
+def cache_options(func: F) -> F:
+    """``--cache/--no-cache`` and ``--cache-expiry``, declared once for ``run`` and
+    ``resume``. Unset (``None``), ``run`` goes without the cache and ``resume`` does what
+    the run did (its manifest says whether it used the cache, and the expiry)."""
+    options = [
+        click.option(
+            "--cache/--no-cache",
+            default=None,
+            help="Answer model calls from the response cache [run: off; resume: as the run did].",
+        ),
+        click.option(
+            "--cache-expiry",
+            help="How long new cache entries stay fresh: 30m, 12h, 7d, 2w or never "
+            "[run: 7d; resume: the run's].",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Run directory to create.")
@@ -68,13 +90,7 @@ def execution_options(func: F) -> F:
 @click.option("--max-connections", type=click.IntRange(1), help="Calls in flight per model.")
 @click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
-@click.option("--cache", is_flag=True, help="Answer model calls from the response cache.")
-@click.option(
-    "--cache-expiry",
-    default="7d",
-    show_default=True,
-    help="How long new cache entries stay fresh: 30m, 12h, 7d, 2w or never.",
-)
+@cache_options
 @click.option(
     "--prices",
     type=click.Path(path_type=Path),
@@ -98,8 +114,8 @@ def run(
     max_connections: int | None,
     retry_on_error: int,
     score_on_error: bool,
-    cache: bool,
-    cache_expiry: str,
+    cache: bool | None,
+    cache_expiry: str | None,
     prices: Path | None,
     **execution: Any,
 ) -> None:
@@ -127,8 +143,8 @@ def run(
             "max_connections": max_connections,
             "retry_on_error": retry_on_error,
             "score_on_error": score_on_error,
-            "cache": cache,
-            "cache_expiry": cache_expiry,
+            "cache": bool(cache),
+            "cache_expiry": cache_expiry or DEFAULT_EXPIRY,
             "prices": prices,
         }
         run_tasks(str(spec), models, options)
@@ -145,6 +161,7 @@ def run(
     run_options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
     outcome = run_spec(loaded, run_options)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
+    print_usage(outcome.report)
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 
@@ -157,15 +174,23 @@ def run(
     type=click.Path(path_type=Path),
     help="The spec, if it moved since the run started (must be unchanged).",
 )
+@cache_options
 @execution_options
-def resume(run_dir: Path, spec_path: Path | None, **execution: Any) -> None:
+def resume(
+    run_dir: Path,
+    spec_path: Path | None,
+    cache: bool | None,
+    cache_expiry: str | None,
+    **execution: Any,
+) -> None:
     """Finish an interrupted run in RUN: keep finished trials, run the rest."""
     from assay.pipeline import RunOptions, resume_run
 
     _check_sink(execution["sink_url"])
     options = RunOptions(output=run_dir, handle_signals=True, **execution)
-    outcome = resume_run(run_dir, options, spec_path)
+    outcome = resume_run(run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry)
     code = print_decision(outcome.metrics, outcome.gate, outcome.report.scorers)
+    print_usage(outcome.report)
     click.echo(say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 

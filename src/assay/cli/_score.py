@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from assay._messages import say
-from assay.cli._print import print_decision
+from assay.cli._print import print_decision, print_usage
 from assay.cli._run import baseline_option
 from assay.errors import EXIT_EVIDENCE
 
@@ -21,6 +21,7 @@ def score(run_dir: Path, baseline: Path | None) -> None:
 
     result = rescore_run(run_dir, baseline)
     print_decision(result.metrics, result.gate, result.report.scorers)
+    print_usage(result.report)
     if result.differing:
         click.echo(
             say(

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from assay._messages import say
-from assay.cli._print import print_decision
+from assay.cli._print import print_decision, print_usage
 from assay.errors import EXIT_FAILED, ConfigError
-
-if TYPE_CHECKING:
-    from assay.evidence import Usage
 
 
 def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, Any]:
@@ -48,24 +45,10 @@ def run_tasks(ref: str, models: tuple[str, ...], options: dict[str, Any]) -> Non
             click.echo(f"   {scorer_id}: {shown}")
         scorers = [e.scorer_id for e in result.metrics.estimates]
         code = max(code, print_decision(result.metrics, result.gate, list(dict.fromkeys(scorers))))
-        if result.report is not None and not result.report.usage_total.empty:
-            click.echo(usage_line(result.report.usage_total))
+        if result.report is not None:
+            print_usage(result.report)
         click.echo(say("out.run_dir", path=result.path))
     raise SystemExit(code)
-
-
-def usage_line(usage: Usage) -> str:
-    """The closing line of a unit: calls, tokens and cost."""
-    from assay.report import cost_text
-
-    return say(
-        "out.usage",
-        calls=usage.calls,
-        cached=usage.cached_calls,
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        cost=cost_text(usage.cost),
-    )
 
 
 def _fmt(value: Any) -> str:

@@ -26,7 +26,7 @@ from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._rundir import RunWriter, read_manifest
 from assay.evidence._sinks import HttpSink, PrintSink
 from assay.evidence._store import ArtifactRef, ArtifactStore
-from assay.evidence._usage import Usage
+from assay.evidence._usage import Usage, count_call, counting_calls
 from assay.evidence._verify import verify_run
 from assay.evidence._verify_checker import VerifyResult
 
@@ -59,6 +59,8 @@ __all__ = [
     "VerifyResult",
     "after_seal",
     "bundle_digest",
+    "count_call",
+    "counting_calls",
     "current_recorder",
     "decode_output",
     "find_resume_point",

@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.evidence._log import EventLog, after_seal
 from assay.evidence._store import ArtifactRef, ArtifactStore
-from assay.evidence._usage import Usage
+from assay.evidence._usage import Usage, count_call
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
 
@@ -79,6 +79,8 @@ class TrialRecorder:
             self.events.append((n, digest))
         if kind == "sampling":
             self.usage.add_sampling(data)
+        elif kind == "score_sampling":
+            count_call(data)  # a grader's call: the scorer's usage, not the trial's
         return n
 
     @contextmanager

@@ -5,17 +5,28 @@ model, the prompt artifact and the output artifact. ``assay score`` re-scores wi
 ``Replay`` in place: ``Model.generate`` then answers every call from the recorded
 output whose model and prompt bytes match, and refuses (``ReplayMiss``) a call the
 evidence does not hold, so re-scoring never reaches a model.
+
+A grader's calls are also replayed per trial, in the order the trial made them: the
+``score_sampling`` event itself comes back (its usage, cost and whether the cache
+answered it), so a re-scored score record counts exactly the grading usage the run's
+did, even when one prompt was asked in several trials (epochs), live in one and
+answered by the response cache in another.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 import msgspec
 
+from assay.evidence import count_call
 from assay.model._output import ModelOutput
+
+TrialCalls = dict[str, dict[tuple[str, str], deque[dict[str, Any]]]]
 
 
 class ReplayMiss(Exception):
@@ -29,13 +40,30 @@ class ReplayMiss(Exception):
 class Replay:
     """Recorded answers by (model, prompt digest); *read* fetches an artifact's bytes."""
 
-    def __init__(self, calls: dict[tuple[str, str], str], read: Callable[[str], bytes]) -> None:
+    def __init__(
+        self,
+        calls: dict[tuple[str, str], str],
+        read: Callable[[str], bytes],
+        graded: TrialCalls | None = None,
+    ) -> None:
         self.calls = calls
         self.read = read
+        self.graded: TrialCalls = graded or {}
         self.live_fallback = False
+        self.trial: str | None = None  # the trial being judged: its grader calls first
 
     def answer(self, model: str, prompt_sha256: str) -> ModelOutput | None:
-        """The recorded output, or ``None`` (live fallback) / ``ReplayMiss``."""
+        """The recorded output, or ``None`` (live fallback) / ``ReplayMiss``.
+
+        A call the current trial's scorers made in the run is answered by that trial's
+        next such event, and counted as the scorer's usage; any other recorded answer
+        to the same prompt is used but not counted (the run did not count it either).
+        """
+        queued = self.graded.get(self.trial or "", {}).get((model, prompt_sha256))
+        if queued:
+            data = queued.popleft()
+            count_call(data)
+            return msgspec.json.decode(self.read(data["output"]), type=ModelOutput)
         output = self.calls.get((model, prompt_sha256))
         if output is None:
             if self.live_fallback:

@@ -2,14 +2,16 @@
 
 Both feed it the bundle and the output bytes from the artifact store; the scorers see the
 decoded bytes, never the in-memory value a target returned, so a re-score from evidence
-reproduces the run's scores exactly.
+reproduces the run's scores exactly. Each scorer's model calls (a grader's) are counted
+while it judges and kept on its score record: grading usage, apart from the trial's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from assay.evidence import Usage, decode_output
+from assay.evidence import Usage, counting_calls, decode_output
+from assay.model import current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
 from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
@@ -34,10 +36,17 @@ async def judge(
     """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
     trial = bundle["trial"]
     observation = observation_of(bundle, output)
+    replay = current_replay()
+    if replay is not None:  # re-judging from evidence: this trial's grader calls
+        replay.trial = trial["trial_id"]
     records = []
+    grading: dict[str, Usage] = {}
     for scorer_id, scorer in scorers.items():
-        verdict = await score_observation(scorer, observation)
-        records.append(score_record(trial, scorer_id, bundle["digest"], verdict))
+        with counting_calls() as used:
+            verdict = await score_observation(scorer, observation)
+        if not used.empty:
+            grading[scorer_id] = used
+        records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
         sample_id = str(trial["sample_id"])
         metrics.add_score(trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value)
         if task_metrics is not None:
@@ -54,5 +63,6 @@ async def judge(
         reasons={r["scorer_id"]: r["reason"] for r in records if r["reason"]},
         bundle_digest=bundle["digest"],
         usage=Usage.of(bundle["usage"]) if "usage" in bundle else None,
+        grading_usage=grading or None,
     )
     return records, row

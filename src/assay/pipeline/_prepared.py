@@ -7,6 +7,7 @@ scorers taken from the Task). Either way the spec is what is written and digeste
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,15 @@ class Prepared(msgspec.Struct):
         """A fresh per-sample metrics builder for Python tasks (``None`` for YAML specs)."""
         factory = self.task_metrics
         return factory() if callable(factory) else None
+
+
+async def close_parts(parts: Iterable[object]) -> None:
+    """Let each target or scorer release what it holds (its optional ``aclose``): the
+    model under test, the graders a scorer built. Called when a run or re-score ends."""
+    for part in parts:
+        closer = getattr(part, "aclose", None)
+        if closer is not None:
+            await closer()
 
 
 def prepare_spec(loaded: LoadedSpec) -> Prepared:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 from assay._digest import loads
 from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
@@ -12,8 +14,10 @@ _CALLS = (b'"type":"sampling"', b'"type":"score_sampling"')
 
 
 def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
-    """Every model call the run recorded (solver and grader calls), by model and prompt."""
+    """Every model call the run recorded (solver and grader calls), by model and prompt;
+    grader calls also by trial, in order."""
     calls: dict[tuple[str, str], str] = {}
+    graded: dict[str, dict[tuple[str, str], deque[dict[str, Any]]]] = {}
     first, second = _CALLS
     with open(path / EVENTS, "rb") as handle:
         for line in handle:
@@ -23,10 +27,14 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
                 continue
             if first not in line and second not in line:
                 continue
-            data = loads(line)["data"]
+            event = loads(line)
+            data = event["data"]
             if "model" in data and "prompt" in data and "output" in data:
-                calls.setdefault((data["model"], data["prompt"]), data["output"])
+                key = (data["model"], data["prompt"])
+                calls.setdefault(key, data["output"])
+                if event["type"] == "score_sampling":  # a grader's: replayed per trial
+                    graded.setdefault(event["trial"], {}).setdefault(key, deque()).append(data)
     store = ArtifactStore(path / ARTIFACTS, write=False)
-    replay = Replay(calls, store.get)
+    replay = Replay(calls, store.get, graded)
     replay.live_fallback = live_fallback
     return replay

@@ -44,6 +44,8 @@ def build_report(
         task_metrics=task_metrics or {},
         usage={t.id: rows.usage.get(t.id, Usage()) for t in spec.targets},
         usage_total=rows.usage_total(),
+        grading_usage=_grading_usage(spec, rows),
+        grading_usage_total=rows.grading_total(),
         comparisons=compare_targets(
             rows.in_plan_order() if scores is None else scores,  # type: ignore[arg-type]
             [t.id for t in spec.targets],
@@ -52,6 +54,17 @@ def build_report(
             spec.repetitions,
         ),
     )
+
+
+def _grading_usage(spec: EvalSpec, rows: TrialRows) -> dict[str, dict[str, Usage]]:
+    """Grading usage by target and scorer, in spec order; only scorers that called a model."""
+    grading: dict[str, dict[str, Usage]] = {}
+    for target in spec.targets:
+        by_scorer = rows.grading.get(target.id, {})
+        chosen = {s.id: by_scorer[s.id] for s in spec.scorers if s.id in by_scorer}
+        if chosen:
+            grading[target.id] = chosen
+    return grading
 
 
 def render_reports(report: Report) -> dict[str, bytes]:

@@ -33,6 +33,7 @@ from assay.gate import GateDecision, decide
 from assay.model import replay_scope
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
+from assay.pipeline._prepared import close_parts
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
 from assay.pipeline._task_metrics import MetadataOf, TaskMetricsBuilder
@@ -85,22 +86,25 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     )
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
-    recomputed: dict[str, tuple[str, str]] = {}
+    recomputed: dict[str, tuple[Any, ...]] = {}
     per_sample = len(spec.targets) * spec.repetitions
     sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
-    with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
-        for line in handle:
-            bundle = loads(line)
-            sha = bundle["observation"].get("output")
-            output = store.get(sha) if sha else None
-            records, row = await judge(bundle, output, scorers, metrics, task_metrics)
-            rows.add(row)
-            trial = bundle["trial"]
-            sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
-            for record in records:
-                recomputed[record["score_id"]] = (record["status"], record["bundle_digest"])
-    store.close()
+    try:
+        with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
+            for line in handle:
+                bundle = loads(line)
+                sha = bundle["observation"].get("output")
+                output = store.get(sha) if sha else None
+                records, row = await judge(bundle, output, scorers, metrics, task_metrics)
+                rows.add(row)
+                trial = bundle["trial"]
+                sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
+                for record in records:
+                    recomputed[record["score_id"]] = _compared(record)
+    finally:
+        store.close()
+        await close_parts(scorers.values())  # graders built, if never asked (replayed)
     differing = _compare(path, recomputed)
     built = metrics.build()
     source = manifest.get("spec_source")
@@ -169,8 +173,15 @@ def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
     return sample_ids
 
 
-def _compare(path: Path, recomputed: dict[str, tuple[str, str]]) -> list[str]:
-    """Score ids whose recorded status or bundle differs from the recomputed one."""
+def _compared(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What a re-score must reproduce of a record: status, bundle and grading usage
+    (the replayed grader calls add up to the run's figures, exactly)."""
+    return (record["status"], record["bundle_digest"], record.get("usage"))
+
+
+def _compare(path: Path, recomputed: dict[str, tuple[Any, ...]]) -> list[str]:
+    """Score ids whose recorded status, bundle or grading usage differs from the
+    recomputed one."""
     differing = []
     seen = set()
     with open(path / SCORES, "rb") as handle:
@@ -178,7 +189,7 @@ def _compare(path: Path, recomputed: dict[str, tuple[str, str]]) -> list[str]:
             record = loads(line)
             key = record["score_id"]
             seen.add(key)
-            if recomputed.get(key) != (record["status"], record["bundle_digest"]):
+            if recomputed.get(key) != _compared(record):
                 differing.append(key)
     differing.extend(sorted(set(recomputed) - seen))
     return differing

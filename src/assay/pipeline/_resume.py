@@ -3,6 +3,11 @@
 The spec is loaded again from where the run recorded it (or from a path the caller
 gives) and must freeze to the same digest; otherwise the run is refused with the part
 that changed, since finishing it with other data or targets would mix two evaluations.
+
+A run that answered model calls from the response cache says so in its manifest
+(``cache``, with the expiry of new entries), and its resume uses the cache again unless
+told otherwise: an interrupted run and its resume then ask a model exactly the calls an
+uninterrupted cached run would.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import msgspec
 
 from assay.errors import ConfigError, EvidenceError, RunError
 from assay.evidence import read_manifest
-from assay.model import price_scope, prices_from_env
+from assay.model import DEFAULT_EXPIRY, ResponseCache, cache_scope, price_scope, prices_from_env
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
@@ -68,15 +73,52 @@ def prepare_for_resume(path: Path, spec_path: Path | None = None) -> Prepared:
 
 
 async def resume_run_async(
-    path: Path, options: RunOptions, spec_path: Path | None = None
+    path: Path,
+    options: RunOptions,
+    spec_path: Path | None = None,
+    *,
+    cache: bool | None = None,
+    cache_expiry: str | float | None = None,
 ) -> RunOutcome:
-    """Finish the run at *path*: repair torn tails, keep finished trials, run the rest."""
+    """Finish the run at *path*: repair torn tails, keep finished trials, run the rest.
+
+    *cache* answers model calls from the response cache (``None``: as the run did, by
+    its manifest); *cache_expiry* is how long new entries stay fresh (``None``: the
+    run's, else the default).
+    """
     with price_scope(prices_from_env()):  # a cost_limit's frozen price must match again
         prepared = prepare_for_resume(path, spec_path)
+        responses = resume_cache(path, prepared, cache, cache_expiry)
         options = msgspec.structs.replace(options, output=path)
-        return await execute_run(prepared, options, resume=True)
+        with cache_scope(responses):
+            return await execute_run(prepared, options, resume=True)
 
 
-def resume_run(path: Path, options: RunOptions, spec_path: Path | None = None) -> RunOutcome:
+def resume_cache(
+    path: Path, prepared: Prepared, cache: bool | None, expiry: str | float | None
+) -> ResponseCache | None:
+    """The response cache a resume uses: asked for, or the one the run recorded."""
+    recorded = read_manifest(path).get("cache")
+    use = cache if cache is not None else isinstance(recorded, dict)
+    if not use:
+        return None
+    if prepared.spec.task is None:  # a YAML spec's targets are programs, not models
+        reason = "the response cache is for Python tasks (file.py or file.py@task)"
+        raise ConfigError("task.option", option="--cache", reason=reason)
+    if expiry is None:
+        expiry = recorded.get("expiry") if isinstance(recorded, dict) else DEFAULT_EXPIRY
+    return ResponseCache(expiry=expiry).open()
+
+
+def resume_run(
+    path: Path,
+    options: RunOptions,
+    spec_path: Path | None = None,
+    *,
+    cache: bool | None = None,
+    cache_expiry: str | float | None = None,
+) -> RunOutcome:
     """Synchronous wrapper around ``resume_run_async``."""
-    return anyio.run(resume_run_async, path, options, spec_path)
+    return anyio.run(
+        lambda: resume_run_async(path, options, spec_path, cache=cache, cache_expiry=cache_expiry)
+    )

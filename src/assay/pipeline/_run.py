@@ -41,13 +41,13 @@ from assay.evidence import (
     write_pack_index,
 )
 from assay.gate import GateDecision, decide
-from assay.model import epoch_scope, replay_scope
+from assay.model import current_cache, epoch_scope, replay_scope
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
-from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._prepared import Prepared, close_parts, prepare_spec
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
@@ -140,6 +140,13 @@ class _Run:
         }
 
     def manifest_fields(self, status: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+        fields = self._fields(status, files)
+        cache = current_cache()
+        if cache is not None:  # so ``resume`` answers from the cache too, by default
+            fields["cache"] = {"expiry": cache.expiry}
+        return fields
+
+    def _fields(self, status: str, files: dict[str, str] | None) -> dict[str, Any]:
         return {
             "status": status,
             "evaluation": self.spec.evaluation,
@@ -306,10 +313,7 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            for target in run.targets.values():
-                closer = getattr(target, "aclose", None)
-                if closer is not None:
-                    await closer()
+            await close_parts([*run.targets.values(), *run.scorers.values()])
         try:
             run.writer.close()
         except OSError as exc:

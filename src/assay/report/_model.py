@@ -32,6 +32,7 @@ class TrialRow(msgspec.Struct, frozen=True):
     reasons: dict[str, str]
     bundle_digest: str
     usage: Usage | None = None
+    grading_usage: dict[str, Usage] | None = None
 
 
 class Report(msgspec.Struct, frozen=True):
@@ -40,6 +41,9 @@ class Report(msgspec.Struct, frozen=True):
     ``comparisons`` holds the paired comparisons of a multi-target run (see
     ``assay.compare.compare_targets``): pass rates by McNemar and, for continuous scores
     or repetitions, mean scores per sample; it is empty for a single target.
+
+    ``usage`` is what the targets' own model calls cost (the model under test);
+    ``grading_usage`` what the scorers' calls cost (graders), by target and scorer.
     """
 
     evaluation: str
@@ -58,13 +62,16 @@ class Report(msgspec.Struct, frozen=True):
     comparisons: list[PairedComparison] = []
     usage: dict[str, Usage] = {}
     usage_total: Usage = msgspec.field(default_factory=Usage)
+    grading_usage: dict[str, dict[str, Usage]] = {}
+    grading_usage_total: Usage = msgspec.field(default_factory=Usage)
     schema: str = REPORT_SCHEMA
 
 
 class TrialRows:
     """Collects the rows a report lists: all of a small run, the non-passing of a big one.
 
-    Every row's usage is summed per target, listed or not.
+    Every row's usage is summed per target, and its grading usage per target and
+    scorer, listed or not.
     """
 
     def __init__(self, planned: int) -> None:
@@ -72,12 +79,17 @@ class TrialRows:
         self.rows: list[TrialRow] = []
         self.omitted = 0
         self.usage: dict[str, Usage] = {}
+        self.grading: dict[str, dict[str, Usage]] = {}
 
     def add(self, row: TrialRow) -> None:
         """Keep *row* if the report lists it; count it as omitted otherwise."""
         totals = self.usage.setdefault(row.target_id, Usage())
         if row.usage is not None:
             totals.add(row.usage)
+        if row.grading_usage is not None:
+            graded = self.grading.setdefault(row.target_id, {})
+            for scorer_id, used in row.grading_usage.items():
+                graded.setdefault(scorer_id, Usage()).add(used)
         keep = self.list_all or any(status != "passed" for status in row.scores.values())
         if keep and len(self.rows) < MAX_TRIAL_ROWS:
             self.rows.append(row)
@@ -93,4 +105,12 @@ class TrialRows:
         total = Usage()
         for usage in self.usage.values():
             total.add(usage)
+        return total
+
+    def grading_total(self) -> Usage:
+        """The grading usage of every trial added, over all targets and scorers."""
+        total = Usage()
+        for by_scorer in self.grading.values():
+            for usage in by_scorer.values():
+                total.add(usage)
         return total

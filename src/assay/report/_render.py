@@ -62,6 +62,7 @@ def to_markdown(report: Report) -> str:
     lines += _mean_lines(report)
     lines += _regression_lines(report)
     lines += _usage_lines(report)
+    lines += _grading_lines(report)
     lines += ["", "## Gate reasons", ""]
     for decision in report.gate.targets:
         for reason in decision.reasons:
@@ -114,6 +115,41 @@ def _usage_lines(report: Report) -> list[str]:
         lines.append(
             f"| {md_escape(target)} | {u.calls} | {u.cached_calls} | {u.input_tokens} | "
             f"{u.output_tokens} | {u.total_tokens} | {md_escape(cost_text(u.cost))} |"
+        )
+    return lines
+
+
+def grading_rows(report: Report) -> list[tuple[str, str, Usage]]:
+    """(target, scorer, usage) of every scorer that called a model, then the total row
+    (scorer ``""``) when there is more than one; ``[]`` when no scorer called a model."""
+    rows = [
+        (target, scorer_id, usage)
+        for target, by_scorer in report.grading_usage.items()
+        for scorer_id, usage in by_scorer.items()
+    ]
+    if len(rows) > 1:
+        rows.append(("all grading", "", report.grading_usage_total))
+    return rows
+
+
+def _grading_lines(report: Report) -> list[str]:
+    rows = grading_rows(report)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Grading usage",
+        "",
+        "Model calls made by scorers (graders), counted apart from the targets' usage.",
+        "",
+        "| target | scorer | calls | cached | input tokens | output tokens | total tokens | cost |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for target, scorer_id, u in rows:
+        lines.append(
+            f"| {md_escape(target)} | {md_escape(scorer_id)} | {u.calls} | {u.cached_calls} | "
+            f"{u.input_tokens} | {u.output_tokens} | {u.total_tokens} | "
+            f"{md_escape(cost_text(u.cost))} |"
         )
     return lines
 
@@ -234,5 +270,9 @@ def to_html(report: Report) -> str:
     """A standalone HTML page; every value is escaped by the template engine."""
     template = _environment().get_template("report.html.j2")
     return template.render(
-        report=report, chart=interval_chart(report), cost_text=cost_text, usage=has_usage(report)
+        report=report,
+        chart=interval_chart(report),
+        cost_text=cost_text,
+        usage=has_usage(report),
+        grading_rows=grading_rows(report),
     )

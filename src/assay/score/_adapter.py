@@ -25,17 +25,33 @@ _decode = msgspec.json.Decoder().decode
 
 def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> ObservationScorer:
     """Adapt *scorer* to judge observations; errors are scored only with *score_on_error*."""
+    return _Adapted(scorer, score_on_error)
 
-    async def judge(observation: Observation) -> Verdict:
-        if (early := product_gate(observation, score_on_error)) is not None:
+
+class _Adapted:
+    """A Python scorer seen as an observation scorer; ``aclose`` reaches the scorer's
+    own (a model-graded scorer closes the graders it built when the run ends)."""
+
+    __slots__ = ("score_on_error", "scorer")
+
+    def __init__(self, scorer: PythonScorer, score_on_error: bool) -> None:
+        self.scorer = scorer
+        self.score_on_error = score_on_error
+
+    async def __call__(self, observation: Observation) -> Verdict:
+        if (early := product_gate(observation, self.score_on_error)) is not None:
             return early
         # Each scorer gets its own copy: one scorer's edits never reach another's view.
         record = _decode(_encode(observation.output))
         state = TaskState.from_record(record, observation.expected)
-        score = await scorer(state, state.target)
+        score = await self.scorer(state, state.target)
         value = value_to_float(score.value)
         status: ScoreStatus = "passed" if value >= 1.0 else "failed"
         metadata = json_safe(score.metadata) if score.metadata is not None else None
         return Verdict(status, value, score.explanation or "", score.answer, metadata)
 
-    return judge
+    async def aclose(self) -> None:
+        """Let the scorer release what it holds, if it can (``aclose``, optional)."""
+        closer = getattr(self.scorer, "aclose", None)
+        if closer is not None:
+            await closer()

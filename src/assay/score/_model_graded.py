@@ -123,39 +123,70 @@ def _graded(
     if compiled.groups < 1:
         raise ValueError(f"grade_pattern {grade_pattern!r} needs a group capturing the grade")
     told = instructions if instructions is not None else grading_instructions(partial_credit)
-    graders: dict[str, Model] = {}  # one Model per name, so its connection gate is shared
+    return _GradedScorer(template, told, compiled, partial_credit, model)
 
-    def grader(state: TaskState) -> Model:
-        if isinstance(model, Model):
-            return model
-        name = model or state.model
-        if name not in graders:
-            graders[name] = get_model(name)
-        return graders[name]
 
-    async def score(state: TaskState, target: Target) -> Score:
+class _GradedScorer:
+    """The scorer ``model_graded_*`` return: asks the grader, reads its grade.
+
+    ``aclose`` (called by the run when it ends) closes its graders' connections, or
+    stops a local model's server: those it built by name, and a ``Model`` passed in, as
+    the run closes the model under test. Connections belong to the event loop that
+    opened them, which ``assay.eval`` ends when it returns, so only the run can close
+    them; a closed grader reconnects if it is asked again.
+    """
+
+    def __init__(
+        self,
+        template: str,
+        instructions: str,
+        compiled: re.Pattern[str],
+        partial_credit: bool,
+        model: str | Model | None,
+    ) -> None:
+        self.template = template
+        self.instructions = instructions
+        self.compiled = compiled
+        self.partial_credit = partial_credit
+        self.model = model
+        self.graders: dict[str, Model] = {}  # one Model per name: its connection gate shared
+
+    def grader(self, state: TaskState) -> Model:
+        """The grader of *state*: the one given, else one built by name, once."""
+        if isinstance(self.model, Model):
+            return self.model
+        name = self.model or state.model
+        if name not in self.graders:
+            self.graders[name] = get_model(name)
+        return self.graders[name]
+
+    async def __call__(self, state: TaskState, target: Target) -> Score:
         answer = state.output.completion
         fields = {
             **state.metadata,
             "question": state.input_text,
             "answer": answer,
             "criterion": target.text,
-            "instructions": told,
+            "instructions": self.instructions,
         }
         try:
-            prompt = template.format_map(fields)
+            prompt = self.template.format_map(fields)
         except (KeyError, IndexError) as exc:
             raise ValueError(
                 f"the grading template uses {exc}, which is neither a template field "
                 "(question, answer, criterion, instructions) nor a metadata key"
             ) from None
-        reply = (await grader(state).generate(prompt)).completion
-        grades = compiled.findall(reply)
+        reply = (await self.grader(state).generate(prompt)).completion
+        grades = self.compiled.findall(reply)
         if not grades:
             return Score(value=INCORRECT, answer=answer, explanation=f"no grade found: {reply}")
         grade = (grades[-1] if isinstance(grades[-1], str) else grades[-1][0]).upper()
-        if grade == PARTIAL and not partial_credit:
+        if grade == PARTIAL and not self.partial_credit:
             grade = INCORRECT  # not offered, so not half credit in a pass/fail metric
         return Score(value=grade, answer=answer, explanation=reply)
 
-    return score
+    async def aclose(self) -> None:
+        """Close every grader this scorer used (each reconnects if asked again)."""
+        given = [self.model] if isinstance(self.model, Model) else []
+        for grader in [*given, *self.graders.values()]:
+            await grader.aclose()

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from assay.evidence import Usage
 from assay.score._scorers import Observation, Scorer, Verdict
 
 AnyScorer = Scorer | Callable[[Observation], Awaitable[Verdict]]
@@ -23,11 +24,17 @@ async def score_observation(scorer: AnyScorer, observation: Observation) -> Verd
 
 
 def score_record(
-    trial: dict[str, Any], scorer_id: str, bundle_digest: str, verdict: Verdict
+    trial: dict[str, Any],
+    scorer_id: str,
+    bundle_digest: str,
+    verdict: Verdict,
+    usage: Usage | None = None,
 ) -> dict[str, Any]:
     """The record written to ``scores.jsonl`` (and compared by ``assay score``).
 
-    A scorer's metadata (e.g. how a test program ended) is kept when it gave any.
+    A scorer's metadata (e.g. how a test program ended) is kept when it gave any, and
+    the *usage* of the model calls it made (a grader's) when it made any: the line is
+    bound by its ``match`` event, so ``verify`` catches an edited figure.
     """
     record: dict[str, Any] = {
         "score_id": f"{trial['trial_id']}/{scorer_id}",
@@ -45,4 +52,6 @@ def score_record(
     }
     if verdict.metadata is not None:
         record["metadata"] = verdict.metadata
+    if usage is not None and not usage.empty:
+        record["usage"] = usage.record()
     return record

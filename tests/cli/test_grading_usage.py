@@ -1,0 +1,86 @@
+"""The CLI's usage line shows grading beside the target's usage, for ``assay run`` and
+again, recomputed from the evidence alone, for ``assay score``: real subprocesses, the
+real openai SDK, a server on 127.0.0.1 answering both the model and its grader."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+
+from assay.evidence import Usage
+from tests.helpers import (
+    graded_reply,
+    graded_task_file,
+    read_jsonl,
+    run_cli,
+    run_dirs,
+    start_cli,
+    wait_for,
+)
+from tests.servers.openai_compat import OpenAICompatServer, ok, slow
+
+USAGE = re.compile(
+    r"usage: (\d+) calls \((\d+) cached\), (\d+) input \+ (\d+) output tokens, cost (\S+); "
+    r"grading: (\d+) calls \((\d+) cached\), (\d+) input \+ (\d+) output tokens, cost (\S+)"
+)
+
+
+def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) -> None:
+    task_file = graded_task_file(tmp_path)
+    with OpenAICompatServer(reply=graded_reply) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        ran = run_cli("run", f"{task_file}@capitals", "--log-dir", tmp_path / "runs", env=env)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        asked = len(server.requests)
+        (run,) = run_dirs(tmp_path / "runs")
+        scored = run_cli("score", run, env=env)
+        assert scored.returncode == 0, scored.stdout + scored.stderr
+        assert len(server.requests) == asked == 6  # score asked no model
+    found = USAGE.search(ran.stdout)
+    assert found is not None, ran.stdout
+    report = json.loads((run / "report.json").read_text())
+    target, grading = report["usage_total"], report["grading_usage_total"]
+    assert found.groups()[:4] == tuple(
+        str(target[k]) for k in ("calls", "cached_calls", "input_tokens", "output_tokens")
+    )
+    assert found.groups()[5:9] == tuple(
+        str(grading[k]) for k in ("calls", "cached_calls", "input_tokens", "output_tokens")
+    )
+    assert grading["input_tokens"] > target["input_tokens"]  # a grader reads the whole prompt
+    rescored = USAGE.search(scored.stdout)
+    assert rescored is not None and rescored.group(0) == found.group(0), scored.stdout
+
+
+def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> None:
+    """Interrupted after one graded trial: the resume re-judges it from the log (its
+    grader call replayed, not asked again, and counted again exactly), runs the rest,
+    and the report's grading usage is the sum of every ``score_sampling`` event."""
+    task_file = graded_task_file(tmp_path)
+    log_dir = tmp_path / "runs"
+    with OpenAICompatServer(reply=graded_reply) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        server.push(ok(), ok(), slow(60))  # fr answered and graded; it's answer hangs
+        proc = start_cli("run", f"{task_file}@capitals", "-j", "1", "--log-dir", log_dir, env=env)
+        assert wait_for(lambda: len(server.requests) == 3, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        (run,) = run_dirs(log_dir)
+        resumed = run_cli("resume", run, env=env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert len(server.requests) == 3 + 4  # it and fr-again: answer and grade each
+        scored = run_cli("score", run, env=env)
+        assert scored.returncode == 0, scored.stdout + scored.stderr
+    graded = Usage()
+    for event in read_jsonl(run / "events.jsonl"):
+        if event["type"] == "score_sampling":
+            graded.add_sampling(event["data"])
+    assert graded.calls == 3
+    report = json.loads((run / "report.json").read_text())
+    assert report["grading_usage_total"] == graded.record()
+    found, rescored = USAGE.search(resumed.stdout), USAGE.search(scored.stdout)
+    assert found is not None and rescored is not None, resumed.stdout + scored.stdout
+    assert found.group(0) == rescored.group(0)
+    assert found.group(6) == "3"
