@@ -10,6 +10,7 @@ turn's calls; once the script runs out it answers ``done: <last tool message>``.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from assay import Sample, Task, ToolError, generate, includes, task, tool, use_tools
@@ -53,6 +54,14 @@ def broken(x: int) -> int:
     """A tool with a bug in it."""
     CALLS.append(("broken", x))
     raise RuntimeError("the tool itself is broken")
+
+
+@tool
+def nap(seconds: float) -> str:
+    """Sleep (a sync tool, run in a worker thread)."""
+    CALLS.append(("nap", seconds))
+    time.sleep(seconds)
+    return "rested"
 
 
 def scripted(messages: list[ChatMessage]) -> ModelOutput:
@@ -100,6 +109,7 @@ def tools_task(
     tool_calls: str = "loop",
     tool_choice: str = "auto",
     message_limit: int | None = None,
+    time_limit: float | None = None,
     only: str | None = None,
     with_broken: bool = False,
 ) -> Task:
@@ -107,6 +117,8 @@ def tools_task(
     dataset = [s for s in SAMPLES if only is None or s.id == only]
     if only == "forever":
         dataset = [sample("forever", "forever", "done")]
+    if only == "nap":
+        tools, dataset = [nap], [sample("nap", [[["nap", {"seconds": 3}]]], "done")]
     if only == "broken":
         dataset = [sample("broken", [[["broken", {"x": 1}]]], "done")]
     return Task(
@@ -115,5 +127,6 @@ def tools_task(
         scorer=includes(),
         model="scripted/tools",
         message_limit=message_limit,
+        time_limit=time_limit,
         fail_on_error=False,
     )
