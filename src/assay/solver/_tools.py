@@ -33,6 +33,9 @@ RAW_ARGUMENTS = "_raw"
 """The key a provider keeps a tool call's arguments under when they were not JSON."""
 
 
+_NO_ARGUMENTS = msgspec.defstruct("no_arguments", [], forbid_unknown_fields=True)
+
+
 class ToolError(Exception):
     """Raised by a tool to tell the model its call failed: the model sees the message
     (as the tool's answer) and may try again. Any other exception fails the trial."""
@@ -109,7 +112,7 @@ class Tool:
         def absent(**arguments: Any) -> Any:
             raise ToolError(f"tool {definition.name!r} is not available here")
 
-        return cls(absent, definition, msgspec.defstruct("absent", []))
+        return cls(absent, definition, _NO_ARGUMENTS)
 
 
 def result_text(name: str, result: Any) -> str:
