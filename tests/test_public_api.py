@@ -13,6 +13,7 @@ PACKAGES = [
     "assay.dataset",
     "assay.plan",
     "assay.model",
+    "assay.solver",
     "assay.target",
     "assay.run",
     "assay.evidence",

@@ -182,6 +182,27 @@ def test_a_tool_use_round_trip(server: tuple[str, Messages]) -> None:
     ]
 
 
+def test_tool_choice_goes_out_as_anthropic_spells_it(server: tuple[str, Messages]) -> None:
+    url, script = server
+    model = get_model("anthropic/claude-test", base_url=url)
+
+    async def call(choice: str, tools: list[dict[str, Any]]) -> None:
+        config = GenerateConfig(tool_choice=choice)
+        await model.api.generate([user_message("Weather?")], tools, config)
+
+    async def calls() -> None:
+        try:
+            for choice in ("auto", "none", "weather"):
+                await call(choice, [WEATHER])
+            await call("weather", [])  # no tools: no tool_choice either
+        finally:
+            await model.api.aclose()  # type: ignore[attr-defined]
+
+    anyio.run(calls)
+    sent = [r.get("tool_choice") for r in script.requests]
+    assert sent == [{"type": "auto"}, {"type": "none"}, {"type": "tool", "name": "weather"}, None]
+
+
 def test_consecutive_tool_results_are_one_user_turn(server: tuple[str, Messages]) -> None:
     url, script = server
     calls = [ToolCall("a", "weather", {"city": "Oslo"}), ToolCall("b", "weather", {"city": "Rome"})]

@@ -11,8 +11,9 @@ a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
         ... openai/NAME with base_url=server.url ...
         server.requests   # what arrived, with the action each one got
 
-The normal answer echoes the last message, calls the first tool when tools are offered
-and no tool result is in the conversation yet, and carries log probabilities when asked.
+The normal answer echoes the last message, calls the first tool (or the one
+``tool_choice`` names; none with ``"none"``) when tools are offered and no tool result is
+in the conversation yet, and carries log probabilities when asked.
 ``reply`` replaces the text of the answer (e.g. a calculator).
 """
 
@@ -263,8 +264,11 @@ def completion(payload: dict[str, Any], reply: Callable[[dict[str, Any]], str] |
     message: dict[str, Any] = {"role": "assistant"}
     finish = "stop"
     tools = payload.get("tools") or []
-    if tools and not any(m.get("role") == "tool" for m in messages):
-        name = tools[0]["function"]["name"]
+    choice = payload.get("tool_choice", "auto")
+    if tools and choice != "none" and not any(m.get("role") == "tool" for m in messages):
+        name = (
+            choice["function"]["name"] if isinstance(choice, dict) else tools[0]["function"]["name"]
+        )
         arguments = json.dumps({"text": last.get("content") or ""})
         message["content"] = None
         message["tool_calls"] = [

@@ -51,6 +51,10 @@ def request_params(
         params["system"] = system
     if tools:
         params["tools"] = [wire_tool(t) for t in tools]
+        if config.tool_choice is not None:  # "auto", "none", or a tool's name
+            choice = config.tool_choice
+            named = {"type": "tool", "name": choice}
+            params["tool_choice"] = {"type": choice} if choice in ("auto", "none") else named
     if config.temperature is not None:
         params["temperature"] = config.temperature
     if config.top_p is not None:

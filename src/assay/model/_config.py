@@ -22,6 +22,9 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         timeout: seconds per call (each retry has its own).
         retry_backoff: seconds before the first retry of a call without ``Retry-After``;
             doubled at each further retry (with jitter), capped at 60; default 1.
+        tool_choice: with tools offered, ``"auto"`` (the model decides), ``"none"`` (no
+            tool call) or the name of the tool it must call; ``generate`` sets it from
+            ``TaskState.tool_choice``.
     """
 
     temperature: float | None = None
@@ -35,6 +38,7 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     max_retries: int | None = None
     timeout: float | None = None
     retry_backoff: float | None = None
+    tool_choice: str | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field *other* sets taking precedence."""

@@ -93,6 +93,10 @@ def request_params(
     params: dict[str, Any] = {"model": model, "messages": [wire_message(m) for m in messages]}
     if tools:
         params["tools"] = [wire_tool(t) for t in tools]
+        if config.tool_choice is not None:  # "auto", "none", or a tool's name
+            choice = config.tool_choice
+            named = {"type": "function", "function": {"name": choice}}
+            params["tool_choice"] = choice if choice in ("auto", "none") else named
     for field in ("temperature", "top_p", "max_tokens", "stop", "seed"):
         value = getattr(config, field)
         if value is not None:

@@ -1,4 +1,4 @@
-"""Solvers: TaskState, the solver protocol, chains and the built-in solvers."""
+"""Solvers: TaskState, the solver protocol, chains, tools and the built-in solvers."""
 
 from assay.solver._adapters import as_completion_fn, from_completion_fn, postprocess
 from assay.solver._builtin import (
@@ -7,11 +7,15 @@ from assay.solver._builtin import (
     prompt_template,
     self_critique,
     system_message,
+    use_tools,
     user_message,
 )
+from assay.solver._generate import ToolCalls, generate_loop
 from assay.solver._multiple_choice import letters, multiple_choice, parse_answer
 from assay.solver._solver import Chain, Generate, Solver, chain, fresh_solver, solver
 from assay.solver._state import Choice, Target, TaskState
+from assay.solver._tool_calls import call_tools
+from assay.solver._tools import Tool, ToolDef, ToolError, tool
 
 __all__ = [
     "Chain",
@@ -20,12 +24,18 @@ __all__ = [
     "Solver",
     "Target",
     "TaskState",
+    "Tool",
+    "ToolCalls",
+    "ToolDef",
+    "ToolError",
     "as_completion_fn",
+    "call_tools",
     "chain",
     "chain_of_thought",
     "fresh_solver",
     "from_completion_fn",
     "generate",
+    "generate_loop",
     "letters",
     "multiple_choice",
     "parse_answer",
@@ -34,5 +44,7 @@ __all__ = [
     "self_critique",
     "solver",
     "system_message",
+    "tool",
+    "use_tools",
     "user_message",
 ]

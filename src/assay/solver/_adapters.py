@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from assay.evidence import current_recorder
-from assay.model import Model, ModelOutput, get_model
+from assay.model import GenerateConfig, Model, ModelOutput, get_model
+from assay.solver._generate import ToolCalls, generate_loop
 from assay.solver._solver import Generate, Solver, fresh_solver
 from assay.solver._state import Target, TaskState
 
@@ -46,10 +47,11 @@ def as_completion_fn(step: Solver, model: str | Model) -> Callable[[str], Awaita
             model=resolved.name, sample_id=0, epoch=1, input=prompt, target=Target("")
         )
 
-        async def generate(state: TaskState, **config: Any) -> TaskState:
-            state.output = await resolved.generate(state.messages)
-            state.messages.append(state.output.message)
-            return state
+        async def generate(
+            state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
+        ) -> TaskState:
+            merged = GenerateConfig(**config) if config else None
+            return await generate_loop(state, resolved, merged, tool_calls)
 
         state = await fresh_solver(step)(state, generate)
         return [state.output.completion]

@@ -1,14 +1,19 @@
-"""The built-in solvers: generate, messages, templates, chain of thought, self-critique."""
+"""The built-in solvers: generate, tools, messages, templates, chain of thought,
+self-critique."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from assay.errors import ConfigError
 from assay.model import ChatMessage, Model, get_model
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
+from assay.solver._generate import ToolCalls, check_tool_calls
 from assay.solver._solver import Generate, Solver, solver
 from assay.solver._state import TaskState
+from assay.solver._tools import Tool
 
 
 def render(template: str, state: TaskState, params: dict[str, Any]) -> str:
@@ -25,13 +30,60 @@ class _Blank(dict[str, Any]):
 
 
 @solver
-def generate(**config: Any) -> Solver:
-    """Ask the model, with optional generation settings for this step."""
+def generate(tool_calls: ToolCalls = "loop", **config: Any) -> Solver:
+    """Ask the model, with optional generation settings for this step; with tools in the
+    state, run the ones it calls and ask again (``tool_calls``: ``"loop"`` until it
+    answers without a call, ``"single"`` one round, ``"none"`` none)."""
+    check_tool_calls(tool_calls)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, **config)
+        return await generate(state, tool_calls=tool_calls, **config)
 
     return solve
+
+
+@solver
+def use_tools(
+    *tools: Tool | Sequence[Tool], tool_choice: str = "auto", append: bool = False
+) -> Solver:
+    """Offer *tools* (made with ``@tool``) to the model in the ``generate`` calls after
+    this step, replacing the state's tools (or adding to them, with ``append``).
+
+    ``tool_choice``: ``"auto"`` (the model decides), ``"none"`` (it may not call one),
+    or the name of a tool to call first.
+    """
+    given = _flat_tools(tools)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        chosen = [*state.tools, *given] if append else list(given)
+        _check_tools(chosen, tool_choice)
+        state.tools = chosen
+        state.tool_choice = tool_choice
+        return state
+
+    _check_tools(given, tool_choice if not append else "auto")
+    return solve
+
+
+def _flat_tools(tools: Sequence[Tool | Sequence[Tool]]) -> list[Tool]:
+    """The tools, lists flattened; a ConfigError for anything that is not a Tool."""
+    flat: list[Tool] = []
+    for item in tools:
+        for one in item if isinstance(item, list | tuple) else [item]:
+            if not isinstance(one, Tool):
+                raise ConfigError("tool.not_a_tool", value=repr(one))
+            flat.append(one)
+    return flat
+
+
+def _check_tools(tools: list[Tool], tool_choice: str) -> None:
+    """No two tools of one name; a ``tool_choice`` naming a tool names one of them."""
+    names = [t.name for t in tools]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError("tool.duplicate", name=name)
+    if tool_choice not in ("auto", "none") and tool_choice not in names:
+        raise ConfigError("tool.unknown_choice", choice=tool_choice, tools=", ".join(names))
 
 
 @solver

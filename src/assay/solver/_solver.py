@@ -1,10 +1,11 @@
 """The solver protocol, ``@solver``, chains, and fresh copies per trial.
 
 A solver is ``async (state, generate) -> state``. ``generate`` asks the trial's model
-about ``state.messages`` and appends the answer. Solvers compose with ``chain``; a chain
-is itself a solver, so nesting is free. Stateful solvers are made fresh for every trial
-(rebuilt from their registered factory, or copied), so memory in one solver cannot leak
-between samples or epochs.
+about ``state.messages`` and appends the answer (and, when the answer calls the state's
+tools, their answers and the model's next answer: see ``_generate``). Solvers compose
+with ``chain``; a chain is itself a solver, so nesting is free. Stateful solvers are
+made fresh for every trial (rebuilt from their registered factory, or copied), so memory
+in one solver cannot leak between samples or epochs.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from assay._registry import rebuild, registered
+from assay.solver._generate import ToolCalls
 from assay.solver._state import TaskState
 
 
 class Generate(Protocol):
     """The model call a solver is handed."""
 
-    async def __call__(self, state: TaskState, **config: Any) -> TaskState:
-        """Ask the model about ``state.messages``; append and set ``state.output``."""
+    async def __call__(
+        self, state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
+    ) -> TaskState:
+        """Ask the model about ``state.messages`` with ``state.tools``, run the tools it
+        calls (per *tool_calls*), append every message and set ``state.output``."""
         ...
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from assay.model import ChatMessage, ModelOutput, user_message
+from assay.solver._tools import Tool, ToolDef
 
 
 class Choice(msgspec.Struct):
@@ -73,6 +74,8 @@ class TaskState:
         self.output = ModelOutput.empty(model)
         self.completed = False
         self.limit: str | None = None
+        self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)
+        self.tool_choice: str = "auto"  # "auto", "none", or the name of a tool to force
 
     @property
     def input_text(self) -> str:
@@ -91,8 +94,9 @@ class TaskState:
         raise ValueError("the state has no user message")
 
     def to_record(self) -> dict[str, Any]:
-        """The state as JSON values: what the evidence keeps and scorers read back."""
-        return {
+        """The state as JSON values: what the evidence keeps and scorers read back
+        (the tools by their definitions, and only when there are any)."""
+        record: dict[str, Any] = {
             "model": self.model,
             "sample_id": self.sample_id,
             "epoch": self.epoch,
@@ -105,6 +109,10 @@ class TaskState:
             "completed": self.completed,
             "limit": self.limit,
         }
+        if self.tools:
+            record["tools"] = [t.schema for t in self.tools]
+            record["tool_choice"] = self.tool_choice
+        return record
 
     @classmethod
     def from_record(cls, record: dict[str, Any], target: Any) -> TaskState:
@@ -126,4 +134,8 @@ class TaskState:
         state.store = record["store"]
         state.completed = record["completed"]
         state.limit = record.get("limit")
+        if "tools" in record:
+            definitions = msgspec.convert(record["tools"], list[ToolDef])
+            state.tools = [Tool.unavailable(d) for d in definitions]
+            state.tool_choice = record["tool_choice"]
         return state

@@ -29,7 +29,7 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
-from assay.solver import Chain, Target, TaskState
+from assay.solver import Chain, Target, TaskState, ToolCalls, generate_loop
 from assay.target._base import InfrastructureError, TargetOutcome
 
 STATE_MEDIA = "application/vnd.assay.state+json"
@@ -105,17 +105,15 @@ class SolverTarget:
 def _generate_for(
     model: Model, task_config: GenerateConfig, limits: Limits, holder: list[TaskState]
 ) -> Any:
-    """The ``generate`` handed to solvers: task config, then the step's own settings."""
+    """The ``generate`` handed to solvers: task config, then the step's own settings;
+    the state's tools are run by ``generate_loop`` (which also keeps the message limit)."""
 
-    async def generate(state: TaskState, **config: Any) -> TaskState:
+    async def generate(
+        state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
+    ) -> TaskState:
         holder[0] = state
-        if limits.message_limit is not None and len(state.messages) >= limits.message_limit:
-            raise LimitExceeded("message", len(state.messages), limits.message_limit)
         merged = task_config.merge(GenerateConfig(**config))
-        output = await model.generate(state.messages, config=merged)
-        state.output = output
-        state.messages.append(output.message)
-        return state
+        return await generate_loop(state, model, merged, tool_calls, limits.message_limit)
 
     return generate
 

@@ -1,0 +1,70 @@
+"""Messages about tools a solver gives a model (``@tool``, ``use_tools``, exit 2).
+
+What a tool call tells the *model* (bad arguments, a ``ToolError``) is not here: that is
+part of the trial's evidence and stays the same in every language.
+"""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    # --- tools: definitions and use_tools --------------------------------------------
+    "tool.not_function": (
+        "@tool needs a function, got {value} ({where})",
+        "put @tool on a def or async def whose parameters have type hints",
+        "@tool 需要一个函数，得到的是 {value}（{where}）",
+        "请把 @tool 放在参数带类型注解的 def 或 async def 上",
+    ),
+    "tool.bad_name": (
+        "tool name {name!r} is not allowed ({where})",
+        "use 1 to 64 letters, digits, '_' or '-', e.g. @tool(name=\"add_numbers\")",
+        "工具名 {name!r} 不合法（{where}）",
+        "请使用 1 到 64 个字母、数字、'_' 或 '-'，例如 @tool(name=\"add_numbers\")",
+    ),
+    "tool.parameter_kind": (
+        "tool {name!r} has parameter {parameter!r} of a kind a model cannot pass ({where})",
+        "a model passes arguments by name: replace *args, **kwargs and positional-only "
+        "parameters with named ones",
+        "工具 {name!r} 的参数 {parameter!r} 的形式模型无法传入（{where}）",
+        "模型按名称传参：请把 *args、**kwargs 和仅限位置的参数改为具名参数",
+    ),
+    "tool.no_type_hint": (
+        "tool {name!r}: parameter {parameter!r} has no type hint ({where})",
+        "annotate it, e.g. '{parameter}: str': the hint is what the model is told to pass",
+        "工具 {name!r}：参数 {parameter!r} 没有类型注解（{where}）",
+        "请为其添加注解，例如 '{parameter}: str'：注解就是告诉模型应传入的类型",
+    ),
+    "tool.unsupported_type": (
+        "tool {name!r}: the type of parameter {parameter!r} has no JSON Schema ({reason}) "
+        "({where})",
+        "use JSON types (str, int, float, bool, list, dict, Literal, None), dataclasses, "
+        "TypedDicts or msgspec Structs",
+        "工具 {name!r}：参数 {parameter!r} 的类型无法生成 JSON Schema（{reason}）（{where}）",
+        "请使用 JSON 类型（str、int、float、bool、list、dict、Literal、None）、dataclass、"
+        "TypedDict 或 msgspec Struct",
+    ),
+    "tool.not_a_tool": (
+        "use_tools was given {value}, which is not a tool",
+        "decorate the function with @tool (from assay import tool) and pass that",
+        "use_tools 收到的 {value} 不是工具",
+        "请用 @tool（from assay import tool）装饰该函数后再传入",
+    ),
+    "tool.duplicate": (
+        "use_tools was given two tools named {name!r}",
+        'give one of them another name: @tool(name="...")',
+        "use_tools 收到了两个名为 {name!r} 的工具",
+        '请为其中一个另起名字：@tool(name="...")',
+    ),
+    "tool.unknown_choice": (
+        "tool_choice {choice!r} names no tool given ({tools})",
+        'use "auto", "none" or the name of one of the tools',
+        "tool_choice {choice!r} 不是所给工具之一（{tools}）",
+        '请使用 "auto"、"none" 或其中一个工具的名字',
+    ),
+    "tool.bad_tool_calls": (
+        'generate(tool_calls={value!r}) is not one of "loop", "single", "none"',
+        '"loop" runs tools until the model answers without calling one, "single" runs '
+        'one round, "none" runs none',
+        'generate(tool_calls={value!r}) 不是 "loop"、"single"、"none" 之一',
+        '"loop" 会一直调用工具直到模型不再调用，"single" 只执行一轮，"none" 不执行',
+    ),
+}

@@ -1,0 +1,264 @@
+"""``@tool``: a Python function a model may call, and the JSON Schema it is told about.
+
+The name, the description (the docstring's first paragraph) and the parameters' JSON
+Schema (from the signature's type hints, with each parameter's description from the
+docstring's ``Args:`` section) are worked out once, when the function is decorated; a
+definition a model could not call (a parameter without a type hint, of a type with no
+JSON Schema, ``*args``) fails there, with one line naming the function and its file.
+
+The same parameter types check each call: a model's arguments are converted with msgspec
+against them, so a wrong or missing argument reaches the tool as a ``ToolCallError``
+the model is shown, never as a crash.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+
+from assay._digest import canonical_json, sha256_hex
+from assay.errors import ConfigError
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_BY_NAME = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+RAW_ARGUMENTS = "_raw"
+"""The key a provider keeps a tool call's arguments under when they were not JSON."""
+
+
+_NO_ARGUMENTS = msgspec.defstruct("no_arguments", [], forbid_unknown_fields=True)
+
+
+class ToolError(Exception):
+    """Raised by a tool to tell the model its call failed: the model sees the message
+    (as the tool's answer) and may try again. Any other exception fails the trial."""
+
+
+class ToolCallError(Exception):
+    """A model's call did not fit the tool (unknown tool, arguments of the wrong shape)."""
+
+
+class ToolDef(msgspec.Struct, frozen=True):
+    """What a model is told about a tool: OpenAI's function schema, field for field."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Tool:
+    """A function a model may call, with its definition. Calling the object calls the
+    function itself, so a decorated function still works as plain Python."""
+
+    def __init__(
+        self, function: Callable[..., Any], definition: ToolDef, arguments: type[Any]
+    ) -> None:
+        self.function = function
+        self.definition = definition
+        self.schema: dict[str, Any] = msgspec.to_builtins(definition)  # sent to the model
+        self._arguments = arguments
+        self._fields: tuple[str, ...] = getattr(arguments, "__struct_fields__", ())
+        self._is_async = inspect.iscoroutinefunction(function)
+        functools.update_wrapper(self, function)
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        return self.definition.name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        # stable (no address) and changed by any change to the definition: it is what a
+        # spec records of use_tools(...)
+        digest = sha256_hex(canonical_json(self.schema))[:12]
+        return f"Tool({self.name!r}, sha256:{digest})"
+
+    async def execute(self, arguments: dict[str, Any]) -> str:
+        """Check *arguments* against the parameters, call the function, and return its
+        answer as text (``ToolCallError`` for arguments that do not fit)."""
+        values = self.arguments_of(arguments)
+        if self._is_async:
+            result = await self.function(**values)
+        else:  # a worker thread: a slow sync tool does not stall the other trials
+            call = functools.partial(self.function, **values)
+            result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            if inspect.isawaitable(result):
+                result = await result
+        return result_text(self.name, result)
+
+    def arguments_of(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """*arguments* converted to the parameters' types, defaults filled in."""
+        if set(arguments) == {RAW_ARGUMENTS} and RAW_ARGUMENTS not in self._fields:
+            raise ToolCallError(f"the arguments are not a JSON object: {arguments[RAW_ARGUMENTS]}")
+        try:
+            parsed = msgspec.convert(arguments, self._arguments)
+        except msgspec.ValidationError as exc:
+            raise ToolCallError(f"invalid arguments to {self.name}: {exc}") from None
+        return {field: getattr(parsed, field) for field in self._fields}
+
+    @classmethod
+    def unavailable(cls, definition: ToolDef) -> Tool:
+        """A tool known only by its definition (a state read back from evidence)."""
+
+        def absent(**arguments: Any) -> Any:
+            raise ToolError(f"tool {definition.name!r} is not available here")
+
+        return cls(absent, definition, _NO_ARGUMENTS)
+
+
+def result_text(name: str, result: Any) -> str:
+    """A tool's answer as the text of its tool message: text as it is, ``None`` as
+    nothing, anything else as JSON."""
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    try:
+        return msgspec.json.encode(result).decode()
+    except (TypeError, ValueError) as exc:
+        kind = type(result).__name__
+        raise TypeError(
+            f"tool {name!r} returned a {kind}, which is not text or JSON: {exc}"
+        ) from None
+
+
+@typing.overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@typing.overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a function (sync or async) a tool: ``@tool`` or ``@tool(name=..., description=...)``.
+
+    The parameters need type hints; the docstring's first paragraph is the description
+    and its ``Args:`` section describes the parameters.
+    """
+    if function is None:
+        return lambda f: define_tool(f, name, description)
+    return define_tool(function, name, description)
+
+
+def define_tool(
+    function: Callable[..., Any], name: str | None = None, description: str | None = None
+) -> Tool:
+    """The Tool for *function* (see ``tool``); a ConfigError for a bad definition."""
+    where = _where(function)
+    if not callable(function) or inspect.isclass(function) or isinstance(function, Tool):
+        raise ConfigError("tool.not_function", value=repr(function), where=where)
+    label = str(name or getattr(function, "__name__", ""))
+    if not _NAME.match(label):
+        raise ConfigError("tool.bad_name", name=label, where=where)
+    summary, documented = _docs(function)
+    fields = _fields(function, label, where, documented)
+    arguments = msgspec.defstruct(f"{label}_arguments", fields, forbid_unknown_fields=True)
+    definition = ToolDef(
+        label,
+        summary if description is None else description,
+        _parameters_schema(arguments),
+    )
+    return Tool(function, definition, arguments)
+
+
+def _fields(
+    function: Callable[..., Any], label: str, where: str, documented: dict[str, str]
+) -> list[tuple[str, Any, Any]]:
+    """The ``defstruct`` fields of the parameters: name, type (described), default."""
+    signature = inspect.signature(function)
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except Exception as exc:  # a hint naming something that does not exist
+        every = ", ".join(signature.parameters)
+        raise ConfigError(
+            "tool.unsupported_type", name=label, parameter=every, reason=exc, where=where
+        ) from None
+    fields: list[tuple[str, Any, Any]] = []
+    for parameter in signature.parameters.values():
+        if parameter.kind not in _BY_NAME:
+            raise ConfigError(
+                "tool.parameter_kind", name=label, parameter=parameter.name, where=where
+            )
+        if parameter.name not in hints:
+            raise ConfigError(
+                "tool.no_type_hint", name=label, parameter=parameter.name, where=where
+            )
+        hint = hints[parameter.name]
+        try:
+            msgspec.json.schema(hint)
+        except (TypeError, ValueError) as exc:
+            reason = str(exc).splitlines()[-1]
+            raise ConfigError(
+                "tool.unsupported_type",
+                name=label,
+                parameter=parameter.name,
+                reason=reason,
+                where=where,
+            ) from None
+        if parameter.name in documented:
+            hint = Annotated[hint, msgspec.Meta(description=documented[parameter.name])]
+        fields.append((parameter.name, hint, _default(parameter.default)))
+    return fields
+
+
+def _default(default: Any) -> Any:
+    """A parameter's default as a field default; a mutable one is copied for each call."""
+    if default is inspect.Parameter.empty:
+        return msgspec.NODEFAULT
+    if isinstance(default, list | dict | set):
+        return msgspec.field(default_factory=lambda: copy.deepcopy(default))
+    return default
+
+
+def _parameters_schema(arguments: type[Any]) -> dict[str, Any]:
+    """The JSON Schema of the parameters object, with any types it refers to in ``$defs``."""
+    _, components = msgspec.json.schema_components([arguments], ref_template="#/$defs/{name}")
+    schema = dict(components.pop(arguments.__name__))
+    schema.pop("title", None)
+    schema.setdefault("required", [])
+    if components:
+        schema["$defs"] = components
+    return schema
+
+
+def _docs(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The docstring's first paragraph, and each parameter's description in it."""
+    text = inspect.getdoc(function)
+    if not text:
+        return "", {}
+    import docstring_parser  # only when a tool is defined: it costs ~20 ms to import
+
+    parsed = docstring_parser.parse(text)
+    summary = parsed.short_description or ""
+    if parsed.long_description and not parsed.blank_after_short_description:
+        summary = f"{summary}\n{parsed.long_description.split(chr(10) * 2)[0]}"
+    described = {
+        p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description
+    }
+    return " ".join(summary.split()), described
+
+
+def _where(function: Any) -> str:
+    """``file:line`` of a function's definition, or its repr."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return repr(function)
+    return f"{code.co_filename}:{code.co_firstlineno}"
