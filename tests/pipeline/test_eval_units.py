@@ -123,3 +123,10 @@ def test_model_args_reach_the_mock_provider(tmp_path: Path) -> None:
     task = Task(dataset=[Sample(input="2 + 2", target="4", id="s")], scorer=match(), name="argued")
     (result,) = eval(task, model="mock/x", model_args={"outputs": lambda m: "4"}, log_dir=tmp_path)
     assert result.task_metrics["mock/x"]["match"]["accuracy"] == 1.0
+
+
+def test_a_log_dir_given_as_a_string_is_a_folder(tmp_path: Path) -> None:
+    (result,) = eval(small_task("strpath"), model="mock/x", log_dir=str(tmp_path / "runs"))
+    assert result.status == "success", result.error
+    assert result.path is not None and result.path.parent == tmp_path / "runs"
+    assert verify_run(result.path).ok

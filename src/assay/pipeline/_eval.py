@@ -150,6 +150,9 @@ async def eval_async(
     Tasks added while it runs (``enqueue_task`` or a *task_source*) run in later batches;
     the eval ends when a batch adds none.
     """
+    for name in ("log_dir", "prices"):  # a folder or file may be given as a str
+        if isinstance(options.get(name), str):
+            options[name] = Path(options[name])
     opts = EvalOptions(**options)
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
