@@ -130,3 +130,12 @@ def test_a_log_dir_given_as_a_string_is_a_folder(tmp_path: Path) -> None:
     assert result.status == "success", result.error
     assert result.path is not None and result.path.parent == tmp_path / "runs"
     assert verify_run(result.path).ok
+
+
+def test_a_misspelt_option_is_one_line_naming_the_closest(tmp_path: Path) -> None:
+    from assay.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        eval(small_task("typo"), model="mock/x", log_dir=tmp_path, max_sample=3)
+    assert "'max_sample'" in str(caught.value) and "'max_samples'" in str(caught.value)
+    assert not list(tmp_path.iterdir()), "nothing was run"

@@ -94,6 +94,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "该运行的模型 {model!r} 使用了非数据参数（例如函数）创建，无法为恢复运行重新创建",
         "请使用普通值作为模型参数（-M key=value），或注册一个模型提供方",
     ),
+    "eval.unknown_option": (
+        "assay.eval: unknown option {option!r}{suggestion}",
+        "the options are the fields of assay.pipeline.EvalOptions (see docs/python.md)",
+        "assay.eval：未知选项 {option!r}{suggestion}",
+        "可用选项即 assay.pipeline.EvalOptions 的字段（见 docs/python.md）",
+    ),
     "task.option": (
         "{option}: {reason}",
         "see 'assay run --help' for the accepted values",

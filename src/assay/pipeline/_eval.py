@@ -9,6 +9,7 @@ siblings down; its result says so.
 
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -150,10 +151,7 @@ async def eval_async(
     Tasks added while it runs (``enqueue_task`` or a *task_source*) run in later batches;
     the eval ends when a batch adds none.
     """
-    for name in ("log_dir", "prices"):  # a folder or file may be given as a str
-        if isinstance(options.get(name), str):
-            options[name] = Path(options[name])
-    opts = EvalOptions(**options)
+    opts = _options(options)
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     queue: list[Task] = []
@@ -203,6 +201,21 @@ async def _run_batch(
     except BaseExceptionGroup as errors:
         raise first_error(errors) from None  # e.g. Interrupted: one error, not a group
     return [r for r in results if r is not None]
+
+
+def _options(options: dict[str, Any]) -> EvalOptions:
+    """*options* as EvalOptions: a misspelt one is a ConfigError naming the closest
+    (not a TypeError), and a folder or file may be given as a str."""
+    known = EvalOptions.__struct_fields__
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError("eval.unknown_option", option=name, suggestion=suggestion)
+    for name in ("log_dir", "prices"):
+        if isinstance(options.get(name), str):
+            options[name] = Path(options[name])
+    return EvalOptions(**options)
 
 
 def eval(
