@@ -84,3 +84,17 @@ def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> N
     assert found is not None and rescored is not None, resumed.stdout + scored.stdout
     assert found.group(0) == rescored.group(0)
     assert found.group(6) == "3"
+
+
+def test_score_needs_no_server_or_key_for_a_grader_it_replays(tmp_path: Path) -> None:
+    """``assay score`` never calls a model, so a grader named ``openai/...`` is made
+    without the server's URL or a key in the environment (the run had them)."""
+    task_file = graded_task_file(tmp_path)
+    with OpenAICompatServer(reply=graded_reply) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        ran = run_cli("run", f"{task_file}@capitals", "--log-dir", tmp_path / "runs", env=env)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    (run,) = run_dirs(tmp_path / "runs")
+    scored = run_cli("score", run, env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    assert "all equal the recorded ones" in scored.stdout, scored.stdout

@@ -26,6 +26,7 @@ from assay.model._messages import ChatMessage
 from assay.model._openai import check_base_url
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
+from assay.model._replay import replaying_only
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -121,7 +122,7 @@ def anthropic_provider(
     model = f"anthropic/{name}"
     if importlib.util.find_spec("anthropic") is None:
         raise ConfigError("anthropic.missing", model=model)
-    if not os.environ.get(KEY_ENV):
+    if not os.environ.get(KEY_ENV) and not replaying_only():  # re-scoring makes no calls
         raise ConfigError("anthropic.key", model=model)
     url = base_url or os.environ.get(BASE_URL_ENV) or ANTHROPIC_URL
     return AnthropicAPI(name, config, check_base_url(model, url))

@@ -40,6 +40,7 @@ from assay.model._openai_request import PreparedPost, server_message
 from assay.model._openai_wire import encode_request, parse_completion
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
+from assay.model._replay import replaying_only
 
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -74,7 +75,8 @@ class OpenAIAPI:
         self._post: PreparedPost | None = None
         self._turn = 0
         self._url = self.base_url + "/chat/completions"
-        if api_key is None and base_url is None and not os.environ.get(KEY_ENV):
+        keyless = api_key is None and base_url is None and not os.environ.get(KEY_ENV)
+        if keyless and not replaying_only():  # re-scoring answers from evidence: no calls
             raise ConfigError("model.api_key_missing", model=f"openai/{name}", env=KEY_ENV)
         import openai  # deferred to here: heavy, and not to be counted in a call's timeout
 

@@ -80,6 +80,13 @@ def current_replay() -> Replay | None:
     return _replay.get()
 
 
+def replaying_only() -> bool:
+    """True when every model call in this context is answered from evidence and none may
+    go live (``assay score``), so a provider need not be able to reach its server."""
+    replay = _replay.get()
+    return replay is not None and not replay.live_fallback
+
+
 @contextmanager
 def replay_scope(replay: Replay | None) -> Iterator[None]:
     """Answer model calls from *replay* inside the block."""
