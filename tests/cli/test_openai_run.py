@@ -193,3 +193,47 @@ def test_a_run_chosen_by_openai_base_url_resumes_only_against_that_server(
     resumed = run_cli("resume", interrupted, env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert run_cli("verify", interrupted).returncode == 0
+
+
+def model_calls(run: Path) -> list[dict[str, Any]]:
+    """The data of the run's model calls (``sampling`` events naming a model)."""
+    return [e["data"] for e in events_of(run, "sampling") if "model" in e["data"]]
+
+
+def test_a_resume_prices_its_calls_with_the_price_file_it_is_given(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    """``--prices`` on ``resume`` (as on ``run``): the calls made after the interrupt are
+    priced by the same table as those before it."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai/calc-1: {input: 1.0, output: 2.0}\n")
+    openai_server.reply = calculator
+    openai_server.push(ok(), ok(), slow(60), slow(60))
+    args = ("--model", "openai/calc-1", "--model-base-url", openai_server.url, "-j", "2")
+    ref = f"{ARITHMETIC}@arithmetic"
+    log_dir = tmp_path / "runs"
+    proc = start_cli(
+        "run",
+        ref,
+        "-T",
+        "count=2",
+        "-T",
+        "epochs=2",
+        *args,
+        "--prices",
+        prices,
+        "--log-dir",
+        log_dir,
+    )
+    assert wait_for(lambda: len(openai_server.requests) >= 4, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    (run,) = run_dirs(log_dir)
+    before = len(model_calls(run))
+    resumed = run_cli("resume", run, "--prices", prices)
+    assert resumed.returncode == 0, resumed.stderr
+    costs = [call["cost"] for call in model_calls(run)]
+    assert len(costs) == 4 and len(costs) > before
+    assert all(isinstance(cost, float) and cost > 0 for cost in costs), costs
+    assert "cost unknown" not in resumed.stdout, resumed.stdout

@@ -50,6 +50,16 @@ def execution_options(func: F) -> F:
     return func
 
 
+prices_option = click.option(
+    "--prices",
+    type=click.Path(path_type=Path),
+    envvar="ASSAY_PRICES",
+    help="Price file (YAML/JSON, USD per million tokens) [env: ASSAY_PRICES].",
+)
+"""``--prices``, declared once for ``run`` and ``resume`` (a resume prices its new calls,
+and re-checks a cost_limit's frozen price, with the same table as the run)."""
+
+
 def cache_options(func: F) -> F:
     """``--cache/--no-cache`` and ``--cache-expiry``, declared once for ``run`` and
     ``resume``. Unset (``None``), ``run`` goes without the cache and ``resume`` does what
@@ -91,12 +101,7 @@ def cache_options(func: F) -> F:
 @click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
 @cache_options
-@click.option(
-    "--prices",
-    type=click.Path(path_type=Path),
-    envvar="ASSAY_PRICES",
-    help="Price file (YAML/JSON, USD per million tokens) [env: ASSAY_PRICES].",
-)
+@prices_option
 @execution_options
 def run(
     spec: Path,
@@ -175,12 +180,14 @@ def run(
     help="The spec, if it moved since the run started (must be unchanged).",
 )
 @cache_options
+@prices_option
 @execution_options
 def resume(
     run_dir: Path,
     spec_path: Path | None,
     cache: bool | None,
     cache_expiry: str | None,
+    prices: Path | None,
     **execution: Any,
 ) -> None:
     """Finish an interrupted run in RUN: keep finished trials, run the rest."""
@@ -188,7 +195,9 @@ def resume(
 
     _check_sink(execution["sink_url"])
     options = RunOptions(output=run_dir, handle_signals=True, **execution)
-    outcome = resume_run(run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry)
+    outcome = resume_run(
+        run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
+    )
     code = print_decision(outcome.metrics, outcome.gate, outcome.report.scorers)
     print_usage(outcome.report)
     click.echo(say("out.run_dir", path=outcome.path))

@@ -19,7 +19,14 @@ import msgspec
 
 from assay.errors import ConfigError, EvidenceError, RunError
 from assay.evidence import read_manifest
-from assay.model import DEFAULT_EXPIRY, ResponseCache, cache_scope, price_scope, prices_from_env
+from assay.model import (
+    DEFAULT_EXPIRY,
+    ResponseCache,
+    cache_scope,
+    load_prices,
+    price_scope,
+    prices_from_env,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
@@ -79,14 +86,16 @@ async def resume_run_async(
     *,
     cache: bool | None = None,
     cache_expiry: str | float | None = None,
+    prices: Path | None = None,
 ) -> RunOutcome:
     """Finish the run at *path*: repair torn tails, keep finished trials, run the rest.
 
     *cache* answers model calls from the response cache (``None``: as the run did, by
     its manifest); *cache_expiry* is how long new entries stay fresh (``None``: the
-    run's, else the default).
+    run's, else the default); *prices* is a price file (``None``: ``$ASSAY_PRICES``).
     """
-    with price_scope(prices_from_env()):  # a cost_limit's frozen price must match again
+    table = load_prices(prices) if prices is not None else prices_from_env()
+    with price_scope(table):  # a cost_limit's frozen price must match again
         prepared = prepare_for_resume(path, spec_path)
         responses = resume_cache(path, prepared, cache, cache_expiry)
         options = msgspec.structs.replace(options, output=path)
@@ -117,8 +126,11 @@ def resume_run(
     *,
     cache: bool | None = None,
     cache_expiry: str | float | None = None,
+    prices: Path | None = None,
 ) -> RunOutcome:
     """Synchronous wrapper around ``resume_run_async``."""
     return anyio.run(
-        lambda: resume_run_async(path, options, spec_path, cache=cache, cache_expiry=cache_expiry)
+        lambda: resume_run_async(
+            path, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
+        )
     )
