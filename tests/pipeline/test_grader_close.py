@@ -77,3 +77,31 @@ def test_a_local_grader_server_stops_when_the_eval_returns(tmp_path: Path) -> No
     graded = events_of(result.path, "score_sampling")
     assert [e["data"]["model"] for e in graded] == ["local/smollm2"]  # it did run
     assert servers.running() == before
+
+
+def test_a_model_a_user_scorer_makes_itself_is_closed_when_eval_returns(
+    server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    """A scorer of the user's that calls ``get_model`` during the run (no ``aclose`` of
+    its own): the run closes every model made on its behalf."""
+    from assay import Score, Target, TaskState, accuracy, scorer
+
+    @scorer(metrics=[accuracy()])
+    def asks_a_grader():  # type: ignore[no-untyped-def]
+        async def score(state: TaskState, target: Target) -> Score:
+            grader = get_model("openai/grader")  # a new Model for every trial
+            reply = await grader.generate(f"Is {state.output.completion!r} right?")
+            return Score(value="C" if "GRADE: C" in reply.completion else "I")
+
+        return score
+
+    task = Task(
+        dataset=[Sample(input=f"Capital of France? ({i})", target="Paris") for i in range(3)],
+        solver=generate(),
+        scorer=asks_a_grader(),
+        name="own-grader",
+    )
+    (result,) = eval(task, model="mock/echo", log_dir=tmp_path, max_samples=3)
+    assert result.status == "success", result.error
+    assert len(server.requests) == 3
+    assert wait_for(lambda: server.open_connections == 0, timeout=5), server.open_connections

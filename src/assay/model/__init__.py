@@ -42,7 +42,7 @@ from assay.model._prices import (
     prices_from_env,
     set_price,
 )
-from assay.model._registry import get_model, modelapi
+from assay.model._registry import get_model, modelapi, models_built
 from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "get_price",
     "load_prices",
     "modelapi",
+    "models_built",
     "parse_expiry",
     "price_scope",
     "prices_from_env",

@@ -6,7 +6,9 @@ Built-in providers register through the same decorator a plugin uses.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
@@ -17,6 +19,20 @@ from assay.model._model import Model, ModelAPI
 
 ProviderFactory = Callable[..., ModelAPI]
 _providers: dict[str, ProviderFactory] = {}
+_built: ContextVar[list[Model] | None] = ContextVar("assay_models_built", default=None)
+
+
+@contextmanager
+def models_built() -> Iterator[list[Model]]:
+    """Collect every Model ``get_model`` makes inside the block, so a run can close the
+    ones made on its behalf when it ends (a grader a user's scorer builds, say): their
+    connections belong to the run's event loop, which ends with it."""
+    built: list[Model] = []
+    token = _built.set(built)
+    try:
+        yield built
+    finally:
+        _built.reset(token)
 
 
 def modelapi(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
@@ -52,7 +68,11 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
         config = (config or GenerateConfig()).merge(_config(model, settings))
     config = config or GenerateConfig()
     _check_args(model, factory, name, config, args)
-    return Model(model, factory(name, config, **args), config)
+    made = Model(model, factory(name, config, **args), config)
+    collecting = _built.get()
+    if collecting is not None:
+        collecting.append(made)
+    return made
 
 
 def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:

@@ -30,7 +30,7 @@ from assay.evidence import (
     verify_run,
 )
 from assay.gate import GateDecision, decide
-from assay.model import replay_scope
+from assay.model import Model, models_built, replay_scope
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
@@ -90,8 +90,13 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     per_sample = len(spec.targets) * spec.repetitions
     sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
+    made: list[Model] = []  # the models scorers make on the way, closed at the end
     try:
-        with open(path / BUNDLES, "rb") as handle, replay_scope(replay_of_run(path)):
+        with (
+            open(path / BUNDLES, "rb") as handle,
+            replay_scope(replay_of_run(path)),
+            models_built() as made,
+        ):
             for line in handle:
                 bundle = loads(line)
                 sha = bundle["observation"].get("output")
@@ -104,7 +109,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
                     recomputed[record["score_id"]] = _compared(record)
     finally:
         store.close()
-        await close_parts(scorers.values())  # graders built, if never asked (replayed)
+        await close_parts([*scorers.values(), *made])  # graders built, if never asked
     differing = _compare(path, recomputed)
     built = metrics.build()
     source = manifest.get("spec_source")

@@ -41,7 +41,7 @@ from assay.evidence import (
     write_pack_index,
 )
 from assay.gate import GateDecision, decide
-from assay.model import current_cache, epoch_scope, replay_scope
+from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
@@ -266,7 +266,15 @@ def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, 
 
 
 async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) -> RunOutcome:
-    """Run (or finish) *prepared* end to end and write its evidence and reports."""
+    """Run (or finish) *prepared* end to end and write its evidence and reports; every
+    model made during it (a user scorer's own grader, say) is closed when it ends."""
+    with models_built() as built:
+        return await _execute_run(prepared, options, resume, built)
+
+
+async def _execute_run(
+    prepared: Prepared, options: RunOptions, resume: bool, built: list[Model]
+) -> RunOutcome:
     run = _Run(prepared, options, resume=resume)
     try:
         # spec.json first: a manifest never exists without the spec it names
@@ -313,7 +321,7 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            await close_parts([*run.targets.values(), *run.scorers.values()])
+            await close_parts([*run.targets.values(), *run.scorers.values(), *built])
         try:
             run.writer.close()
         except OSError as exc:
