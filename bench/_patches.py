@@ -40,27 +40,6 @@ def _patch_yield() -> None:
     run_module.execute = execute
 
 
-def _patch_stream_digests() -> None:
-    import hashlib
-
-    import assay.pipeline._run as run_module
-    from assay.evidence import BUNDLES, PLAN, SCORES
-
-    def digests(path: Path | None, rendered: dict[str, bytes]) -> dict[str, str]:
-        # mirrors src/assay/pipeline/_run.py:_digests, hashing files in chunks
-        if path is None:
-            return {}
-        files = {}
-        for name in (PLAN, BUNDLES, SCORES):
-            with open(path / name, "rb") as handle:
-                files[name] = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
-        for name, data in rendered.items():
-            files[name] = "sha256:" + hashlib.sha256(data).hexdigest()
-        return files
-
-    run_module._digests = digests
-
-
 def _patch_pack() -> None:
     from assay.evidence import ArtifactStore
 
@@ -102,7 +81,6 @@ def _patch_str_paths() -> None:
 
 PATCHES = {
     "yield": _patch_yield,
-    "stream-digests": _patch_stream_digests,
     "pack": _patch_pack,
     "str-paths": _patch_str_paths,
 }

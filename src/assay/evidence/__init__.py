@@ -23,7 +23,7 @@ from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_sea
 from assay.evidence._pack import LOOSE_MIN, pack_names
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
-from assay.evidence._rundir import RunWriter, read_manifest
+from assay.evidence._rundir import RunWriter, read_manifest, score_records
 from assay.evidence._sinks import HttpSink, PrintSink
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call, counting_calls
@@ -68,6 +68,7 @@ __all__ = [
     "read_manifest",
     "read_trial",
     "record_event",
+    "score_records",
     "seal_bundle",
     "verify_run",
     "write_bundle_index",

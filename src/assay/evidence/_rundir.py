@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -207,3 +207,11 @@ def read_manifest(path: Path) -> dict[str, Any]:
         reason = "manifest.json is not an assay manifest"
         raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
     return manifest
+
+
+def score_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The score records of the run at *path*, read back one line at a time (a run's
+    scores can be more than memory should hold at once)."""
+    with open(path / SCORES, "rb") as handle:
+        for line in handle:
+            yield loads(line)

@@ -10,14 +10,14 @@ Targets are matched by id; when each run has a single target, with each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from assay._digest import loads
 from assay.compare import compare_runs
 from assay.errors import AssayError
-from assay.evidence import SCORES, SPEC, read_manifest, verify_run
+from assay.evidence import SPEC, read_manifest, score_records, verify_run
 from assay.gate._regression import Baseline, Regression
 
 BASELINE_LABEL = "baseline:"
@@ -49,7 +49,7 @@ def compare_with_baseline(
         problem = f"the baseline {path} has none of the targets {', '.join(targets)}"
         return Regression(Baseline(found.path, found.spec_digest, found.events_head, problem))
     comparisons = compare_runs(
-        _score_records(path),
+        score_records(path),
         records,
         matches,
         level,
@@ -87,9 +87,3 @@ def _matches(baseline_targets: list[str], targets: list[str]) -> list[tuple[str,
     if len(baseline_targets) == 1 and len(targets) == 1:
         return [(baseline_targets[0], targets[0])]
     return []
-
-
-def _score_records(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path / SCORES, "rb") as handle:
-        for line in handle:
-            yield loads(line)

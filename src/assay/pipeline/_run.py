@@ -19,15 +19,12 @@ import anyio
 import msgspec
 
 from assay import __version__
-from assay._digest import file_sha256, loads, sha256_hex
+from assay._digest import loads, sha256_hex
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
-    BUNDLE_INDEX,
     BUNDLES,
     MANIFEST_SCHEMA,
-    PLAN,
-    SCORES,
     SINK_FALLBACK,
     ArtifactStore,
     HttpSink,
@@ -35,10 +32,8 @@ from assay.evidence import (
     PrintSink,
     RunWriter,
     TrialRecorder,
-    pack_names,
+    score_records,
     seal_bundle,
-    write_bundle_index,
-    write_pack_index,
 )
 from assay.gate import GateDecision, decide
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
@@ -51,6 +46,7 @@ from assay.pipeline._prepared import Prepared, close_parts, prepare_spec
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
+from assay.pipeline._seal import sealed_digests, write_indexes
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
 from assay.run import execute, first_error, run_trial, run_until_signalled
@@ -333,21 +329,25 @@ def _finish(run: _Run) -> RunOutcome:
     metrics = run.metrics.build()
     run.writer.flush()  # every score line on disk before they are read back
     folder = run.source.parent if run.source is not None else None
-    regression = regression_of(run.spec, folder, run.baseline, _score_records(run.writer.path))
+    path = run.writer.path  # None in a dry run
+    regression = regression_of(run.spec, folder, run.baseline, _scores_of(path))
     gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", gate_event(gate))
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
-    scores = _score_records(run.writer.path)
+    scores = _scores_of(path)
     report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics, scores)
     rendered = render_reports(report)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()
-    indexes = write_indexes(run.writer.path)
-    files = _digests(run.writer.path, rendered, indexes)
+    files = sealed_digests(path, rendered, write_indexes(path)) if path is not None else {}
     run.seal("complete", files)
-    return RunOutcome(run.writer.path, run.spec.digest, metrics, gate, report, run.errors)
+    return RunOutcome(path, run.spec.digest, metrics, gate, report, run.errors)
+
+
+def _scores_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
+    return score_records(path) if path is not None else None  # a dry run wrote none
 
 
 def gate_event(gate: GateDecision) -> dict[str, Any]:
@@ -356,41 +356,6 @@ def gate_event(gate: GateDecision) -> dict[str, Any]:
     if gate.baseline is not None:
         data["baseline"] = msgspec.to_builtins(gate.baseline)
     return data
-
-
-def _score_records(path: Path | None) -> Iterator[dict[str, Any]] | None:
-    """The run's score records, read back one at a time (``None`` in a dry run)."""
-    if path is None:
-        return None
-
-    def read() -> Iterator[dict[str, Any]]:
-        with open(path / SCORES, "rb") as handle:
-            for line in handle:
-                yield loads(line)
-
-    return read()
-
-
-def write_indexes(path: Path | None) -> list[str]:
-    """Write the bundle and pack indexes of a sealed run; their names, for the manifest."""
-    if path is None:
-        return []
-    names = []
-    for pack in pack_names(path / ARTIFACTS):
-        index = write_pack_index(path / ARTIFACTS / pack)
-        names.append(f"{ARTIFACTS}/{index.name}")
-    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
-    return [BUNDLE_INDEX, *names]
-
-
-def _digests(path: Path | None, rendered: dict[str, bytes], indexes: list[str]) -> dict[str, str]:
-    if path is None:
-        return {}
-    # Hashed in chunks: bundles.jsonl is ~100 MB at 100,000 trials.
-    files = {name: "sha256:" + file_sha256(path / name) for name in (PLAN, BUNDLES, SCORES)}
-    files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
-    files.update({name: "sha256:" + file_sha256(path / name) for name in indexes})
-    return files
 
 
 async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:

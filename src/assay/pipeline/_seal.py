@@ -1,0 +1,38 @@
+"""What a finished run writes beside its evidence so it can be read fast and checked
+whole: the bundle and pack indexes, and the whole-file digests the manifest lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay._digest import file_sha256, sha256_hex
+from assay.evidence import (
+    ARTIFACTS,
+    BUNDLE_INDEX,
+    BUNDLES,
+    PLAN,
+    SCORES,
+    pack_names,
+    write_bundle_index,
+    write_pack_index,
+)
+
+
+def write_indexes(path: Path) -> list[str]:
+    """Write the bundle and pack indexes of a sealed run; their names, for the manifest."""
+    names = []
+    for pack in pack_names(path / ARTIFACTS):
+        index = write_pack_index(path / ARTIFACTS / pack)
+        names.append(f"{ARTIFACTS}/{index.name}")
+    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
+    return [BUNDLE_INDEX, *names]
+
+
+def sealed_digests(path: Path, rendered: dict[str, bytes], indexes: list[str]) -> dict[str, str]:
+    """The manifest's ``files``: the record files, the reports (*rendered*, hashed as
+    written) and the indexes, each as ``sha256:<hex>``."""
+    # Hashed in chunks: bundles.jsonl is ~100 MB at 100,000 trials.
+    files = {name: "sha256:" + file_sha256(path / name) for name in (PLAN, BUNDLES, SCORES)}
+    files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
+    files.update({name: "sha256:" + file_sha256(path / name) for name in indexes})
+    return files
