@@ -19,7 +19,7 @@ import pytest
 
 from assay.errors import EvidenceError
 from assay.evidence import verify_run
-from tests.helpers import SHIPPING, edit_artifact, read_jsonl, run_spec_at, unique_callable_spec
+from tests.helpers import edit_artifact, read_jsonl, run_spec_at, unique_callable_spec
 
 EXIT_EVIDENCE = 4
 
@@ -125,24 +125,6 @@ def assert_caught(run: Path, name: str, *, first: bool = True) -> None:
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def shipping_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One complete run of the shipping example; each test tampers with its own copy."""
-    folder = tmp_path_factory.mktemp("shipping")
-    spec = folder / "spec"
-    shutil.copytree(SHIPPING, spec)
-    out = folder / "run"
-    run_spec_at(spec / "eval.yaml", out)
-    return out
-
-
-@pytest.fixture
-def run(shipping_run: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(shipping_run, copy)
-    return copy
 
 
 ABORTING = """

@@ -15,24 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import _verify, _verify_events, verify_run
-from tests.helpers import SHIPPING, read_jsonl, run_spec_at
-
-
-@pytest.fixture(scope="module")
-def shipping_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("shipping-worker")
-    spec = folder / "spec"
-    shutil.copytree(SHIPPING, spec)
-    out = folder / "run"
-    run_spec_at(spec / "eval.yaml", out)
-    return out
-
-
-@pytest.fixture
-def run(shipping_run: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(shipping_run, copy)
-    return copy
+from tests.helpers import read_jsonl
 
 
 def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
