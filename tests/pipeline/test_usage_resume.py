@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 
 from assay.errors import EXIT_PASSED, EXIT_RUN
@@ -53,24 +54,23 @@ def sampling_calls(run: Path) -> list[dict[str, object]]:
     ]
 
 
+def start_waiting_run(
+    folder: Path, price: str
+) -> tuple[subprocess.Popen[str], Path, dict[str, str]]:
+    """``assay run tasks.py@waits`` in *folder*, priced by the one-line table *price*
+    (through ASSAY_PRICES); its trial waits until ``go-on`` exists. The process, its
+    log folder and the environment a resume needs again."""
+    write_module(folder, "tasks", TASKS)
+    prices = folder / "prices.yaml"
+    prices.write_text(price + "\n")
+    env = {"GO_ON": str(folder / "go-on"), "ASSAY_PRICES": str(prices)}
+    log_dir = folder / "runs"
+    args = ("tasks.py@waits", "-m", "mock/x", "-M", "default_output=four", "--log-dir", log_dir)
+    return start_cli("run", *args, cwd=folder, env=env), log_dir, env
+
+
 def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
-    write_module(tmp_path, "tasks", TASKS)
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("mock/x: {input: 1000000, output: 0}\n")  # $1 an input token
-    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
-    log_dir = tmp_path / "runs"
-    proc = start_cli(
-        "run",
-        "tasks.py@waits",
-        "-m",
-        "mock/x",
-        "-M",
-        "default_output=four",
-        "--log-dir",
-        log_dir,
-        cwd=tmp_path,
-        env=env,
-    )
+    proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1000000, output: 0}")
 
     def called() -> bool:
         runs = list(log_dir.glob("*/events.jsonl"))
@@ -102,28 +102,12 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
 
 
 def test_resume_refuses_a_cost_limited_run_whose_price_changed(tmp_path: Path) -> None:
-    write_module(tmp_path, "tasks", TASKS)
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("mock/x: {input: 1, output: 1}\n")
-    env = {"GO_ON": str(tmp_path / "go-on"), "ASSAY_PRICES": str(prices)}
-    log_dir = tmp_path / "runs"
-    proc = start_cli(
-        "run",
-        "tasks.py@waits",
-        "-m",
-        "mock/x",
-        "-M",
-        "default_output=four",
-        "--log-dir",
-        log_dir,
-        cwd=tmp_path,
-        env=env,
-    )
+    proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1, output: 1}")
     assert wait_for(lambda: any(log_dir.glob("*/manifest.json")), timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     (run,) = list(log_dir.iterdir())
-    prices.write_text("mock/x: {input: 2, output: 1}\n")
+    (tmp_path / "prices.yaml").write_text("mock/x: {input: 2, output: 1}\n")  # a new price
     resumed = run_cli("resume", run, cwd=tmp_path, env=env)
     assert resumed.returncode == EXIT_RUN, resumed.stdout + resumed.stderr
     assert "targets" in error_line(resumed)
