@@ -264,6 +264,11 @@ class Row:
             return self.value / self.inspect
         return self.inspect / self.value
 
+    def gate_ratio(self, minimum: float) -> None:
+        """Make this row a target: assay at least *minimum* times better than Inspect."""
+        self.target = f"ratio >= {minimum:.0f}x"
+        self.ok = self.ratio is not None and self.ratio >= minimum
+
 
 def fmt(value: float | None, unit: str) -> str:
     if value is None:

@@ -209,8 +209,7 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
         extra={"assay": a, "inspect": i},
     )
     if c == 200:
-        rate.target = f"ratio >= {TARGET_RATIO:.0f}x"
-        rate.ok = rate.ratio is not None and rate.ratio >= TARGET_RATIO
+        rate.gate_ratio(TARGET_RATIO)
     share = Row(
         name,
         "share of the limit",

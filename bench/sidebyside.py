@@ -192,8 +192,7 @@ def rows_for(
             extra={"assay": a, "inspect": i},
         )
         if n == 10_000:
-            rate.target = f"ratio >= {TARGET_RATIO:.0f}x"
-            rate.ok = rate.ratio is not None and rate.ratio >= TARGET_RATIO
+            rate.gate_ratio(TARGET_RATIO)
         if n >= 100_000 and 1_000 in assay:
             small = assay[1_000]["rate"]
             rate.target = f"within {TARGET_FLAT:.0%} of N=1,000 ({small:,.0f}/s)"
