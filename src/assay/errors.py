@@ -89,6 +89,16 @@ class RunError(AssayError):
 
     exit_code = EXIT_RUN
 
+    @classmethod
+    def storage(cls, path: object, exc: OSError) -> RunError:
+        """``run.storage`` for *exc*, naming the file it failed on (the run folder alone
+        does not say which of its files was missing or unwritable). Raise it ``from exc``,
+        so ``--debug`` shows where the failure happened."""
+        reason = exc.strerror or str(exc)
+        if exc.filename is not None:
+            reason = f"{reason}: {exc.filename}"
+        return cls("run.storage", path=str(path), reason=reason)
+
 
 class Interrupted(AssayError):
     """The run was stopped by a signal; finished trials are kept and it can be resumed."""

@@ -124,7 +124,8 @@ def _scenario(spec: Path, crash: Crash) -> Crash:
         crash.done |= done
         crash.finished_at_kill.append(len(done))
         crash.starts_before = trial_starts(run)
-    proc_resume = run_cli("resume", run, "-j", "16", timeout=120)
+    # --debug: a failure carries its traceback into the assertion message
+    proc_resume = run_cli("--debug", "resume", run, "-j", "16", timeout=120)
     crash.resume_code, crash.resume_err = proc_resume.returncode, proc_resume.stderr
     proc_verify = run_cli("verify", run)
     crash.verify_code, crash.verify_out = proc_verify.returncode, proc_verify.stdout

@@ -244,3 +244,25 @@ def test_a_torn_artifact_of_a_finished_trial_is_refused_not_built_on(
     assert "finished trial" in line and "gone" in line, line
     assert (run / torn.name).read_bytes() == torn.kept  # only the torn record was cut
     assert run_cli("verify", run).returncode == 4  # and the run still does not verify
+
+
+def test_indexes_a_kill_while_sealing_tore_are_not_trusted_by_resume(
+    killed: Path, tmp_path: Path, reference: dict[str, object]
+) -> None:
+    """Sealing writes the indexes last; a kill part-way through leaves an index that lists
+    only some records. Resume must not look artifacts up in it (it once did, and failed
+    with 'No such file or directory' for an artifact the torn index did not list)."""
+    from assay.evidence import write_bundle_index, write_pack_index
+
+    run = tmp_path / "run"
+    shutil.copytree(killed, run)
+    for pack in (run / "artifacts").glob("pack-*.bin"):
+        index = write_pack_index(pack)
+        data = index.read_bytes()
+        index.write_bytes(data[: len(data) // 96 * 48])  # half its whole records
+    write_bundle_index(run / "bundles.jsonl", run / "bundles.idx")
+    (run / "bundles.idx").write_bytes((run / "bundles.idx").read_bytes()[:20])
+    resumed = run_cli("resume", run, "-j", "8", timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert run_cli("verify", run).returncode == 0
+    assert results_view(run) == reference

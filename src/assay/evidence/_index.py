@@ -109,7 +109,10 @@ def _write_sorted(records: Iterable[bytes], index: Path) -> None:
                 spill.write(buffer)
                 buffer.clear()
         spill.flush()  # pread below reads the file, not the write buffer
-        with open(index, "wb") as out:
+        # Written under a temporary name and renamed: a kill while sealing must not leave
+        # a torn index that a reader would trust to list every record.
+        temp = index.with_name(f".{index.name}.tmp")
+        with open(temp, "wb") as out:
             for bucket, buffer in enumerate(buffers):
                 data = bytearray()
                 for start, size in chunks[bucket]:
@@ -118,6 +121,7 @@ def _write_sorted(records: Iterable[bytes], index: Path) -> None:
                 buffers[bucket] = bytearray()
                 entries = sorted(data[i : i + width] for i in range(0, len(data), width or 1))
                 out.write(b"".join(entries))
+    os.replace(temp, index)
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:

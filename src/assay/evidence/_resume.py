@@ -16,6 +16,7 @@ import msgspec
 
 from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
+from assay.evidence._index import BUNDLE_INDEX
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
@@ -53,6 +54,7 @@ class ResumePoint(msgspec.Struct):
 def find_resume_point(path: Path) -> ResumePoint:
     """Repair torn tails in *path* and report what finished and where the chain ends."""
     repaired: list[str] = []
+    _drop_indexes(path)
     for name in (EVENTS, BUNDLES, SCORES):
         if cut := _cut_torn_tail(path / name):
             repaired.append(f"{name}: cut a torn last record ({cut} bytes)")
@@ -94,6 +96,19 @@ def find_resume_point(path: Path) -> ResumePoint:
     point = ResumePoint(head, count, run_events, finished, scored, orphans, last_event, repaired)
     point.orphan_usage = usage
     return point
+
+
+def _drop_indexes(path: Path) -> None:
+    """Remove the indexes a kill while sealing left behind.
+
+    Indexes are written when a run is sealed and listed in its manifest; an unsealed
+    run's are not evidence, may be torn, and would hide records from a lookup that
+    trusts them. Sealing the resumed run writes them again from the files.
+    """
+    (path / BUNDLE_INDEX).unlink(missing_ok=True)
+    artifacts = path / ARTIFACTS
+    for name in pack_names(artifacts):
+        (artifacts / name).with_suffix(".idx").unlink(missing_ok=True)
 
 
 def _cut_unbound_scores(path: Path, bound: set[str]) -> int:

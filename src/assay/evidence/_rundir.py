@@ -100,7 +100,7 @@ class RunWriter:
             raise RunError("run.locked", path=str(path)) from None
         except OSError as exc:
             self._release()
-            raise RunError("run.storage", path=str(path), reason=exc.strerror or str(exc)) from None
+            raise RunError.storage(path, exc) from exc
         except RunError:
             self._release()
             raise
@@ -138,8 +138,7 @@ class RunWriter:
         try:
             self.store.drain()  # every artifact a queued bundle names is on disk first
         except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise RunError("run.storage", path=str(self.path), reason=reason) from None
+            raise RunError.storage(self.path, exc) from exc
         self._events.flush()
         for name in (BUNDLES, SCORES):
             handle, pending = self._files[name], self._pending[name]

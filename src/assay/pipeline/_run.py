@@ -309,8 +309,7 @@ async def _execute_run(
     except OSError as exc:  # the disk filled, the folder vanished, ...: say so, exit 5
         with contextlib.suppress(OSError, RunError):
             run.seal("interrupted")
-        reason = exc.strerror or str(exc)
-        raise RunError("run.storage", path=str(run.writer.path), reason=reason) from None
+        raise RunError.storage(run.writer.path, exc) from exc
     except BaseException:
         with anyio.CancelScope(shield=True), contextlib.suppress(OSError, RunError):
             run.seal("interrupted")
@@ -321,8 +320,7 @@ async def _execute_run(
         try:
             run.writer.close()
         except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise RunError("run.storage", path=str(run.writer.path), reason=reason) from None
+            raise RunError.storage(run.writer.path, exc) from exc
 
 
 def _finish(run: _Run) -> RunOutcome:
