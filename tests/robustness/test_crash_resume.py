@@ -52,7 +52,7 @@ class Crash:
     name: str
     delays: list[float]
     crashed: list[bool] = field(default_factory=list)  # each kill hit a running process
-    window: bool = False  # killed between spec.json and manifest.json (a known bug)
+    window: bool = False  # killed between spec.json and manifest.json: not a run yet
     finished_at_kill: list[int] = field(default_factory=list)
     first_done: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
@@ -138,8 +138,8 @@ def crashes(
 ) -> list[Crash]:
     _, duration = reference
     root = tmp_path_factory.mktemp("crashes")
-    # The first point is 20 ms after manifest.json appears (the window just before it has
-    # a known bug of its own: see the xfail test below).
+    # The first point is 20 ms after manifest.json appears: a kill before it leaves a
+    # folder that is not a run yet (test_a_kill_before_the_manifest_is_written_...).
     scenarios = [
         Crash(f"run-{k:02d}", [0.02 + duration * 0.93 * k / RUN_KILLS]) for k in range(RUN_KILLS)
     ]
@@ -155,7 +155,7 @@ def crashes(
 
 
 def completed(crashes: list[Crash]) -> list[Crash]:
-    """The scenarios that reached the final resume (not stopped in the known bug's window)."""
+    """The scenarios that reached the final resume (not killed before manifest.json)."""
     return [c for c in crashes if not c.window]
 
 
@@ -173,7 +173,7 @@ def test_at_least_twenty_kills_hit_a_running_run(crashes: list[Crash]) -> None:
         f"\ncrash points: {kills} kills in {len(crashes)} scenarios, "
         f"{sum(sum(c.crashed) for c in crashes)} hit a running process; "
         f"{len(completed(crashes))} scenarios resumed; "
-        f"{sum(c.window for c in crashes)} in the known spec.json/manifest window; "
+        f"{sum(c.window for c in crashes)} before manifest.json; "
         f"bundles on disk at the first kill: {sorted(c.finished_at_kill[0] for c in crashes)}"
     )
 
