@@ -98,3 +98,41 @@ def test_score_needs_no_server_or_key_for_a_grader_it_replays(tmp_path: Path) ->
     scored = run_cli("score", run, env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
     assert scored.returncode == 0, scored.stdout + scored.stderr
     assert "all equal the recorded ones" in scored.stdout, scored.stdout
+
+
+def test_a_grader_call_a_kill_cut_off_is_made_again_by_resume_and_recorded(
+    tmp_path: Path,
+) -> None:
+    """Killed while a trial's grader call is in flight, after its bundle reached the
+    disk: resume judges that trial again, its grader is asked live (nothing recorded the
+    first call's answer), and that call is evidence like any other: logged, counted in
+    the trial's grading usage, and replayed by ``assay score``, which asks no model."""
+    task_file = graded_task_file(tmp_path)
+    log_dir = tmp_path / "runs"
+    with OpenAICompatServer(reply=graded_reply) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        server.push(ok(), ok(), ok(), slow(60))  # fr answered and graded; it's grading hangs
+        proc = start_cli("run", f"{task_file}@capitals", "-j", "1", "--log-dir", log_dir, env=env)
+        assert wait_for(lambda: len(server.requests) == 4, timeout=60)
+        (run,) = run_dirs(log_dir)
+        assert wait_for(lambda: len(read_jsonl(run / "bundles.jsonl")) == 2, timeout=30)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+        assert [s["sample_id"] for s in read_jsonl(run / "scores.jsonl")] == ["fr"]
+        resumed = run_cli("resume", run, env=env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert len(server.requests) == 4 + 1 + 2  # it graded again; fr-again answered, graded
+        scored = run_cli("score", run, env=env)
+        assert scored.returncode == 0, scored.stdout + scored.stderr
+        assert len(server.requests) == 7  # score asked no model
+    assert run_cli("verify", run).returncode == 0
+    graded: dict[str, Usage] = {}
+    for event in read_jsonl(run / "events.jsonl"):
+        if event["type"] == "score_sampling":
+            graded.setdefault(event["trial"], Usage()).add_sampling(event["data"])
+    scores = read_jsonl(run / "scores.jsonl")
+    assert sorted(s["sample_id"] for s in scores) == ["fr", "fr-again", "it"]
+    for score in scores:
+        assert score["usage"] == graded[score["trial_id"]].record(), score
+    report = json.loads((run / "report.json").read_text())
+    assert report["grading_usage_total"]["calls"] == 3

@@ -50,7 +50,7 @@ from assay.pipeline._seal import sealed_digests, write_indexes
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
 from assay.run import execute, first_error, run_trial, run_until_signalled
-from assay.score import Metrics, MetricsBuilder
+from assay.score import Metrics, MetricsBuilder, score_id
 from assay.spec import LoadedSpec
 from assay.target import Target
 
@@ -222,33 +222,47 @@ class _Run:
         if self.point is None or self.writer.path is None:
             return set()
         store = ArtifactStore(self.writer.path / ARTIFACTS, write=False)
-        # Re-judging finished trials must not ask graders again: answer from the log
-        # (a call a crash lost before it was logged is made live).
+        # Re-judging finished trials must not ask graders again: answer from the log.
+        # A call a crash lost before it was logged is made live, and recorded in the
+        # trial's events as its first one was meant to be (so ``assay score`` replays it).
         replay = replay_of_run(self.writer.path, live_fallback=True)
+        scored = self.point.scored
         with open(self.writer.path / BUNDLES, "rb") as handle, replay_scope(replay):
             for line in handle:
                 bundle = loads(line)
-                if bundle["trial"]["trial_id"] not in self.point.finished:
+                trial = bundle["trial"]
+                trial_id = trial["trial_id"]
+                if trial_id not in self.point.finished:
                     continue
                 sha = bundle["observation"].get("output")
                 output = store.get(sha) if sha else None
-                records, row = await judge(
-                    bundle, output, self.scorers, self.metrics, self.task_metrics
-                )
-                self.rows.add(row)
-                missing = [r for r in records if r["score_id"] not in self.point.scored]
-                if missing:
-                    self.record_scores(bundle["trial"]["trial_id"], bundle["digest"], missing)
+                if all(score_id(trial_id, scorer) in scored for scorer in self.scorers):
+                    await self.judge_again(bundle, output)  # its grader calls are all logged
+                    continue
+                recorder = self.writer.recorder(trial_id)
+                recorder.last = self.point.last_event[trial_id]
+                with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial["repetition"]):
+                    records = await self.judge_again(bundle, output)
+                missing = [r for r in records if r["score_id"] not in scored]
+                record_scores(self.writer, recorder, bundle["digest"], missing)
         return self.point.finished
 
-    def record_scores(self, trial_id: str, digest: str, records: list[dict[str, Any]]) -> None:
-        """Write scores a crash lost after their bundle, each with its match event."""
-        assert self.point is not None
-        recorder = self.writer.recorder(trial_id)
-        recorder.last = self.point.last_event[trial_id]
-        for score in records:
-            line = self.writer.write_score(score)
-            recorder.record("match", _match(score, digest, line), parent=1)
+    async def judge_again(
+        self, bundle: dict[str, Any], output: bytes | None
+    ) -> list[dict[str, Any]]:
+        """Judge a finished trial's bundle, count it and add its row; its score records."""
+        records, row = await judge(bundle, output, self.scorers, self.metrics, self.task_metrics)
+        self.rows.add(row)
+        return records
+
+
+def record_scores(
+    writer: RunWriter, recorder: TrialRecorder, digest: str, records: list[dict[str, Any]]
+) -> None:
+    """Write scores a crash lost after their bundle, each with its match event."""
+    for score in records:
+        line = writer.write_score(score)
+        recorder.record("match", _match(score, digest, line), parent=recorder.root)
 
 
 def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, Any]:

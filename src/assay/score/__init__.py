@@ -11,7 +11,7 @@ from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, met
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
 from assay.score._model_graded import model_graded_fact, model_graded_qa
 from assay.score._pattern import pattern
-from assay.score._records import AnyScorer, score_observation, score_record
+from assay.score._records import AnyScorer, score_id, score_observation, score_record
 from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
 from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._score import (
@@ -94,6 +94,7 @@ __all__ = [
     "python_tests",
     "run_python",
     "same_value",
+    "score_id",
     "score_observation",
     "score_record",
     "scorer",

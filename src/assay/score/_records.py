@@ -23,6 +23,11 @@ async def score_observation(scorer: AnyScorer, observation: Observation) -> Verd
         return Verdict("error", None, f"scorer crashed: {type(exc).__name__}: {exc}")
 
 
+def score_id(trial_id: str, scorer_id: str) -> str:
+    """The id of the score *scorer_id* gave trial *trial_id*: unique in a run."""
+    return f"{trial_id}/{scorer_id}"
+
+
 def score_record(
     trial: dict[str, Any],
     scorer_id: str,
@@ -37,7 +42,7 @@ def score_record(
     bound by its ``match`` event, so ``verify`` catches an edited figure.
     """
     record: dict[str, Any] = {
-        "score_id": f"{trial['trial_id']}/{scorer_id}",
+        "score_id": score_id(trial["trial_id"], scorer_id),
         "trial_id": trial["trial_id"],
         "index": trial["index"],
         "target_id": trial["target_id"],
