@@ -192,7 +192,7 @@ def test_tool_choice_goes_out_as_anthropic_spells_it(server: tuple[str, Messages
 
     async def calls() -> None:
         try:
-            for choice in ("auto", "none", "weather"):
+            for choice in ("auto", "none", "any", "weather"):
                 await call(choice, [WEATHER])
             await call("weather", [])  # no tools: no tool_choice either
         finally:
@@ -200,7 +200,13 @@ def test_tool_choice_goes_out_as_anthropic_spells_it(server: tuple[str, Messages
 
     anyio.run(calls)
     sent = [r.get("tool_choice") for r in script.requests]
-    assert sent == [{"type": "auto"}, {"type": "none"}, {"type": "tool", "name": "weather"}, None]
+    assert sent == [
+        {"type": "auto"},
+        {"type": "none"},
+        {"type": "any"},
+        {"type": "tool", "name": "weather"},
+        None,
+    ]
 
 
 def test_consecutive_tool_results_are_one_user_turn(server: tuple[str, Messages]) -> None:

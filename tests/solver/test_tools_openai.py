@@ -98,8 +98,12 @@ def test_tool_choice_goes_out_as_openai_spells_it(
     assert forced == {"type": "function", "function": {"name": "shout"}}
     assert after == "auto"
 
+    run_loud(tmp_path / "any", openai_server, tool_choice="any")
+    forced, after = (seen.body["tool_choice"] for seen in openai_server.requests[2:])
+    assert forced == "required" and after == "auto"
+
     run = run_loud(tmp_path / "none", openai_server, tool_choice="none")
-    (last,) = openai_server.requests[2:]
+    (last,) = openai_server.requests[4:]
     assert last.body["tool_choice"] == "none"
     state = state_of(run, bundles_by_sample(run)["hi"])
     assert state["output"]["message"]["content"] == "echo: hello there"  # no tool called

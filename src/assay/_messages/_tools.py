@@ -56,9 +56,9 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "tool.unknown_choice": (
         "tool_choice {choice!r} names no tool given ({tools})",
-        'use "auto", "none" or the name of one of the tools',
+        'use "auto", "none", "any" or the name of one of the tools',
         "tool_choice {choice!r} 不是所给工具之一（{tools}）",
-        '请使用 "auto"、"none" 或其中一个工具的名字',
+        '请使用 "auto"、"none"、"any" 或其中一个工具的名字',
     ),
     "tool.bad_tool_calls": (
         'generate(tool_calls={value!r}) is not one of "loop", "single", "none"',

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.model._config import GenerateConfig
+from assay.model._config import TOOL_CHOICES, GenerateConfig
 from assay.model._messages import ChatMessage, ToolCall
 from assay.model._output import ModelOutput, ModelUsage, StopReason
 
@@ -51,10 +51,10 @@ def request_params(
         params["system"] = system
     if tools:
         params["tools"] = [wire_tool(t) for t in tools]
-        if config.tool_choice is not None:  # "auto", "none", or a tool's name
+        if config.tool_choice is not None:  # "auto", "none", "any", or a tool's name
             choice = config.tool_choice
             named = {"type": "tool", "name": choice}
-            params["tool_choice"] = {"type": choice} if choice in ("auto", "none") else named
+            params["tool_choice"] = {"type": choice} if choice in TOOL_CHOICES else named
     if config.temperature is not None:
         params["temperature"] = config.temperature
     if config.top_p is not None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
+TOOL_CHOICES = ("auto", "none", "any")
+"""The ``tool_choice`` values that are not a tool's name (a tool named so cannot be forced)."""
+
 
 class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """How to sample. ``None`` means "not set here": the less specific setting applies.
@@ -23,8 +26,8 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         retry_backoff: seconds before the first retry of a call without ``Retry-After``;
             doubled at each further retry (with jitter), capped at 60; default 1.
         tool_choice: with tools offered, ``"auto"`` (the model decides), ``"none"`` (no
-            tool call) or the name of the tool it must call; ``generate`` sets it from
-            ``TaskState.tool_choice``.
+            tool call), ``"any"`` (it must call one of them, its pick) or the name of the
+            tool it must call; ``generate`` sets it from ``TaskState.tool_choice``.
     """
 
     temperature: float | None = None

@@ -86,6 +86,10 @@ def encode_request(
     return _encode(request_params(model, messages, tools, config))
 
 
+# assay's tool_choice keywords as the chat completions API spells them ("any": "required")
+_OPENAI_CHOICES: dict[str, Any] = {"auto": "auto", "none": "none", "any": "required"}
+
+
 def request_params(
     model: str, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
 ) -> dict[str, Any]:
@@ -93,10 +97,10 @@ def request_params(
     params: dict[str, Any] = {"model": model, "messages": [wire_message(m) for m in messages]}
     if tools:
         params["tools"] = [wire_tool(t) for t in tools]
-        if config.tool_choice is not None:  # "auto", "none", or a tool's name
+        if config.tool_choice is not None:  # "auto", "none", "any", or a tool's name
             choice = config.tool_choice
             named = {"type": "function", "function": {"name": choice}}
-            params["tool_choice"] = choice if choice in ("auto", "none") else named
+            params["tool_choice"] = _OPENAI_CHOICES.get(choice, named)
     for field in ("temperature", "top_p", "max_tokens", "stop", "seed"):
         value = getattr(config, field)
         if value is not None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.model import ChatMessage, Model, get_model
+from assay.model import TOOL_CHOICES, ChatMessage, Model, get_model
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
@@ -50,7 +50,7 @@ def use_tools(
     this step, replacing the state's tools (or adding to them, with ``append``).
 
     ``tool_choice``: ``"auto"`` (the model decides), ``"none"`` (it may not call one),
-    or the name of a tool to call first.
+    ``"any"`` (it must call one first, its pick) or the name of a tool to call first.
     """
     given = _flat_tools(tools)
 
@@ -82,7 +82,7 @@ def _check_tools(tools: list[Tool], tool_choice: str) -> None:
     for name in names:
         if names.count(name) > 1:
             raise ConfigError("tool.duplicate", name=name)
-    if tool_choice not in ("auto", "none") and tool_choice not in names:
+    if tool_choice not in TOOL_CHOICES and tool_choice not in names:
         raise ConfigError("tool.unknown_choice", choice=tool_choice, tools=", ".join(names))
 
 

@@ -7,8 +7,8 @@ without calling a tool, ``"single"`` one round of calls and back to the solver,
 (messages, tokens, cost, time) ends the loop like any other call: the trial keeps the
 state it reached, tool messages and all, and is scored on it.
 
-A ``tool_choice`` naming one tool forces that tool on the first call only; the calls
-after it are ``"auto"``, or a forced tool would be called for ever.
+A ``tool_choice`` naming one tool (or ``"any"``) forces a tool call on the first call
+only; the calls after it are ``"auto"``, or a forced tool would be called for ever.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ class TaskState:
         self.completed = False
         self.limit: str | None = None
         self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)
-        self.tool_choice: str = "auto"  # "auto", "none", or the name of a tool to force
+        self.tool_choice: str = "auto"  # "auto", "none", "any", or a tool's name to force
 
     @property
     def input_text(self) -> str:
