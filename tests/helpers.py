@@ -339,6 +339,20 @@ def process_group_gone(pgid: int, limit: float = 10.0) -> bool:
     return wait_for(gone, timeout=limit, step=0.02)
 
 
+def process_gone(pid: int, limit: float = 10.0) -> bool:
+    """True once process *pid* is dead: no such process, or a zombie (killed, not reaped:
+    an orphan's reaper in a container may never reap it)."""
+
+    def gone() -> bool:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        return stat.rpartition(")")[2].split()[0] in ("Z", "X")
+
+    return wait_for(gone, timeout=limit, step=0.02)
+
+
 def can_mount() -> bool:
     """Whether this process may mount file systems (root with CAP_SYS_ADMIN, Linux)."""
     import shutil

@@ -13,8 +13,11 @@ never reads stdin also blocks assay's write). Every program writes its process g
   program that ignores stdin but answers: answered), the output artifact is capped,
   and the well-behaved target beside them passes: the run went on.
 
-Out of reach by design: a grandchild that calls ``setsid()`` leaves the group, so no
-process-group kill can find it (that would take a cgroup).
+- a daemon that called ``setsid()`` (so left the group), holding the program's stdout
+  open, is gone too: assay finds it by the tag in its environment.
+
+Out of reach by design: a descendant that clears its environment and execs again after
+``setsid()`` (that would take a cgroup).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pytest
 
 from tests.helpers import (
     artifact_bytes,
+    process_gone,
     process_group_gone,
     read_jsonl,
     run_cli,
@@ -75,6 +79,16 @@ def double_fork():
     return int(os.read(read, 32))
 
 
+def daemon():
+    # a child that leaves the session and group, holding stdout open, and sleeps on
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        time.sleep(3600)
+        os._exit(0)
+    return child
+
+
 def answer():
     print(json.dumps({"answer": "ok"}), flush=True)
 
@@ -94,6 +108,13 @@ elif kind == "double-fork-hang":
     time.sleep(3600)
 elif kind == "double-fork-answers":
     note(double_fork())
+    sys.stdin.read()
+    answer()
+elif kind == "setsid-hang":
+    note(daemon())
+    time.sleep(3600)
+elif kind == "setsid-answers":
+    note(daemon())
     sys.stdin.read()
     answer()
 elif kind == "close-stdout-hang":
@@ -139,6 +160,8 @@ EXPECTED: dict[str, tuple[str, str | None, str | None]] = {
     "close-stdout-hang": ("blocked", None, None),
     "child-answers": ("completed", "answered", None),
     "double-fork-answers": ("completed", "answered", None),
+    "setsid-hang": ("blocked", None, None),
+    "setsid-answers": ("completed", "answered", None),
     "flood": ("completed", "product_failure", f"output exceeded {MAX_OUTPUT} bytes"),
     "flood-stderr": ("completed", "product_failure", "exited with code"),
     "invalid-utf8": ("completed", "product_failure", "not JSON"),
@@ -242,6 +265,8 @@ def test_its_whole_process_group_is_gone(hostile_run: tuple[Path, Path, Any], ki
         assert process_group_gone(pgid), f"{kind}: group {pgid} (children {children}) alive"
         with pytest.raises(ProcessLookupError):
             os.killpg(pgid, 0)
+        for child in children:  # a daemon left the group: it must be gone all the same
+            assert process_gone(child), f"{kind}: {child} (of group {pgid}) alive"
 
 
 def test_a_flood_is_capped_in_the_evidence(hostile_run: tuple[Path, Path, Any]) -> None:

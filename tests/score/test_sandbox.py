@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from assay.score import SandboxLimits, SandboxResult, run_python
+from tests.helpers import process_gone
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -17,25 +18,6 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 def run(code: str, **limits: object) -> SandboxResult:
     settings = SandboxLimits(**{"timeout": 5.0, **limits})  # type: ignore[arg-type]
     return anyio.run(run_python, code, settings)
-
-
-def running(pid: int) -> bool:
-    """Whether *pid* is a live process (a zombie is not: it runs nothing)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def wait_gone(pid: int, seconds: float = 2.0) -> bool:
-    """*pid* stops running within *seconds* (SIGKILL is delivered, not instantaneous)."""
-    deadline = time.monotonic() + seconds
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def group_gone(group: int, seconds: float = 2.0) -> bool:
@@ -80,7 +62,7 @@ def test_an_infinite_loop_times_out_and_its_group_is_killed() -> None:
     assert result.timed_out and not result.passed
     assert result.signal == "SIGKILL"
     assert time.monotonic() - started < 4.0
-    assert wait_gone(int(result.stdout.split()[0]))
+    assert process_gone(int(result.stdout.split()[0]))
     assert group_gone(int(result.stdout.split()[0]))  # it led its own group
     assert "timed out" in result.summary()
 
@@ -145,8 +127,29 @@ def test_processes_that_get_around_the_guard_are_killed_with_the_group(tmp_path:
     assert result.passed, result.stderr
     children = [int(p.read_text()) for p in sorted(tmp_path.iterdir())]
     assert len(children) == 3
-    assert all(wait_gone(pid) for pid in children)
+    assert all(process_gone(pid) for pid in children)
     assert group_gone(int(result.stdout))
+
+
+def test_a_daemon_that_left_the_group_is_killed_too(tmp_path: Path) -> None:
+    # setsid() puts the child out of reach of the group kill; it holds stdout open,
+    # so the sandbox would also wait out its drain grace if the child lived on.
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        f"    open(os.path.join({str(tmp_path)!r}, 'daemon'), 'w').write(str(os.getpid()))\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        f"while not os.listdir({str(tmp_path)!r}):\n"
+        "    time.sleep(0.01)\n"
+        "print('done')\n"
+    )
+    started = time.monotonic()
+    result = run(code, processes=True)
+    assert result.passed and result.stdout == "done\n", result.stderr
+    assert process_gone(int((tmp_path / "daemon").read_text()), limit=2.0)
+    assert time.monotonic() - started < 3.0
 
 
 def test_output_is_capped_keeping_its_start_and_end() -> None:
@@ -197,7 +200,7 @@ def test_a_cancelled_run_leaves_nothing_behind(tmp_path: Path) -> None:
     started = time.monotonic()
     anyio.run(main)
     assert time.monotonic() - started < 4.0
-    assert wait_gone(int(pid_file.read_text()))
+    assert process_gone(int(pid_file.read_text()))
 
 
 def test_a_missing_interpreter_is_an_error_not_a_result() -> None:

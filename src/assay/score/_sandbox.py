@@ -5,7 +5,8 @@ and session, with an environment of its own (no API keys inherited), under resou
 limits (CPU seconds, address space, file size, open files, no new processes) and a
 wall-clock timeout. Its stdout and stderr are kept up to a cap (head and tail), so a
 reviewer sees why it failed without a runaway print filling the disk. When it ends, for
-any reason, its whole process group is killed, so nothing it started is left running.
+any reason, its whole process group is killed, and every process that inherited its tag
+(see ``assay._reap``), so nothing it started is left running, not even a daemon.
 
 This bounds mistakes, not attackers: the code can still read the files its user can and
 open sockets. Run code you do not trust inside a container or VM as well. POSIX only
@@ -14,7 +15,6 @@ open sockets. Run code you do not trust inside a container or VM as well. POSIX 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import secrets
@@ -28,6 +28,8 @@ from pathlib import Path
 import anyio
 import msgspec
 from anyio.abc import ByteReceiveStream, Process
+
+from assay._reap import kill_program, new_tag, tagged_environment
 
 _CHILD = Path(__file__).with_name("_sandbox_child.py")
 # After the group is killed, output still in the pipes is read for this long at most
@@ -109,6 +111,7 @@ async def run_python(
     """
     limits = limits or SandboxLimits()
     token = secrets.token_hex(16).encode()
+    tag = new_tag()
     with tempfile.TemporaryDirectory(prefix="assay-sandbox-") as folder:
         Path(folder, "main.py").write_text(code, encoding="utf-8")
         marker_read, marker_write = os.pipe()
@@ -122,16 +125,16 @@ async def run_python(
                     argv,
                     stdin=subprocess.PIPE,
                     cwd=folder,
-                    env=_environment(folder),
+                    env=tagged_environment(tag, _environment(folder)),
                     start_new_session=True,
                     pass_fds=(marker_write,),
                 )
             finally:
                 os.close(marker_write)
             try:
-                out, err, timed_out = await _supervise(process, token, limits)
+                out, err, timed_out = await _supervise(process, tag, token, limits)
             finally:
-                await _stop(process)
+                await _stop(process, tag)
             finished = _read_marker(marker_read) == token
         finally:
             os.close(marker_read)
@@ -159,7 +162,7 @@ def _environment(folder: str) -> dict[str, str]:
 
 
 async def _supervise(
-    process: Process, token: bytes, limits: SandboxLimits
+    process: Process, tag: str, token: bytes, limits: SandboxLimits
 ) -> tuple[_Capped, _Capped, bool]:
     """Feed the token, collect capped output, wait up to the timeout, kill the group."""
     out, err = _Capped(limits.output_bytes), _Capped(limits.output_bytes)
@@ -170,7 +173,7 @@ async def _supervise(
         with anyio.move_on_after(limits.timeout) as clock:
             await _send(process, token)
             await process.wait()
-        _kill_group(process.pid)  # whatever it left behind, and it, on a timeout
+        kill_program(process.pid, tag)  # whatever it left behind, and it, on a timeout
         with anyio.move_on_after(_DRAIN_GRACE):
             for event in drained:
                 await event.wait()
@@ -198,16 +201,11 @@ async def _drain(stream: ByteReceiveStream | None, sink: _Capped, done: anyio.Ev
         done.set()
 
 
-async def _stop(process: Process) -> None:
-    """Kill the group and reap the process, even when the caller is being cancelled."""
-    _kill_group(process.pid)
+async def _stop(process: Process, tag: str) -> None:
+    """Kill everything it started and reap it, even when the caller is being cancelled."""
+    kill_program(process.pid, tag)
     with anyio.CancelScope(shield=True):
         await process.aclose()
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already empty
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _read_marker(fd: int) -> bytes:

@@ -1,16 +1,14 @@
 """Run a program per sample: argv (never a shell), the sample as JSON on stdin, JSON out.
 
 The program runs in its own session, so on timeout, on an output flood, or once it has
-answered, its whole process group is killed: a target cannot leave children behind.
+answered, its whole process group is killed, and with it every process that inherited
+its tag (see ``assay._reap``): a target cannot leave children behind, not even daemons.
 Failing to start and timing out are infrastructure errors; a non-zero exit, output that
 is not JSON or too much output are product failures, recorded and never retried.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +19,7 @@ import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
 from assay._digest import fast_json
+from assay._reap import kill_program, new_tag, tagged_environment
 from assay.dataset import Sample
 from assay.spec import PYTHON, TargetSpec
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
@@ -42,6 +41,7 @@ class SubprocessTarget:
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
+        tag = new_tag()
         try:
             process = await anyio.open_process(
                 self.argv,
@@ -49,21 +49,24 @@ class SubprocessTarget:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.cwd,
+                env=tagged_environment(tag),
                 start_new_session=True,
             )
         except OSError as exc:
             raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
         try:
             with anyio.fail_after(self.timeout):
-                stdout, stderr, flooded = await self._exchange(process, payload)
+                stdout, stderr, flooded = await self._exchange(process, tag, payload)
         except TimeoutError:
             raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
         finally:
-            _kill_group(process)
+            kill_program(process.pid, tag)
             await _reap(process)
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
 
-    async def _exchange(self, process: Process, payload: bytes) -> tuple[bytes, bytes, bool]:
+    async def _exchange(
+        self, process: Process, tag: str, payload: bytes
+    ) -> tuple[bytes, bytes, bool]:
         chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
         flooded = False
 
@@ -77,7 +80,7 @@ class SubprocessTarget:
                 if len(buffer) > cap:
                     if name == "out":
                         flooded = True
-                    _kill_group(process)
+                    kill_program(process.pid, tag)
                     return
 
         async with anyio.create_task_group() as group:
@@ -85,8 +88,9 @@ class SubprocessTarget:
             group.start_soon(read, "err", process.stderr, 65_536)
             await _send(process, payload)
             await process.wait()
-            # The program has answered: anything it left running goes with it.
-            _kill_group(process)
+            # The program has answered: anything it left running goes with it (a daemon
+            # still holding its stdout open would otherwise keep the reads waiting).
+            kill_program(process.pid, tag)
         return bytes(chunks["out"]), bytes(chunks["err"]), flooded
 
 
@@ -99,11 +103,6 @@ async def _send(process: Process, payload: bytes) -> None:
         await process.stdin.aclose()
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
         pass
-
-
-def _kill_group(process: Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 async def _reap(process: Process) -> None:
