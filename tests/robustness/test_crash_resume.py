@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import (
+    error_line,
     finished_trials,
     results_view,
     run_cli,
@@ -234,9 +235,12 @@ def test_a_kill_before_the_manifest_is_written_leaves_a_usable_folder(
     # The state a kill in that window leaves (made exact if the kill came a bit late).
     (run / "manifest.json").unlink(missing_ok=True)
     resumed = run_cli("resume", run, "-j", "16", timeout=120)
-    if resumed.returncode != 0:
-        again = run_cli("run", spec, "-o", run, "-j", "16", timeout=120)
-        assert again.returncode == 0, (resumed.stderr, again.stderr)
+    # nothing ran: resume says so in one line and names the command that starts it again
+    assert resumed.returncode == 4, resumed.stderr
+    line = error_line(resumed)
+    assert "stopped before it started" in line and f"--output {run}" in line, line
+    again = run_cli("run", spec, "-o", run, "-j", "16", timeout=120)
+    assert again.returncode == 0, again.stderr
     assert run_cli("verify", run).returncode == 0
 
 

@@ -10,6 +10,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 不是 assay 运行目录（{reason}）",
         "请传入 'assay run --output' 写出的目录",
     ),
+    "run.not_started": (
+        "{path} holds a run stopped before it started (spec.json but no manifest.json)",
+        "nothing ran: start it again with 'assay run SPEC --output {path}'",
+        "{path} 中的运行在开始前就被中止（有 spec.json，没有 manifest.json）",
+        "尚未运行任何试验：请用 'assay run SPEC --output {path}' 重新开始",
+    ),
     "run.exists": (
         "output folder {path} already holds a run",
         "choose another --output folder, or remove the old run first",

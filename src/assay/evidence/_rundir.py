@@ -196,6 +196,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
     try:
         manifest = loads(manifest_path.read_bytes())
     except FileNotFoundError:
+        if (path / SPEC).exists():  # stopped between its first two writes: nothing ran
+            raise EvidenceError("run.not_started", path=str(path)) from None
         raise EvidenceError(
             "run.not_a_run", path=str(path), reason="manifest.json is missing"
         ) from None
