@@ -60,6 +60,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法把运行写入 {path}：{reason}",
         "请检查目录可写且磁盘有剩余空间",
     ),
+    "show.unknown_id": (
+        "{path} has no trial or sample {ident!r}",
+        "give a trial id (t- and 24 hex digits, as report.html lists them) or a sample id",
+        "{path} 中没有试验或样本 {ident!r}",
+        "请给出试验编号（t- 加 24 位十六进制，见 report.html）或样本编号",
+    ),
     "evidence.tampered": (
         "evidence in {path} does not verify: {count} problem(s); first: {first}",
         "run 'assay verify {path}' for the full list; do not trust scores from it",

@@ -88,4 +88,39 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "已恢复 {path}：其中 {finished} 个试验此前已完成{repaired}",
         "",
     ),
+    # --- assay show -------------------------------------------------------------------
+    "out.show_trial": (
+        "{trial}  target {target} · sample {sample} · repetition {repetition}",
+        "",
+        "{trial}  目标 {target} · 样本 {sample} · 第 {repetition} 次",
+        "",
+    ),
+    "out.show_state": (
+        "  state: {state} ({outcome}); attempts: {attempts}",
+        "",
+        "  状态：{state}（{outcome}）；尝试：{attempts}",
+        "",
+    ),
+    "out.show_input": ("  input: {value}", "", "  输入：{value}", ""),
+    "out.show_expected": ("  expected: {value}", "", "  期望：{value}", ""),
+    "out.show_output": ("  output: {value}", "", "  输出：{value}", ""),
+    "out.show_failure": ("  failure: {value}", "", "  失败原因：{value}", ""),
+    "out.show_score": (
+        "  score {scorer}: {status} ({value}){reason}",
+        "",
+        "  评分 {scorer}：{status}（{value}）{reason}",
+        "",
+    ),
+    "out.show_cut": (
+        "… {more} more characters (--full shows all)",
+        "",
+        "……另有 {more} 个字符（--full 显示全部）",
+        "",
+    ),
+    "out.show_digest": (
+        "  bundle {digest}: matches its digest, and so do its output and scores",
+        "",
+        "  证据包 {digest}：与其摘要一致，输出与评分亦然",
+        "",
+    ),
 }

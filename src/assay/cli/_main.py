@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Re-derive every digest of a run; name what changed.",
     ),
     "inspect": ("assay.cli._verify", "verify", "Alias of 'verify'."),
+    "show": ("assay.cli._show", "show", "Show one trial or sample of a run, checked."),
     "list": ("assay.cli._tasks", "list_group", "List the tasks in Python files."),
     "score": ("assay.cli._score", "score", "Re-score a run from its verified evidence alone."),
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),

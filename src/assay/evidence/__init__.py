@@ -1,12 +1,7 @@
 """Evidence: the event log, the artifact store, observation bundles and verification."""
 
 from assay.evidence._bundle import BUNDLE_SCHEMA, bundle_digest, decode_output, seal_bundle
-from assay.evidence._index import (
-    BUNDLE_INDEX,
-    read_trial,
-    write_bundle_index,
-    write_pack_index,
-)
+from assay.evidence._index import BUNDLE_INDEX, write_bundle_index, write_pack_index
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -20,6 +15,7 @@ from assay.evidence._layout import (
     SPEC,
 )
 from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_seal
+from assay.evidence._lookup import TrialEvidence, find_trials, read_trial
 from assay.evidence._pack import LOOSE_MIN, pack_names
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
@@ -54,6 +50,7 @@ __all__ = [
     "PrintSink",
     "ResumePoint",
     "RunWriter",
+    "TrialEvidence",
     "TrialRecorder",
     "Usage",
     "VerifyResult",
@@ -64,6 +61,7 @@ __all__ = [
     "current_recorder",
     "decode_output",
     "find_resume_point",
+    "find_trials",
     "pack_names",
     "read_manifest",
     "read_trial",

@@ -162,29 +162,3 @@ class _Keys:
     def __getitem__(self, position: int) -> bytes:
         start = position * self.width
         return bytes(self.data[start : start + self.key_size])
-
-
-def read_trial(run: Path, trial_id: str) -> tuple[dict[str, object], bytes | None] | None:
-    """One trial's bundle and output bytes, through the indexes when the run has them."""
-    from assay._digest import loads
-    from assay.evidence._layout import ARTIFACTS, BUNDLES
-    from assay.evidence._store import ArtifactStore
-
-    line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
-    if line is None:
-        line = _scan_for(run / BUNDLES, trial_id)
-    if line is None:
-        return None
-    bundle = loads(line)
-    sha = bundle["observation"].get("output")
-    output = ArtifactStore(run / ARTIFACTS, write=False).get(sha) if sha else None
-    return bundle, output
-
-
-def _scan_for(bundles: Path, trial_id: str) -> bytes | None:
-    needle = f'"trial_id":"{trial_id}"'.encode()
-    with open(bundles, "rb") as handle:
-        for line in handle:
-            if needle in line:
-                return line.rstrip(b"\n")
-    return None

@@ -1,0 +1,119 @@
+"""``assay show RUN ID``: one trial (or every trial of a sample), read from its evidence.
+
+What a person reads first when a score looks wrong: the trial's state and attempts,
+what was expected, what the target answered, and each score with its reason. Every
+part is checked against its digest before it is shown (see ``assay.evidence._lookup``).
+Text from a target is shown with control characters escaped, so an answer cannot move
+the cursor or recolour the terminal; ``--json`` prints the records themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from assay._messages import say
+from assay.errors import ConfigError
+
+SHOWN_CHARS = 2_000
+"""Longer outputs are cut here unless ``--full`` is given."""
+
+_KEEP = {"\n", "\t"}
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+@click.argument("ident", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print each trial as one JSON line.")
+@click.option("--full", is_flag=True, help=f"Show outputs longer than {SHOWN_CHARS} characters.")
+def show(run_dir: Path, ident: str, as_json: bool, full: bool) -> None:
+    """Show trial ID (t-…) or every trial of sample ID in RUN, checked against its digests."""
+    from assay.evidence import decode_output, find_trials, read_manifest
+
+    read_manifest(run_dir)  # not a run at all: one line, exit 4
+    trials = find_trials(run_dir, ident)
+    if not trials:
+        raise ConfigError("show.unknown_id", path=str(run_dir), ident=ident)
+    for trial in trials:
+        seen = trial.bundle["observation"]
+        output = decode_output(trial.output, seen["media"]) if trial.output is not None else None
+        if as_json:
+            record = {
+                "bundle": trial.bundle,
+                "sample": trial.sample,
+                "output": output,
+                "scores": trial.scores,
+            }
+            click.echo(json.dumps(record, ensure_ascii=False, sort_keys=True))
+        else:
+            _print_trial(trial.bundle, trial.sample, output, trial.scores, full)
+
+
+def _print_trial(
+    bundle: dict[str, Any],
+    sample: dict[str, Any] | None,
+    output: Any,
+    scores: list[dict[str, Any]],
+    full: bool,
+) -> None:
+    head, seen = bundle["trial"], bundle["observation"]
+    click.echo(
+        say(
+            "out.show_trial",
+            trial=head["trial_id"],
+            target=head["target_id"],
+            sample=_text(head["sample_id"], full),
+            repetition=head["repetition"],
+        )
+    )
+    attempts = ", ".join(a["reason"] or a["status"] for a in bundle["attempts"])
+    click.echo(
+        say(
+            "out.show_state",
+            state=bundle["state"],
+            outcome=seen["outcome"],
+            attempts=f"{len(bundle['attempts'])} ({attempts})",
+        )
+    )
+    if sample is not None:
+        click.echo(say("out.show_input", value=_text(sample.get("input"), full)))
+    click.echo(say("out.show_expected", value=_text(seen["expected"], full)))
+    if output is not None:
+        click.echo(say("out.show_output", value=_text(output, full)))
+    if seen.get("failure"):
+        click.echo(say("out.show_failure", value=_text(seen["failure"], full)))
+    for score in scores:
+        reason = f" — {_text(score['reason'], full)}" if score.get("reason") else ""
+        value = "-" if score["value"] is None else score["value"]
+        click.echo(
+            say(
+                "out.show_score",
+                scorer=score["scorer_id"],
+                status=score["status"],
+                value=value,
+                reason=reason,
+            )
+        )
+    click.echo(say("out.show_digest", digest=bundle["digest"]))
+
+
+def _text(value: Any, full: bool) -> str:
+    """*value* as one safe block: JSON for non-strings, control characters escaped,
+    continuation lines indented under the label, cut at SHOWN_CHARS unless *full*."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    more = 0
+    if not full and len(text) > SHOWN_CHARS:
+        text, more = text[:SHOWN_CHARS], len(text) - SHOWN_CHARS
+    text = "".join(_escaped(char) for char in text)
+    if more:
+        text += " " + say("out.show_cut", more=more)
+    return text.replace("\n", "\n    ")
+
+
+def _escaped(char: str) -> str:
+    if char in _KEEP or (char.isprintable() and char != "\x7f"):
+        return char
+    return char.encode("unicode_escape").decode("ascii")

@@ -1,0 +1,157 @@
+"""One trial's evidence, found by trial or sample id and checked before it is shown.
+
+Looking at a trial is how a failure gets understood, so what is shown must be what was
+recorded: a bundle is shown only if it still hashes to its own digest, its output only
+if the bytes hash to the digest the bundle names, and its score lines only if they name
+that bundle. Anything else is an ``EvidenceError`` (exit 4), not a quiet display of
+edited bytes. A sealed run is read through its indexes (a trial in well under a
+millisecond); an unsealed one, or a sample id, by one pass over ``bundles.jsonl``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import msgspec
+
+from assay._digest import loads
+from assay.errors import EvidenceError
+from assay.evidence._bundle import bundle_digest
+from assay.evidence._index import BUNDLE_INDEX, find_bundle_line
+from assay.evidence._layout import ARTIFACTS, BUNDLES, SCORES
+from assay.evidence._store import ArtifactStore
+
+_TRIAL_ID = re.compile(r"t-[0-9a-f]{24}")
+
+
+class TrialEvidence(msgspec.Struct):
+    """A trial's bundle, its output bytes (None if it has none), its score records and
+    the sample it was given (``input``, ``expected``, ``metadata``: what the target saw,
+    less hidden fields, plus the expected answer)."""
+
+    bundle: dict[str, Any]
+    output: bytes | None
+    scores: list[dict[str, Any]]
+    sample: dict[str, Any] | None = None
+
+
+def read_trial(run: Path, trial_id: str) -> tuple[dict[str, Any], bytes | None] | None:
+    """One trial's bundle and output bytes, checked (None if the run has no such trial)."""
+    line = None
+    if (run / BUNDLE_INDEX).exists():
+        line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
+    if line is None:  # an unsealed run has no index yet
+        line = next(_lines_with(run / BUNDLES, f'"trial_id":"{trial_id}"'.encode()), None)
+    if line is None:
+        return None
+    bundle = _checked_bundle(run, line)
+    if bundle["trial"]["trial_id"] != trial_id:
+        return None
+    return bundle, _checked_output(run, bundle)
+
+
+def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
+    """The trials *ident* names, in plan order: a trial id (``t-`` and 24 hex digits)
+    names one; anything else is a sample id, naming one trial per target and epoch."""
+    if _TRIAL_ID.fullmatch(ident):
+        found = read_trial(run, ident)
+        pairs = [found] if found is not None else []
+    else:
+        pairs = [(b, _checked_output(run, b)) for b in _bundles_of_sample(run, ident)]
+    pairs.sort(key=lambda pair: pair[0]["trial"]["index"])
+    scores = _scores_of(run, {bundle["trial"]["trial_id"] for bundle, _ in pairs})
+    return [
+        TrialEvidence(
+            bundle,
+            output,
+            _bound(run, bundle, scores.get(bundle["trial"]["trial_id"])),
+            _checked_sample(run, bundle),
+        )
+        for bundle, output in pairs
+    ]
+
+
+def _bundles_of_sample(run: Path, sample_id: str) -> Iterator[dict[str, Any]]:
+    # a sample id is a string or an integer in the bundle; the search finds both forms
+    quoted = msgspec.json.encode(sample_id)
+    for line in _lines_with(run / BUNDLES, b'"sample_id":'):
+        if b'"sample_id":' + quoted in line or b'"sample_id":' + sample_id.encode() in line:
+            bundle = _checked_bundle(run, line)
+            if str(bundle["trial"]["sample_id"]) == sample_id:
+                yield bundle
+
+
+def _scores_of(run: Path, trial_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    needles = [trial_id.encode() for trial_id in trial_ids]
+    for line in _lines_with(run / SCORES, b"t-"):
+        if any(needle in line for needle in needles):
+            record = loads(line)
+            if record.get("trial_id") in trial_ids:
+                found.setdefault(record["trial_id"], []).append(record)
+    return found
+
+
+def _lines_with(path: Path, needle: bytes) -> Iterator[bytes]:
+    """The whole lines of *path* that contain *needle* (a torn last line is skipped)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            if needle in line and line.endswith(b"\n"):
+                yield line.rstrip(b"\n")
+
+
+def _checked_bundle(run: Path, line: bytes) -> dict[str, Any]:
+    try:
+        bundle: dict[str, Any] = loads(line)
+        intact = bundle_digest(bundle) == bundle["digest"]
+    except (ValueError, KeyError, TypeError):
+        intact, bundle = False, {}
+    if not intact:
+        trial = bundle.get("trial", {}).get("trial_id", "?") if bundle else "?"
+        _tampered(run, f"{BUNDLES}: the bundle of {trial} does not match its digest")
+    return bundle
+
+
+def _checked_output(run: Path, bundle: dict[str, Any]) -> bytes | None:
+    sha = bundle["observation"].get("output")
+    return _checked_artifact(run, bundle, "output", sha) if sha else None
+
+
+def _checked_sample(run: Path, bundle: dict[str, Any]) -> dict[str, Any] | None:
+    sha = bundle["artifacts"].get("sample")
+    if not sha:
+        return None
+    record: dict[str, Any] = loads(_checked_artifact(run, bundle, "sample", sha))
+    return record
+
+
+def _checked_artifact(run: Path, bundle: dict[str, Any], name: str, sha: str) -> bytes:
+    trial = bundle["trial"]["trial_id"]
+    try:
+        data = ArtifactStore(run / ARTIFACTS, write=False).get(sha)
+    except OSError:
+        _tampered(run, f"{ARTIFACTS}: the {name} {sha} of {trial} is gone")
+    if hashlib.sha256(data).hexdigest() != sha:
+        _tampered(run, f"{ARTIFACTS}: the {name} {sha} of {trial} changed")
+    return data
+
+
+def _bound(
+    run: Path, bundle: dict[str, Any], scores: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    for score in scores or []:
+        if score.get("bundle_digest") != bundle["digest"]:
+            _tampered(run, f"{SCORES}: the score {score.get('score_id')} names another bundle")
+    return scores or []
+
+
+def _tampered(run: Path, first: str) -> NoReturn:
+    raise EvidenceError("evidence.tampered", path=str(run), count=1, first=first)

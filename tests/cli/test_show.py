@@ -1,0 +1,160 @@
+"""``assay show RUN ID``: one trial, or every trial of a sample, from checked evidence.
+
+Real runs through the real CLI: what is printed is what the files hold, a target's text
+cannot drive the terminal, and an edited artifact, bundle or score is refused (exit 4)
+instead of shown.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import (
+    bundles_by_sample,
+    edit_artifact,
+    error_line,
+    read_jsonl,
+    run_cli,
+    unique_callable_spec,
+)
+
+TARGET = """
+def answer(text):
+    if text == "terminal":
+        return "\\x1b[31mred\\x1b[0m and \\u202egnp.exe"  # colour codes, a bidi override
+    if text == "long":
+        return "x" * 5000
+    if text == "wrong":
+        return "not it"
+    return text
+"""
+SAMPLES = [
+    {"id": "plain", "input": "hello", "expected": "hello"},
+    {"id": "terminal", "input": "terminal", "expected": "terminal"},
+    {"id": "long", "input": "long", "expected": "long"},
+    {"id": 7, "input": "wrong", "expected": "right"},
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("show")
+    spec = unique_callable_spec(folder / "spec", TARGET, samples=SAMPLES, repetitions=2)
+    out = folder / "run"
+    ran = run_cli("run", spec, "-o", out)
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # two samples fail the gate
+    return out
+
+
+def test_a_sample_id_shows_each_of_its_trials_in_order(run: Path) -> None:
+    shown = run_cli("show", run, "plain")
+    assert shown.returncode == 0, shown.stderr
+    trials = [b for b in read_jsonl(run / "bundles.jsonl") if b["trial"]["sample_id"] == "plain"]
+    heads = [line for line in shown.stdout.splitlines() if line.startswith("t-")]
+    assert [h.split()[0] for h in heads] == [
+        b["trial"]["trial_id"] for b in sorted(trials, key=lambda b: b["trial"]["index"])
+    ]
+    assert "repetition 1" in heads[0] and "repetition 2" in heads[1]
+    assert shown.stdout.count("  input: hello\n") == 2
+    assert shown.stdout.count("  output: hello\n") == 2
+    assert shown.stdout.count("  score exact: passed (1.0)\n") == 2
+
+
+def test_a_trial_id_shows_that_trial_with_its_score_and_reason(run: Path) -> None:
+    bundle = bundles_by_sample(run)["7"]  # an integer id in the dataset
+    trial_id = bundle["trial"]["trial_id"]
+    shown = run_cli("show", run, trial_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith(f"{trial_id}  target t · sample 7 ·")
+    (score,) = [s for s in read_jsonl(run / "scores.jsonl") if s["trial_id"] == trial_id]
+    assert f"  score exact: failed (0.0) — {score['reason']}" in lines
+    assert "  output: not it" in lines and "  expected: right" in lines
+    checked = f"  bundle {bundle['digest']}: matches its digest, and so do its output and scores"
+    assert lines[-1] == checked
+
+
+def test_json_prints_the_records_themselves(run: Path) -> None:
+    shown = run_cli("show", run, "7", "--json")
+    assert shown.returncode == 0, shown.stderr
+    records = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert len(records) == 2
+    bundles = {b["trial"]["trial_id"]: b for b in read_jsonl(run / "bundles.jsonl")}
+    scores = read_jsonl(run / "scores.jsonl")
+    for record in records:
+        trial_id = record["bundle"]["trial"]["trial_id"]
+        assert record["bundle"] == bundles[trial_id]
+        assert record["scores"] == [s for s in scores if s["trial_id"] == trial_id]
+        assert record["output"] == "not it" and record["sample"]["input"] == "wrong"
+
+
+def test_a_targets_text_cannot_drive_the_terminal(run: Path) -> None:
+    shown = run_cli("show", run, "terminal")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
+    assert "  output: \\x1b[31mred\\x1b[0m and \\u202egnp.exe" in shown.stdout.splitlines()
+
+
+def test_a_long_output_is_cut_unless_full(run: Path) -> None:
+    cut = run_cli("show", run, "long")
+    assert f"  output: {'x' * 2000} … 3000 more characters (--full shows all)" in cut.stdout
+    full = run_cli("show", run, "long", "--full")
+    assert f"  output: {'x' * 5000}\n" in full.stdout
+
+
+def test_an_unknown_id_or_a_folder_that_is_no_run_is_one_line(run: Path, tmp_path: Path) -> None:
+    unknown = run_cli("show", run, "nope")
+    assert unknown.returncode == 2
+    assert "has no trial or sample 'nope'" in error_line(unknown)
+    missing = run_cli("show", run, "t-" + "0" * 24)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    not_a_run = run_cli("show", tmp_path, "plain")
+    assert not_a_run.returncode == 4 and "not an assay run" in error_line(not_a_run)
+
+
+def test_an_unsealed_run_without_indexes_is_read_by_scanning(run: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    for index in [copy / "bundles.idx", *(copy / "artifacts").glob("*.idx")]:
+        index.unlink()
+    trial_id = bundles_by_sample(copy)["plain"]["trial"]["trial_id"]
+    shown = run_cli("show", copy, trial_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "  output: hello" in shown.stdout.splitlines()
+
+
+def test_edited_evidence_is_refused_not_shown(run: Path, tmp_path: Path) -> None:
+    # the output artifact: same length, other bytes
+    edited = tmp_path / "output"
+    shutil.copytree(run, edited)
+    bundle = bundles_by_sample(edited)["7"]
+    edit_artifact(edited, bundle["observation"]["output"], lambda b: b.replace(b"not", b"NOT"))
+    refused = run_cli("show", edited, "7")
+    assert refused.returncode == 4, refused.stdout
+    line = error_line(refused)
+    assert "does not verify" in line and f"output {bundle['observation']['output']}" in line
+    assert "NOT" not in refused.stdout
+
+    # a bundle whose recorded state was changed
+    edited = tmp_path / "bundle"
+    shutil.copytree(run, edited)
+    text = (edited / "bundles.jsonl").read_text()
+    (edited / "bundles.jsonl").write_text(text.replace('"expected":"right"', '"expected":"not it"'))
+    refused = run_cli("show", edited, "7")
+    assert refused.returncode == 4 and "does not match its digest" in error_line(refused)
+
+    # a score line moved onto another trial's bundle
+    edited = tmp_path / "score"
+    shutil.copytree(run, edited)
+    scores = read_jsonl(edited / "scores.jsonl")
+    target = bundles_by_sample(edited)["plain"]["trial"]["trial_id"]
+    for score in scores:
+        if score["trial_id"] == target:
+            score["bundle_digest"] = "sha256:" + "0" * 64
+    (edited / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
+    refused = run_cli("show", edited, target)
+    assert refused.returncode == 4 and "names another bundle" in error_line(refused)
