@@ -107,6 +107,28 @@ def test_model_and_model_args_choose_the_model(tmp_path: Path) -> None:
     assert [t["model"] for t in spec["targets"]] == ["mock/fixed"]
 
 
+def test_output_names_the_run_directory_of_one_unit(tmp_path: Path) -> None:
+    task = f"{ARITHMETIC}@arithmetic"
+    out = tmp_path / "here"
+    proc = run_cli("run", task, "-T", "count=2", "-T", "epochs=1", "-o", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"evidence and reports: {out}" in proc.stdout
+    assert verify_run(out).ok and not (tmp_path / "runs").exists()
+    # one directory cannot hold two units' runs: one line, exit 2, nothing run
+    two = run_cli("run", task, "-m", "mock/a", "-m", "mock/b", "-o", tmp_path / "two")
+    assert two.returncode == 2
+    assert "--output names one run directory, but" in error_line(two)
+    assert not (tmp_path / "two").exists()
+
+
+@pytest.mark.parametrize("option", [["--dry-run"], ["--sink", "http://127.0.0.1:9/"]])
+def test_yaml_only_options_are_refused_for_python_tasks(option: list[str], tmp_path: Path) -> None:
+    proc = run_cli("run", f"{ARITHMETIC}@arithmetic", *option, "--log-dir", tmp_path)
+    assert proc.returncode == 2
+    assert f"{option[0]}: is for YAML specs" in error_line(proc)
+    assert run_dirs(tmp_path) == []
+
+
 def test_several_models_on_the_command_line_are_separate_units(tmp_path: Path) -> None:
     proc = run_cli(
         "run",

@@ -100,6 +100,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "assay.eval：未知选项 {option!r}{suggestion}",
         "可用选项即 assay.pipeline.EvalOptions 的字段（见 docs/python.md）",
     ),
+    "eval.output": (
+        "--output names one run directory, but {reason}",
+        "use --log-dir (a folder for the run directories), or select one task and model",
+        "--output 只能指定一个运行目录，但{reason}",
+        "请改用 --log-dir（存放各运行目录的文件夹），或只选一个任务和一个模型",
+    ),
     "task.option": (
         "{option}: {reason}",
         "see 'assay run --help' for the accepted values",

@@ -134,6 +134,10 @@ def run(
         if execution["baseline"] is not None:
             reason = "a baseline is for YAML specs with a gate.no_regression policy"
             raise ConfigError("spec.shape", path="--baseline", reason=reason)
+        for given, option in ((dry_run, "--dry-run"), (execution["sink_url"], "--sink")):
+            if given:
+                reason = "is for YAML specs; a Python task's run is written to its directory"
+                raise ConfigError("task.option", option=option, reason=reason)
 
         options: dict[str, Any] = {
             "task_args": parse_assignments(task_args, "-T"),
@@ -143,6 +147,7 @@ def run(
             "limit": limit,
             "sample_id": list(sample_ids) or None,
             "log_dir": log_dir,
+            "output": output,
             "max_tasks": max_tasks,
             "max_samples": execution["max_concurrency"],
             "max_connections": max_connections,

@@ -49,6 +49,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         log_dir: folder the run directories are created in.
+        output: the run directory itself, for an eval of one task × model unit (the
+            CLI's ``-o``); several units, or ``task_retries``, need ``log_dir``.
         max_tasks: task × model units running at once.
         max_samples: trials in flight per unit.
         max_connections: calls in flight per model (overrides the model's config).
@@ -80,6 +82,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     log_dir: Path = Path("runs")
+    output: Path | None = None
     max_tasks: int = 1
     max_samples: int = 16
     max_connections: int | None = None
@@ -178,6 +181,11 @@ async def _run_batch(
 ) -> list[EvalResult]:
     """Run the task × model units of one batch, at most ``max_tasks`` at once."""
     units = [(t, r, m) for t, r in batch for m in _models(model, t, opts)]
+    if opts.output is not None and (len(units) > 1 or opts.task_retries):
+        reason = f"one run directory for {len(units)} task × model unit(s)"
+        if opts.task_retries:
+            reason = "task_retries runs a unit again into a new directory"
+        raise ConfigError("eval.output", reason=reason)
     for task, _, resolved in units:  # a cost limit needs a price: say so before any run
         if task.limits.cost_limit is not None and get_price(resolved.name) is None:
             raise ConfigError("prices.missing", model=resolved.name)
@@ -212,7 +220,7 @@ def _options(options: dict[str, Any]) -> EvalOptions:
             close = difflib.get_close_matches(name, known, n=1)
             suggestion = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError("eval.unknown_option", option=name, suggestion=suggestion)
-    for name in ("log_dir", "prices"):
+    for name in ("log_dir", "output", "prices"):
         if isinstance(options.get(name), str):
             options[name] = Path(options[name])
     return EvalOptions(**options)
@@ -259,7 +267,7 @@ async def _run_unit(
             }
         samples = _select(task, opts)
         prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
-        output = opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
+        output = opts.output or opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
         run_options = RunOptions(
             output=output, max_concurrency=opts.max_samples, handle_signals=opts.handle_signals
         )
