@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import (
+    REPO,
     bundles_by_sample,
     edit_artifact,
     error_line,
     read_jsonl,
     run_cli,
+    state_of,
     unique_callable_spec,
 )
 
@@ -158,3 +160,20 @@ def test_edited_evidence_is_refused_not_shown(run: Path, tmp_path: Path) -> None
     (edited / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
     refused = run_cli("show", edited, target)
     assert refused.returncode == 4 and "names another bundle" in error_line(refused)
+
+
+def test_a_python_tasks_trial_shows_its_conversation(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    ran = run_cli("run", f"{REPO}/examples/tools/task.py@arithmetic_tools", "-o", out)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    bundle = read_jsonl(out / "bundles.jsonl")[0]
+    shown = run_cli("show", out, bundle["trial"]["trial_id"])
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    messages = state_of(out, bundle)["messages"]
+    start = lines.index("  messages:") + 1
+    for message, line in zip(messages, lines[start:], strict=False):
+        assert line.startswith(f"    {message['role']}"), (message, line)
+    calls = [c for m in messages for c in m.get("tool_calls") or []]
+    assert calls and all(f"assistant → {c['function']}(" in shown.stdout for c in calls)
+    assert f"  output: {messages[-1]['content']}" in lines

@@ -81,7 +81,13 @@ def _print_trial(
     if sample is not None:
         click.echo(say("out.show_input", value=_text(sample.get("input"), full)))
     click.echo(say("out.show_expected", value=_text(seen["expected"], full)))
-    if output is not None:
+    if _is_task_state(output):  # a Python task's: its conversation, then the answer
+        click.echo(say("out.show_messages"))
+        for message in output["messages"]:
+            click.echo("    " + _message_line(message, full))
+        answer = (output.get("output") or {}).get("message") or {}
+        click.echo(say("out.show_output", value=_text(answer.get("content", ""), full)))
+    elif output is not None:
         click.echo(say("out.show_output", value=_text(output, full)))
     if seen.get("failure"):
         click.echo(say("out.show_failure", value=_text(seen["failure"], full)))
@@ -98,6 +104,22 @@ def _print_trial(
             )
         )
     click.echo(say("out.show_digest", digest=bundle["digest"]))
+
+
+def _is_task_state(output: Any) -> bool:
+    return isinstance(output, dict) and isinstance(output.get("messages"), list)
+
+
+def _message_line(message: dict[str, Any], full: bool) -> str:
+    """``role: content``, a tool call as ``role → function(arguments)``."""
+    role = str(message.get("role", "?"))
+    if message.get("tool_call_id"):
+        role += f" ({message['tool_call_id']})"
+    parts = [f"{role}: {_text(message.get('content', ''), full)}"] if message.get("content") else []
+    for call in message.get("tool_calls") or []:
+        arguments = _text(call.get("arguments"), full)
+        parts.append(f"{role} → {_text(call.get('function'), full)}({arguments})")
+    return "\n    ".join(parts) if parts else f"{role}:"
 
 
 def _text(value: Any, full: bool) -> str:
