@@ -15,6 +15,7 @@ path under a regular file (``mkdir`` fails with ENOTDIR), always runs.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -31,6 +32,8 @@ from tests.helpers import (
     mount,
     results_view,
     run_cli,
+    run_spec_at,
+    simple_spec,
     start_cli,
     umount,
     unique_callable_spec,
@@ -216,3 +219,38 @@ def test_a_run_folder_deleted_mid_run_is_one_storage_error_line(spec: Path, tmp_
     _, proc = _delete_mid_run(spec, tmp_path)
     assert proc.returncode == 5, proc.stderr
     error_line(proc)
+
+
+def test_a_complete_manifest_is_written_only_after_every_file_reached_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Power cut, not kill -9: a page the OS held but had not written is lost. So every
+    file of the run (and its folders) is fsync'd before the manifest says ``complete``,
+    and the folder after its rename; otherwise resume would refuse a run whose lines
+    were lost (it is complete) and verify would fail it."""
+    synced: list[str] = []
+    replaced: list[tuple[str, int]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        real_replace(src, dst)
+        replaced.append((str(dst), len(synced)))
+
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(50)]
+    spec = simple_spec(tmp_path / "spec", samples=samples)
+    run = tmp_path / "run"
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    run_spec_at(spec, run)
+    monkeypatch.undo()
+    assert json.loads((run / "manifest.json").read_bytes())["status"] == "complete"
+    at = [n for dst, n in replaced if dst == str(run / "manifest.json")][-1]
+    before = set(synced[:at])
+    for path in [run, *run.rglob("*")]:
+        if path.name != "manifest.json":
+            assert str(path.resolve()) in before, path
+    assert str(run.resolve()) in synced[at:]  # the rename of the manifest, made durable

