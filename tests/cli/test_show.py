@@ -39,6 +39,7 @@ SAMPLES = [
     {"id": "terminal", "input": "terminal", "expected": "terminal"},
     {"id": "long", "input": "long", "expected": "long"},
     {"id": 7, "input": "wrong", "expected": "right"},
+    {"id": 'naïve "quoted" 名', "input": "echo", "expected": "echo"},
 ]
 
 
@@ -64,6 +65,13 @@ def test_a_sample_id_shows_each_of_its_trials_in_order(run: Path) -> None:
     assert shown.stdout.count("  input: hello\n") == 2
     assert shown.stdout.count("  output: hello\n") == 2
     assert shown.stdout.count("  score exact: passed (1.0)\n") == 2
+
+
+def test_a_sample_id_with_quotes_and_non_ascii_is_found(run: Path) -> None:
+    shown = run_cli("show", run, 'naïve "quoted" 名', "--json")
+    assert shown.returncode == 0, shown.stderr
+    records = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [r["bundle"]["trial"]["sample_id"] for r in records] == ['naïve "quoted" 名'] * 2
 
 
 def test_a_trial_id_shows_that_trial_with_its_score_and_reason(run: Path) -> None:
