@@ -27,22 +27,31 @@ _PROC = "/proc"
 _ROUNDS = 3  # a process forking while it is found is found on the next round
 
 
-def new_tag() -> str:
-    """A tag no other program run has."""
-    return secrets.token_hex(12)
+class Reaper:
+    """The tag of one program run, and the kill that ends everything it started.
 
+    ``kill`` may be called at each point where the program must be gone (it answered,
+    it flooded, it timed out, the caller is cancelled): the group is killed each time,
+    which is cheap, and ``/proc`` is swept once, since after the first sweep nothing
+    with the tag is left to start anything.
+    """
 
-def tagged_environment(tag: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """*base* (default: this process's environment) with *tag* added."""
-    return {**(os.environ if base is None else base), TAG_VARIABLE: tag}
+    def __init__(self) -> None:
+        self.tag = secrets.token_hex(12)
+        self._swept = False
 
+    def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """*base* (default: this process's environment) with the tag added."""
+        return {**(os.environ if base is None else base), TAG_VARIABLE: self.tag}
 
-def kill_program(pid: int, tag: str) -> None:
-    """Kill the process group a program leads (started in a session of its own), then
-    whatever left that group with its *tag*."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already empty
-        os.killpg(pid, signal.SIGKILL)
-    kill_tagged(tag)
+    def kill(self, pid: int) -> None:
+        """Kill the process group *pid* leads (started in a session of its own), then,
+        the first time, whatever left that group with the tag."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # already empty
+            os.killpg(pid, signal.SIGKILL)
+        if not self._swept:
+            kill_tagged(self.tag)
+            self._swept = True
 
 
 def kill_tagged(tag: str) -> int:

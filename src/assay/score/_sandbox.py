@@ -29,7 +29,7 @@ import anyio
 import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
-from assay._reap import kill_program, new_tag, tagged_environment
+from assay._reap import Reaper
 
 _CHILD = Path(__file__).with_name("_sandbox_child.py")
 # After the group is killed, output still in the pipes is read for this long at most
@@ -111,7 +111,7 @@ async def run_python(
     """
     limits = limits or SandboxLimits()
     token = secrets.token_hex(16).encode()
-    tag = new_tag()
+    reaper = Reaper()
     with tempfile.TemporaryDirectory(prefix="assay-sandbox-") as folder:
         Path(folder, "main.py").write_text(code, encoding="utf-8")
         marker_read, marker_write = os.pipe()
@@ -125,16 +125,16 @@ async def run_python(
                     argv,
                     stdin=subprocess.PIPE,
                     cwd=folder,
-                    env=tagged_environment(tag, _environment(folder)),
+                    env=reaper.environment(_environment(folder)),
                     start_new_session=True,
                     pass_fds=(marker_write,),
                 )
             finally:
                 os.close(marker_write)
             try:
-                out, err, timed_out = await _supervise(process, tag, token, limits)
+                out, err, timed_out = await _supervise(process, reaper, token, limits)
             finally:
-                await _stop(process, tag)
+                await _stop(process, reaper)
             finished = _read_marker(marker_read) == token
         finally:
             os.close(marker_read)
@@ -162,7 +162,7 @@ def _environment(folder: str) -> dict[str, str]:
 
 
 async def _supervise(
-    process: Process, tag: str, token: bytes, limits: SandboxLimits
+    process: Process, reaper: Reaper, token: bytes, limits: SandboxLimits
 ) -> tuple[_Capped, _Capped, bool]:
     """Feed the token, collect capped output, wait up to the timeout, kill the group."""
     out, err = _Capped(limits.output_bytes), _Capped(limits.output_bytes)
@@ -173,7 +173,7 @@ async def _supervise(
         with anyio.move_on_after(limits.timeout) as clock:
             await _send(process, token)
             await process.wait()
-        kill_program(process.pid, tag)  # whatever it left behind, and it, on a timeout
+        reaper.kill(process.pid)  # whatever it left behind, and it, on a timeout
         with anyio.move_on_after(_DRAIN_GRACE):
             for event in drained:
                 await event.wait()
@@ -201,9 +201,9 @@ async def _drain(stream: ByteReceiveStream | None, sink: _Capped, done: anyio.Ev
         done.set()
 
 
-async def _stop(process: Process, tag: str) -> None:
+async def _stop(process: Process, reaper: Reaper) -> None:
     """Kill everything it started and reap it, even when the caller is being cancelled."""
-    kill_program(process.pid, tag)
+    reaper.kill(process.pid)
     with anyio.CancelScope(shield=True):
         await process.aclose()
 

@@ -19,7 +19,7 @@ import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
 from assay._digest import fast_json
-from assay._reap import kill_program, new_tag, tagged_environment
+from assay._reap import Reaper
 from assay.dataset import Sample
 from assay.spec import PYTHON, TargetSpec
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
@@ -41,7 +41,7 @@ class SubprocessTarget:
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
-        tag = new_tag()
+        reaper = Reaper()
         try:
             process = await anyio.open_process(
                 self.argv,
@@ -49,23 +49,23 @@ class SubprocessTarget:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.cwd,
-                env=tagged_environment(tag),
+                env=reaper.environment(),
                 start_new_session=True,
             )
         except OSError as exc:
             raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
         try:
             with anyio.fail_after(self.timeout):
-                stdout, stderr, flooded = await self._exchange(process, tag, payload)
+                stdout, stderr, flooded = await self._exchange(process, reaper, payload)
         except TimeoutError:
             raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
         finally:
-            kill_program(process.pid, tag)
+            reaper.kill(process.pid)
             await _reap(process)
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
 
     async def _exchange(
-        self, process: Process, tag: str, payload: bytes
+        self, process: Process, reaper: Reaper, payload: bytes
     ) -> tuple[bytes, bytes, bool]:
         chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
         flooded = False
@@ -80,7 +80,7 @@ class SubprocessTarget:
                 if len(buffer) > cap:
                     if name == "out":
                         flooded = True
-                    kill_program(process.pid, tag)
+                    reaper.kill(process.pid)
                     return
 
         async with anyio.create_task_group() as group:
@@ -90,7 +90,7 @@ class SubprocessTarget:
             await process.wait()
             # The program has answered: anything it left running goes with it (a daemon
             # still holding its stdout open would otherwise keep the reads waiting).
-            kill_program(process.pid, tag)
+            reaper.kill(process.pid)
         return bytes(chunks["out"]), bytes(chunks["err"]), flooded
 
 
