@@ -57,9 +57,14 @@ def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
         return handle.readline().rstrip(b"\n")
 
 
+def pack_index(pack: Path) -> Path:
+    """Where the index of *pack* lives: beside it, ``pack-NNNN.idx``."""
+    return pack.with_suffix(".idx")
+
+
 def write_pack_index(pack: Path) -> Path:
     """Index one pack by digest; returns the index path (``.idx`` beside the pack)."""
-    index = pack.with_suffix(".idx")
+    index = pack_index(pack)
     _write_sorted(_pack_entries(pack), index)
     return index
 
@@ -68,7 +73,7 @@ def read_pack_index(pack: Path) -> list[PackRecord] | None:
     """Every record the ``.idx`` beside *pack* lists (None if there is none): for a
     reader that will look up most of a pack, one pass over its index."""
     try:
-        data = pack.with_suffix(".idx").read_bytes()
+        data = pack_index(pack).read_bytes()
     except FileNotFoundError:
         return None
     if len(data) % _PACK.size:

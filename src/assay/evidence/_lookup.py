@@ -36,14 +36,12 @@ class TrialEvidence(msgspec.Struct):
     bundle: dict[str, Any]
     output: bytes | None
     scores: list[dict[str, Any]]
-    sample: dict[str, Any] | None = None
+    sample: dict[str, Any] | None
 
 
 def read_trial(run: Path, trial_id: str) -> tuple[dict[str, Any], bytes | None] | None:
     """One trial's bundle and output bytes, checked (None if the run has no such trial)."""
-    line = None
-    if (run / BUNDLE_INDEX).exists():
-        line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
+    line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
     if line is None:  # an unsealed run has no index yet
         line = next(_lines_with(run / BUNDLES, f'"trial_id":"{trial_id}"'.encode()), None)
     if line is None:

@@ -16,7 +16,7 @@ import msgspec
 
 from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
-from assay.evidence._index import BUNDLE_INDEX
+from assay.evidence._index import BUNDLE_INDEX, pack_index
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
@@ -108,7 +108,7 @@ def _drop_indexes(path: Path) -> None:
     (path / BUNDLE_INDEX).unlink(missing_ok=True)
     artifacts = path / ARTIFACTS
     for name in pack_names(artifacts):
-        (artifacts / name).with_suffix(".idx").unlink(missing_ok=True)
+        pack_index(artifacts / name).unlink(missing_ok=True)
 
 
 def _cut_unbound_scores(path: Path, bound: set[str]) -> int:

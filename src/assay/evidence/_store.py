@@ -18,7 +18,7 @@ from typing import IO
 
 import msgspec
 
-from assay.evidence._index import find_in_pack_index, read_pack_index
+from assay.evidence._index import find_in_pack_index, pack_index, read_pack_index
 from assay.evidence._pack import (
     LOOSE_MIN,
     PackError,
@@ -154,7 +154,7 @@ class ArtifactStore:
 
     def _lookup_indexed(self, sha256: str) -> PackRecord | None:
         for name in pack_names(self.root):
-            index = (self.root / name).with_suffix(".idx")
+            index = pack_index(self.root / name)
             if index.exists():
                 found = find_in_pack_index(index, sha256)
                 if found is not None:
