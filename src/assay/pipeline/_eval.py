@@ -37,6 +37,7 @@ from assay.model import (
 )
 from assay.pipeline._options import RunOptions
 from assay.pipeline._run import execute_run
+from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.report import Report
 from assay.run import first_error
@@ -226,15 +227,7 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     return EvalOptions(**options)
 
 
-def eval(
-    tasks: TaskInput,
-    model: str | Model | Sequence[str | Model] | None = None,
-    *,
-    task_source: TaskSource | None = None,
-    **options: Any,
-) -> list[EvalResult]:
-    """Synchronous ``eval_async``: ``assay.eval(my_task(), model="mock/echo")``."""
-    return anyio.run(lambda: eval_async(tasks, model, task_source=task_source, **options))
+eval = synchronous(eval_async, "eval")
 
 
 async def _run_unit(

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 
 from assay._digest import loads
@@ -36,6 +35,7 @@ from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
+from assay.pipeline._sync import synchronous
 from assay.pipeline._task_metrics import MetadataOf, TaskMetricsBuilder
 from assay.pipeline._task_prepare import task_scorers
 from assay.report import Report, TrialRows
@@ -54,17 +54,12 @@ class Rescore(msgspec.Struct):
     differing: list[str]
 
 
-def rescore_run(path: Path, baseline: Path | None = None) -> Rescore:
+async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore:
     """Verify the run at *path*, then recompute its scores, metrics, gate and report.
 
     *baseline* is the run a ``no_regression`` policy compares with (default: the spec's
     ``baseline``, inside the folder the spec was run from).
     """
-    return anyio.run(rescore_run_async, path, baseline)
-
-
-async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore:
-    """``rescore_run`` for callers already inside an event loop."""
     result = verify_run(path)
     if not result.ok:
         raise EvidenceError(
@@ -198,3 +193,6 @@ def _compare(path: Path, recomputed: dict[str, tuple[Any, ...]]) -> list[str]:
                 differing.append(key)
     differing.extend(sorted(set(recomputed) - seen))
     return differing
+
+
+rescore_run = synchronous(rescore_run_async, "rescore_run")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import msgspec
 
 from assay.errors import ConfigError, EvidenceError, RunError
@@ -30,6 +29,7 @@ from assay.model import (
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import RunOutcome, execute_run
+from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import rebuild_task
 from assay.spec import EvalSpec, LoadedSpec, load_spec
 
@@ -119,18 +119,4 @@ def resume_cache(
     return ResponseCache(expiry=expiry).open()
 
 
-def resume_run(
-    path: Path,
-    options: RunOptions,
-    spec_path: Path | None = None,
-    *,
-    cache: bool | None = None,
-    cache_expiry: str | float | None = None,
-    prices: Path | None = None,
-) -> RunOutcome:
-    """Synchronous wrapper around ``resume_run_async``."""
-    return anyio.run(
-        lambda: resume_run_async(
-            path, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
-        )
-    )
+resume_run = synchronous(resume_run_async, "resume_run")

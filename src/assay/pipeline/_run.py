@@ -47,6 +47,7 @@ from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
 from assay.pipeline._seal import sealed_digests, write_indexes
+from assay.pipeline._sync import synchronous
 from assay.plan import Plan, Trial, plan
 from assay.report import Report, TrialRows
 from assay.run import execute, first_error, run_trial, run_until_signalled
@@ -375,6 +376,4 @@ async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
     return await execute_run(prepare_spec(loaded), options, resume=False)
 
 
-def run_spec(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
-    """Synchronous wrapper around ``run_spec_async``."""
-    return anyio.run(run_spec_async, loaded, options)
+run_spec = synchronous(run_spec_async, "run_spec")
