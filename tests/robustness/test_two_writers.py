@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import anyio
@@ -120,8 +119,8 @@ def test_a_second_writer_while_a_run_is_going_refuses(
 ) -> None:
     run, release = tmp_path / "run", tmp_path / "release"
     first = _held(("run", spec, "-o", run), release)
-    assert wait_for(lambda: (run / "plan.jsonl").exists(), timeout=30)
-    time.sleep(0.2)  # well inside the run: trials are waiting for the release
+    # well inside the run: the manifest is written, trials are waiting for the release
+    assert wait_for(lambda: len(finished_trials(run)) == 10, timeout=30)
     command = ("run", spec, "-o", run) if second == "run" else ("resume", run)
     assert_refused(run_cli(*command))
     assert first.poll() is None  # undisturbed
@@ -132,10 +131,13 @@ def test_a_second_writer_while_a_run_is_going_refuses(
 
 
 def _crashed(spec: Path, run: Path, release: Path) -> None:
-    """A run killed with some trials finished and the rest waiting."""
+    """A run killed with the ten quick trials finished and the rest waiting.
+
+    It waits for those bundles, not for a time: ``plan.jsonl`` is opened before the
+    manifest is written, so on a slow machine a fixed pause could kill the run before
+    it had a manifest (what CI once saw)."""
     proc = _held(("run", spec, "-o", run), release)
-    assert wait_for(lambda: (run / "plan.jsonl").exists(), timeout=30)
-    time.sleep(0.4)
+    assert wait_for(lambda: len(finished_trials(run)) == 10, timeout=30)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     assert json.loads((run / "manifest.json").read_bytes())["status"] == "running"
