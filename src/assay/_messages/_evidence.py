@@ -60,6 +60,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法把运行写入 {path}：{reason}",
         "请检查目录可写且磁盘有剩余空间",
     ),
+    "run.cluster": (
+        "cannot use the Dask cluster at {address}: {reason}",
+        "start a scheduler and at least one worker (dask scheduler; dask worker ADDRESS), "
+        "or check the --cluster address",
+        "无法使用位于 {address} 的 Dask 集群：{reason}",
+        "请启动调度器和至少一个工作进程（dask scheduler；dask worker 地址），或检查 --cluster 地址",
+    ),
     "show.unknown_id": (
         "{path} has no trial or sample {ident!r}",
         "give a trial id (t- and 24 hex digits, as report.html lists them) or a sample id",

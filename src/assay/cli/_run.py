@@ -13,6 +13,7 @@ from assay._messages import say
 from assay.cli._print import print_decision, print_usage
 from assay.errors import ConfigError
 from assay.model import DEFAULT_EXPIRY
+from assay.run import PYTHON_TASK_ON_CLUSTER
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,6 +45,12 @@ def execution_options(func: F) -> F:
             help="Stop the run once more than this share of sink batches has failed.",
         ),
         baseline_option,
+        click.option(
+            "--cluster",
+            metavar="ADDRESS",
+            help="Run the targets' calls on this Dask scheduler's workers (tcp://host:8786); "
+            "the trials and their evidence stay here.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -134,9 +141,13 @@ def run(
         if execution["baseline"] is not None:
             reason = "a baseline is for YAML specs with a gate.no_regression policy"
             raise ConfigError("spec.shape", path="--baseline", reason=reason)
-        for given, option in ((dry_run, "--dry-run"), (execution["sink_url"], "--sink")):
+        written = "is for YAML specs; a Python task's run is written to its directory"
+        for given, option, reason in (
+            (dry_run, "--dry-run", written),
+            (execution["sink_url"], "--sink", written),
+            (execution["cluster"], "--cluster", PYTHON_TASK_ON_CLUSTER),
+        ):
             if given:
-                reason = "is for YAML specs; a Python task's run is written to its directory"
                 raise ConfigError("task.option", option=option, reason=reason)
 
         options: dict[str, Any] = {

@@ -1,6 +1,7 @@
 """Evidence: the event log, the artifact store, observation bundles and verification."""
 
 from assay.evidence._bundle import BUNDLE_SCHEMA, bundle_digest, decode_output, seal_bundle
+from assay.evidence._detached import DetachedRecorder, replay_detached
 from assay.evidence._index import BUNDLE_INDEX, write_bundle_index, write_pack_index
 from assay.evidence._layout import (
     ARTIFACTS,
@@ -43,6 +44,7 @@ __all__ = [
     "SPEC",
     "ArtifactRef",
     "ArtifactStore",
+    "DetachedRecorder",
     "EventLog",
     "FileSink",
     "HttpSink",
@@ -66,6 +68,7 @@ __all__ = [
     "read_manifest",
     "read_trial",
     "record_event",
+    "replay_detached",
     "score_records",
     "seal_bundle",
     "verify_run",

@@ -21,6 +21,8 @@ class RunOptions(msgspec.Struct, frozen=True):
             for library use, where signals belong to the host program; on in the CLI.
         baseline: the baseline run for the spec's ``no_regression`` gate policy (wins
             over the spec's ``baseline``; the policy itself stays the spec's).
+        cluster: the address of a Dask scheduler (``tcp://host:8786``): the targets'
+            calls run on its workers, the trials and their evidence stay here.
     """
 
     output: Path | None = None
@@ -30,3 +32,4 @@ class RunOptions(msgspec.Struct, frozen=True):
     sink_max_failure_rate: float = 0.5
     handle_signals: bool = False
     baseline: Path | None = None
+    cluster: str | None = None

@@ -7,7 +7,8 @@ scorers taken from the Task). Either way the spec is what is written and digeste
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import msgspec
 
 from assay.dataset import Dataset
 from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.run import cluster_targets
 from assay.score import AnyScorer, build_scorer
 from assay.spec import EvalSpec, LoadedSpec
 from assay.target import Target, build_target
@@ -43,6 +45,19 @@ async def close_parts(parts: Iterable[object]) -> None:
         closer = getattr(part, "aclose", None)
         if closer is not None:
             await closer()
+
+
+@asynccontextmanager
+async def targets_on(prepared: Prepared, cluster: str | None) -> AsyncIterator[Prepared]:
+    """*prepared* itself, or, given a Dask scheduler's address, with targets that send
+    their calls to its workers (the targets built here are closed, never called)."""
+    if cluster is None:
+        yield prepared
+        return
+    root = prepared.source.resolve().parent if prepared.source else Path.cwd()
+    async with cluster_targets(cluster, prepared.spec.targets, root) as targets:
+        await close_parts(prepared.targets.values())
+        yield msgspec.structs.replace(prepared, targets=targets)
 
 
 def prepare_spec(loaded: LoadedSpec) -> Prepared:

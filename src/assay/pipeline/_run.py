@@ -42,7 +42,7 @@ from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
-from assay.pipeline._prepared import Prepared, close_parts, prepare_spec
+from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, targets_on
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
@@ -280,7 +280,8 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
     """Run (or finish) *prepared* end to end and write its evidence and reports; every
     model made during it (a user scorer's own grader, say) is closed when it ends."""
     with models_built() as built:
-        return await _execute_run(prepared, options, resume, built)
+        async with targets_on(prepared, options.cluster) as running:
+            return await _execute_run(running, options, resume, built)
 
 
 async def _execute_run(

@@ -1,0 +1,213 @@
+"""Target calls on a real Dask cluster (``LocalCluster``: a scheduler and two worker
+processes on 127.0.0.1), driven through ``assay run --cluster``.
+
+A run on the cluster must conclude what a local run concludes, leave evidence that
+verifies, and show the calls really ran on the workers: the callable target records
+its process id with ``record_event``, and those events come back to the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import verify_run
+from tests.helpers import (
+    REPO,
+    artifact_bytes,
+    error_line,
+    read_jsonl,
+    results_view,
+    run_cli,
+    trial_events,
+    unique_callable_spec,
+)
+
+distributed = pytest.importorskip("distributed")
+
+TRIALS = 40
+TARGET = """
+import os
+
+import assay
+
+
+def answer(n):
+    assay.record_event("extra", {"pid": os.getpid(), "n": n})
+    return str(n) if n % 4 else "wrong"
+"""
+DIES_ONCE = """
+import os
+import pathlib
+
+MARKER = pathlib.Path(%r)
+
+
+def answer(n):
+    if n == 7 and not MARKER.exists():
+        MARKER.touch()
+        os._exit(1)  # the worker process dies, with its chunk unanswered
+    return str(n) if n %% 4 else "wrong"
+"""
+MODEL_INSIDE = """
+import assay
+
+
+async def answer(text):
+    model = assay.get_model("mock/inner", default_output="four")
+    return (await model.generate(f"what is {text}?")).completion
+"""
+SAMPLES = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(TRIALS)]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[str, set[int]]]:
+    """A scheduler's address and its workers' process ids."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # its HTTP routes too, on loopback only
+        ) as local,
+        distributed.Client(local) as client,
+    ):
+        pids = set(client.run(os.getpid).values())
+        yield local.scheduler_address, pids
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cluster") / "spec"
+    return unique_callable_spec(folder, TARGET, samples=SAMPLES, gate={"minimum": 0.7})
+
+
+def _extras(run: Path) -> list[dict[str, object]]:
+    return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "extra"]
+
+
+def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
+    cluster: tuple[str, set[int]], spec: Path, tmp_path: Path
+) -> None:
+    address, worker_pids = cluster
+    local = run_cli("run", spec, "-o", tmp_path / "local")
+    assert local.returncode in (0, 1, 3), local.stderr
+    on_cluster = run_cli("run", spec, "-o", tmp_path / "cluster", "--cluster", address)
+    assert on_cluster.returncode == local.returncode, on_cluster.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert verify_run(tmp_path / "cluster").ok
+
+    extras = _extras(tmp_path / "cluster")
+    assert len(extras) == TRIALS
+    pids = {e["data"]["pid"] for e in extras}  # type: ignore[index]
+    assert pids <= worker_pids, (pids, worker_pids)
+    # replayed where a local call records it: under the attempt, numbered in its trial
+    for trial, events in trial_events(tmp_path / "cluster").items():
+        if not trial:
+            continue  # the run's own events
+        kinds = [e["type"] for e in events]
+        attempt = events[kinds.index("attempt_started")]
+        extra = events[kinds.index("extra")]
+        assert extra["parent"] == attempt["n"]
+        assert [e["n"] for e in events] == list(range(1, len(events) + 1))
+    local_kinds = {t: [e["type"] for e in ev] for t, ev in trial_events(tmp_path / "local").items()}
+    cluster_events = trial_events(tmp_path / "cluster").items()
+    assert {t: [e["type"] for e in ev] for t, ev in cluster_events} == local_kinds
+
+
+def test_a_model_called_inside_a_target_on_a_worker_is_recorded(
+    cluster: tuple[str, set[int]], tmp_path: Path
+) -> None:
+    """The call's sampling event names its prompt and output artifacts: they come back
+    from the worker with the event, so verify finds every one of them."""
+    address, _ = cluster
+    samples = [{"id": f"s{i}", "input": f"{i}+{i}", "expected": "four"} for i in range(6)]
+    spec = unique_callable_spec(tmp_path / "spec", MODEL_INSIDE, samples=samples)
+    local = run_cli("run", spec, "-o", tmp_path / "local")
+    on_cluster = run_cli("run", spec, "-o", tmp_path / "cluster", "--cluster", address)
+    assert on_cluster.returncode == local.returncode == 0, on_cluster.stderr
+    result = verify_run(tmp_path / "cluster")
+    assert result.ok, result.problems
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+
+    def model_calls(run: Path) -> list[dict[str, object]]:
+        events = read_jsonl(run / "events.jsonl")
+        return sorted((e["data"] for e in events if e["data"].get("model")), key=str)
+
+    calls, local_calls = model_calls(tmp_path / "cluster"), model_calls(tmp_path / "local")
+    assert len(calls) == len(samples)
+    assert [c["prompt"] for c in calls] == [c["prompt"] for c in local_calls]
+    assert [c["output"] for c in calls] == [c["output"] for c in local_calls]
+    for call in calls:  # the bytes themselves reached the driver's store
+        prompt = json.loads(artifact_bytes(tmp_path / "cluster", str(call["prompt"])))
+        assert prompt["messages"][0]["content"].startswith("what is ")
+        assert artifact_bytes(tmp_path / "cluster", str(call["output"]))
+
+
+def test_a_program_target_runs_on_the_cluster(
+    cluster: tuple[str, set[int]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    shipping = tmp_path / "shipping"
+    shutil.copytree(REPO / "examples" / "shipping", shipping)
+    local = run_cli("run", shipping / "eval.yaml", "-o", tmp_path / "local")
+    on_cluster = run_cli(
+        "run", shipping / "eval.yaml", "-o", tmp_path / "cluster", "--cluster", address
+    )
+    assert on_cluster.returncode == local.returncode, on_cluster.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert verify_run(tmp_path / "cluster").ok
+
+
+def test_a_worker_that_dies_mid_chunk_loses_nothing(
+    cluster: tuple[str, set[int]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    marker = tmp_path / "died"
+    spec = unique_callable_spec(tmp_path / "spec", DIES_ONCE % str(marker), samples=SAMPLES)
+    marker.touch()  # the local reference run must not die
+    reference = run_cli("run", spec, "-o", tmp_path / "local")
+    marker.unlink()
+    proc = run_cli("run", spec, "-o", tmp_path / "cluster", "--cluster", address)
+    assert marker.exists()  # a worker really died
+    assert proc.returncode == reference.returncode, proc.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert verify_run(tmp_path / "cluster").ok
+    # every trial has one attempt: the chunk that died was run again, not retried
+    for trial, events in trial_events(tmp_path / "cluster").items():
+        assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_no_scheduler_is_one_line_and_writes_nothing(spec: Path, tmp_path: Path) -> None:
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address)
+    assert proc.returncode == 5, proc.stderr
+    line = error_line(proc)
+    assert address in line and "dask scheduler" in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_python_task_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    task = REPO / "examples" / "arithmetic" / "tasks.py"
+    proc = run_cli("run", f"{task}@arithmetic", "--cluster", "tcp://127.0.0.1:1", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "--cluster" in error_line(proc)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_and_resume_both_take_the_option() -> None:
+    for command in ("run", "resume"):
+        assert "--cluster ADDRESS" in run_cli(command, "--help").stdout
