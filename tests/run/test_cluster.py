@@ -1,5 +1,5 @@
-"""Target calls on a real Dask cluster (``LocalCluster``: a scheduler and two worker
-processes on 127.0.0.1), driven through ``assay run --cluster``.
+"""Target calls on a real Dask cluster (a ``dask scheduler`` and a ``dask worker`` with
+two worker processes, on 127.0.0.1), driven through ``assay run --cluster``.
 
 A run on the cluster must conclude what a local run concludes, leave evidence that
 verifies, and show the calls really ran on the workers: the callable target records
@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from tests.helpers import (
     run_cli,
     trial_events,
     unique_callable_spec,
+    wait_for,
 )
 
 distributed = pytest.importorskip("distributed")
@@ -66,21 +70,55 @@ async def answer(text):
 SAMPLES = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(TRIALS)]
 
 
+def _dask(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """``dask ARGS`` as a user starts it, in a session of its own (killed as a group);
+    its output goes to ``cwd/ARG0.log``, for when a start fails."""
+    with open(cwd / f"{args[0]}.log", "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            cwd=cwd,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[tuple[str, set[int]]]:
-    """A scheduler's address and its workers' process ids."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=2,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # its HTTP routes too, on loopback only
-        ) as local,
-        distributed.Client(local) as client,
-    ):
-        pids = set(client.run(os.getpid).values())
-        yield local.scheduler_address, pids
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set[int]]]:
+    """A scheduler's address and its workers' process ids: ``dask scheduler`` and
+    ``dask worker --nworkers 2`` (each worker under a nanny that restarts it), started
+    as separate programs, every port on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("dask")
+    address_file = folder / "scheduler.json"
+    loopback = ("--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0")
+    scheduler = _dask(
+        "scheduler", *loopback, "--port", "0", "--scheduler-file", str(address_file), cwd=folder
+    )
+    workers = None
+    try:
+        assert wait_for(lambda: "address" in _read(address_file), 60), _read(
+            folder / "scheduler.log"
+        )
+        address = json.loads(address_file.read_text())["address"]
+        workers = _dask(
+            "worker", address, *loopback, "--nworkers", "2", "--nthreads", "2", cwd=folder
+        )
+        with distributed.Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+            pids = set(client.run(os.getpid).values())
+        yield address, pids
+    finally:
+        for proc in (workers, scheduler):
+            if proc is not None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

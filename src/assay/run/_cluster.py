@@ -16,6 +16,7 @@ of each call in it: retried by the spec's retry policy, then the trial is blocke
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -110,10 +111,11 @@ class ClusterTarget:
 class _Waiting:
     """One call waiting for its chunk's reply."""
 
-    __slots__ = ("call", "done", "reply")
+    __slots__ = ("call", "done", "reply", "taken")
 
     def __init__(self, call: Call) -> None:
         self.call = call
+        self.taken = False  # in a chunk already (it stays in the queue until popped)
         self.reply: Reply | None = None
         self.done = anyio.Event()
 
@@ -127,16 +129,20 @@ class _Chunks:
         self._client = client
         self._target = target
         self._root = root
-        self._queue: list[_Waiting] = []
+        self._queue: deque[_Waiting] = deque()
 
     async def send(self, call: Call) -> Reply:
         mine = _Waiting(call)
         self._queue.append(mine)
         await anyio.lowlevel.checkpoint()  # the other trials of this moment join
-        if mine in self._queue:
-            self._queue.remove(mine)
-            chunk = [mine, *self._queue[: CHUNK - 1]]
-            del self._queue[: CHUNK - 1]
+        if not mine.taken:
+            mine.taken = True
+            chunk = [mine]
+            while self._queue and len(chunk) < CHUNK:
+                other = self._queue.popleft()
+                if not other.taken:
+                    other.taken = True
+                    chunk.append(other)
             await self._run(chunk)
         await mine.done.wait()
         assert mine.reply is not None
