@@ -16,7 +16,9 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -25,9 +27,11 @@ from tests.helpers import (
     REPO,
     artifact_bytes,
     error_line,
+    finished_trials,
     read_jsonl,
     results_view,
     run_cli,
+    start_cli,
     trial_events,
     unique_callable_spec,
     wait_for,
@@ -90,12 +94,16 @@ def _read(path: Path) -> str:
         return ""
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set[int]]]:
-    """A scheduler's address and its workers' process ids: ``dask scheduler`` and
-    ``dask worker --nworkers 2`` (each worker under a nanny that restarts it), started
-    as separate programs, every port on 127.0.0.1."""
-    folder = tmp_path_factory.mktemp("dask")
+class _Cluster(NamedTuple):
+    address: str
+    scheduler: subprocess.Popen[bytes]
+    worker_pids: set[int]
+
+
+@contextmanager
+def _started(folder: Path) -> Iterator[_Cluster]:
+    """``dask scheduler`` and ``dask worker --nworkers 2`` (each worker under a nanny
+    that restarts it), started as separate programs, every port on 127.0.0.1."""
     address_file = folder / "scheduler.json"
     loopback = ("--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0")
     scheduler = _dask(
@@ -103,9 +111,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set
     )
     workers = None
     try:
-        assert wait_for(lambda: "address" in _read(address_file), 60), _read(
-            folder / "scheduler.log"
-        )
+        started = wait_for(lambda: "address" in _read(address_file), 60)
+        assert started, _read(folder / "scheduler.log")
         address = json.loads(address_file.read_text())["address"]
         workers = _dask(
             "worker", address, *loopback, "--nworkers", "2", "--nthreads", "2", cwd=folder
@@ -113,12 +120,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set
         with distributed.Client(address, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
             pids = set(client.run(os.getpid).values())
-        yield address, pids
+        yield _Cluster(address, scheduler, pids)
     finally:
         for proc in (workers, scheduler):
             if proc is not None:
-                os.killpg(proc.pid, signal.SIGKILL)
+                with suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set[int]]]:
+    """A scheduler's address and its workers' process ids, for the whole module."""
+    with _started(tmp_path_factory.mktemp("dask")) as started:
+        yield started.address, started.worker_pids
 
 
 @pytest.fixture(scope="module")
@@ -221,6 +236,46 @@ def test_a_worker_that_dies_mid_chunk_loses_nothing(
     # every trial has one attempt: the chunk that died was run again, not retried
     for trial, events in trial_events(tmp_path / "cluster").items():
         assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
+SLOW = """
+import time
+
+
+def answer(n):
+    time.sleep(0.1)
+    return str(n)
+"""
+
+
+def test_a_scheduler_that_goes_away_blocks_the_calls_left_and_the_gate_is_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """No hang and no crash: once the client gives up on the scheduler, each call left
+    is an infrastructure failure (``cluster``), retried, then its trial is blocked."""
+    samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(60)]
+    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=samples)
+    (tmp_path / "dask").mkdir()
+    run = tmp_path / "run"
+    with _started(tmp_path / "dask") as started:
+        proc = start_cli("run", spec, "-o", run, "-j", "4", "--cluster", started.address)
+        assert wait_for(lambda: len(finished_trials(run)) >= 4, timeout=60)
+        os.killpg(started.scheduler.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err  # inconclusive: some trials blocked
+    assert "Traceback" not in err
+    assert verify_run(run).ok
+    states = [
+        e["data"]["state"]
+        for e in read_jsonl(run / "events.jsonl")
+        if e["type"] == "trial_finished"
+    ]
+    assert 4 <= states.count("completed") < len(samples)
+    assert states.count("completed") + states.count("blocked") == len(samples)
+    reasons = {
+        e["data"]["reason"] for e in read_jsonl(run / "events.jsonl") if e["type"] == "error"
+    }
+    assert reasons == {"cluster"}
 
 
 def _closed_port() -> int:

@@ -163,12 +163,14 @@ class _Chunks:
         from concurrent.futures import CancelledError
 
         from distributed import KilledWorker
+        from distributed.client import ClosedClientError
 
-        future = self._client.submit(call_chunk, self._target, self._root, calls, pure=False)
         try:
+            future = self._client.submit(call_chunk, self._target, self._root, calls, pure=False)
             replies: list[Reply] = await future
-        except (KilledWorker, CancelledError, OSError, TimeoutError) as exc:
-            # the cluster could not run the chunk: each call failed on infrastructure
+        except (KilledWorker, CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
+            # The cluster could not run the chunk (its workers kept dying; the scheduler
+            # went away and the client gave up on it): each call failed on infrastructure.
             failure = ("cluster", _reason(exc), None, None)
             return [Reply([], infra=failure) for _ in calls]
         return replies
