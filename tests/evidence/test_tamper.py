@@ -461,3 +461,42 @@ def test_an_edited_grading_usage_figure_is_caught(
         line=0,
     )
     assert_caught(run, "scores.jsonl")
+
+
+# ------------------------------------------------- artifacts only an event points at
+
+BIG_PROMPT_TASK = """
+from assay import Sample, Task, generate, match, task
+
+
+@task
+def big():
+    sample = Sample(input="x" * 70_000, target="ok", id="big")  # a loose artifact
+    return Task(dataset=[sample], solver=generate(), scorer=match(), model="mock/m")
+"""
+
+
+def test_a_deleted_prompt_that_no_bundle_lists_is_named(tmp_path: Path) -> None:
+    """A model call's prompt and output are named by its ``sampling`` event alone (the
+    bundle lists the sample and the answer). Deleting the prompt's file is caught too,
+    at the event that names it."""
+    from assay import eval as run_eval
+    from tests.helpers import write_module
+
+    task_file = write_module(tmp_path, "big_prompt_task", BIG_PROMPT_TASK)
+    (result,) = run_eval(f"{task_file}@big", log_dir=tmp_path / "runs")
+    run = result.path
+    assert result.status == "success" and run is not None and verify_run(run).ok
+    events = read_jsonl(run / "events.jsonl")
+    ((number, call),) = [
+        (i + 1, e["data"])
+        for i, e in enumerate(events)
+        if e["type"] == "sampling" and "model" in e["data"]
+    ]
+    loose = run / "artifacts" / call["prompt"][:2] / call["prompt"]
+    assert loose.is_file()
+    loose.unlink()
+    problems = verify_run(run).problems
+    assert any(p.startswith(f"events.jsonl:{number}:") and "prompt" in p for p in problems), (
+        problems
+    )

@@ -197,6 +197,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "其事件与 {events} 中的记录不一致",
         "",
     ),
+    "verify.event_artifact": (
+        "the artifact its {field} names (sha256 {sha}…) is not in the store",
+        "",
+        "其 {field} 所指的工件（sha256 {sha}…）不在存储中",
+        "",
+    ),
     "verify.bundle_artifact": (
         "artifact {name} ({path}) is missing or altered",
         "",

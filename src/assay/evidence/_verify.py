@@ -25,6 +25,7 @@ from assay.evidence._verify_records import (
     check_artifacts,
     check_bundle_events,
     check_bundles,
+    check_event_artifacts,
     check_score_binding,
     read_scores,
 )
@@ -65,6 +66,7 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
+        _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: check_bundle_events(check))
         check.start(SCORES)

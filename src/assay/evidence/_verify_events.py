@@ -43,6 +43,7 @@ class EventScan(msgspec.Struct):
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
     readable: bool = True  # False: a record of the wrong shape stopped the pass
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
+    refs: list[tuple[int, str, str]] = []  # line, field, sha256 an event's data names
 
 
 def line_chunks(
@@ -92,15 +93,42 @@ class _MatchData(msgspec.Struct, gc=False):
     record: Any = None
 
 
+class _Refs(msgspec.Struct, gc=False):
+    """The artifacts a model call, a grader's call or a tool's call and result name
+    (bytes that only the event points at: no bundle lists them)."""
+
+    prompt: Any = None
+    output: Any = None
+    arguments: Any = None
+    result: Any = None
+
+
 _decode_head = msgspec.json.Decoder(_EventHead).decode
 _decode_match = msgspec.json.Decoder(_MatchData).decode
+_decode_refs = msgspec.json.Decoder(_Refs).decode
+_REFERRING = frozenset({"tool_call", "tool_result", "score_tool_call", "score_tool_result"})
+_FIELDS = ("prompt", "output", "arguments", "result")
+
+
+def _event_refs(
+    number: int, kind: str, line: bytes, data: msgspec.Raw, refs: list[tuple[int, str, str]]
+) -> None:
+    """Note the artifacts a model or tool event names. A target's own ``sampling``
+    (no ``"model"`` in its line) names its bundle's sample and output, which bundles
+    check, so it is not decoded."""
+    if kind in _REFERRING or (kind.endswith("sampling") and b'"model"' in line):
+        named = _decode_refs(data)
+        for field in _FIELDS:
+            sha = getattr(named, field)
+            if isinstance(sha, str):
+                refs.append((number, field, sha))
 
 
 def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     """The event pass, and the digests of *files*; evidence so damaged that it cannot be
     read (a ``match`` whose data is not an object, say) ends the event pass with a
     ``verify.unreadable`` finding, not a crash."""
-    scan = EventScan(findings=[], folds={}, score_hashes=set())
+    scan = EventScan(findings=[], folds={}, score_hashes=set(), refs=[])
     scan.file_digests = {name: file_digest(Path(run) / name) for name in files}
     running: dict[str, Any] = {}
     try:
@@ -131,6 +159,7 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
     prev = GENESIS
     counts: dict[str | None, int] = {}
     bound = scan.score_hashes
+    refs, referring = scan.refs, _REFERRING
     sha256 = hashlib.sha256
     number = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
@@ -165,8 +194,10 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
             elif kind == "match":  # after the sealed bundle: it binds its score line
                 bound.add(_decode_match(head.data).record)
             elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                pass
+                _event_refs(number, kind, line, head.data, refs)
             else:
+                if kind in referring or kind == "sampling":
+                    _event_refs(number, kind, line, head.data, refs)
                 fold = running.get(trial)
                 if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
                     fold = running[trial] = sha256(b'[[%d,"%s"]' % (n, prev.encode()))

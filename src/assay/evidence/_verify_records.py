@@ -103,6 +103,17 @@ def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, st
             check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
 
 
+def check_event_artifacts(check: Checker, refs: list[tuple[int, str, str]]) -> None:
+    """Each artifact a model or tool event names must be in the store (the artifacts
+    pass has collected what is there, each checked against its name)."""
+    artifacts = check.artifacts
+    for number, field, sha in refs:
+        if sha not in artifacts:
+            check.line = number
+            where = f"{EVENTS}:{number}"
+            check.problem(where, "verify.event_artifact", field=field, sha=sha[:16])
+
+
 def check_bundle_events(check: Checker) -> None:
     """Each bundle's event list against the events its trial logged (after the event
     pass, which may have run in another process)."""
