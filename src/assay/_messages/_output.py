@@ -15,6 +15,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "out.minimum": (" (minimum {minimum:g})", "", "（最低要求 {minimum:g}）", ""),
     "out.gate": ("gate: {status}", "", "门禁结论：{status}", ""),
     "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
+    "out.progress": (
+        "{evaluation}: {done}/{planned} trials ({percent}%), {rate}/s{left}",
+        "",
+        "{evaluation}：{done}/{planned} 个试验（{percent}%），每秒 {rate} 个{left}",
+        "",
+    ),
+    "out.progress_left": (", about {time} left", "", "，约剩 {time}", ""),
     "out.dry_run": ("dry run: nothing was written", "", "演练模式：未写入任何文件", ""),
     "out.verify_ok": (
         "verified {path}: {trials} trials, {events} events, {artifacts} artifacts, "

@@ -11,6 +11,7 @@ import click
 
 from assay._messages import say
 from assay.cli._print import print_decision, print_usage
+from assay.cli._progress import progress_line
 from assay.errors import ConfigError
 from assay.model import DEFAULT_EXPIRY
 from assay.run import PYTHON_TASK_ON_CLUSTER
@@ -45,6 +46,11 @@ def execution_options(func: F) -> F:
             help="Stop the run once more than this share of sink batches has failed.",
         ),
         baseline_option,
+        click.option(
+            "--progress/--no-progress",
+            default=None,
+            help="Show how many trials are done on stderr [default: on a terminal only].",
+        ),
         click.option(
             "--cluster",
             metavar="ADDRESS",
@@ -167,6 +173,7 @@ def run(
             "cache": bool(cache),
             "cache_expiry": cache_expiry or DEFAULT_EXPIRY,
             "prices": prices,
+            "progress": progress_line(execution["progress"]),
         }
         run_tasks(str(spec), models, options)
 
@@ -179,7 +186,10 @@ def run(
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"
-    run_options = RunOptions(output=output, dry_run=dry_run, handle_signals=True, **execution)
+    progress = progress_line(execution.pop("progress"))
+    run_options = RunOptions(
+        output=output, dry_run=dry_run, handle_signals=True, progress=progress, **execution
+    )
     outcome = run_spec(loaded, run_options)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     print_usage(outcome.report)
@@ -210,7 +220,8 @@ def resume(
     from assay.pipeline import RunOptions, resume_run
 
     _check_sink(execution["sink_url"])
-    options = RunOptions(output=run_dir, handle_signals=True, **execution)
+    progress = progress_line(execution.pop("progress"))
+    options = RunOptions(output=run_dir, handle_signals=True, progress=progress, **execution)
     outcome = resume_run(
         run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
     )

@@ -12,6 +12,7 @@ from assay.pipeline._eval import (
 )
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
+from assay.pipeline._progress import Progress, ProgressCallback
 from assay.pipeline._rescore import Rescore, rescore_run, rescore_run_async
 from assay.pipeline._resume import (
     load_for_resume,
@@ -25,6 +26,8 @@ __all__ = [
     "EvalOptions",
     "EvalResult",
     "Prepared",
+    "Progress",
+    "ProgressCallback",
     "Rescore",
     "RunOptions",
     "RunOutcome",

@@ -36,6 +36,7 @@ from assay.model import (
     prices_from_env,
 )
 from assay.pipeline._options import RunOptions
+from assay.pipeline._progress import ProgressCallback
 from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
@@ -80,6 +81,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             or ``never``.
         prices: a YAML/JSON price file (USD per million tokens by ``provider/name``);
             default ``$ASSAY_PRICES``, then ``set_price`` and the built-in table.
+        progress: called with each unit's ``Progress`` every half second, and once at
+            its end (``RunOptions.progress``).
     """
 
     log_dir: Path = Path("runs")
@@ -104,6 +107,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     cache: bool = False
     cache_expiry: str | float = DEFAULT_EXPIRY
     prices: Path | None = None
+    progress: ProgressCallback | None = None
 
 
 class EvalResult(msgspec.Struct):
@@ -262,7 +266,10 @@ async def _run_unit(
         prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
         output = opts.output or opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
         run_options = RunOptions(
-            output=output, max_concurrency=opts.max_samples, handle_signals=opts.handle_signals
+            output=output,
+            max_concurrency=opts.max_samples,
+            handle_signals=opts.handle_signals,
+            progress=opts.progress,
         )
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=False)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import msgspec
 
+from assay.pipeline._progress import ProgressCallback
+
 
 class RunOptions(msgspec.Struct, frozen=True):
     """How to run a spec; none of these change results, so none are in the spec.
@@ -23,6 +25,8 @@ class RunOptions(msgspec.Struct, frozen=True):
             over the spec's ``baseline``; the policy itself stays the spec's).
         cluster: the address of a Dask scheduler (``tcp://host:8786``): the targets'
             calls run on its workers, the trials and their evidence stay here.
+        progress: called with a ``Progress`` every half second while the run goes on,
+            and once at its end (finished, interrupted or failed).
     """
 
     output: Path | None = None
@@ -33,3 +37,4 @@ class RunOptions(msgspec.Struct, frozen=True):
     handle_signals: bool = False
     baseline: Path | None = None
     cluster: str | None = None
+    progress: ProgressCallback | None = None

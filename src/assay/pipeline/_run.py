@@ -43,6 +43,7 @@ from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, targets_on
+from assay.pipeline._progress import Progress, report_progress
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report, render_reports
@@ -99,6 +100,7 @@ class _Run:
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
+        self.kept = 0  # trials a resume found finished
 
     def _sinks(self, options: RunOptions, output: Path | None) -> list[LineSink]:
         sinks: list[LineSink] = []
@@ -210,6 +212,12 @@ class _Run:
         if self.http is not None:
             self.http.check()
 
+    def progress(self, *, final: bool = False) -> Progress:
+        """How far the run has got: every trial with a report row is finished."""
+        done = len(self.rows.rows) + self.rows.omitted
+        elapsed = time.time() - self.started
+        return Progress(self.spec.evaluation, done, len(self.plan), elapsed, final, self.kept)
+
     async def flush_forever(self) -> None:
         """Push finished trials to disk every FLUSH_EVERY seconds, even while every
         trial still in flight is slow (so kill -9 loses at most that much)."""
@@ -295,6 +303,7 @@ async def _execute_run(
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
         finished = await run.judge_finished()
+        run.kept = len(finished)
         if run.point is not None:
             run.run_event(
                 "run_resumed", {"finished": len(finished), "repaired": run.point.repaired}
@@ -307,10 +316,15 @@ async def _execute_run(
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(run.flush_forever)
+                    if options.progress is not None:
+                        group.start_soon(report_progress, run.progress, options.progress)
                     await execute(run.queue, run.trial, options.max_concurrency)
                     group.cancel_scope.cancel()
             except BaseExceptionGroup as errors:
                 raise first_error(errors) from None
+            finally:
+                if options.progress is not None:
+                    options.progress(run.progress(final=True))
 
         if not options.handle_signals:
             await work()
