@@ -106,3 +106,12 @@ def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: P
     assert last.final and last.done == last.planned == len(SAMPLES)
     assert 5 <= last.kept == kept < len(SAMPLES)
     assert last.rate == pytest.approx((last.done - kept) / last.elapsed)
+
+
+def test_a_progress_line_whose_stderr_is_gone_stays_quiet() -> None:
+    stream = _Terminal()
+    line = progress_line(True, stream)
+    assert line is not None
+    stream.close()  # writing now raises ValueError, as a closed pipe raises OSError
+    line(Progress("e", 1, 4, 1.0))
+    line(Progress("e", 4, 4, 2.0, final=True))  # no exception: the run is not failed

@@ -30,19 +30,24 @@ def progress_line(wanted: bool | None, stream: TextIO | None = None) -> Progress
 
 class _ProgressLine:
     def __init__(self, stream: TextIO, tty: bool) -> None:
-        self.stream = stream
+        self.stream: TextIO | None = stream
         self.tty = tty
         self.logged = time.monotonic()
 
     def __call__(self, progress: Progress) -> None:
+        if self.stream is None:
+            return
         text = render(progress)
-        if self.tty:
-            end = "\n" if progress.final else ""
-            self.stream.write(f"\r{text}\x1b[K{end}")
-        elif progress.final or time.monotonic() - self.logged >= LOG_EVERY:
-            self.logged = time.monotonic()
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        try:
+            if self.tty:
+                end = "\n" if progress.final else ""
+                self.stream.write(f"\r{text}\x1b[K{end}")
+            elif progress.final or time.monotonic() - self.logged >= LOG_EVERY:
+                self.logged = time.monotonic()
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr went away: the run goes on without the line
+            self.stream = None
 
 
 def render(progress: Progress) -> str:
