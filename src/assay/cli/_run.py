@@ -186,7 +186,8 @@ def run(
     if output is None and not dry_run:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         output = Path("runs") / f"{loaded.spec.evaluation}-{stamp}"
-    progress = progress_line(execution.pop("progress"))
+    wanted = execution.pop("progress")  # a dry run's events go to the terminal already
+    progress = progress_line(False if dry_run and wanted is None else wanted)
     run_options = RunOptions(
         output=output, dry_run=dry_run, handle_signals=True, progress=progress, **execution
     )
