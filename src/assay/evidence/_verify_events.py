@@ -106,22 +106,21 @@ class _Refs(msgspec.Struct, gc=False):
 _decode_head = msgspec.json.Decoder(_EventHead).decode
 _decode_match = msgspec.json.Decoder(_MatchData).decode
 _decode_refs = msgspec.json.Decoder(_Refs).decode
-_REFERRING = frozenset({"tool_call", "tool_result", "score_tool_call", "score_tool_result"})
+# Events whose data names artifacts no bundle lists (a grader's calls, tools' calls and
+# results); a target's own ``sampling`` does too when it is a model's (``"model"``).
+_REFERRING = frozenset(
+    {"tool_call", "tool_result", "score_sampling", "score_tool_call", "score_tool_result"}
+)
 _FIELDS = ("prompt", "output", "arguments", "result")
 
 
-def _event_refs(
-    number: int, kind: str, line: bytes, data: msgspec.Raw, refs: list[tuple[int, str, str]]
-) -> None:
-    """Note the artifacts a model or tool event names. A target's own ``sampling``
-    (no ``"model"`` in its line) names its bundle's sample and output, which bundles
-    check, so it is not decoded."""
-    if kind in _REFERRING or (kind.endswith("sampling") and b'"model"' in line):
-        named = _decode_refs(data)
-        for field in _FIELDS:
-            sha = getattr(named, field)
-            if isinstance(sha, str):
-                refs.append((number, field, sha))
+def _event_refs(number: int, data: msgspec.Raw, refs: list[tuple[int, str, str]]) -> None:
+    """Note the artifacts the event at line *number* names in its *data*."""
+    named = _decode_refs(data)
+    for field in _FIELDS:
+        sha = getattr(named, field)
+        if isinstance(sha, str):
+            refs.append((number, field, sha))
 
 
 def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
@@ -194,10 +193,11 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
             elif kind == "match":  # after the sealed bundle: it binds its score line
                 bound.add(_decode_match(head.data).record)
             elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                _event_refs(number, kind, line, head.data, refs)
+                if kind in referring:
+                    _event_refs(number, head.data, refs)
             else:
-                if kind in referring or kind == "sampling":
-                    _event_refs(number, kind, line, head.data, refs)
+                if kind in referring or (kind == "sampling" and b'"model"' in line):
+                    _event_refs(number, head.data, refs)
                 fold = running.get(trial)
                 if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
                     fold = running[trial] = sha256(b'[[%d,"%s"]' % (n, prev.encode()))

@@ -100,7 +100,6 @@ class _Run:
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
-        self.kept = 0  # trials a resume found finished
 
     def _sinks(self, options: RunOptions, output: Path | None) -> list[LineSink]:
         sinks: list[LineSink] = []
@@ -199,9 +198,7 @@ class _Run:
             records, row = await judge(
                 bundle, output, self.scorers, self.metrics, self.task_metrics
             )
-        for score in records:
-            line = self.writer.write_score(score)
-            recorder.record("match", _match(score, digest, line), parent=recorder.root)
+        record_scores(self.writer, recorder, digest, records)
         self.rows.add(row)
         if result.outcome is not None and result.outcome.kind == "error":
             self.errors.add_error(result.outcome.failure)
@@ -215,8 +212,9 @@ class _Run:
     def progress(self, *, final: bool = False) -> Progress:
         """How far the run has got: every trial with a report row is finished."""
         done = len(self.rows.rows) + self.rows.omitted
+        kept = len(self.point.finished) if self.point is not None else 0
         elapsed = time.time() - self.started
-        return Progress(self.spec.evaluation, done, len(self.plan), elapsed, final, self.kept)
+        return Progress(self.spec.evaluation, done, len(self.plan), elapsed, final, kept)
 
     async def flush_forever(self) -> None:
         """Push finished trials to disk every FLUSH_EVERY seconds, even while every
@@ -268,7 +266,8 @@ class _Run:
 def record_scores(
     writer: RunWriter, recorder: TrialRecorder, digest: str, records: list[dict[str, Any]]
 ) -> None:
-    """Write scores a crash lost after their bundle, each with its match event."""
+    """Write a trial's score lines, each bound by its ``match`` event (a finished trial's,
+    or those a crash lost after their bundle)."""
     for score in records:
         line = writer.write_score(score)
         recorder.record("match", _match(score, digest, line), parent=recorder.root)
@@ -303,7 +302,6 @@ async def _execute_run(
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
         finished = await run.judge_finished()
-        run.kept = len(finished)
         if run.point is not None:
             run.run_event(
                 "run_resumed", {"finished": len(finished), "repaired": run.point.repaired}
