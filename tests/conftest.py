@@ -9,6 +9,8 @@ import pytest
 from assay._messages import set_language
 from tests.servers.openai_compat import OpenAICompatServer
 
+pytest_plugins = ["tests._skip_policy"]
+
 
 @pytest.fixture(autouse=True)
 def _english() -> None:

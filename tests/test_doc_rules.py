@@ -1,0 +1,169 @@
+"""Every rule stated in docs/cli.md, docs/spec.md and docs/evidence.md has a test naming it.
+
+A test names the rule it checks with ``@pytest.mark.doc("docs/cli.md", "quote")``: the
+quote is copied from the doc (line breaks may differ), so a doc edit that changes a
+rule breaks the link here instead of leaving a test that checks something else. A rule
+is one sentence of a paragraph or list item, or one table row; code blocks are examples,
+not rules.
+
+Run ``python -m tests.test_doc_rules`` to list the rules and the tests that name them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = ("docs/cli.md", "docs/spec.md", "docs/evidence.md")
+
+# Sentences that state no behaviour a test could check (a heading-like lead-in, a
+# pointer to another page). Keyed by the sentence's start; each says why.
+DESCRIPTIVE: dict[str, str] = {}
+
+# Rules with no named test yet. This list may only shrink: a rule here that gains a
+# test, or leaves its doc, fails test_pending_rules_are_still_pending.
+PENDING: dict[str, list[str]] = {}
+
+_SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?])\s+(?=[A-Z`(\"])")
+_TABLE_RULE = re.compile(r"\|[\s|:-]+\|")
+_LIST_ITEM = re.compile(r"([-*]|\d+\.)\s")
+
+
+def normal(text: str) -> str:
+    """Whitespace collapsed, so a quote may wrap where the doc does not."""
+    return " ".join(text.split())
+
+
+def blocks(text: str) -> Iterator[tuple[int, str]]:
+    """(first line, text) of each paragraph, list item and table body row, outside code."""
+    fenced = in_table = False
+    start, current = 0, []
+    for number, line in enumerate([*text.splitlines(), ""], 1):
+        stripped = line.strip()
+        starts_item = bool(_LIST_ITEM.match(stripped)) or stripped.startswith("|")
+        if current and (not stripped or stripped.startswith(("#", "```")) or starts_item):
+            yield start, normal(" ".join(current))
+            current = []
+        if stripped.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not stripped or stripped.startswith("#"):
+            in_table = in_table and stripped.startswith("|")
+            continue
+        if stripped.startswith("|"):
+            if in_table and not _TABLE_RULE.fullmatch(stripped):
+                yield number, stripped
+            in_table = True  # the first row of a table is its header
+            continue
+        in_table = False
+        if not current:
+            start = number
+        current.append(stripped)
+
+
+def rules(doc: str) -> list[tuple[int, str]]:
+    """(line, sentence) of every rule in *doc*."""
+    found = []
+    for line, text in blocks((REPO / doc).read_text(encoding="utf-8")):
+        parts = [text] if text.startswith("|") else _SENTENCE_END.split(text)
+        found.extend((line, part) for part in parts if part)
+    return found
+
+
+def doc_marks() -> list[tuple[str, str, str]]:
+    """(test file::name, doc, quote) for every ``pytest.mark.doc`` in tests/."""
+    marks = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            for decorator in node.decorator_list:
+                if not (
+                    isinstance(decorator, ast.Call)
+                    and isinstance(decorator.func, ast.Attribute)
+                    and decorator.func.attr == "doc"
+                    and ast.unparse(decorator.func.value) == "pytest.mark"
+                ):
+                    continue
+                doc, *quotes = (ast.literal_eval(arg) for arg in decorator.args)
+                where = f"{path.relative_to(REPO)}::{node.name}"
+                marks.extend((where, doc, normal(quote)) for quote in quotes)
+    return marks
+
+
+def covering(sentence: str, quotes: list[str]) -> bool:
+    """A quote names a rule when one lies within the other (a quote may span several)."""
+    return any(quote in sentence or sentence in quote for quote in quotes)
+
+
+def uncovered() -> dict[str, list[str]]:
+    """The rules of each doc that no test names and that are not descriptive."""
+    marks = doc_marks()
+    missing: dict[str, list[str]] = {}
+    for doc in DOCS:
+        quotes = [quote for _, d, quote in marks if d == doc]
+        for _, sentence in rules(doc):
+            if covering(sentence, quotes) or any(map(sentence.startswith, DESCRIPTIVE)):
+                continue
+            missing.setdefault(doc, []).append(sentence)
+    return missing
+
+
+def test_every_quote_is_in_its_doc() -> None:
+    wrong = []
+    for where, doc, quote in doc_marks():
+        path = REPO / doc
+        if not path.is_file() or quote not in normal(path.read_text(encoding="utf-8")):
+            wrong.append(f"{where}: {doc} does not say {quote!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_rule_has_a_named_test() -> None:
+    new = {
+        doc: [s for s in sentences if s not in PENDING.get(doc, [])]
+        for doc, sentences in uncovered().items()
+    }
+    lines = [f"{doc}: {sentence}" for doc, sentences in new.items() for sentence in sentences]
+    assert not lines, "no test names these rules (add @pytest.mark.doc):\n" + "\n".join(lines)
+
+
+def test_pending_rules_are_still_pending() -> None:
+    missing = uncovered()
+    done = [
+        f"{doc}: {sentence}"
+        for doc, sentences in PENDING.items()
+        for sentence in sentences
+        if sentence not in missing.get(doc, [])
+    ]
+    assert not done, "named by a test now (or gone from the doc): remove from PENDING\n" + (
+        "\n".join(done)
+    )
+
+
+def test_descriptive_sentences_exist() -> None:
+    every = [sentence for doc in DOCS for _, sentence in rules(doc)]
+    stale = [start for start in DESCRIPTIVE if not any(s.startswith(start) for s in every)]
+    assert not stale, stale
+
+
+def test_rules_are_split_into_sentences() -> None:
+    text = "Intro line.\n\n- `a` is refused, e.g. `b`. Then exit 2.\n\n| x | y |\n|---|---|\n| 0 | ok |\n"
+    parts = [text for _, text in blocks(text)]
+    assert parts == ["Intro line.", "- `a` is refused, e.g. `b`. Then exit 2.", "| 0 | ok |"]
+
+
+if __name__ == "__main__":
+    marks = doc_marks()
+    total = named = 0
+    for doc in DOCS:
+        quotes = [(where, quote) for where, d, quote in marks if d == doc]
+        for line, sentence in rules(doc):
+            tests = [w for w, q in quotes if covering(sentence, [q])]
+            total += 1
+            named += bool(tests)
+            print(f"{doc}:{line}: {len(tests)} test(s): {sentence[:90]}")
+    print(f"{named} of {total} rules named by a test")
