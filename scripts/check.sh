@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 ruff check
 ruff format --check
 mypy
-python -m pytest "$@"
+# In parallel (one worker per core; a file's tests stay on one worker, so its module
+# fixtures are made once), in random order (pytest-randomly), the 15 slowest shown.
+python -m pytest -n "${ASSAY_TEST_WORKERS:-auto}" --dist loadfile --durations=15 "$@"

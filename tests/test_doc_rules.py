@@ -65,9 +65,14 @@ def blocks(text: str) -> Iterator[tuple[int, str]]:
 
 
 def rules(doc: str) -> list[tuple[int, str]]:
-    """(line, sentence) of every rule in *doc*."""
+    """(line, sentence) of every rule in the doc at *doc*."""
+    return rules_of((REPO / doc).read_text(encoding="utf-8"))
+
+
+def rules_of(markdown: str) -> list[tuple[int, str]]:
+    """(line, sentence) of every rule in *markdown*; a table row is one rule."""
     found = []
-    for line, text in blocks((REPO / doc).read_text(encoding="utf-8")):
+    for line, text in blocks(markdown):
         parts = [text] if text.startswith("|") else _SENTENCE_END.split(text)
         found.extend((line, part) for part in parts if part)
     return found
@@ -151,9 +156,18 @@ def test_descriptive_sentences_exist() -> None:
 
 
 def test_rules_are_split_into_sentences() -> None:
-    text = "Intro line.\n\n- `a` is refused, e.g. `b`. Then exit 2.\n\n| x | y |\n|---|---|\n| 0 | ok |\n"
-    parts = [text for _, text in blocks(text)]
-    assert parts == ["Intro line.", "- `a` is refused, e.g. `b`. Then exit 2.", "| 0 | ok |"]
+    markdown = (
+        "# Title\n\nIntro\nline.\n\n```sh\nassay run x\n```\n\n"
+        "- `a` is refused, e.g. `b`. Then exit 2.\n- Second.\n\n"
+        "| code | meaning |\n|---|---|\n| 0 | ok |\n"
+    )
+    assert rules_of(markdown) == [
+        (3, "Intro line."),
+        (10, "- `a` is refused, e.g. `b`."),
+        (10, "Then exit 2."),
+        (11, "- Second."),
+        (15, "| 0 | ok |"),
+    ]
 
 
 if __name__ == "__main__":

