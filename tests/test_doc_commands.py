@@ -89,17 +89,18 @@ def commands(block: Block) -> list[list[str]]:
     for line in text.splitlines():
         words = shlex.split(line, comments=True)
         while words:
-            head, sep, words = _until(words, "&&")
+            head, words = _until(words, "&&")
             if head:
                 argvs.append(head)
     return argvs
 
 
-def _until(words: list[str], separator: str) -> tuple[list[str], str, list[str]]:
+def _until(words: list[str], separator: str) -> tuple[list[str], list[str]]:
+    """The words before the first *separator*, and those after it."""
     if separator in words:
         at = words.index(separator)
-        return words[:at], separator, words[at + 1 :]
-    return words, "", []
+        return words[:at], words[at + 1 :]
+    return words, []
 
 
 BLOCKS = [block for doc in DOCS for block in shell_blocks(doc)]
