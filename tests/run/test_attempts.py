@@ -170,7 +170,11 @@ def test_a_timeout_is_retried_then_blocks_and_the_gate_is_inconclusive(tmp_path:
     out = tmp_path / "run"
     outcome = run_spec_at(spec, out)
     bundle = bundles_by_sample(out)["s0"]
-    assert counter_lines(counter) == ["called"] * FAST_RETRY["max_attempts"]
+    # A program killed by its timeout may not have got as far as writing its line (a
+    # busy machine starts Python slowly): the attempts are read from the evidence, and
+    # the counter only shows no call was made beyond them.
+    assert counter_lines(counter) == ["called"] * len(counter_lines(counter))
+    assert len(counter_lines(counter)) <= FAST_RETRY["max_attempts"]
     assert attempt_statuses(bundle) == ["infra_failed"] * FAST_RETRY["max_attempts"]
     assert {a["reason"] for a in bundle["attempts"]} == {"timeout"}
     assert bundle["state"] == "blocked"
