@@ -217,6 +217,11 @@ def _event_deleted(run: Path) -> str:
     return "events.jsonl"
 
 
+def _event_inserted(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: [*lines[:4], lines[2], *lines[4:]])
+    return "events.jsonl"
+
+
 def _events_swapped(run: Path) -> str:
     edit_lines(run / "events.jsonl", lambda lines: [*lines[:2], lines[3], lines[2], *lines[4:]])
     return "events.jsonl"
@@ -349,6 +354,7 @@ CASES = [
     pytest.param(Case(_plan), id="plan.jsonl"),
     pytest.param(Case(_event_value), id="events.jsonl-data-value"),
     pytest.param(Case(_event_deleted), id="events.jsonl-line-deleted"),
+    pytest.param(Case(_event_inserted), id="events.jsonl-line-inserted"),
     pytest.param(Case(_events_swapped), id="events.jsonl-lines-swapped"),
     pytest.param(Case(_last_event_torn), id="events.jsonl-last-line-torn"),
     pytest.param(Case(_last_event_edited), id="events.jsonl-last-line-edited"),
@@ -374,6 +380,11 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`prev` chains each record to the bytes of the one before (64 zeros for the first);",
+    "The spec against the manifest; each plan line's trial id against the spec; the event chain",
+)
 def test_one_changed_byte_is_named_and_refused(run: Path, case: Case) -> None:
     name = case.tamper(run)
     assert_caught(run, name, first=case.first)
@@ -436,6 +447,11 @@ def test_one_changed_byte_in_an_aborted_run_is_named(
 # --------------------------------------------------------------- grading usage figures
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A grader's calls are not in it: they are `score_sampling` events, logged after the bundle "
+    "is sealed,",
+)
 def test_an_edited_grading_usage_figure_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -476,6 +492,11 @@ def big():
 """
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "the artifacts that only an event names (a model call's or a grader's prompt and output, a "
+    "tool call's arguments and result) against the store too;",
+)
 def test_a_deleted_prompt_that_no_bundle_lists_is_named(tmp_path: Path) -> None:
     """A model call's prompt and output are named by its ``sampling`` event alone (the
     bundle lists the sample and the answer). Deleting the prompt's file is caught too,

@@ -80,6 +80,13 @@ def test_the_mixed_run_verifies_and_has_every_kind_of_trial(mixed_run: Path) -> 
     assert bundles["crash"]["observation"]["outcome"] == "product_failure"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`prev` chains each record to the bytes of the one before (64 zeros for the first);",
+    "`n` numbers events within their trial from 1; `parent` names an earlier `n` of the same "
+    "trial (only `n = 1` has none).",
+    "Run-level events have `trial: null`.",
+)
 def test_events_are_chained_numbered_and_parented(mixed_run: Path) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
     manifest = json.loads((mixed_run / "manifest.json").read_text())
@@ -130,6 +137,11 @@ def test_attempt_events_nest_under_their_attempt(mixed_run: Path) -> None:
                 assert event["parent"] == 1
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`digest` is the SHA-256 of the canonical JSON of every other field.",
+    "The events listed are all of the trial's events except `match`",
+)
 def test_bundle_digest_covers_its_events_and_artifacts(mixed_run: Path) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
     logged: dict[str, list[list[object]]] = {}
@@ -142,6 +154,10 @@ def test_bundle_digest_covers_its_events_and_artifacts(mixed_run: Path) -> None:
     for bundle in read_jsonl(mixed_run / "bundles.jsonl"):
         tid = bundle["trial"]["trial_id"]
         assert bundle_digest(bundle) == bundle["digest"]
+        # recomputed here: canonical JSON (keys sorted, compact, UTF-8) of the rest
+        rest = {key: value for key, value in bundle.items() if key != "digest"}
+        canonical = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert bundle["digest"] == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
         assert bundle["events"] == logged[tid]
         for sha in bundle["artifacts"].values():
             assert hashlib.sha256(artifact_bytes(mixed_run, sha)).hexdigest() == sha

@@ -45,6 +45,12 @@ def usage_by_trial(run: Path, kind: str) -> dict[str, Usage]:
     return totals
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A trial that called a model also has `usage`: its `sampling` events summed",
+    "A grader's calls are not in it: they are `score_sampling` events, logged after the bundle "
+    "is sealed,",
+)
 def test_grader_usage_is_counted_apart_and_rescored_exactly(
     server: OpenAICompatServer, tmp_path: Path
 ) -> None:

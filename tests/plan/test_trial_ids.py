@@ -42,6 +42,11 @@ def test_trial_id_is_stable_and_well_formed(coords: tuple[str, str, str, int]) -
 @given(st.sets(coordinates, min_size=2, max_size=40))
 @example({("e", "t", "a\x1f1", 1), ("e", "t", "a", 11), ("e", "t", "a\x1f", 11)})
 @example({("e", "t1", "s", 1), ("e", "t", "1s", 1), ("e", "t", "s", 11), ("e1", "t", "s", 1)})
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_distinct_trials_get_distinct_ids(trials: set[tuple[str, str, str, int]]) -> None:
     assert len({trial_id(*c) for c in trials}) == len(trials)
 
@@ -72,6 +77,11 @@ def _varied_coordinates(count: int) -> list[tuple[str, str, str, int]]:
 
 
 @pytest.mark.parametrize("hash_seed", ["0", "4242"])
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_trial_ids_are_the_same_in_another_process(hash_seed: str) -> None:
     coords = _varied_coordinates(500)
     here = [trial_id(*c) for c in coords]
@@ -134,6 +144,11 @@ def test_trial_ids_are_pinned() -> None:
     )
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_separator_in_a_coordinate_cannot_collide() -> None:
     assert trial_id("a\x1fb", "c", "s", 1) != trial_id("a", "b\x1fc", "s", 1)
 
