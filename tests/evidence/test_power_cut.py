@@ -24,12 +24,6 @@ from tests.helpers import (
     unique_callable_spec,
 )
 
-POWER_CUT = (
-    "While a run goes on, lines reach the OS within 0.2 s but are not fsync'd one by one: "
-    "a power cut mid-run can lose the last of them, in any order across files."
-)
-RESUMED = "If the log lost events that a kept bundle lists, `assay resume` cuts `bundles.jsonl`"
-
 STOPPING = """
 from pathlib import Path
 
@@ -73,7 +67,11 @@ def lose_the_log_after(run: Path, bundle: int, kept: int) -> str:
     return trial
 
 
-@pytest.mark.doc("docs/evidence.md", POWER_CUT, RESUMED)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "While a run goes on, lines reach the OS within 0.2 s but are not fsync'd one by one:",
+    "If the log lost events that a kept bundle lists, `assay resume` cuts `bundles.jsonl`",
+)
 @pytest.mark.parametrize(("bundle", "kept"), [(4, 2), (1, 0), (1, 3)])
 def test_a_bundle_whose_events_a_power_cut_lost_is_run_again(
     stopped: tuple[Path, dict[str, object]], tmp_path: Path, bundle: int, kept: int
@@ -100,7 +98,10 @@ def test_a_bundle_whose_events_a_power_cut_lost_is_run_again(
     assert any("whose events the log lost" in line for line in event["data"]["repaired"])
 
 
-@pytest.mark.doc("docs/evidence.md", POWER_CUT)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "While a run goes on, lines reach the OS within 0.2 s but are not fsync'd one by one:",
+)
 def test_record_lines_are_not_fsynced_one_by_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -521,3 +521,43 @@ def test_a_deleted_prompt_that_no_bundle_lists_is_named(tmp_path: Path) -> None:
     assert any(p.startswith(f"events.jsonl:{number}:") and "prompt" in p for p in problems), (
         problems
     )
+
+
+# --------------------------------------------------------------- where each problem is
+
+LISTING = ["plan.jsonl", "events.jsonl", "bundles.jsonl", "scores.jsonl"]
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Each problem names the file (and line) where it is, listed in file order; a whole-file",
+)
+def test_problems_name_their_file_and_line_in_file_order(run: Path) -> None:
+    """Edits in four files, later lines first: the findings come back by file, in the
+    order of the run directory's listing, and by line within each file."""
+    replace_once(run / "scores.jsonl", b'"scorer_id":"fee-', b'"scorer_id":"fex-', line=5)
+    replace_once(run / "scores.jsonl", b'"scorer_id":"fee-', b'"scorer_id":"fex-', line=1)
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"', line=4)
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"', line=2)
+    replace_once(run / "events.jsonl", b'"at":1', b'"at":2', line=20)
+    replace_once(run / "plan.jsonl", b'"sample_index":', b'"sample_index":9', line=3)
+    problems = verify_run(run).problems
+    where = []
+    for problem in problems:
+        name, _, rest = problem.partition(":")
+        line = rest.split(" ", 1)[0].split(":")[0]
+        where.append((name, int(line) if line.isdigit() else 0))
+    # first the whole-file digests the manifest holds (named by file, no line) ...
+    whole = [name for name, line in where if line == 0]
+    assert whole == ["bundles.jsonl", "plan.jsonl", "scores.jsonl"], problems
+    assert where[: len(whole)] == [(name, 0) for name in whole], problems
+    # ... then each finding at its line: by file in the listing's order, by line in each
+    named = [name for name, line in where if line]
+    assert named == sorted(named, key=LISTING.index), problems
+    assert sorted(set(named), key=LISTING.index) == LISTING, problems
+    for name in LISTING:
+        lines = [line for n, line in where if n == name and line]
+        assert lines == sorted(lines), (name, problems)
+    assert {("scores.jsonl", 2), ("scores.jsonl", 6), ("plan.jsonl", 4)} <= set(where), problems
+    assert {("bundles.jsonl", 3), ("bundles.jsonl", 5)} <= set(where), problems
+    assert any(name == "events.jsonl" and line >= 21 for name, line in where), problems
