@@ -107,7 +107,7 @@ def sized_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
 
 @pytest.mark.doc(
     "docs/evidence.md",
-    "Every payload a run records (a sample as the target saw it, an output, a prompt",
+    "Every payload a run records (a sample less its hidden fields, an output, a prompt",
     "A payload of 64 KiB (65,536 bytes) or more is a file,",
     "A smaller one is a record appended to a pack, `artifacts/pack-NNNN.bin`:",
     "An artifact is found by its digest: the file of that name, else the pack record",

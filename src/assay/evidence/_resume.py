@@ -2,10 +2,11 @@
 
 A crash or ``kill -9`` can leave the last line of a JSONL file half-written. That line is
 never accepted: it is cut off (and reported), which can only drop a record that was not
-yet complete. A trial counts as finished when its bundle line is whole; its score lines
-follow it, and any missing ones are recomputed from the bundle by the caller. Events of
-trials that did not finish stay in the log (they happened); a re-run of such a trial
-continues its numbering, so its bundle covers every event it ever had.
+yet complete. A trial counts as finished when its bundle line is whole and the log holds
+the events it lists (a power cut may have lost them); its score lines follow it, and any
+missing ones are recomputed from the bundle by the caller. Events of trials that did not
+finish stay in the log (they happened); a re-run of such a trial continues its
+numbering, so its bundle covers every event it ever had.
 """
 
 from __future__ import annotations
