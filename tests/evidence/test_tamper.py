@@ -242,6 +242,11 @@ def _last_event_edited(run: Path) -> str:
     return "events.jsonl"
 
 
+def _events_truncated(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: lines[:-2])  # whole lines, cut cleanly
+    return "events.jsonl"
+
+
 def _event_appended(run: Path) -> str:
     edit_lines(run / "events.jsonl", lambda lines: [*lines, lines[-1]])
     return "events.jsonl"
@@ -359,6 +364,7 @@ CASES = [
     pytest.param(Case(_last_event_torn), id="events.jsonl-last-line-torn"),
     pytest.param(Case(_last_event_edited), id="events.jsonl-last-line-edited"),
     pytest.param(Case(_event_appended), id="events.jsonl-line-appended"),
+    pytest.param(Case(_events_truncated, first=False), id="events.jsonl-last-lines-cut"),
     pytest.param(Case(_trailing_newline_dropped), id="events.jsonl-trailing-newline-dropped"),
     pytest.param(Case(_output_artifact), id="artifact-output"),
     pytest.param(Case(_sample_artifact), id="artifact-sample"),
