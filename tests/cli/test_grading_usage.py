@@ -9,6 +9,8 @@ import re
 import signal
 from pathlib import Path
 
+import pytest
+
 from assay.evidence import Usage
 from tests.helpers import (
     graded_reply,
@@ -53,6 +55,11 @@ def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) ->
     assert rescored is not None and rescored.group(0) == found.group(0), scored.stdout
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Re-judging answers a grader from its logged calls; a grader call the crash cut off is made "
+    "again",
+)
 def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> None:
     """Interrupted after one graded trial: the resume re-judges it from the log (its
     grader call replayed, not asked again, and counted again exactly), runs the rest,
@@ -100,6 +107,11 @@ def test_score_needs_no_server_or_key_for_a_grader_it_replays(tmp_path: Path) ->
     assert "all equal the recorded ones" in scored.stdout, scored.stdout
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Re-judging answers a grader from its logged calls; a grader call the crash cut off is made "
+    "again",
+)
 def test_a_grader_call_a_kill_cut_off_is_made_again_by_resume_and_recorded(
     tmp_path: Path,
 ) -> None:

@@ -10,6 +10,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.test_openai_run import ARITHMETIC, calculator
 from tests.helpers import (
     SHIPPING,
@@ -71,6 +73,10 @@ def cached_calls(run: Path) -> list[dict[str, Any]]:
     return [e for e in events_of(run, "sampling") if e["data"].get("cached")]
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A run made with the response cache says so in the manifest (`cache`) and is resumed with it",
+)
 def test_a_resumed_cached_run_answers_cached_calls_without_a_request(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:

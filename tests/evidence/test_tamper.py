@@ -217,6 +217,11 @@ def _event_deleted(run: Path) -> str:
     return "events.jsonl"
 
 
+def _event_inserted(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: [*lines[:4], lines[2], *lines[4:]])
+    return "events.jsonl"
+
+
 def _events_swapped(run: Path) -> str:
     edit_lines(run / "events.jsonl", lambda lines: [*lines[:2], lines[3], lines[2], *lines[4:]])
     return "events.jsonl"
@@ -234,6 +239,11 @@ def _last_event_torn(run: Path) -> str:
 def _last_event_edited(run: Path) -> str:
     lines = (run / "events.jsonl").read_bytes().split(b"\n")
     replace_once(run / "events.jsonl", b'"at":1', b'"at":2', line=len(lines) - 2)
+    return "events.jsonl"
+
+
+def _events_truncated(run: Path) -> str:
+    edit_lines(run / "events.jsonl", lambda lines: lines[:-2])  # whole lines, cut cleanly
     return "events.jsonl"
 
 
@@ -349,10 +359,12 @@ CASES = [
     pytest.param(Case(_plan), id="plan.jsonl"),
     pytest.param(Case(_event_value), id="events.jsonl-data-value"),
     pytest.param(Case(_event_deleted), id="events.jsonl-line-deleted"),
+    pytest.param(Case(_event_inserted), id="events.jsonl-line-inserted"),
     pytest.param(Case(_events_swapped), id="events.jsonl-lines-swapped"),
     pytest.param(Case(_last_event_torn), id="events.jsonl-last-line-torn"),
     pytest.param(Case(_last_event_edited), id="events.jsonl-last-line-edited"),
     pytest.param(Case(_event_appended), id="events.jsonl-line-appended"),
+    pytest.param(Case(_events_truncated, first=False), id="events.jsonl-last-lines-cut"),
     pytest.param(Case(_trailing_newline_dropped), id="events.jsonl-trailing-newline-dropped"),
     pytest.param(Case(_output_artifact), id="artifact-output"),
     pytest.param(Case(_sample_artifact), id="artifact-sample"),
@@ -374,6 +386,11 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`prev` chains each record to the bytes of the one before (64 zeros for the first);",
+    "The spec against the manifest; each plan line's trial id against the spec; the event chain",
+)
 def test_one_changed_byte_is_named_and_refused(run: Path, case: Case) -> None:
     name = case.tamper(run)
     assert_caught(run, name, first=case.first)
@@ -436,6 +453,11 @@ def test_one_changed_byte_in_an_aborted_run_is_named(
 # --------------------------------------------------------------- grading usage figures
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A grader's calls are not in it: they are `score_sampling` events, logged after the bundle "
+    "is sealed,",
+)
 def test_an_edited_grading_usage_figure_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -476,6 +498,11 @@ def big():
 """
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "the artifacts that only an event names (a model call's or a grader's prompt and output, a "
+    "tool call's arguments and result) against the store too;",
+)
 def test_a_deleted_prompt_that_no_bundle_lists_is_named(tmp_path: Path) -> None:
     """A model call's prompt and output are named by its ``sampling`` event alone (the
     bundle lists the sample and the answer). Deleting the prompt's file is caught too,
@@ -500,3 +527,43 @@ def test_a_deleted_prompt_that_no_bundle_lists_is_named(tmp_path: Path) -> None:
     assert any(p.startswith(f"events.jsonl:{number}:") and "prompt" in p for p in problems), (
         problems
     )
+
+
+# --------------------------------------------------------------- where each problem is
+
+LISTING = ["plan.jsonl", "events.jsonl", "bundles.jsonl", "scores.jsonl"]
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Each problem names the file (and line) where it is, listed in file order; a whole-file",
+)
+def test_problems_name_their_file_and_line_in_file_order(run: Path) -> None:
+    """Edits in four files, later lines first: the findings come back by file, in the
+    order of the run directory's listing, and by line within each file."""
+    replace_once(run / "scores.jsonl", b'"scorer_id":"fee-', b'"scorer_id":"fex-', line=5)
+    replace_once(run / "scores.jsonl", b'"scorer_id":"fee-', b'"scorer_id":"fex-', line=1)
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"', line=4)
+    replace_once(run / "bundles.jsonl", b'"state":"completed"', b'"state":"completeD"', line=2)
+    replace_once(run / "events.jsonl", b'"at":1', b'"at":2', line=20)
+    replace_once(run / "plan.jsonl", b'"sample_index":', b'"sample_index":9', line=3)
+    problems = verify_run(run).problems
+    where = []
+    for problem in problems:
+        name, _, rest = problem.partition(":")
+        line = rest.split(" ", 1)[0].split(":")[0]
+        where.append((name, int(line) if line.isdigit() else 0))
+    # first the whole-file digests the manifest holds (named by file, no line) ...
+    whole = [name for name, line in where if line == 0]
+    assert whole == ["bundles.jsonl", "plan.jsonl", "scores.jsonl"], problems
+    assert where[: len(whole)] == [(name, 0) for name in whole], problems
+    # ... then each finding at its line: by file in the listing's order, by line in each
+    named = [name for name, line in where if line]
+    assert named == sorted(named, key=LISTING.index), problems
+    assert sorted(set(named), key=LISTING.index) == LISTING, problems
+    for name in LISTING:
+        lines = [line for n, line in where if n == name and line]
+        assert lines == sorted(lines), (name, problems)
+    assert {("scores.jsonl", 2), ("scores.jsonl", 6), ("plan.jsonl", 4)} <= set(where), problems
+    assert {("bundles.jsonl", 3), ("bundles.jsonl", 5)} <= set(where), problems
+    assert any(name == "events.jsonl" and line >= 21 for name, line in where), problems

@@ -37,11 +37,19 @@ def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], li
     return in_worker, verify_run(run).problems
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "On a large run (an `events.jsonl` of 16 MiB or more, about 9,000 trials) and a machine with",
+)
 def test_untouched_run_verifies_in_a_worker(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     in_worker, here = both_ways(run, monkeypatch)
     assert in_worker == here == []
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "On a large run (an `events.jsonl` of 16 MiB or more, about 9,000 trials) and a machine with",
+)
 def test_a_changed_event_is_named_the_same_way(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     events = run / "events.jsonl"
     lines = events.read_bytes().split(b"\n")
@@ -65,6 +73,10 @@ def test_a_bundle_listing_other_events_is_named(run: Path, monkeypatch: pytest.M
     assert any("bundles.jsonl:1 " in p for p in here), here
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "On a large run (an `events.jsonl` of 16 MiB or more, about 9,000 trials) and a machine with",
+)
 def test_a_failed_worker_falls_back_to_this_process(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -84,6 +96,10 @@ def test_a_failed_worker_falls_back_to_this_process(
     assert here == [str(run)], "the event pass was not redone in this process"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "On a large run (an `events.jsonl` of 16 MiB or more, about 9,000 trials) and a machine with",
+)
 def test_every_listed_file_is_hashed_by_one_pass_or_the_other(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

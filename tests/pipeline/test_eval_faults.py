@@ -127,6 +127,12 @@ def test_continue_on_fail_finishes_every_trial_but_reports_error(tmp_path: Path)
 # -- retry_on_error ---------------------------------------------------------------------
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+)
 def test_retry_on_error_requeues_errored_trials_after_every_first_attempt(
     tmp_path: Path,
 ) -> None:
@@ -178,6 +184,11 @@ def test_retry_on_error_requeues_errored_trials_after_every_first_attempt(
             assert [f["status"] for f in finished] == ["errored", "succeeded"]
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+)
 def test_retry_on_error_gives_up_after_its_retries(tmp_path: Path) -> None:
     task = Task(
         dataset=[Sample(input="q", target="4", id="s0")],
@@ -189,6 +200,9 @@ def test_retry_on_error_gives_up_after_its_retries(tmp_path: Path) -> None:
     assert result.path is not None and verify_run(result.path).ok
     (bundle,) = read_jsonl(result.path / "bundles.jsonl")
     assert [a["status"] for a in bundle["attempts"]] == ["errored"] * 3
+    # completed all the same, on its last errored attempt
+    assert bundle["state"] == "completed"
+    assert bundle["canonical_attempt"]["attempt"] == 3
     assert bundle["observation"]["outcome"] == "error"
     (score,) = read_jsonl(result.path / "scores.jsonl")
     assert score["status"] == "unscorable"

@@ -18,6 +18,7 @@ import pytest
 from assay.evidence import bundle_digest, verify_run
 from tests.helpers import (
     FAST_RETRY,
+    REPO,
     SHIPPING,
     artifact_bytes,
     bundles_by_sample,
@@ -80,6 +81,13 @@ def test_the_mixed_run_verifies_and_has_every_kind_of_trial(mixed_run: Path) -> 
     assert bundles["crash"]["observation"]["outcome"] == "product_failure"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`prev` chains each record to the bytes of the one before (64 zeros for the first);",
+    "`n` numbers events within their trial from 1; `parent` names an earlier `n` of the same "
+    "trial (only `n = 1` has none).",
+    "Run-level events have `trial: null`.",
+)
 def test_events_are_chained_numbered_and_parented(mixed_run: Path) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
     manifest = json.loads((mixed_run / "manifest.json").read_text())
@@ -112,6 +120,69 @@ def test_events_are_chained_numbered_and_parented(mixed_run: Path) -> None:
         assert "trial_finished" in per_trial.values()
 
 
+# Every event type docs/evidence.md lists ("Types: ...").
+DOCUMENTED_TYPES = {
+    "run_started",
+    "run_resumed",
+    "trial_started",
+    "attempt_started",
+    "sampling",
+    "model_call_failed",
+    "error",
+    "postprocessor",
+    "tool_call",
+    "tool_result",
+    "attempt_finished",
+    "trial_finished",
+    "match",
+    "score_sampling",
+    "metrics",
+    "gate",
+    "extra",
+    "run_finished",
+    "run_interrupted",
+}
+TYPES_RULE = (
+    "- Types: `run_started` / `run_resumed`, `trial_started`, `attempt_started`, `sampling`"
+)
+
+
+def test_the_documented_types_are_the_ones_listed_in_the_doc() -> None:
+    """The set above is the doc's list: each type is named there, in backticks."""
+    text = " ".join((REPO / "docs" / "evidence.md").read_text(encoding="utf-8").split())
+    item = text[text.index(TYPES_RULE) :].split(" ## ")[0]
+    assert [t for t in sorted(DOCUMENTED_TYPES) if f"`{t}`" not in item] == []
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "- Types: `run_started` / `run_resumed`, `trial_started`, `attempt_started`, `sampling`",
+)
+def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
+    mixed_run: Path,
+) -> None:
+    lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
+    events = [json.loads(line) for line in lines]
+    types = {event["type"] for event in events}
+    assert types <= DOCUMENTED_TYPES, types - DOCUMENTED_TYPES
+    # this run has retries, a crash, a blocked trial and the target's own events
+    assert {"error", "extra", "sampling", "match", "metrics", "gate"} <= types
+    for event in events:
+        if event["type"] == "sampling":  # a target call: its artifacts and outcome
+            data = event["data"]
+            assert {"prompt", "outcome"} <= set(data), data
+            assert data["outcome"] != "answered" or "output" in data, data
+        if event["type"] == "match":  # scorer, status, bundle digest, score line's hash
+            assert set(event["data"]) == {"scorer", "status", "bundle", "record"}
+    last = events[-1]
+    assert last["type"] == "run_finished"
+    assert [e["type"] for e in events].count("run_finished") == 1
+    manifest = json.loads((mixed_run / "manifest.json").read_bytes())
+    assert manifest["events_head"] == hashlib.sha256(lines[-1]).hexdigest()
+    repeated = {k: v for k, v in manifest.items() if k not in ("schema", "events", "events_head")}
+    assert last["data"] == repeated
+
+
 def test_attempt_events_nest_under_their_attempt(mixed_run: Path) -> None:
     events = read_jsonl(mixed_run / "events.jsonl")
     by_trial: dict[str, dict[int, dict[str, object]]] = {}
@@ -130,6 +201,11 @@ def test_attempt_events_nest_under_their_attempt(mixed_run: Path) -> None:
                 assert event["parent"] == 1
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`digest` is the SHA-256 of the canonical JSON of every other field.",
+    "The events listed are all of the trial's events except `match`",
+)
 def test_bundle_digest_covers_its_events_and_artifacts(mixed_run: Path) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
     logged: dict[str, list[list[object]]] = {}
@@ -142,6 +218,10 @@ def test_bundle_digest_covers_its_events_and_artifacts(mixed_run: Path) -> None:
     for bundle in read_jsonl(mixed_run / "bundles.jsonl"):
         tid = bundle["trial"]["trial_id"]
         assert bundle_digest(bundle) == bundle["digest"]
+        # recomputed here: canonical JSON (keys sorted, compact, UTF-8) of the rest
+        rest = {key: value for key, value in bundle.items() if key != "digest"}
+        canonical = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert bundle["digest"] == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
         assert bundle["events"] == logged[tid]
         for sha in bundle["artifacts"].values():
             assert hashlib.sha256(artifact_bytes(mixed_run, sha)).hexdigest() == sha
@@ -188,6 +268,60 @@ def test_score_records_carry_bundle_digest_and_scorer_id(mixed_run: Path) -> Non
     assert by_sample[("wrong", "exact")] == "failed"
     assert by_sample[("crash", "exact")] == "failed"
     assert by_sample[("down", "exact")] == "unscorable"
+
+
+@pytest.mark.doc(
+    "docs/evidence.md", "Scorers read only `observation` and the output artifact's bytes."
+)
+def test_scorers_read_only_the_observation_and_the_output(
+    mixed_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``assay score`` over the mixed run, watched: the only artifacts it reads are the
+    bundles' outputs (never a sample, a prompt or stderr), and each scorer is handed the
+    bundle's ``observation`` with the output decoded, nothing else."""
+    from assay.evidence import ArtifactStore
+    from assay.pipeline import _judge, rescore_run
+
+    run = tmp_path / "run"
+    shutil.copytree(mixed_run, run)
+    read: list[str] = []
+    seen: list[object] = []
+    real_get, real_score = ArtifactStore.get, _judge.score_observation
+
+    def get(store: ArtifactStore, sha: str) -> bytes:
+        read.append(sha)
+        return real_get(store, sha)
+
+    async def score(scorer: object, observation: object) -> object:
+        seen.append(observation)
+        return await real_score(scorer, observation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ArtifactStore, "get", get)
+    monkeypatch.setattr(_judge, "score_observation", score)
+    rescored = rescore_run(run)
+    assert rescored.differing == []
+    bundles = read_jsonl(run / "bundles.jsonl")
+    outputs = {b["observation"]["output"] for b in bundles if b["observation"].get("output")}
+    assert set(read) == outputs
+    expected = []
+    for bundle in bundles:
+        seen_by_scorer = dict(bundle["observation"])
+        sha = seen_by_scorer.pop("output", None)
+        media = seen_by_scorer.pop("media", None)
+        value = None  # a product failure's output is not judged, only its failure
+        if sha and seen_by_scorer["outcome"] in ("answered", "error"):
+            value = artifact_bytes(run, sha).decode()
+            value = json.loads(value) if media == "application/json" else value
+        expected += [
+            (
+                seen_by_scorer["expected"],
+                seen_by_scorer["outcome"],
+                value,
+                seen_by_scorer.get("failure"),
+            )
+        ] * 2  # two scorers
+    got = [(o.expected, o.outcome, o.output, o.failure) for o in seen]  # type: ignore[attr-defined]
+    assert sorted(map(repr, got)) == sorted(map(repr, expected))
 
 
 def test_score_and_gate_never_call_a_target(tmp_path: Path) -> None:

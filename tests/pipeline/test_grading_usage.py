@@ -45,6 +45,12 @@ def usage_by_trial(run: Path, kind: str) -> dict[str, Usage]:
     return totals
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A trial that called a model also has `usage`: its `sampling` events summed",
+    "A grader's calls are not in it: they are `score_sampling` events, logged after the bundle "
+    "is sealed,",
+)
 def test_grader_usage_is_counted_apart_and_rescored_exactly(
     server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -64,7 +70,9 @@ def test_grader_usage_is_counted_apart_and_rescored_exactly(
     assert scores["fr"]["usage"]["cached_calls"] == 0
     assert scores["fr"]["usage"]["cost"] > 0  # priced at the grader's rates
 
+    fields = {"input_tokens", "output_tokens", "total_tokens", "calls", "cached_calls"}
     for bundle in read_jsonl(run / "bundles.jsonl"):  # the target's own call only
+        assert set(bundle["usage"]) == fields | {"cost", "cached_cost"}  # as documented
         assert bundle["usage"]["calls"] == 1
         own = usage_by_trial(run, "sampling")[bundle["trial"]["trial_id"]]
         assert bundle["usage"] == own.record()

@@ -9,6 +9,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from assay.errors import EXIT_PASSED, EXIT_RUN
 from tests.helpers import (
     error_line,
@@ -69,6 +71,11 @@ def start_waiting_run(
     return start_cli("run", *args, cwd=folder, env=env), log_dir, env
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A trial that called a model also has `usage`: its `sampling` events summed",
+    "An unfinished trial's earlier events stay in the log; its re-run continues their numbering",
+)
 def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
     proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1000000, output: 0}")
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,10 @@ shapes = st.tuples(
 
 @settings(max_examples=150, database=None, deadline=None)
 @given(shapes)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The plan is sample-major: for each sample, each target, each repetition.",
+)
 def test_plan_shape_order_and_ids(shape: tuple[list[str], list[str], int]) -> None:
     samples, targets, reps = shape
     the_plan = plan(make_spec("ev", targets, reps), samples)
@@ -59,6 +64,10 @@ def test_plan_shape_order_and_ids(shape: tuple[list[str], list[str], int]) -> No
         assert sum(1 for x in trials if x.target_id == target) == denominators[target]
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The plan is sample-major: for each sample, each target, each repetition.",
+)
 def test_plan_of_the_shipping_example() -> None:
     loaded = load_spec(SHIPPING / "eval.yaml")
     the_plan = plan(loaded.spec, loaded.dataset.ids)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from assay.plan import trial_id
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "evidence.md"
 
 # Evaluation and target ids are validated by the spec loader with this pattern;
 # sample ids may be any text (or an integer, planned as its text).
@@ -37,6 +42,11 @@ def test_trial_id_is_stable_and_well_formed(coords: tuple[str, str, str, int]) -
 @given(st.sets(coordinates, min_size=2, max_size=40))
 @example({("e", "t", "a\x1f1", 1), ("e", "t", "a", 11), ("e", "t", "a\x1f", 11)})
 @example({("e", "t1", "s", 1), ("e", "t", "1s", 1), ("e", "t", "s", 11), ("e1", "t", "s", 1)})
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_distinct_trials_get_distinct_ids(trials: set[tuple[str, str, str, int]]) -> None:
     assert len({trial_id(*c) for c in trials}) == len(trials)
 
@@ -67,6 +77,11 @@ def _varied_coordinates(count: int) -> list[tuple[str, str, str, int]]:
 
 
 @pytest.mark.parametrize("hash_seed", ["0", "4242"])
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_trial_ids_are_the_same_in_another_process(hash_seed: str) -> None:
     coords = _varied_coordinates(500)
     here = [trial_id(*c) for c in coords]
@@ -89,13 +104,80 @@ def test_trial_ids_are_the_same_in_another_process(hash_seed: str) -> None:
     assert json.loads(proc.stdout) == here
 
 
+def doc_recipe() -> Callable[[str, str, str, int], str]:
+    """The Python recipe docs/evidence.md gives for a trial id, taken from the doc itself
+    and run with nothing but hashlib and json: a stranger's way of recomputing an id."""
+    text = " ".join(DOC.read_text(encoding="utf-8").split())
+    found = re.search(r"In Python: `(.+?)`\. ", text)
+    assert found is not None, "docs/evidence.md no longer gives the trial id recipe"
+    expression = found.group(1)
+
+    def recipe(evaluation: str, target: str, sample: str, repetition: int) -> str:
+        names = {"hashlib": hashlib, "json": json}
+        coordinates = {
+            "evaluation": evaluation,
+            "target": target,
+            "sample": sample,
+            "repetition": repetition,
+        }
+        return str(eval(expression, names, coordinates))  # the doc's own code
+
+    return recipe
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A trial id is `t-` + the first 24 hex digits of the SHA-256 of the JSON array",
+    'In Python: `"t-" + hashlib.sha256(json.dumps([evaluation, target, sample,',
+)
 def test_trial_ids_are_pinned() -> None:
-    """Any day: these ids were computed once and must never change."""
-    assert trial_id("shipping-fee", "buggy-release", "order-100", 1) == "t-30708b62b12207fa7d4cb53a"
+    """Any day: these ids were computed once and must never change, and the doc's recipe
+    gives them too."""
+    pinned = "t-30708b62b12207fa7d4cb53a"
+    assert trial_id("shipping-fee", "buggy-release", "order-100", 1) == pinned
+    assert doc_recipe()("shipping-fee", "buggy-release", "order-100", 1) == pinned
+    # the bytes the doc describes, spelled out by hand
+    key = b'["shipping-fee","buggy-release","order-100",1]'
+    assert "t-" + hashlib.sha256(key).hexdigest()[:24] == pinned
     assert trial_id("shipping-fee", "fixed-release", "order-100", 1) == trial_id(
         "shipping-fee", "fixed-release", "order-100", 1
     )
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "So the same spec gives the same ids on any machine, and no choice of ids can make two "
+    "trials hash the same bytes",
+)
 def test_separator_in_a_coordinate_cannot_collide() -> None:
     assert trial_id("a\x1fb", "c", "s", 1) != trial_id("a", "b\x1fc", "s", 1)
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A trial id is `t-` + the first 24 hex digits of the SHA-256 of the JSON array",
+    'In Python: `"t-" + hashlib.sha256(json.dumps([evaluation, target, sample,',
+)
+def test_the_docs_recipe_gives_every_trial_id() -> None:
+    """Non-ASCII text, quotes, backslashes, control characters (U+001F, a newline),
+    U+2028 and emoji in the ids: the doc's recipe and ``trial_id`` hash the same bytes."""
+    recipe = doc_recipe()
+    awkward = [
+        ("é运费", "t", "🚚", 1),
+        ("e", 'say "hi"', "back\\slash", 2),
+        ("e", "t", "\x1f\n\x00\x7f\u2028", 10_000),
+        ("e", "t", "", 1),
+        ("e", "t", "12", 3),  # an integer sample id, planned as its text
+    ]
+    for coords in [*awkward, *_varied_coordinates(2000)]:
+        assert recipe(*coords) == trial_id(*coords), coords
+
+
+@settings(max_examples=300, database=None, deadline=None)
+@given(coordinates)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    'In Python: `"t-" + hashlib.sha256(json.dumps([evaluation, target, sample,',
+)
+def test_the_docs_recipe_agrees_on_any_coordinates(coords: tuple[str, str, str, int]) -> None:
+    assert doc_recipe()(*coords) == trial_id(*coords)

@@ -208,6 +208,10 @@ def test_results_equal_an_uninterrupted_run(
             assert got[part] == expected[part], (crash.name, part)
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "After a crash or `kill -9`, `assay resume RUN` takes the run's lock, cuts a half-written last",
+)
 def test_no_trial_finished_before_a_kill_is_run_again(crashes: list[Crash]) -> None:
     rerun_checked = 0
     for crash in completed(crashes):
@@ -224,6 +228,10 @@ def test_no_trial_finished_before_a_kill_is_run_again(crashes: list[Crash]) -> N
     assert rerun_checked > TRIALS  # the property was checked on thousands of trials
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A folder killed between its first two writes (`spec.json`, no `manifest.json`) ran nothing;",
+)
 def test_a_kill_before_the_manifest_is_written_leaves_a_usable_folder(
     spec: Path, tmp_path: Path
 ) -> None:
@@ -256,6 +264,11 @@ async def answer(n):
 """
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Bundle and score lines are written only after the event log (and every artifact they name) "
+    "has reached the operating system, at most 0.2 s after the trial ends.",
+)
 def test_a_finished_trial_reaches_the_disk_while_slow_trials_run_on(tmp_path: Path) -> None:
     samples = [{"id": f"s{i}", "input": i, "expected": str(i)} for i in range(4)]
     spec = unique_callable_spec(tmp_path / "spec", SLOW_TAIL, samples=samples)

@@ -151,6 +151,13 @@ def _assert_resumed_equal(run: Path, reference: dict[str, object]) -> None:
 
 
 @pytest.mark.parametrize("sig", SIGNALS)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+    "An unfinished trial's earlier events stay in the log; its re-run continues their numbering",
+)
 def test_a_signal_cancels_in_flight_trials_and_resume_finishes(
     sig: signal.Signals, async_spec: tuple[Path, dict[str, object]], tmp_path: Path
 ) -> None:

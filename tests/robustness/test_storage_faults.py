@@ -221,6 +221,10 @@ def test_a_run_folder_deleted_mid_run_is_one_storage_error_line(spec: Path, tmp_
     error_line(proc)
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A manifest says `complete` only once every file and folder of the run has been fsync'd",
+)
 def test_a_complete_manifest_is_written_only_after_every_file_reached_the_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -192,6 +192,12 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Bundle and score lines are written only after the event log (and every artifact they name) "
+    "has reached the operating system, at most 0.2 s after the trial ends.",
+    "After a crash or `kill -9`, `assay resume RUN` takes the run's lock, cuts a half-written last",
+)
 def test_a_torn_record_is_reported_then_repaired_by_resume(
     case: Case,
     request: pytest.FixtureRequest,
@@ -246,6 +252,11 @@ def test_a_torn_artifact_of_a_finished_trial_is_refused_not_built_on(
     assert run_cli("verify", run).returncode == 4  # and the run still does not verify
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The indexes (`bundles.idx`, `artifacts/*.idx`) of the unsealed run are deleted and written "
+    "again when it is sealed:",
+)
 def test_indexes_a_kill_while_sealing_tore_are_not_trusted_by_resume(
     killed: Path, tmp_path: Path, reference: dict[str, object]
 ) -> None:

@@ -143,6 +143,10 @@ def _crashed(spec: Path, run: Path, release: Path) -> None:
     assert json.loads((run / "manifest.json").read_bytes())["status"] == "running"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "After a crash or `kill -9`, `assay resume RUN` takes the run's lock, cuts a half-written last",
+)
 def test_two_resumes_of_one_crashed_run_one_refuses(
     spec: Path, tmp_path: Path, reference: tuple[Path, dict[str, object]]
 ) -> None:

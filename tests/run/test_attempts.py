@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from assay.evidence import verify_run
 from tests.helpers import (
     FAST_RETRY,
@@ -32,6 +34,12 @@ def counter_lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+)
 def test_connection_errors_are_retried_until_an_answer(tmp_path: Path) -> None:
     source = """
 calls = {}
@@ -58,6 +66,11 @@ def answer(text):
     assert verify_run(out).ok
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+)
 def test_infrastructure_failures_past_the_budget_block_the_trial(tmp_path: Path) -> None:
     source = """
 def answer(text):
@@ -75,6 +88,10 @@ def answer(text):
     assert outcome.gate.status == "inconclusive"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+)
 def test_a_wrong_answer_is_never_retried(tmp_path: Path) -> None:
     source = """
 calls = {}
@@ -164,6 +181,12 @@ def test_non_json_output_is_a_product_failure_not_retried(tmp_path: Path) -> Non
     assert outcome.gate.status == "failed"
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+    "Trial: `completed` (its canonical attempt is the first that succeeded, or its last errored "
+    "one),",
+)
 def test_a_timeout_is_retried_then_blocks_and_the_gate_is_inconclusive(tmp_path: Path) -> None:
     body = "import time\ntime.sleep(30)\n"
     spec, counter = subprocess_spec(tmp_path / "spec", body, timeout=0.3)
@@ -183,6 +206,10 @@ def test_a_timeout_is_retried_then_blocks_and_the_gate_is_inconclusive(tmp_path:
     assert verify_run(out).ok
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Attempt: `succeeded` (a product result, right or wrong), `errored` (a Python task's",
+)
 def test_a_missing_executable_is_an_infrastructure_failure(tmp_path: Path) -> None:
     targets = [{"id": "t", "argv": ["/nonexistent/assay-test-program"]}]
     spec = simple_spec(tmp_path / "spec", samples=SAMPLES[:1], targets=targets, retry=FAST_RETRY)

@@ -103,6 +103,11 @@ async def answer(text):
     assert time.monotonic() - started < 2.0  # 20 × 0.2 s one after another would be 4 s
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Bundles and scores are written as trials finish and carry their plan `index`; reports list "
+    "trials in plan order.",
+)
 def test_report_rows_and_plan_are_in_plan_order(tmp_path: Path) -> None:
     # Later samples answer first, so trials finish in roughly reverse plan order.
     source = """
@@ -118,6 +123,8 @@ async def answer(text):
     run_spec_at(spec, out, max_concurrency=40)
     finished = [b["trial"]["index"] for b in read_jsonl(out / "bundles.jsonl")]
     assert finished != sorted(finished), "trials should finish out of plan order"
+    scored = [s["index"] for s in read_jsonl(out / "scores.jsonl")]
+    assert scored == finished  # one scorer: each trial's score line follows its bundle
     plan = read_jsonl(out / "plan.jsonl")
     assert [p["index"] for p in plan] == list(range(80))
     expected = [(f"s{i:02d}", rep) for i in range(40) for rep in (1, 2)]

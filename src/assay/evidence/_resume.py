@@ -2,15 +2,18 @@
 
 A crash or ``kill -9`` can leave the last line of a JSONL file half-written. That line is
 never accepted: it is cut off (and reported), which can only drop a record that was not
-yet complete. A trial counts as finished when its bundle line is whole; its score lines
-follow it, and any missing ones are recomputed from the bundle by the caller. Events of
-trials that did not finish stay in the log (they happened); a re-run of such a trial
-continues its numbering, so its bundle covers every event it ever had.
+yet complete. A trial counts as finished when its bundle line is whole and the log holds
+the events it lists (a power cut may have lost them); its score lines follow it, and any
+missing ones are recomputed from the bundle by the caller. Events of trials that did not
+finish stay in the log (they happened); a re-run of such a trial continues its
+numbering, so its bundle covers every event it ever had.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -64,7 +67,9 @@ def find_resume_point(path: Path) -> ResumePoint:
             with open(pack, "r+b") as handle:
                 handle.truncate(keep)
             repaired.append(f"{ARTIFACTS}/{name}: cut a torn last record ({size - keep} bytes)")
-    finished = _finished_trials(path / BUNDLES)
+    tails = _finished_trials(path / BUNDLES)
+    finished = set(tails)
+    wanted, logged = set(tails.values()), set()
     if any("pack" in line for line in repaired):
         _check_finished_artifacts(path, finished)
     head, count, run_events = GENESIS, 0, 0
@@ -76,6 +81,8 @@ def find_resume_point(path: Path) -> ResumePoint:
         record = loads(line)
         head = sha256_hex(line)
         count += 1
+        if head in wanted:
+            logged.add(head)
         trial = record["trial"]
         if trial is None:
             run_events += 1
@@ -90,6 +97,10 @@ def find_resume_point(path: Path) -> ResumePoint:
             orphans[trial] = (events, record["n"])
             if record["type"] == "sampling":
                 usage.setdefault(trial, Usage()).add_sampling(record["data"])
+    if lost := _cut_unlogged_bundles(path, {t for t, last in tails.items() if last not in logged}):
+        again = find_resume_point(path)  # those trials are unfinished now: walk again
+        again.repaired = [*repaired, *lost, *again.repaired]
+        return again
     if cut := _cut_unbound_scores(path / SCORES, bound):
         repaired.append(f"{SCORES}: cut {cut} score record(s) whose match event was torn")
     scored = {loads(line)["score_id"] for line in _lines(path / SCORES)}
@@ -147,13 +158,48 @@ def _check_finished_artifacts(path: Path, finished: set[str]) -> None:
                 raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
 
 
-def _finished_trials(path: Path) -> set[str]:
-    finished = set()
+def _finished_trials(path: Path) -> dict[str, str]:
+    """The trials whose bundle is whole and self-consistent, each with the hash of the
+    last event its bundle lists (the log must hold that one, and so every earlier one)."""
+    finished = {}
     for line in _lines(path):
         bundle = loads(line)
         if bundle_digest(bundle) == bundle.get("digest"):
-            finished.add(bundle["trial"]["trial_id"])
+            events = bundle.get("events") or [[0, GENESIS]]
+            finished[bundle["trial"]["trial_id"]] = events[-1][1]
     return finished
+
+
+def _cut_unlogged_bundles(path: Path, unlogged: set[str]) -> list[str]:
+    """Cut ``bundles.jsonl`` from its first bundle whose events the log lacks, and
+    ``scores.jsonl`` from the first score of a trial so cut.
+
+    assay writes a bundle only after its events, but lines are not fsync'd one by one:
+    a power cut can keep a bundle and lose the end of the event log. Such a trial did
+    not finish as far as the evidence goes; it is run again (its logged events kept),
+    and the finished trials whose lines were cut with it are judged again."""
+    if not unlogged:
+        return []
+    cut_trials = _cut_lines_from(
+        path / BUNDLES, lambda record: record["trial"]["trial_id"], unlogged
+    )
+    scores = _cut_lines_from(path / SCORES, lambda record: record["trial_id"], cut_trials)
+    return [
+        f"{BUNDLES}: cut {len(cut_trials)} bundle(s) whose events the log lost",
+        f"{SCORES}: cut the score records of {len(scores)} trial(s), from the first of those",
+    ]
+
+
+def _cut_lines_from(path: Path, key: Callable[[Any], str], found: set[str]) -> set[str]:
+    """Truncate the JSONL file *path* at its first line whose *key* is in *found*;
+    the keys of the lines cut."""
+    lines = _lines(path)
+    for number, line in enumerate(lines):
+        if key(loads(line)) in found:
+            with open(path, "r+b") as handle:
+                handle.truncate(sum(len(kept) + 1 for kept in lines[:number]))
+            return {key(loads(cut)) for cut in lines[number:]}
+    return set()
 
 
 def _lines(path: Path) -> list[bytes]:

@@ -5,8 +5,10 @@
       spec.json       the frozen spec (canonical JSON; its SHA-256 is the spec digest)
       plan.jsonl      one planned trial a line, in plan order
       events.jsonl    the hash-chained event log
-      artifacts/      content-addressed payloads, artifacts/<2 hex>/<64 hex>
+      artifacts/      content-addressed payloads: pack-NNNN.bin records (under 64 KiB),
+                      <2 hex>/<64 hex> files (64 KiB or more), pack-NNNN.idx indexes
       bundles.jsonl   one observation bundle a finished trial
+      bundles.idx     the bundles' index by trial id (written when sealed)
       scores.jsonl    one score record a (trial, scorer)
       report.json, report.md, report.html
 
