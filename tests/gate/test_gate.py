@@ -41,6 +41,16 @@ def test_below_the_minimum_fails_with_the_numbers() -> None:
     assert any("2/3" in reason for reason in decision.reasons)
 
 
+def test_a_rate_equal_to_the_minimum_passes() -> None:
+    """Only a rate *below* the minimum fails: 1 of 2 meets 0.5, 1 of 3 does not."""
+    assert decide(GatePolicy(minimum=0.5), metrics_of({"a": [PASS, FAIL]}), ["exact"]).status == (
+        "passed"
+    )
+    below = decide(GatePolicy(minimum=0.5), metrics_of({"a": [PASS, FAIL, FAIL]}), ["exact"])
+    assert below.status == "failed"
+    assert below.targets[0].numbers["exact"]["denominator"] == 3
+
+
 @pytest.mark.parametrize(
     ("bad", "word"),
     [

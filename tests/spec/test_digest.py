@@ -207,6 +207,23 @@ def test_run_stores_the_exact_canonical_spec(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run_cli("run", path, "--output", out, cwd=REPO).returncode == 0
     spec = load_spec(path).spec
-    assert (out / "spec.json").read_bytes() == spec.canonical()
+    frozen = (out / "spec.json").read_bytes()
+    assert frozen == spec.canonical()
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["spec_digest"] == spec.digest
+    assert manifest["spec_digest"] == spec.digest == "sha256:" + hashlib.sha256(frozen).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [("top", "api_key"), ("target", "api_key"), ("target", "headers")],
+)
+def test_a_spec_has_no_field_for_a_secret(tmp_path: Path, where: str, field: str) -> None:
+    """A key pasted into the spec is refused like any unknown field: it would be frozen
+    into spec.json, hashed into the digest and copied into every run."""
+    path = simple_spec(tmp_path)
+    spec = yaml.safe_load(path.read_text())
+    (spec if where == "top" else spec["targets"][0])[field] = SECRET
+    write_spec(tmp_path, spec)
+    proc = run_cli("run", path, "--output", tmp_path / "run")
+    assert proc.returncode == 2, proc.stderr
+    assert field in proc.stderr and not (tmp_path / "run").exists()

@@ -38,6 +38,11 @@ def test_unconstructable_values_name_file_line_and_key(text: str, needles: list[
     assert len(line) < 300
 
 
+def test_the_documented_example_reads_as_documented() -> None:
+    line = _error("evaluation: x\ntargets:\n  - {id: t, timeout: !!int abc}\n")
+    assert line.startswith("eval.yaml:3: 'abc' is not a valid !!int (the value of 'timeout')")
+
+
 def test_a_long_bad_value_is_quoted_short() -> None:
     line = _error("evaluation: !!int " + "z" * 10_000 + "\n")
     assert "zzz..." in line and len(line) < 300

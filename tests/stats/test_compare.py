@@ -33,6 +33,20 @@ def test_paired_interval_has_width_even_without_discordance() -> None:
     assert low < 0 < high
 
 
+@pytest.mark.parametrize(("a_only", "b_only", "pairs"), [(0, 0, 50), (5, 2, 20), (36, 1, 100)])
+def test_paired_interval_is_agresti_min(a_only: int, b_only: int, pairs: int) -> None:
+    """Agresti & Min (2005): add 1/2 to each cell of the paired 2x2 table, then the Wald
+    interval of the difference of the two marginal rates."""
+    from statistics import NormalDist
+
+    n = pairs + 2
+    p_a, p_b = (a_only + 0.5) / n, (b_only + 0.5) / n
+    half = NormalDist().inv_cdf(0.975) * ((p_a + p_b - (p_b - p_a) ** 2) / n) ** 0.5
+    low, high = paired_interval(a_only, b_only, pairs, 0.95)
+    assert low == pytest.approx(max(-1.0, p_b - p_a - half))
+    assert high == pytest.approx(min(1.0, p_b - p_a + half))
+
+
 def test_compare_targets_counts_and_lists_flips() -> None:
     rows = []
     for i in range(20):

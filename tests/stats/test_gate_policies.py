@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from math import ceil, sqrt
 from pathlib import Path
+from statistics import NormalDist
 
 import msgspec
 import pytest
@@ -62,14 +64,54 @@ def test_min_samples_says_what_n_is_needed() -> None:
     assert decide(policy, metrics_of(300, 0), ["exact"]).status == "passed"
 
 
+def _textbook_n(minimum: float, effect: float, power: float, confidence: float) -> int:
+    """The normal-approximation n to tell *minimum* from *minimum + effect*, two-sided at
+    1 - confidence (Fleiss, Statistical Methods for Rates and Proportions, 3rd ed., 4.2)."""
+    z = NormalDist().inv_cdf
+    other = minimum + effect
+    spread = z(1 - (1 - confidence) / 2) * sqrt(minimum * (1 - minimum)) + z(power) * sqrt(
+        other * (1 - other)
+    )
+    return ceil((spread / effect) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("gate", "from_rate"),
+    [
+        ({"min_effect": 0.1}, 0.5),  # no minimum: from 0.5
+        ({"min_effect": 0.1, "power": 0.9}, 0.5),
+        ({"min_effect": 0.1, "confidence": 0.99}, 0.5),
+        ({"minimum": 0.7, "min_effect": 0.05, "power": 0.8}, 0.7),
+    ],
+)
+def test_the_n_needed_is_the_normal_approximation_two_sided(
+    gate: dict[str, float], from_rate: float
+) -> None:
+    policy = GatePolicy(**gate)
+    expected = _textbook_n(
+        from_rate, gate["min_effect"], policy.power_level, policy.confidence_level
+    )
+    decision = decide(policy, metrics_of(expected - 1, 0), ["exact"])
+    assert decision.targets[0].numbers["exact"]["n_needed"] == expected
+    assert decision.status == "inconclusive"
+    assert f"plan at least {expected} samples" in decision.reasons[0]
+    enough = decide(policy, metrics_of(expected, 0), ["exact"])
+    assert enough.status == "passed"
+
+
 def test_min_samples_alone_gates_without_a_minimum() -> None:
     decision = decide(GatePolicy(min_effect=0.1), metrics_of(10, 0), ["exact"])
     assert decision.status == "inconclusive" and decision.targets[0].gated
 
 
-def test_new_fields_stay_out_of_old_specs_canonical_json() -> None:
+def test_new_fields_stay_out_of_old_specs_canonical_json(tmp_path: Path) -> None:
     assert b"confidence" not in msgspec.json.encode(GatePolicy(minimum=0.9))
     assert b'"confidence":0.95' in msgspec.json.encode(CONFIDENT)
+    old = load_spec(simple_spec(tmp_path / "old", gate={"minimum": 0.9})).spec.canonical()
+    assert msgspec.json.decode(old)["gate"] == {"minimum": 0.9, "scorer": None, "targets": {}}
+    declared = {"minimum": 0.9, "power": 0.8, "min_effect": 0.1}
+    new = load_spec(simple_spec(tmp_path / "new", gate=declared)).spec.canonical()
+    assert b'"min_effect":0.1' in new and b'"power":0.8' in new
 
 
 @pytest.mark.parametrize(
@@ -78,6 +120,10 @@ def test_new_fields_stay_out_of_old_specs_canonical_json() -> None:
         {"minimum": 0.9, "confidence": 1.0},
         {"minimum": 0.9, "confidence": 0},
         {"min_effect": 1.5},
+        {"min_effect": 0},
+        {"min_effect": 1.0},
+        {"min_effect": 0.1, "power": 1.0},
+        {"min_effect": 0.1, "power": 0},
         {"power": 0.8},
     ],
 )

@@ -131,6 +131,27 @@ def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None
     assert "10 only here" in check["reason"]
 
 
+def test_repetitions_are_judged_by_the_paired_bootstrap_of_sample_means(tmp_path: Path) -> None:
+    base_spec = _spec(tmp_path / "base_spec", "right", n=40)
+    base_spec.write_text(base_spec.read_text() + "repetitions: 2\n")
+    run_spec_at(base_spec, tmp_path / "baseline")
+    spec = _spec(tmp_path / "new", "tenth_wrong", n=40, no_regression={"margin": 0.3})
+    spec.write_text(spec.read_text() + "repetitions: 2\n")
+    for attempt in ("first", "again"):
+        ran = run_cli(
+            "run", spec, "--output", tmp_path / attempt, "--baseline", tmp_path / "baseline"
+        )
+        assert ran.returncode == 0, ran.stdout
+    [check] = _gate(tmp_path / "first")["targets"][0]["regression"]
+    assert (check["measure"], check["test"], check["ci_method"]) == (
+        "mean", "sign-test", "paired-bootstrap-percentile"
+    )  # fmt: skip
+    assert (check["pairs"], check["baseline_only"], check["new_only"]) == (40, 4, 0)
+    assert check["difference"] == pytest.approx(-0.1)
+    [again] = _gate(tmp_path / "again")["targets"][0]["regression"]
+    assert (again["ci_low"], again["ci_high"]) == (check["ci_low"], check["ci_high"])  # seeded
+
+
 def test_baseline_without_a_policy_is_a_usage_error(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "right", minimum=1.0)

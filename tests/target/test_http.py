@@ -93,17 +93,19 @@ def test_infrastructure_answers_are_retried_and_recorded(
     url, script = server
     script.plans["s1"] = [(429, {"Retry-After": "0"}, b"slow down"), (503, {}, b"busy")]
     script.plans["s2"] = [(500, {}, b"oops")]
+    script.plans["s3"] = [(408, {}, b"request timeout"), (502, {}, b"bad gateway")]
     monkeypatch.setenv("ASSAY_TEST_TOKEN", SECRET)
     out = tmp_path / "run"
     outcome = run_spec_at(_spec(tmp_path / "spec", url), out)
     assert outcome.gate.status == "passed"
-    assert script.calls == Counter({"s0": 1, "s1": 3, "s2": 2, "s3": 1})
+    assert script.calls == Counter({"s0": 1, "s1": 3, "s2": 2, "s3": 3})
     attempts = {
         b["trial"]["sample_id"]: [a["reason"] or a["status"] for a in b["attempts"]]
         for b in read_jsonl(out / "bundles.jsonl")
     }
     assert attempts["s1"] == ["rate_limited", "http_503", "succeeded"]
     assert attempts["s2"] == ["http_500", "succeeded"]
+    assert attempts["s3"] == ["http_408", "http_502", "succeeded"]
     assert verify_run(out).ok
     assert set(script.headers) == {SECRET}  # the key was sent ...
     for path in out.rglob("*"):  # ... and written nowhere
