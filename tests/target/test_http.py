@@ -87,6 +87,14 @@ def _spec(folder: Path, url: str, attempts: int = 4) -> Path:
     )
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It has no field for a secret: targets read credentials from the environment when they run.",
+    "Credentials are read from the environment when the call is made (`headers_from_env`), "
+    "so they never enter the spec or the evidence.",
+    "408, 429 (honouring `Retry-After`), 5xx, timeouts and connection failures are "
+    "infrastructure failures (retried)",
+)
 def test_infrastructure_answers_are_retried_and_recorded(
     server: tuple[str, Script], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +121,10 @@ def test_infrastructure_answers_are_retried_and_recorded(
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "another 4xx or a body that is not JSON is a product failure.",
+)
 def test_a_refusal_is_a_product_failure_and_not_retried(
     server: tuple[str, Script], tmp_path: Path
 ) -> None:
@@ -128,6 +140,10 @@ def test_a_refusal_is_a_product_failure_and_not_retried(
     assert outcome.gate.status == "failed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "timeouts and connection failures are infrastructure failures (retried)",
+)
 def test_an_unreachable_endpoint_blocks_the_trials(tmp_path: Path) -> None:
     out = tmp_path / "run"
     outcome = run_spec_at(_spec(tmp_path / "spec", "http://127.0.0.1:9/none", attempts=2), out)
