@@ -60,14 +60,15 @@ MARGIN = 0.1
 
 def spec_of(
     folder: Path,
-    targets: dict[str, str],
+    answering: dict[str, str],
     *,
     n: int = 60,
     scorers: list[dict[str, Any]] | None = None,
     samples: list[dict[str, Any]] | None = None,
     **gate: Any,
 ) -> Path:
-    """A spec whose targets (id -> function of TARGETS) answer *n* echo samples."""
+    """A spec whose targets (*answering*: id -> function of TARGETS) answer *n* echo
+    samples; *gate* is its gate policy."""
     module = f"rules_{uuid.uuid4().hex[:12]}"  # a fresh name: runs in-process import it
     write_module(folder, module, TARGETS)
     if samples is None:
@@ -75,7 +76,7 @@ def spec_of(
     return simple_spec(
         folder,
         samples=samples,
-        targets=[{"id": t, "callable": f"{module}:{f}"} for t, f in targets.items()],
+        targets=[{"id": t, "callable": f"{module}:{f}"} for t, f in answering.items()],
         scorers=scorers or [EXACT],
         gate=gate,
     )
@@ -472,3 +473,45 @@ def test_every_decision_lists_the_numbers_behind_it(tmp_path: Path) -> None:
     assert {"n_samples", "n_needed"} <= set(numbers) and numbers["n_samples"] == 20
     (check,) = decision["regression"]
     assert check["pairs"] == 20 and check["difference"] == -0.5
+
+
+# -- what the example spec's comments promise ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "code"), [(0.4, PASSED), (0.6, FAILED)], ids=["met", "missed"]
+)
+def test_a_per_target_minimum_overrides_the_minimum(
+    tmp_path: Path, override: float, code: int
+) -> None:
+    spec = spec_of(
+        tmp_path / "spec", {"a": "right", "b": "half"}, minimum=1.0, targets={"b": override}
+    )
+    ran, gate, stdout = run_gated(spec, tmp_path / "run")
+    assert ran == code, stdout
+    decisions = by_target(gate)
+    assert (decisions["a"]["minimum"], decisions["b"]["minimum"]) == (1.0, override)
+    assert decisions["a"]["status"] == "passed"  # 1.0 still holds for the other target
+
+
+@pytest.mark.parametrize(
+    ("gate", "level"),
+    [
+        ({}, 0.95),  # no confidence anywhere: 0.95
+        ({"confidence": 0.8}, 0.8),  # the gate's confidence
+        ({"confidence": 0.8, "regression_confidence": 0.99}, 0.99),  # its own
+    ],
+    ids=["default", "the-gates", "its-own"],
+)
+def test_the_paired_interval_is_at_the_declared_level(
+    tmp_path: Path, gate: dict[str, float], level: float
+) -> None:
+    baseline = baseline_run(tmp_path / "baseline", {"t": "right"})
+    policy: dict[str, Any] = {"margin": MARGIN}
+    if "regression_confidence" in gate:
+        policy["confidence"] = gate.pop("regression_confidence")
+    spec = spec_of(tmp_path / "spec", {"t": "right"}, no_regression=policy, **gate)
+    code, report, stdout = run_gated(spec, tmp_path / "run", "--baseline", baseline)
+    assert code == PASSED, stdout
+    (check,) = report["targets"][0]["regression"]
+    assert check["ci_level"] == level
