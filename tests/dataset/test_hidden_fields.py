@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,11 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`hidden_fields` names keys (e.g. `customer`) removed, at any depth, from the sample as "
+    "it is recorded",
+)
 def test_to_record_drops_hidden_fields_at_every_depth() -> None:
     sample = Sample(
         id="s1",
@@ -94,6 +100,11 @@ def test_drop_fields_leaves_no_hidden_key(value: Any) -> None:
     assert drop_fields(result, HIDDEN) == result
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`hidden_fields` names keys (e.g. `customer`) removed, at any depth, from the sample as "
+    "it is recorded: the sample artifact, the bundle's expected value, the reports.",
+)
 def test_hidden_values_never_reach_the_run_directory(tmp_path: Path) -> None:
     folder = tmp_path / "suite"
     write_module(folder, "fees", "def fee(order):\n    return {'fee': order['fee_in']}\n")

@@ -29,6 +29,13 @@ def _lines(*records: object) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in records)
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "One JSON object a line:",
+    "`id` (text or number, unique), `input` (any JSON: what the target is given) and "
+    "`expected` (any JSON: what the scorer compares with) are required; `metadata` is "
+    "optional.",
+)
 def test_valid_dataset(tmp_path: Path) -> None:
     data = _lines(
         {"id": "a", "input": "x", "expected": "y"},
@@ -72,6 +79,10 @@ def test_invalid_json_through_the_cli(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`id` (text or number, unique)",
+)
 def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
     data = _lines(
         {"id": "a", "input": 1, "expected": 1},
@@ -112,6 +123,12 @@ def test_empty_dataset_through_the_cli(tmp_path: Path) -> None:
     ],
     ids=["missing-expected", "missing-input", "missing-id", "unknown-field", "bad-metadata"],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`id` (text or number, unique), `input` (any JSON: what the target is given) and "
+    "`expected` (any JSON: what the scorer compares with) are required; `metadata` is "
+    "optional.",
+)
 def test_bad_sample_names_field_and_line(
     tmp_path: Path, record: dict[str, object], needle: str
 ) -> None:
@@ -124,6 +141,10 @@ def test_bad_sample_names_field_and_line(
 
 
 @pytest.mark.parametrize("line", [b"[1, 2]", b'"text"', b"3", b"null"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "One JSON object a line:",
+)
 def test_a_line_must_be_an_object(tmp_path: Path, line: bytes) -> None:
     error = _error(tmp_path, line + b"\n")
     assert error.key == "dataset.sample"
@@ -155,6 +176,10 @@ def test_int_and_str_spelling_of_one_id_collide(
 
 
 @pytest.mark.parametrize("bad_id", [True, 1.5, None, [1], {"a": 1}])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`id` (text or number, unique)",
+)
 def test_ids_are_text_or_integers_only(tmp_path: Path, bad_id: object) -> None:
     error = _error(tmp_path, _lines({"id": bad_id, "input": 1, "expected": 1}))
     assert error.key == "dataset.sample"

@@ -30,15 +30,39 @@ PASS = ("completed", "passed")
 FAIL = ("completed", "failed")
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "3. without `confidence` (the core rule): pass rate (passed ÷ *planned* trials) below "
+    "the minimum → `failed`, otherwise `passed`;",
+)
 def test_all_passed_meets_the_minimum() -> None:
     decision = decide(GatePolicy(minimum=1.0), metrics_of({"a": [PASS] * 3}), ["exact"])
     assert decision.status == "passed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "3. without `confidence` (the core rule): pass rate (passed ÷ *planned* trials) below "
+    "the minimum → `failed`, otherwise `passed`;",
+)
 def test_below_the_minimum_fails_with_the_numbers() -> None:
     decision = decide(GatePolicy(minimum=1.0), metrics_of({"a": [PASS, PASS, FAIL]}), ["exact"])
     assert decision.status == "failed"
     assert any("2/3" in reason for reason in decision.reasons)
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "below the minimum → `failed`, otherwise `passed`;",
+)
+def test_a_rate_equal_to_the_minimum_passes() -> None:
+    """Only a rate *below* the minimum fails: 1 of 2 meets 0.5, 1 of 3 does not."""
+    assert decide(GatePolicy(minimum=0.5), metrics_of({"a": [PASS, FAIL]}), ["exact"]).status == (
+        "passed"
+    )
+    below = decide(GatePolicy(minimum=0.5), metrics_of({"a": [PASS, FAIL, FAIL]}), ["exact"])
+    assert below.status == "failed"
+    assert below.targets[0].numbers["exact"]["denominator"] == 3
 
 
 @pytest.mark.parametrize(
@@ -51,6 +75,11 @@ def test_below_the_minimum_fails_with_the_numbers() -> None:
     ],
     ids=["blocked", "invalid", "unscorable", "scorer-error"],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "1. any blocked, invalid or unrun trial, or any unscorable or errored score → "
+    "`inconclusive`, with the counts as reasons (evidence always comes first);",
+)
 def test_doubtful_evidence_is_inconclusive_even_above_the_minimum(
     bad: tuple[str, str], word: str
 ) -> None:
@@ -61,6 +90,10 @@ def test_doubtful_evidence_is_inconclusive_even_above_the_minimum(
     assert any(word in reason for reason in decision.reasons), decision.reasons
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "1. any blocked, invalid or unrun trial",
+)
 def test_unrun_trials_are_inconclusive() -> None:
     metrics = metrics_of({"a": [PASS] * 3}, planned=4)
     decision = decide(GatePolicy(minimum=0.5), metrics, ["exact"])
@@ -68,6 +101,10 @@ def test_unrun_trials_are_inconclusive() -> None:
     assert decision.reasons
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "The run's decision is the worst over its gated targets (inconclusive, then failed).",
+)
 def test_inconclusive_outranks_failed() -> None:
     metrics = metrics_of({"a": [FAIL] * 3, "b": [PASS, PASS, ("blocked", "unscorable")]})
     decision = decide(GatePolicy(minimum=1.0), metrics, ["exact"])
@@ -78,6 +115,11 @@ def test_inconclusive_outranks_failed() -> None:
     assert decision.status == "inconclusive"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A target without a minimum is reported, not gated",
+    "The run's decision is the worst over its gated targets",
+)
 def test_per_target_minimums_and_ungated_targets() -> None:
     metrics = metrics_of({"a": [PASS, FAIL], "b": [FAIL, FAIL]})
     decision = decide(GatePolicy(targets={"a": 0.5}), metrics, ["exact"])
@@ -87,6 +129,10 @@ def test_per_target_minimums_and_ungated_targets() -> None:
     assert decision.status == "passed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "1. any blocked, invalid or unrun trial",
+)
 def test_a_blocked_trial_makes_a_real_run_inconclusive(tmp_path: Path) -> None:
     samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(10)]
     source = """

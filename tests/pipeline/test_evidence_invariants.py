@@ -362,6 +362,12 @@ def leaked(run: Path) -> list[str]:
     return found
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`hidden_fields` names keys (e.g. `customer`) removed, at any depth, from the sample as "
+    "it is recorded",
+    "Targets still receive them, since they may need them to answer",
+)
 def test_hidden_fields_never_reach_the_run_directory(tmp_path: Path) -> None:
     folder = tmp_path / "spec"
     folder.mkdir()
@@ -385,6 +391,12 @@ def test_hidden_fields_never_reach_the_run_directory(tmp_path: Path) -> None:
     assert "customer" not in sample["input"] and sample["metadata"] == {"region": "eu"}
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Targets still receive them, since they may need them to answer; what a target *outputs* "
+    "is evidence and is recorded as produced, so a target that repeats a hidden value puts "
+    "it in its output artifact (and scorer reasons that quote the output).",
+)
 def test_hidden_fields_are_dropped_from_the_sample_but_an_echoed_output_is_evidence(
     tmp_path: Path,
 ) -> None:

@@ -284,6 +284,11 @@ def test_each_attempt_and_its_reason_is_in_the_evidence(
         assert outcome == ("product_failure" if actions[-1] in PRODUCT else "answered"), sample
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "a non-zero exit, non-JSON output or too much output are product failures (recorded, "
+    "scored `failed`, never retried).",
+)
 def test_product_failures_are_never_retried(
     generous: tuple[Path, Path, Any], server: Server
 ) -> None:
@@ -313,6 +318,10 @@ def test_product_failures_are_never_retried(
     assert checked >= 8
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "429 (honouring `Retry-After`)",
+)
 def test_retry_after_is_honoured(generous: tuple[Path, Path, Any]) -> None:
     run, _, _ = generous
     events = _events(run)
@@ -376,6 +385,10 @@ def test_when_the_budget_runs_out_the_trial_is_blocked_and_the_gate_inconclusive
 
 
 @pytest.mark.parametrize("target", ["missing", "not-executable", "not-a-program"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Failing to start and timing out are infrastructure failures (retried)",
+)
 def test_a_program_that_cannot_start_is_retried_then_blocked(
     stingy: tuple[Path, Path, Any], target: str
 ) -> None:

@@ -228,6 +228,12 @@ def test_the_run_goes_on_past_every_hostile_target(hostile_run: tuple[Path, Path
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Failing to start and timing out are infrastructure failures (retried); a non-zero exit, "
+    "non-JSON output or too much output are product failures (recorded, scored `failed`, "
+    "never retried).",
+)
 def test_each_ends_within_its_timeout_as_classified(
     hostile_run: tuple[Path, Path, Any], kind: str
 ) -> None:
@@ -255,6 +261,12 @@ def test_each_ends_within_its_timeout_as_classified(
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It runs in its own process group, killed on timeout, on an output flood, and once it "
+    "has answered (with any daemon it started that left the group: it is found by a tag in "
+    "its environment, `ASSAY_PROCESS_TAG`).",
+)
 def test_its_whole_process_group_is_gone(hostile_run: tuple[Path, Path, Any], kind: str) -> None:
     _, pids, _ = hostile_run
     notes = [p.read_text().split() for p in pids.glob(f"{kind}@*")]

@@ -73,6 +73,11 @@ def check_extra_events(out: Path) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("source", [ASYNC_ECHO, SYNC_ECHO], ids=["async", "sync-thread"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    'Code inside a target can add to the trial\'s evidence with `assay.record_event("extra", '
+    "{...})`.",
+)
 def test_concurrent_trials_keep_their_own_outputs_and_events(tmp_path: Path, source: str) -> None:
     spec = unique_callable_spec(tmp_path / "spec", source, samples=SAMPLES, repetitions=2)
     out = tmp_path / "run"

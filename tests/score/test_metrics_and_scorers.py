@@ -25,6 +25,11 @@ from tests.helpers import FAST_RETRY, read_jsonl, run_spec_at, unique_callable_s
 SAMPLES = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(4)]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A product failure is `failed`; a trial with no product result (blocked) is `unscorable`",
+    "3. without `confidence` (the core rule): pass rate (passed ÷ *planned* trials)",
+)
 def test_denominator_is_the_plan_and_blocked_trials_count(tmp_path: Path) -> None:
     source = """
 def answer(text):
@@ -75,6 +80,10 @@ def test_metrics_builder_counts_unrun_trials_as_missing() -> None:
     assert metrics.estimate("b", "exact").value == 1.0
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "as is a sample that lacks what the scorer needs.",
+)
 def test_a_group_pattern_without_expected_is_unscorable_and_inconclusive(tmp_path: Path) -> None:
     samples = [{"id": f"s{i}", "input": f"fee {i}", "expected": None} for i in range(3)]
     scorers = [{"id": "fee", "type": "regex", "pattern": r"fee (\d+)"}]
@@ -99,6 +108,10 @@ def test_a_scorer_sees_the_output_not_the_targets_opinion(tmp_path: Path) -> Non
     assert outcome.gate.status == "failed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A scorer that crashes is recorded as `error`.",
+)
 def test_a_crashing_scorer_is_recorded_as_error() -> None:
     def broken(observation: Observation) -> Verdict:
         raise ZeroDivisionError("division by zero")

@@ -133,11 +133,19 @@ def test_yaml_formatting_does_not_change_the_digest(tmp_path: Path) -> None:
     ],
     ids=lambda c: next(iter(c)),
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Everything in it decides results, so it is frozen before the first trial",
+)
 def test_what_decides_results_changes_the_digest(tmp_path: Path, change: dict[str, Any]) -> None:
     base = _digest(simple_spec(tmp_path / "a"))
     assert _digest(simple_spec(tmp_path / "b", **change)) != base
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Files it names (the dataset, target scripts) are pinned by their own digests inside it.",
+)
 def test_dataset_bytes_change_the_digest(tmp_path: Path) -> None:
     path = simple_spec(tmp_path)
     before = load_spec(path).spec
@@ -159,6 +167,10 @@ def test_dataset_bytes_change_the_digest(tmp_path: Path) -> None:
     assert padded.dataset.digest == digest
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Files it names (the dataset, target scripts) are pinned by their own digests inside it.",
+)
 def test_script_digest_follows_the_script(tmp_path: Path) -> None:
     script = tmp_path / "answer.py"
     script.write_text("import sys, json\nprint(json.dumps('a'))\n")
@@ -177,6 +189,10 @@ def test_script_digest_follows_the_script(tmp_path: Path) -> None:
     assert load_spec(path).spec.digest == first.digest
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It has no field for a secret: targets read credentials from the environment when they run.",
+)
 def test_secrets_in_the_environment_never_enter_the_spec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,11 +218,37 @@ def test_secrets_never_reach_the_run_directory(tmp_path: Path) -> None:
         assert SECRET.encode() not in file.read_bytes(), file
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Everything in it decides results, so it is frozen before the first trial: assay writes "
+    "its canonical JSON to the run as `spec.json` and its SHA-256 is the *spec digest*.",
+)
 def test_run_stores_the_exact_canonical_spec(tmp_path: Path) -> None:
     path = simple_spec(tmp_path / "suite")
     out = tmp_path / "run"
     assert run_cli("run", path, "--output", out, cwd=REPO).returncode == 0
     spec = load_spec(path).spec
-    assert (out / "spec.json").read_bytes() == spec.canonical()
+    frozen = (out / "spec.json").read_bytes()
+    assert frozen == spec.canonical()
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["spec_digest"] == spec.digest
+    assert manifest["spec_digest"] == spec.digest == "sha256:" + hashlib.sha256(frozen).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [("top", "api_key"), ("target", "api_key"), ("target", "headers")],
+)
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It has no field for a secret: targets read credentials from the environment when they run.",
+)
+def test_a_spec_has_no_field_for_a_secret(tmp_path: Path, where: str, field: str) -> None:
+    """A key pasted into the spec is refused like any unknown field: it would be frozen
+    into spec.json, hashed into the digest and copied into every run."""
+    path = simple_spec(tmp_path)
+    spec = yaml.safe_load(path.read_text())
+    (spec if where == "top" else spec["targets"][0])[field] = SECRET
+    write_spec(tmp_path, spec)
+    proc = run_cli("run", path, "--output", tmp_path / "run")
+    assert proc.returncode == 2, proc.stderr
+    assert field in proc.stderr and not (tmp_path / "run").exists()

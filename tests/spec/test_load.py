@@ -14,6 +14,10 @@ from assay.spec import EvalSpec, LoadedSpec, load_spec
 from tests.helpers import error_line, run_cli, simple_spec, write_spec
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A spec is a YAML file.",
+)
 def test_valid_spec_loads(tmp_path: Path) -> None:
     path = simple_spec(tmp_path, repetitions=2, description="three echoes")
     loaded = load_spec(path)
@@ -174,6 +178,10 @@ def _check_one_line(path: Path, tmp_path: Path, needles: list[str]) -> None:
     ("mutate", "key", "needles"),
     [pytest.param(m, k, n, id=i) for i, m, k, n in SHAPES],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Unknown fields are errors, so a typo never becomes a silently ignored setting.",
+)
 def test_bad_shape(tmp_path: Path, mutate: Mutation, key: str, needles: list[str]) -> None:
     path = simple_spec(tmp_path)
     spec = yaml.safe_load(path.read_text())
@@ -215,6 +223,10 @@ RAW: list[tuple[str, bytes, str, list[str]]] = [
     ("data", "key", "needles"),
     [pytest.param(d, k, n, id=i) for i, d, k, n in RAW],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A spec is a YAML file.",
+)
 def test_bad_file(tmp_path: Path, data: bytes, key: str, needles: list[str]) -> None:
     path = simple_spec(tmp_path)
     path.write_bytes(data)
@@ -254,6 +266,10 @@ def test_int_and_float_numbers_load_alike(tmp_path: Path) -> None:
     ],
     ids=["gate", "evaluation"],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A key given twice is refused (plain YAML keeps the last one silently).",
+)
 def test_duplicate_yaml_key_is_refused(tmp_path: Path, extra: str) -> None:
     """Plain YAML keeps the last of two equal keys; a spec refuses them like a typo."""
     path = simple_spec(tmp_path)
@@ -266,6 +282,10 @@ def test_duplicate_yaml_key_is_refused(tmp_path: Path, extra: str) -> None:
     _check_one_line(path, tmp_path, [f"'{key}'", "twice"])
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A key given twice is refused (plain YAML keeps the last one silently).",
+)
 def test_duplicate_nested_yaml_key_is_refused(tmp_path: Path) -> None:
     path = simple_spec(tmp_path)
     text = path.read_text().replace("callable: answers:echo", "callable: answers:echo\n  id: x")
@@ -277,6 +297,10 @@ def test_duplicate_nested_yaml_key_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("field", ["id", "input", "expected", "metadata"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "The names `id`, `input`, `expected` and `metadata` themselves cannot be hidden.",
+)
 def test_hiding_a_sample_field_itself_is_a_config_error(tmp_path: Path, field: str) -> None:
     """Hiding ``expected`` used to crash every trial (exit 70); it is refused up front."""
     path = simple_spec(tmp_path, hidden_fields=["customer", field])

@@ -108,6 +108,11 @@ def _spec_with(folder: Path, field: str, value: str) -> Path:
 
 @pytest.mark.parametrize("field", ["dataset", "script"])
 @pytest.mark.parametrize(("setup", "key"), CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Every path is relative to the spec's folder and must stay inside it: absolute paths, "
+    "`..` and symbolic links that lead outside are refused before anything is read.",
+)
 def test_path_is_refused(
     tmp_path: Path, field: str, setup: Callable[[Path, Path, str], str], key: str
 ) -> None:
@@ -133,6 +138,10 @@ def test_path_is_refused(
     assert not out.exists()
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Every path is relative to the spec's folder and must stay inside it",
+)
 def test_paths_inside_the_folder_are_accepted(tmp_path: Path) -> None:
     folder = tmp_path / "suite"
     (folder / "data").mkdir(parents=True)

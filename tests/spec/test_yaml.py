@@ -29,6 +29,12 @@ def _error(text: str) -> str:
         ("n: " + "7" * 5000 + "\n", ["eval.yaml:1:", "5,000 digits", "'n'"]),
     ],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A value YAML cannot read (`!!int abc`, `!!timestamp nope`, a number of more than 4,300 "
+    "digits) and a key that is a list or mapping are one line naming the file, the line, the "
+    "text and the key it belongs to",
+)
 def test_unconstructable_values_name_file_line_and_key(text: str, needles: list[str]) -> None:
     line = _error(text)
     message, dash, hint = line.partition(" — ")
@@ -36,6 +42,15 @@ def test_unconstructable_values_name_file_line_and_key(text: str, needles: list[
     for needle in needles:
         assert needle in message, (needle, line)
     assert len(line) < 300
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "e.g. `eval.yaml:3: 'abc' is not a valid !!int (the value of 'timeout')`.",
+)
+def test_the_documented_example_reads_as_documented() -> None:
+    line = _error("evaluation: x\ntargets:\n  - {id: t, timeout: !!int abc}\n")
+    assert line.startswith("eval.yaml:3: 'abc' is not a valid !!int (the value of 'timeout')")
 
 
 def test_a_long_bad_value_is_quoted_short() -> None:

@@ -21,6 +21,10 @@ def record(target: str, sample: str, status: str, rep: int = 1) -> dict[str, Any
             "scorer_id": "exact", "status": status}  # fmt: skip
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "exact McNemar on the discordant pairs",
+)
 def test_mcnemar_is_the_exact_binomial_on_discordant_pairs() -> None:
     assert mcnemar_p(0, 0) == 1.0
     assert mcnemar_p(0, 6) == pytest.approx(2 * 0.5**6)
@@ -31,6 +35,24 @@ def test_mcnemar_is_the_exact_binomial_on_discordant_pairs() -> None:
 def test_paired_interval_has_width_even_without_discordance() -> None:
     low, high = paired_interval(0, 0, 50)
     assert low < 0 < high
+
+
+@pytest.mark.parametrize(("a_only", "b_only", "pairs"), [(0, 0, 50), (5, 2, 20), (36, 1, 100)])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "with the Agresti–Min interval of the difference of pass rates.",
+)
+def test_paired_interval_is_agresti_min(a_only: int, b_only: int, pairs: int) -> None:
+    """Agresti & Min (2005): add 1/2 to each cell of the paired 2x2 table, then the Wald
+    interval of the difference of the two marginal rates."""
+    from statistics import NormalDist
+
+    n = pairs + 2
+    p_a, p_b = (a_only + 0.5) / n, (b_only + 0.5) / n
+    half = NormalDist().inv_cdf(0.975) * ((p_a + p_b - (p_b - p_a) ** 2) / n) ** 0.5
+    low, high = paired_interval(a_only, b_only, pairs, 0.95)
+    assert low == pytest.approx(max(-1.0, p_b - p_a - half))
+    assert high == pytest.approx(min(1.0, p_b - p_a + half))
 
 
 def test_compare_targets_counts_and_lists_flips() -> None:
@@ -110,6 +132,11 @@ def scored(target: str, sample: str, value: float, rep: int = 1) -> dict[str, An
     return {**record(target, sample, status, rep), "scorer_id": "f1", "value": value}
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Continuous scores (any value other than 0 and 1), or repetitions in either run: the "
+    "mean score per sample",
+)
 def test_continuous_scores_add_a_paired_bootstrap_with_a_sign_test() -> None:
     rows = []
     for i in range(40):
@@ -138,6 +165,10 @@ def test_repetitions_compare_per_sample_means() -> None:
     assert (mean.pairs, mean.rate_a, mean.rate_b, mean.a_only) == (10, 1.0, 0.5, 10)
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "assay pairs them by sample id (and repetition) and compares only what both runs have",
+)
 def test_compare_runs_pairs_only_what_both_runs_have() -> None:
     a = [scored("t", f"s{i}", 0.5) for i in range(12)]
     b = [scored("t", f"s{i}", 0.25) for i in range(2, 14)]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from math import ceil, sqrt
 from pathlib import Path
+from statistics import NormalDist
 
 import msgspec
 import pytest
@@ -25,6 +27,11 @@ def metrics_of(passed: int, failed: int, other: str | None = None) -> Metrics:
 CONFIDENT = GatePolicy(minimum=0.9, confidence=0.95)
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "4. with `confidence`: the Wilson interval of the pass rate at that level — `passed` "
+    "only when its lower bound reaches the minimum",
+)
 def test_confident_pass_needs_the_lower_bound_above_the_minimum() -> None:
     decision = decide(CONFIDENT, metrics_of(990, 10), ["exact"])
     assert decision.status == "passed"
@@ -33,12 +40,22 @@ def test_confident_pass_needs_the_lower_bound_above_the_minimum() -> None:
     assert "lower bound" in decision.reasons[0]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`failed` only when its upper bound is below it",
+)
 def test_confident_fail_needs_the_upper_bound_below_the_minimum() -> None:
     decision = decide(CONFIDENT, metrics_of(800, 200), ["exact"])
     assert decision.status == "failed"
     assert "upper bound" in decision.reasons[0]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "otherwise `inconclusive` (the evidence cannot tell);",
+    "3. without `confidence` (the core rule): pass rate (passed ÷ *planned* trials) below "
+    "the minimum → `failed`, otherwise `passed`;",
+)
 def test_point_rate_above_but_interval_straddling_is_inconclusive() -> None:
     # 95/100 beats 0.9 as a point rate, but [0.888, 0.978] does not clear it
     decision = decide(CONFIDENT, metrics_of(95, 5), ["exact"])
@@ -46,12 +63,25 @@ def test_point_rate_above_but_interval_straddling_is_inconclusive() -> None:
     assert decide(GatePolicy(minimum=0.9), metrics_of(95, 5), ["exact"]).status == "passed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "For each target, in this order:",
+    "(evidence always comes first)",
+)
 def test_bad_evidence_is_inconclusive_before_any_statistics() -> None:
     decision = decide(CONFIDENT, metrics_of(999, 0, other="unscorable"), ["exact"])
     assert decision.status == "inconclusive"
     assert any("unscorable" in r for r in decision.reasons)
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "For each target, in this order:",
+    "2. with `min_effect`: fewer planned *samples* than the n needed to detect a change of "
+    "`min_effect` from the minimum (0.5 without one) with `power`, two-sided at `1 − "
+    "confidence` (normal approximation) → `inconclusive`; the reason says how many samples "
+    "are needed.",
+)
 def test_min_samples_says_what_n_is_needed() -> None:
     policy = GatePolicy(minimum=0.9, min_effect=0.05, power=0.8)
     decision = decide(policy, metrics_of(50, 0), ["exact"])
@@ -62,14 +92,70 @@ def test_min_samples_says_what_n_is_needed() -> None:
     assert decide(policy, metrics_of(300, 0), ["exact"]).status == "passed"
 
 
+def _textbook_n(minimum: float, effect: float, power: float, confidence: float) -> int:
+    """The normal-approximation n to tell *minimum* from *minimum + effect*, two-sided at
+    1 - confidence (Fleiss, Statistical Methods for Rates and Proportions, 3rd ed., 4.2)."""
+    z = NormalDist().inv_cdf
+    other = minimum + effect
+    spread = z(1 - (1 - confidence) / 2) * sqrt(minimum * (1 - minimum)) + z(power) * sqrt(
+        other * (1 - other)
+    )
+    return ceil((spread / effect) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("gate", "from_rate"),
+    [
+        ({"min_effect": 0.1}, 0.5),  # no minimum: from 0.5
+        ({"min_effect": 0.1, "power": 0.9}, 0.5),
+        ({"min_effect": 0.1, "confidence": 0.99}, 0.5),
+        ({"minimum": 0.7, "min_effect": 0.05, "power": 0.8}, 0.7),
+    ],
+)
+@pytest.mark.doc(
+    "docs/spec.md",
+    "2. with `min_effect`: fewer planned *samples* than the n needed to detect a change of "
+    "`min_effect` from the minimum (0.5 without one) with `power`, two-sided at `1 − "
+    "confidence` (normal approximation) → `inconclusive`; the reason says how many samples "
+    "are needed.",
+)
+def test_the_n_needed_is_the_normal_approximation_two_sided(
+    gate: dict[str, float], from_rate: float
+) -> None:
+    policy = GatePolicy(**gate)
+    expected = _textbook_n(
+        from_rate, gate["min_effect"], policy.power_level, policy.confidence_level
+    )
+    decision = decide(policy, metrics_of(expected - 1, 0), ["exact"])
+    assert decision.targets[0].numbers["exact"]["n_needed"] == expected
+    assert decision.status == "inconclusive"
+    assert f"plan at least {expected} samples" in decision.reasons[0]
+    enough = decide(policy, metrics_of(expected, 0), ["exact"])
+    assert enough.status == "passed"
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A target without a minimum is reported, not gated (unless `min_effect` or "
+    "`no_regression` is declared).",
+)
 def test_min_samples_alone_gates_without_a_minimum() -> None:
     decision = decide(GatePolicy(min_effect=0.1), metrics_of(10, 0), ["exact"])
     assert decision.status == "inconclusive" and decision.targets[0].gated
 
 
-def test_new_fields_stay_out_of_old_specs_canonical_json() -> None:
+@pytest.mark.doc(
+    "docs/spec.md",
+    "when not declared they are left out of `spec.json`, so older specs keep their digests.",
+)
+def test_new_fields_stay_out_of_old_specs_canonical_json(tmp_path: Path) -> None:
     assert b"confidence" not in msgspec.json.encode(GatePolicy(minimum=0.9))
     assert b'"confidence":0.95' in msgspec.json.encode(CONFIDENT)
+    old = load_spec(simple_spec(tmp_path / "old", gate={"minimum": 0.9})).spec.canonical()
+    assert msgspec.json.decode(old)["gate"] == {"minimum": 0.9, "scorer": None, "targets": {}}
+    declared = {"minimum": 0.9, "power": 0.8, "min_effect": 0.1}
+    new = load_spec(simple_spec(tmp_path / "new", gate=declared)).spec.canonical()
+    assert b'"min_effect":0.1' in new and b'"power":0.8' in new
 
 
 @pytest.mark.parametrize(
@@ -78,8 +164,16 @@ def test_new_fields_stay_out_of_old_specs_canonical_json() -> None:
         {"minimum": 0.9, "confidence": 1.0},
         {"minimum": 0.9, "confidence": 0},
         {"min_effect": 1.5},
+        {"min_effect": 0},
+        {"min_effect": 1.0},
+        {"min_effect": 0.1, "power": 1.0},
+        {"min_effect": 0.1, "power": 0},
         {"power": 0.8},
     ],
+)
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`confidence`, `min_effect` and `power` lie strictly between 0 and 1",
 )
 def test_spec_refuses_out_of_range_policies(tmp_path: Path, gate: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
@@ -92,6 +186,11 @@ def test_spec_loads_a_confident_gate(tmp_path: Path) -> None:
     assert spec.gate.confidence_level == 0.99 and spec.gate.power_level == 0.9
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Samples, not trials: the repetitions of one sample share its difficulty, so 100 samples "
+    "× 3 repetitions count as 100",
+)
 def test_min_samples_counts_samples_not_repeated_trials() -> None:
     # 100 samples × 3 repetitions: 300 trials, but only 100 independent samples
     builder = MetricsBuilder({"a": 300}, ["exact"], repetitions=3)

@@ -45,6 +45,15 @@ def _gate(report: Path) -> dict[str, Any]:
     return gate
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "5. with `no_regression`: each scorer is compared with the same target in the baseline "
+    "run (see below) — `passed` when the lower bound of the paired interval of *new − "
+    "baseline* is above `−margin`, `failed` when its upper bound is below `−margin`, "
+    "otherwise `inconclusive`.",
+    '- **Margin.** "Not worse at all" can never be shown from a sample, so a margin of 0 '
+    "passes nothing",
+)
 def test_judge_regression_honours_the_margin() -> None:
     equal = summarize(("base", "new"), "exact", (95, 95, 0, 0, 100), [], 0, 0.95)
     assert judge_regression(equal, 0.05)[0] == "passed"
@@ -55,6 +64,12 @@ def test_judge_regression_honours_the_margin() -> None:
     assert judge_regression(slightly, 0.05)[0] == "inconclusive"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`passed` when the lower bound of the paired interval of *new − baseline* is above `−margin`",
+    "- **Which test.** Pass/fail scores with one repetition: exact McNemar on the discordant "
+    "pairs, with the Agresti–Min interval of the difference of pass rates.",
+)
 def test_no_regression_from_the_spec_passes_an_equal_target(tmp_path: Path) -> None:
     _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "right", no_regression={"baseline": "baseline", "margin": 0.1})
@@ -74,6 +89,12 @@ def test_no_regression_from_the_spec_passes_an_equal_target(tmp_path: Path) -> N
     assert 'id="regression"' in (tmp_path / "run" / "report.html").read_text()
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`failed` when its upper bound is below `−margin`",
+    "A target without a minimum is reported, not gated (unless `min_effect` or "
+    "`no_regression` is declared).",
+)
 def test_a_worse_target_fails_and_the_numbers_say_why(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "half", no_regression={"margin": 0.05})
@@ -86,6 +107,10 @@ def test_a_worse_target_fails_and_the_numbers_say_why(tmp_path: Path) -> None:
     assert "upper bound below -0.05" in check["reason"]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "5. with `no_regression`: each scorer is compared with the same target in the baseline run",
+)
 def test_a_small_drop_inside_the_interval_is_inconclusive(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "tenth_wrong", no_regression={"margin": 0.05})
@@ -95,6 +120,12 @@ def test_a_small_drop_inside_the_interval_is_inconclusive(tmp_path: Path) -> Non
     assert check["status"] == "inconclusive" and check["ci_low"] < -0.05 < check["ci_high"]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "- **The baseline is evidence.** It is verified in full first (as `assay verify` does).",
+    '(e.g. "does not verify (1 problem(s), first: …)"); its scores are never used, and it '
+    "never passes.",
+)
 def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, "half")
     scores = baseline / "scores.jsonl"
@@ -107,6 +138,10 @@ def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
     assert any("does not verify" in r for r in gate["reasons"])
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`assay run SPEC --baseline RUN` (or `assay gate RUN --baseline BASE`",
+)
 def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
     spec = _spec(tmp_path / "new", "half", no_regression={"baseline": "missing", "margin": 0.05})
     ran = run_cli("run", spec, "--output", tmp_path / "run")
@@ -120,6 +155,12 @@ def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
     assert run_cli("gate", tmp_path / "run", "--baseline", better).returncode == 1
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "assay pairs them by sample id (and repetition) and compares only what both runs have; "
+    "samples only one run has are counted and named in the decision, never scored as a pass "
+    "or a failure of the other.",
+)
 def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, n=50)
     spec = _spec(tmp_path / "new", "right", n=60, no_regression={"margin": 0.1})
@@ -131,6 +172,38 @@ def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None
     assert "10 only here" in check["reason"]
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Continuous scores (any value other than 0 and 1), or repetitions in either run: the "
+    "mean score per sample (over its repetitions), the paired percentile bootstrap of the "
+    "per-sample differences (1,000 resamples, seeded) and the sign test's p-value.",
+)
+def test_repetitions_are_judged_by_the_paired_bootstrap_of_sample_means(tmp_path: Path) -> None:
+    base_spec = _spec(tmp_path / "base_spec", "right", n=40)
+    base_spec.write_text(base_spec.read_text() + "repetitions: 2\n")
+    run_spec_at(base_spec, tmp_path / "baseline")
+    spec = _spec(tmp_path / "new", "tenth_wrong", n=40, no_regression={"margin": 0.3})
+    spec.write_text(spec.read_text() + "repetitions: 2\n")
+    for attempt in ("first", "again"):
+        ran = run_cli(
+            "run", spec, "--output", tmp_path / attempt, "--baseline", tmp_path / "baseline"
+        )
+        assert ran.returncode == 0, ran.stdout
+    [check] = _gate(tmp_path / "first")["targets"][0]["regression"]
+    assert (check["measure"], check["test"], check["ci_method"]) == (
+        "mean", "sign-test", "paired-bootstrap-percentile"
+    )  # fmt: skip
+    assert (check["pairs"], check["baseline_only"], check["new_only"]) == (40, 4, 0)
+    assert check["difference"] == pytest.approx(-0.1)
+    [again] = _gate(tmp_path / "again")["targets"][0]["regression"]
+    assert (again["ci_low"], again["ci_high"]) == (check["ci_low"], check["ci_high"])  # seeded
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "The margin and confidence always come from the frozen spec: `--baseline` for a spec "
+    "without a `no_regression` policy is a usage error (exit 2), never a silent default.",
+)
 def test_baseline_without_a_policy_is_a_usage_error(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "right", minimum=1.0)
@@ -139,6 +212,10 @@ def test_baseline_without_a_policy_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A declared policy with no baseline at all is `inconclusive`.",
+)
 def test_no_regression_without_any_baseline_is_inconclusive(tmp_path: Path) -> None:
     spec = _spec(tmp_path / "new", "right", no_regression={"margin": 0.1})
     ran = run_cli("run", spec, "--output", tmp_path / "run")
@@ -157,6 +234,11 @@ def test_no_regression_without_any_baseline_is_inconclusive(tmp_path: Path) -> N
         {"margin": 0.1, "base": "x"},
     ],
 )
+@pytest.mark.doc(
+    "docs/spec.md",
+    "which is resolved inside the spec's folder under the usual path rules (no absolute "
+    "paths, no `..`, no symlink out).",
+)
 def test_spec_refuses_bad_no_regression_policies(tmp_path: Path, policy: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         load_spec(simple_spec(tmp_path, gate={"no_regression": policy}))
@@ -171,6 +253,11 @@ def test_spec_without_no_regression_keeps_its_digest(tmp_path: Path) -> None:
     assert declared.gate.regression_level == 0.95
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "which is resolved inside the spec's folder under the usual path rules (no absolute "
+    "paths, no `..`, no symlink out).",
+)
 def test_a_baseline_symlinked_out_of_the_spec_folder_is_not_used(tmp_path: Path) -> None:
     outside = _baseline(tmp_path)
     spec = _spec(tmp_path / "other", "right", no_regression={"baseline": "link", "margin": 0.1})

@@ -87,23 +87,33 @@ def _spec(folder: Path, url: str, attempts: int = 4) -> Path:
     )
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It has no field for a secret: targets read credentials from the environment when they run.",
+    "Credentials are read from the environment when the call is made (`headers_from_env`), "
+    "so they never enter the spec or the evidence.",
+    "408, 429 (honouring `Retry-After`), 5xx, timeouts and connection failures are "
+    "infrastructure failures (retried)",
+)
 def test_infrastructure_answers_are_retried_and_recorded(
     server: tuple[str, Script], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, script = server
     script.plans["s1"] = [(429, {"Retry-After": "0"}, b"slow down"), (503, {}, b"busy")]
     script.plans["s2"] = [(500, {}, b"oops")]
+    script.plans["s3"] = [(408, {}, b"request timeout"), (502, {}, b"bad gateway")]
     monkeypatch.setenv("ASSAY_TEST_TOKEN", SECRET)
     out = tmp_path / "run"
     outcome = run_spec_at(_spec(tmp_path / "spec", url), out)
     assert outcome.gate.status == "passed"
-    assert script.calls == Counter({"s0": 1, "s1": 3, "s2": 2, "s3": 1})
+    assert script.calls == Counter({"s0": 1, "s1": 3, "s2": 2, "s3": 3})
     attempts = {
         b["trial"]["sample_id"]: [a["reason"] or a["status"] for a in b["attempts"]]
         for b in read_jsonl(out / "bundles.jsonl")
     }
     assert attempts["s1"] == ["rate_limited", "http_503", "succeeded"]
     assert attempts["s2"] == ["http_500", "succeeded"]
+    assert attempts["s3"] == ["http_408", "http_502", "succeeded"]
     assert verify_run(out).ok
     assert set(script.headers) == {SECRET}  # the key was sent ...
     for path in out.rglob("*"):  # ... and written nowhere
@@ -111,6 +121,10 @@ def test_infrastructure_answers_are_retried_and_recorded(
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "another 4xx or a body that is not JSON is a product failure.",
+)
 def test_a_refusal_is_a_product_failure_and_not_retried(
     server: tuple[str, Script], tmp_path: Path
 ) -> None:
@@ -126,6 +140,10 @@ def test_a_refusal_is_a_product_failure_and_not_retried(
     assert outcome.gate.status == "failed"
 
 
+@pytest.mark.doc(
+    "docs/spec.md",
+    "timeouts and connection failures are infrastructure failures (retried)",
+)
 def test_an_unreachable_endpoint_blocks_the_trials(tmp_path: Path) -> None:
     out = tmp_path / "run"
     outcome = run_spec_at(_spec(tmp_path / "spec", "http://127.0.0.1:9/none", attempts=2), out)

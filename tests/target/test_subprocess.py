@@ -51,6 +51,10 @@ def wait_until_gone(pgid: int, limit: float = 10.0) -> bool:
 
 
 @pytest.mark.parametrize(("sample_input", "state"), [("answer", "completed"), ("hang", "blocked")])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It runs in its own process group, killed on timeout",
+)
 def test_the_whole_process_group_is_gone_afterwards(
     tmp_path: Path, sample_input: str, state: str
 ) -> None:
