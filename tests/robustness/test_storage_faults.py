@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.errors import EXIT_EVIDENCE, EXIT_PASSED
 from tests.helpers import (
     can_mount,
     error_line,
@@ -83,9 +84,11 @@ def _status(run: Path) -> str | None:
 
 
 def assert_not_valid_looking(run: Path) -> None:
-    """A run that did not finish must not pass for one that did."""
+    """A run that did not finish must not pass for one that did: verify fails it (exit
+    4), or its manifest does not say ``complete``."""
     verify = run_cli("verify", run)
-    assert verify.returncode != 0 or _status(run) != "complete", verify.stdout
+    assert verify.returncode in (EXIT_PASSED, EXIT_EVIDENCE), verify.stdout + verify.stderr
+    assert verify.returncode == EXIT_EVIDENCE or _status(run) != "complete", verify.stdout
 
 
 # -- read-only ---------------------------------------------------------------------------
@@ -180,7 +183,7 @@ def test_a_full_disk_leaves_no_valid_looking_run_and_resume_finishes_it(
     spec: Path, small_disk: Path, size: str, reference: dict[str, object]
 ) -> None:
     run, proc = _fill(spec, small_disk, size)
-    assert proc.returncode != 0
+    assert proc.returncode == 5, proc.stdout + proc.stderr  # storage error (docs/cli.md)
     assert_not_valid_looking(run)
     mount("-o", "remount,size=64m", str(small_disk))  # space again
     resumed = run_cli("resume", run)
@@ -215,7 +218,7 @@ def test_a_run_folder_deleted_mid_run_leaves_nothing_valid_looking(
     spec: Path, tmp_path: Path
 ) -> None:
     run, proc = _delete_mid_run(spec, tmp_path)
-    assert proc.returncode not in (0, 1, 3), proc.stdout  # no gate decision claimed
+    assert proc.returncode == 5, proc.stdout + proc.stderr  # a storage error, no gate decision
     assert "Traceback" not in proc.stderr
     assert_not_valid_looking(run)
 
