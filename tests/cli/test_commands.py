@@ -35,7 +35,7 @@ def test_help_lists_every_command(flag: str) -> None:
 
 def test_no_command_shows_usage() -> None:
     proc = run_cli()
-    assert proc.returncode in (0, 2)
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # a usage error (docs/cli.md)
     assert "Usage" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
 

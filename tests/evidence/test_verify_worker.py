@@ -8,7 +8,9 @@ small run takes that path too, tamper with it, and compare both paths' findings.
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,22 +21,35 @@ from tests.helpers import read_jsonl
 
 
 def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
-    """verify's findings with the event pass in a worker and in this process."""
+    """verify's findings with the event pass in a worker and in this process; fails unless
+    the first answer really came from the worker (a failed worker is redone in-process,
+    which would make the two sides equal without the worker having been tested)."""
     monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
-    started: list[bool] = []
-    start = _verify_events.start_scan
+    sources: list[tuple[bool, str]] = []
+    finish = _verify_events.finish_scan
 
-    def spy(path: Path, threshold: int, files: Sequence[str] = ()) -> object:
-        worker = start(path, threshold, files)
-        started.append(worker is not None)
-        return worker
+    def spy(path: Path, worker: object, files: Sequence[str] = ()) -> _verify_events.EventScan:
+        scan = finish(path, worker, files)  # type: ignore[arg-type]
+        sources.append((scan.in_worker, scan.fallback))
+        return scan
 
-    monkeypatch.setattr(_verify, "start_scan", spy)
-    in_worker = verify_run(run).problems
-    assert started == [True], "the worker path was not taken"
+    monkeypatch.setattr(_verify, "finish_scan", spy)
+    result = verify_run(run)
+    assert sources == [(True, "")], f"the event pass did not come from the worker: {sources}"
+    assert result.notes == []
     monkeypatch.setattr(_verify, "PARALLEL_BYTES", 1 << 60)
-    monkeypatch.setattr(_verify, "start_scan", start)
-    return in_worker, verify_run(run).problems
+    sources.clear()
+    here = verify_run(run).problems
+    assert sources == [(False, "")], f"the event pass was not this process's: {sources}"
+    return result.problems, here
+
+
+def exiting_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """Make verify's worker a program that exits with *code* without answering."""
+    script = tmp_path / f"exit{code}.sh"
+    script.write_text(f"#!/bin/sh\nexit {code}\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(_verify_events.sys, "executable", str(script))
 
 
 @pytest.mark.doc(
@@ -78,12 +93,10 @@ def test_a_bundle_listing_other_events_is_named(run: Path, monkeypatch: pytest.M
     "On a large run (an `events.jsonl` of 16 MiB or more, about 9,000 trials) and a machine with",
 )
 def test_a_failed_worker_falls_back_to_this_process(
-    run: Path, monkeypatch: pytest.MonkeyPatch
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
-    false = shutil.which("false")
-    assert false is not None
-    monkeypatch.setattr(_verify_events.sys, "executable", false)  # the worker exits 1
+    exiting_worker(tmp_path, monkeypatch, 3)
     here: list[str] = []
     scan = _verify_events.scan_events
 
@@ -92,8 +105,74 @@ def test_a_failed_worker_falls_back_to_this_process(
         return scan(path, files)
 
     monkeypatch.setattr(_verify_events, "scan_events", spy)
-    assert verify_run(run).ok
+    result = verify_run(run)
+    assert result.ok, result.problems
     assert here == [str(run)], "the event pass was not redone in this process"
+    assert result.notes == [
+        "note: the event pass was redone in this process: the worker exited with code 3"
+    ]
+
+
+def test_the_comparison_fails_when_the_worker_fails(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker-vs-in-process tests cannot pass on the fallback's answer alone."""
+    exiting_worker(tmp_path, monkeypatch, 3)
+    with pytest.raises(AssertionError, match="did not come from the worker"):
+        both_ways(run, monkeypatch)
+
+
+def test_a_worker_that_cannot_start_is_noted(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(_verify_events.sys, "executable", str(tmp_path / "no-such-python"))
+    result = verify_run(run)
+    assert result.ok, result.problems
+    assert len(result.notes) == 1, result.notes
+    assert "redone in this process: the worker could not start" in result.notes[0]
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "if the worker cannot start or fails, the chain is walked in-process and verify says so",
+    "It is not a problem with the evidence, so the exit code stays the same.",
+)
+def test_verify_names_the_fallback_and_still_exits_0(run: Path, tmp_path: Path) -> None:
+    """The real CLI in a subprocess, its worker made to exit 3: an untouched run still
+    verifies (exit 0, nothing on stdout but the verified line) and stderr says why the
+    event pass was redone."""
+    script = tmp_path / "exit3.sh"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(0o755)
+    program = (
+        "import sys\n"
+        "from assay.evidence import _verify\n"
+        "from assay.cli._main import main\n"
+        "_verify.PARALLEL_BYTES = 0\n"
+        f"sys.executable = {str(script)!r}\n"
+        f"main(['verify', {str(run)!r}])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LANG": "C.UTF-8"},
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("verified "), proc.stdout
+    assert proc.stderr.splitlines() == [
+        "note: the event pass was redone in this process: the worker exited with code 3"
+    ], proc.stderr
+
+
+def test_verify_says_nothing_more_when_the_worker_answers(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
+    assert verify_run(run).notes == []
 
 
 @pytest.mark.doc(

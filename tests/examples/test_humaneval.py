@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import assay
 from assay.dataset import package_file
 from assay.model import ChatMessage, get_model
 from assay.task import load_tasks
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO, run_cli, wait_for
 
 TASK = REPO / "examples" / "humaneval" / "task.py"
 REF = f"{TASK}@humaneval"
@@ -70,11 +69,9 @@ def test_the_dataset_is_the_164_problems_with_their_tests() -> None:
 
 
 def test_every_canonical_solution_passes(tmp_path: Path) -> None:
-    started = time.monotonic()
     result = run(tmp_path, lambda p: p["canonical_solution"])
     assert accuracy(result) == 1.0
     assert len(scores(result)) == 164
-    assert time.monotonic() - started < 60  # about 6 s on two busy cores
 
 
 def test_a_whole_function_in_a_markdown_fence_passes(tmp_path: Path) -> None:
@@ -94,9 +91,7 @@ def test_wrong_solutions_fail_with_the_reason_kept(tmp_path: Path) -> None:
 
 def test_an_infinite_loop_times_out_as_a_failure_not_an_error(tmp_path: Path) -> None:
     loop = "    while True:\n        pass\n"
-    started = time.monotonic()
     result = run(tmp_path, lambda p: loop, limit=2, task_args={"timeout": 1.0})
-    assert time.monotonic() - started < 20
     assert result.metrics is not None
     assert result.metrics.counts("mock/x").states["completed"] == 2
     for record in scores(result):
@@ -132,10 +127,8 @@ def test_nothing_a_solution_starts_is_left_running(tmp_path: Path) -> None:
     run(tmp_path, lambda p: body, limit=2)
     started = [int(p.name) for p in pids.iterdir()]
     assert len(started) == 2
-    deadline = time.monotonic() + 3
-    while any(_running(pid) for pid in started) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_running(pid) for pid in started)
+    # killed with the sandbox's group; reaping may take a moment (30 s: a failure guard)
+    assert wait_for(lambda: not any(_running(pid) for pid in started))
 
 
 def test_the_cli_runs_a_limited_run_and_verify_checks_it(tmp_path: Path) -> None:

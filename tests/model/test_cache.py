@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +17,7 @@ from assay.model import (
     Model,
     ModelOutput,
     ResponseCache,
+    _cache,
     default_cache_dir,
     parse_expiry,
     user_message,
@@ -80,12 +82,17 @@ def test_no_credentials_of_a_base_url_reach_the_entry(tmp_path: Path) -> None:
     assert json.loads(path.read_bytes())["base_url"] == "https://127.0.0.1:9/v1"
 
 
-def test_an_expired_entry_is_a_miss_and_prune_removes_only_it(tmp_path: Path) -> None:
+def test_an_expired_entry_is_a_miss_and_prune_removes_only_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fresh = ResponseCache(tmp_path, expiry="1h").open()
-    short = ResponseCache(tmp_path, expiry=0.01)
+    short = ResponseCache(tmp_path, expiry="1m")
     keep = stored(fresh, model("a"), "kept")
     gone = stored(short, model("b"), "gone")
-    time.sleep(0.05)
+    assert fresh.get(gone) is not None  # fresh for a minute yet
+    # Two minutes on, as the cache reads its clock: past the short expiry, not the hour.
+    later = time.time() + 120
+    monkeypatch.setattr(_cache, "time", SimpleNamespace(time=lambda: later))
     assert fresh.get(gone) is None
     assert fresh.get(keep) is not None
     assert fresh.prune() == 1

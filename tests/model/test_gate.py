@@ -1,6 +1,11 @@
 """The AIMD connection gate on its own: it bounds calls in flight, halves its limit once
 per window of rate-limited calls, grows back by one per window, and a cancelled waiter
-never leaks a slot."""
+never leaks a slot.
+
+The tests wait with ``anyio.wait_all_tasks_blocked()``: every other task has gone as far
+as it can (waiting on the gate), which is what they need to know, where a fixed sleep
+would only hope so.
+"""
 
 from __future__ import annotations
 
@@ -76,15 +81,15 @@ def test_a_shrunk_gate_admits_waiters_as_it_grows() -> None:
         async with anyio.create_task_group() as group:
             for i in range(3):
                 group.start_soon(wait, i)
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()
             gate.release()
             gate.release()
             gate.release()  # 1 in flight, limit 2: one waiter fits
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()
             assert admitted == [0]
             for _ in range(3):
                 gate.succeeded()  # the limit reaches 3: one more
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()
             assert admitted == [0, 1]
             gate.release()
             gate.release()
@@ -109,7 +114,7 @@ def test_a_cancelled_waiter_leaks_no_slot(handed_over: bool) -> None:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
                 group.start_soon(call)
-                await anyio.sleep(0.01)
+                await anyio.wait_all_tasks_blocked()  # call() waits for the slot
                 if handed_over:
                     gate.release()  # the slot goes to the waiter, which is then cancelled
                 scope.cancel()

@@ -179,7 +179,8 @@ def test_the_command_line_runs_verifies_and_exits(tmp_path: Path) -> None:
         "run", f"{tasks}@capitals", "--model", "local/smollm2", "--limit", "2",
         "-M", "ctx_size=1024", "--log-dir", log_dir, timeout=180,
     )  # fmt: skip
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr  # passed or failed, not broken
+    # no gate minimum: the gate passes whatever the model answers (a unit error would be 1)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "== capitals × local/smollm2: success" in proc.stdout
     (run,) = run_dirs(log_dir)
     assert len(model_calls(run)) == 2
@@ -272,7 +273,7 @@ def test_ctrl_c_stops_the_run_and_the_server_and_resume_finishes(tmp_path: Path)
     done = len(model_calls(run))
     assert 0 < done < 8
     resumed = run_cli("resume", run, timeout=180)
-    assert resumed.returncode in (0, 1), resumed.stdout + resumed.stderr
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr  # no gate minimum
     assert read_manifest(run)["status"] == "complete"
     assert len(model_calls(run)) == 8
     assert run_cli("verify", run).returncode == 0

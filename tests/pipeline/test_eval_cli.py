@@ -7,13 +7,12 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from assay.evidence import read_manifest, verify_run
-from tests.helpers import REPO, error_line, read_jsonl, run_cli, run_dirs
+from tests.helpers import REPO, error_line, read_jsonl, run_cli, run_dirs, wait_for
 
 ARITHMETIC = REPO / "examples" / "arithmetic" / "tasks.py"
 
@@ -167,12 +166,12 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def some_trials_on_disk() -> bool:
         bundles = list(log_dir.glob("*/bundles.jsonl"))
-        if bundles and bundles[0].stat().st_size > 0:
-            break
-        time.sleep(0.01)
+        return bool(bundles) and bundles[0].stat().st_size > 0
+
+    assert wait_for(some_trials_on_disk, timeout=60), "no trial reached the disk"
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     (run,) = run_dirs(log_dir)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from tests.helpers import (
     run_spec_at,
     simple_spec,
     unique_callable_spec,
+    wait_for,
 )
 
 GENESIS = "0" * 64
@@ -437,6 +437,7 @@ REPORT_NAMES = {"report.json", "report.md", "report.html"}
 # --------------------------------------------------------------------------- late events
 
 LATE = """
+import pathlib
 import time
 
 import assay
@@ -444,7 +445,10 @@ import assay
 
 def answer(text):
     time.sleep(0.15)
-    assay.record_event("extra", {"late": text})
+    try:
+        assay.record_event("extra", {"late": text})
+    finally:  # the test waits for every abandoned thread to have tried
+        pathlib.Path(%r, text).touch()
     return text
 """
 
@@ -452,16 +456,19 @@ def answer(text):
 def test_a_timed_out_sync_callable_cannot_write_into_a_sealed_trial(tmp_path: Path) -> None:
     # Eight trials of at least 0.05 s each: the first threads wake while later trials run.
     samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(8)]
+    tried = tmp_path / "tried"
+    tried.mkdir()
     spec = unique_callable_spec(
         tmp_path / "spec",
-        LATE,
+        LATE % str(tried),
         samples=samples,
         target={"timeout": 0.05},
         retry={"max_attempts": 1, "initial_backoff": 0.01, "max_backoff": 0.02},
     )
     out = tmp_path / "run"
     outcome = run_spec_at(spec, out, max_concurrency=1)
-    time.sleep(0.3)  # let the abandoned threads finish
+    # every abandoned thread has woken and tried to record its late event
+    assert wait_for(lambda: len(list(tried.iterdir())) == len(samples)), list(tried.iterdir())
     assert outcome.gate.status == "inconclusive"
     result = verify_run(out)
     assert result.ok, result.problems

@@ -24,10 +24,37 @@ def answer(text):
 SAMPLES = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(30)]
 
 
+# The last sample answers only once a report came mid-run (the test's progress callback
+# leaves the marker): a run that reported only at its end would fail that trial.
+WAITS_FOR_A_REPORT = """
+import os
+import time
+
+
+def answer(text):
+    if text == "q29":
+        deadline = time.monotonic() + 30  # a failure guard, not a measurement
+        while not os.path.exists(%r):
+            if time.monotonic() > deadline:
+                raise RuntimeError("no progress report came while the run went on")
+            time.sleep(0.01)
+    return text
+"""
+
+
 def test_a_run_reports_as_it_goes_and_once_at_the_end(tmp_path: Path) -> None:
-    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=SAMPLES)  # about 0.75 s
+    seen = tmp_path / "seen-mid-run"
+    source = WAITS_FOR_A_REPORT % str(seen)
+    spec = unique_callable_spec(tmp_path / "spec", source, samples=SAMPLES)
     reports: list[Progress] = []
-    run_spec_at(spec, tmp_path / "run", max_concurrency=2, progress=reports.append)
+
+    def report(progress: Progress) -> None:
+        reports.append(progress)
+        if 0 < progress.done < len(SAMPLES):
+            seen.touch()
+
+    outcome = run_spec_at(spec, tmp_path / "run", max_concurrency=2, progress=report)
+    assert outcome.gate.status == "passed"  # the last trial saw a mid-run report
     assert [r.final for r in reports].count(True) == 1 and reports[-1].final
     assert reports[-1].done == reports[-1].planned == len(SAMPLES)
     assert any(0 < r.done < len(SAMPLES) for r in reports[:-1])  # seen mid-run

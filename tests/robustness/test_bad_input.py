@@ -1062,56 +1062,68 @@ def _pack(run: Path) -> Path:
     return next((run / "artifacts").glob("pack-*.bin"))
 
 
-STRUCTURAL: list[tuple[str, Callable[[Path], None], bool]] = [
-    # (id, edit, crashes today)
-    ("manifest-a-list", lambda r: (r / "manifest.json").write_text("[1]"), False),
-    ("plan-line-a-list", lambda r: (r / "plan.jsonl").write_text("[1]\n"), False),
-    ("event-line-a-list", lambda r: (r / "events.jsonl").write_text("[1, 2]\n"), False),
-    ("event-trial-a-list", lambda r: _edit_json_line(r, "events.jsonl", _set("trial", [1])), False),
-    ("event-n-text", lambda r: _edit_json_line(r, "events.jsonl", _set("n", "1")), False),
-    ("bundle-line-a-list", lambda r: (r / "bundles.jsonl").write_text("[1]\n"), False),
-    ("bundle-trial-text", lambda r: _edit_json_line(r, "bundles.jsonl", _set("trial", "x")), False),
-    ("score-line-a-list", lambda r: (r / "scores.jsonl").write_text("[1]\n"), False),
-    ("spec-wrong-type", lambda r: (r / "spec.json").write_text('{"evaluation": 5}'), False),
-    ("manifest-dir", _replace_with_dir("manifest.json"), False),
-    ("manifest-files-list", lambda r: _edit_json_line(r, "manifest.json", _set("files", [])), True),
+STRUCTURAL: list[tuple[str, Callable[[Path], None], str]] = [
+    # (id, edit, the file or folder a finding must name)
+    ("manifest-a-list", lambda r: (r / "manifest.json").write_text("[1]"), "manifest.json"),
+    ("plan-line-a-list", lambda r: (r / "plan.jsonl").write_text("[1]\n"), "plan.jsonl"),
+    ("event-line-a-list", lambda r: (r / "events.jsonl").write_text("[1, 2]\n"), "events.jsonl"),
+    (
+        "event-trial-a-list",
+        lambda r: _edit_json_line(r, "events.jsonl", _set("trial", [1])),
+        "events.jsonl",
+    ),
+    ("event-n-text", lambda r: _edit_json_line(r, "events.jsonl", _set("n", "1")), "events.jsonl"),
+    ("bundle-line-a-list", lambda r: (r / "bundles.jsonl").write_text("[1]\n"), "bundles.jsonl"),
+    (
+        "bundle-trial-text",
+        lambda r: _edit_json_line(r, "bundles.jsonl", _set("trial", "x")),
+        "bundles.jsonl",
+    ),
+    ("score-line-a-list", lambda r: (r / "scores.jsonl").write_text("[1]\n"), "scores.jsonl"),
+    ("spec-wrong-type", lambda r: (r / "spec.json").write_text('{"evaluation": 5}'), "spec.json"),
+    ("manifest-dir", _replace_with_dir("manifest.json"), "manifest.json"),
+    (
+        "manifest-files-list",
+        lambda r: _edit_json_line(r, "manifest.json", _set("files", [])),
+        "manifest.json",
+    ),
     (
         "manifest-files-null",
         lambda r: _edit_json_line(r, "manifest.json", _set("files", None)),
-        True,
+        "manifest.json",
     ),
     (
         "bundle-events-text",
         lambda r: _edit_json_line(r, "bundles.jsonl", _set("events", "x")),
-        True,
+        "bundles.jsonl",
     ),
     (
         "bundle-events-ints",
         lambda r: _edit_json_line(r, "bundles.jsonl", _set("events", [1])),
-        True,
+        "bundles.jsonl",
     ),
     (
         "bundle-artifacts-list",
         lambda r: _edit_json_line(r, "bundles.jsonl", _set("artifacts", [])),
-        True,
+        "bundles.jsonl",
     ),
     (
         "score-trial-a-list",
         lambda r: _edit_json_line(r, "scores.jsonl", _set("trial_id", [])),
-        True,
+        "scores.jsonl",
     ),
-    ("spec-json-a-dir", _replace_with_dir("spec.json"), True),
-    ("events-jsonl-a-dir", _replace_with_dir("events.jsonl"), True),
-    ("pack-a-dir", lambda r: (_pack(r).unlink(), _pack_dir(r)), True),
+    ("spec-json-a-dir", _replace_with_dir("spec.json"), "spec.json"),
+    ("events-jsonl-a-dir", _replace_with_dir("events.jsonl"), "events.jsonl"),
+    ("pack-a-dir", lambda r: (_pack(r).unlink(), _pack_dir(r)), "artifacts"),
     (
         "artifacts-a-file",
         lambda r: (shutil.rmtree(r / "artifacts"), (r / "artifacts").write_text("x")),
-        True,
+        "artifacts",
     ),
     (
         "artifact-folder-holds-a-dir",
         lambda r: (r / "artifacts" / "ab" / "sub").mkdir(parents=True),
-        True,
+        "artifacts",
     ),
 ]
 
@@ -1128,27 +1140,28 @@ VERIFY_CRASH = (
 
 
 @pytest.mark.parametrize(
-    "edit",
+    ("edit", "named"),
     [
         pytest.param(
             edit,
+            named,
             id=name,
-            marks=[],  # fixed: verify reports unreadable evidence instead of crashing
         )
-        for name, edit, crashes in STRUCTURAL
+        for name, edit, named in STRUCTURAL
     ],
 )
 def test_verify_names_structurally_wrong_evidence_and_never_crashes(
-    good_run: Path, tmp_path: Path, edit: Callable[[Path], None]
+    good_run: Path, tmp_path: Path, edit: Callable[[Path], None], named: str
 ) -> None:
     run = tmp_path / "run"
     shutil.copytree(good_run, run)
     edit(run)
     try:
         result = verify_run(run)
-    except EvidenceError:
+    except EvidenceError as exc:  # not a run at all: the one line says which file
+        assert named in exc.one_line(), exc.one_line()
         return
-    assert result.problems
+    assert any(p.startswith(named) for p in result.problems), (named, result.problems)
 
 
 JSON_VALUES = st.recursive(

@@ -3,9 +3,11 @@
 Invariant 11 (nothing lost) with real processes: each crashed run is finished by
 ``assay resume RUN`` and must end exactly where an uninterrupted run ends (scores,
 metrics, gate, report rows), with no trial that had a whole bundle on disk before the
-kill run a second time, and ``assay verify`` passing. Kills are spread evenly over the
-duration of an uninterrupted run (measured once, from the moment its run directory
-exists), and a few more land in the middle of a resume. Scenarios run two at a time.
+kill run a second time, and ``assay verify`` passing. Kill points are the run's own
+progress, not a stopwatch: the first kill comes once ``manifest.json`` exists with every
+trial held (``HOLD``, see TARGET), so no bundle is on disk; the others once a given
+number of bundle lines is on disk, spread evenly over the 2,000 trials; a few more land
+in the middle of a resume. Scenarios run two at a time.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,14 +37,29 @@ RUN_KILLS = 24
 RESUME_KILLS = 6
 
 # Deterministic: every 7th sample gets a wrong answer, so the gate has something to count.
+# With HOLD set, no trial answers until that file exists (never, for a held run): a kill
+# then surely lands before any bundle. Timing only; the answers are the same either way.
 TARGET = """
 import asyncio
+import os
 
 
 async def answer(n):
+    hold = os.environ.get("HOLD")
+    while hold and not os.path.exists(hold):
+        await asyncio.sleep(0.005)
     await asyncio.sleep(0.002)
     return str(n) if n % 7 else "wrong"
 """
+HELD = -1  # a kill point: once the run or resume has written events, with every trial held
+
+
+def _bundle_lines(run: Path) -> int:
+    """Whole bundle lines on disk (cheap enough to poll: no JSON is decoded)."""
+    try:
+        return (run / "bundles.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
 
 
 @dataclass
@@ -51,7 +67,7 @@ class Crash:
     """One scenario: where it was killed, what was on disk then, how resume ended."""
 
     name: str
-    delays: list[float]
+    points: list[int]  # kill once this many bundle lines are on disk (HELD: see above)
     crashed: list[bool] = field(default_factory=list)  # each kill hit a running process
     window: bool = False  # killed between spec.json and manifest.json: not a run yet
     finished_at_kill: list[int] = field(default_factory=list)
@@ -74,25 +90,38 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(spec: Path) -> tuple[Path, float]:
-    """The uninterrupted run, and how long it ran once its directory existed."""
+def reference(spec: Path) -> Path:
+    """The uninterrupted run."""
     out = spec.parent.parent / "reference"
-    proc = start_cli("run", spec, "-o", out, "-j", "16")
-    assert wait_for(lambda: (out / "manifest.json").exists(), timeout=60)
-    began = time.monotonic()
-    _, err = proc.communicate(timeout=120)
-    duration = time.monotonic() - began
-    assert proc.returncode == 0, err
-    return out, duration
+    proc = run_cli("run", spec, "-o", out, "-j", "16", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return out
 
 
-def _kill_after(
-    proc: subprocess.Popen[str], run: Path, delay: float, *, wait_manifest: bool
-) -> bool:
-    """SIGKILL *proc* *delay* s after its run directory exists; True if it was running."""
-    if wait_manifest:
-        wait_for(lambda: (run / "manifest.json").exists() or proc.poll() is not None, 60)
-    time.sleep(delay)
+def _start(spec: Path, run: Path, first: bool, point: int) -> subprocess.Popen[str]:
+    """The run (*first*) or a resume of it, held if its kill point is HELD."""
+    hold = {"HOLD": str(run) + ".never"} if point == HELD else {}
+    if first:
+        return start_cli("run", spec, "-o", run, "-j", "16", env=hold)
+    return start_cli("resume", run, "-j", "16", env=hold)
+
+
+def _kill_at(proc: subprocess.Popen[str], run: Path, point: int, size: int) -> bool:
+    """SIGKILL *proc* once *point* is reached; True if it was still running then.
+
+    HELD: once the run has a manifest and its events grew past *size*, their size before
+    the process started (a resume appends at least its ``run_resumed``); otherwise once
+    *point* bundle lines are on disk. The wait is a failure guard only: a process that
+    ends first is killed (and reported as not hit) at once.
+    """
+    events = run / "events.jsonl"
+    if point == HELD:
+        reached = lambda: (  # noqa: E731
+            (run / "manifest.json").exists() and events.exists() and events.stat().st_size > size
+        )
+    else:
+        reached = lambda: _bundle_lines(run) >= point  # noqa: E731
+    wait_for(lambda: reached() or proc.poll() is not None, timeout=120, step=0.005)
     running = proc.poll() is None
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
@@ -107,14 +136,14 @@ def _status(run: Path) -> str | None:
 
 
 def _scenario(spec: Path, crash: Crash) -> Crash:
-    """Run, kill at ``delays[0]``; resume and kill at each later delay; then resume."""
+    """Run, kill at ``points[0]``; resume and kill at each later point; then resume."""
     run = crash.run
-    for number, delay in enumerate(crash.delays):
-        if number == 0:
-            proc = start_cli("run", spec, "-o", run, "-j", "16")
-        else:
-            proc = start_cli("resume", run, "-j", "16")
-        hit = _kill_after(proc, run, delay, wait_manifest=number == 0)
+    for number, point in enumerate(crash.points):
+        if number > 0 and point != HELD:
+            point += _bundle_lines(run)  # counted from where the resume starts
+        size = (run / "events.jsonl").stat().st_size if number > 0 else 0
+        proc = _start(spec, run, number == 0, point)
+        hit = _kill_at(proc, run, point, size)
         if number == 0 and not (run / "manifest.json").exists():
             crash.window = True  # see test_a_kill_before_the_manifest_is_written_...
             return crash
@@ -134,19 +163,19 @@ def _scenario(spec: Path, crash: Crash) -> Crash:
 
 
 @pytest.fixture(scope="module")
-def crashes(
-    spec: Path, reference: tuple[Path, float], tmp_path_factory: pytest.TempPathFactory
-) -> list[Crash]:
-    _, duration = reference
+def crashes(spec: Path, reference: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Crash]:
     root = tmp_path_factory.mktemp("crashes")
-    # The first point is 20 ms after manifest.json appears: a kill before it leaves a
-    # folder that is not a run yet (test_a_kill_before_the_manifest_is_written_...).
+    # The first kill comes with every trial held, once manifest.json exists (a kill
+    # before it leaves a folder that is not a run yet: test_a_kill_before_the_manifest_
+    # is_written_...); the others at bundle counts spread up to 93 % of the trials.
     scenarios = [
-        Crash(f"run-{k:02d}", [0.02 + duration * 0.93 * k / RUN_KILLS]) for k in range(RUN_KILLS)
+        Crash(f"run-{k:02d}", [int(TRIALS * 0.93 * k / RUN_KILLS) if k else HELD])
+        for k in range(RUN_KILLS)
     ]
-    # Killed once mid-run, then again while the resume is working, at spread points.
+    # Killed once mid-run, then again while the resume is working: held before its first
+    # trial answers, then at spread counts of the trials left.
     scenarios += [
-        Crash(f"resume-{k}", [duration * 0.3, 0.15 + duration * 0.8 * k / RESUME_KILLS])
+        Crash(f"resume-{k}", [int(TRIALS * 0.3), int(TRIALS * 0.6 * k / RESUME_KILLS) or HELD])
         for k in range(RESUME_KILLS)
     ]
     for crash in scenarios:
@@ -196,10 +225,8 @@ def test_every_resumed_run_verifies(crashes: list[Crash]) -> None:
         assert f"{TRIALS} bundles, {TRIALS} scores" in crash.verify_out, crash.verify_out
 
 
-def test_results_equal_an_uninterrupted_run(
-    crashes: list[Crash], reference: tuple[Path, float]
-) -> None:
-    expected = results_view(reference[0])
+def test_results_equal_an_uninterrupted_run(crashes: list[Crash], reference: Path) -> None:
+    expected = results_view(reference)
     assert expected["report"]["gate"]["status"] == "passed"
     assert len(expected["scores"]) == TRIALS
     for crash in completed(crashes):
@@ -252,14 +279,16 @@ def test_a_kill_before_the_manifest_is_written_leaves_a_usable_folder(
     assert run_cli("verify", run).returncode == 0
 
 
-# A run whose last trials are slow: a finished trial must still reach the disk soon.
+# A run whose last trials never end (they wait for a file that never comes): a finished
+# trial must still reach the disk while they run on, not when the run ends.
 SLOW_TAIL = """
 import asyncio
+import os
 
 
 async def answer(n):
-    if n > 0:
-        await asyncio.sleep(30)
+    while n > 0 and not os.path.exists(os.environ["NEVER"]):
+        await asyncio.sleep(0.01)
     return str(n)
 """
 
@@ -273,10 +302,12 @@ def test_a_finished_trial_reaches_the_disk_while_slow_trials_run_on(tmp_path: Pa
     samples = [{"id": f"s{i}", "input": i, "expected": str(i)} for i in range(4)]
     spec = unique_callable_spec(tmp_path / "spec", SLOW_TAIL, samples=samples)
     run = tmp_path / "run"
-    proc = start_cli("run", spec, "-o", run, "-j", "4")
+    proc = start_cli("run", spec, "-o", run, "-j", "4", env={"NEVER": str(tmp_path / "never")})
     try:
-        # s0 answers at once; s1..s3 take 30 s. Allow 15x the documented 0.2 s.
-        assert wait_for(lambda: len(finished_trials(run)) == 1, timeout=3.0)
+        # s0 answers at once; s1..s3 never do, so the run cannot have ended: the bundle
+        # was written while they ran on (how soon is bench/'s business, not a test's)
+        assert wait_for(lambda: len(finished_trials(run)) == 1, timeout=60)
+        assert proc.poll() is None
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +39,18 @@ from tests.helpers import (
 )
 
 TRIALS = 600
+# With HOLD set (only while a run is to be stopped), the second half of the trials waits
+# for a file that never comes: the stop lands with some trials on disk and some to run.
 TARGET = """
 import asyncio
+import os
 
 
 async def answer(n):
     await asyncio.sleep(0.004)
+    hold = os.environ.get("HOLD")
+    while hold and n >= 300 and not os.path.exists(hold):
+        await asyncio.sleep(0.01)
     return str(n) if n % 7 else "wrong"
 """
 MAGIC = b"assay-artifact "
@@ -68,9 +73,8 @@ def reference(spec: Path) -> dict[str, object]:
 
 def _stopped_run(spec: Path, out: Path, sig: signal.Signals) -> Path:
     """A run stopped by *sig* once some bundles are on disk, some trials still to run."""
-    proc = start_cli("run", spec, "-o", out, "-j", "8")
+    proc = start_cli("run", spec, "-o", out, "-j", "8", env={"HOLD": str(out) + ".never"})
     assert wait_for(lambda: len(finished_trials(out)) > 0, timeout=60)
-    time.sleep(0.03)
     proc.send_signal(sig)
     proc.communicate(timeout=60)
     assert 0 < len(finished_trials(out)) < TRIALS

@@ -151,7 +151,7 @@ def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
 ) -> None:
     address, worker_pids = cluster
     local = run_cli("run", spec, "-o", tmp_path / "local")
-    assert local.returncode in (0, 1, 3), local.stderr
+    assert local.returncode == 0, local.stderr  # 30/40 right, minimum 0.7: passed
     on_cluster = run_cli("run", spec, "-o", tmp_path / "cluster", "--cluster", address)
     assert on_cluster.returncode == local.returncode, on_cluster.stderr
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")

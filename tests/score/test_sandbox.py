@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from assay.score import SandboxLimits, SandboxResult, run_python
-from tests.helpers import process_gone
+from tests.helpers import process_gone, process_group_gone
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -18,19 +16,6 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 def run(code: str, **limits: object) -> SandboxResult:
     settings = SandboxLimits(**{"timeout": 5.0, **limits})  # type: ignore[arg-type]
     return anyio.run(run_python, code, settings)
-
-
-def group_gone(group: int, seconds: float = 2.0) -> bool:
-    """No process is left in the process group *group* within *seconds*."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
 
 
 def test_a_program_that_ends_well_passes_and_its_output_is_kept() -> None:
@@ -57,20 +42,17 @@ def test_leaving_early_with_status_0_is_not_a_pass(leave: str) -> None:
 
 
 def test_an_infinite_loop_times_out_and_its_group_is_killed() -> None:
-    started = time.monotonic()
     result = run("import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass", timeout=1.0)
     assert result.timed_out and not result.passed
     assert result.signal == "SIGKILL"
-    assert time.monotonic() - started < 4.0
     assert process_gone(int(result.stdout.split()[0]))
-    assert group_gone(int(result.stdout.split()[0]))  # it led its own group
+    assert process_group_gone(int(result.stdout.split()[0]))  # it led its own group
     assert "timed out" in result.summary()
 
 
 def test_the_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
-    result = run("while True:\n    pass", timeout=20.0, cpu_seconds=1)
+    result = run("while True:\n    pass", timeout=60.0, cpu_seconds=1)
     assert not result.timed_out and result.signal in ("SIGXCPU", "SIGKILL")
-    assert result.seconds < 10.0
 
 
 def test_a_huge_allocation_hits_the_memory_limit() -> None:
@@ -96,10 +78,9 @@ def test_a_big_file_hits_the_file_size_limit(tmp_path: Path) -> None:
     ],
 )
 def test_starting_processes_is_refused(code: str) -> None:
-    started = time.monotonic()
     result = run(code)
     assert not result.passed and "does not allow starting processes" in result.stderr
-    assert time.monotonic() - started < 4.0
+    assert not result.timed_out  # refused at once, not left to sleep out its 5 s
 
 
 def test_processes_can_be_allowed() -> None:
@@ -128,7 +109,7 @@ def test_processes_that_get_around_the_guard_are_killed_with_the_group(tmp_path:
     children = [int(p.read_text()) for p in sorted(tmp_path.iterdir())]
     assert len(children) == 3
     assert all(process_gone(pid) for pid in children)
-    assert group_gone(int(result.stdout))
+    assert process_group_gone(int(result.stdout))
 
 
 def test_a_daemon_that_left_the_group_is_killed_too(tmp_path: Path) -> None:
@@ -167,36 +148,50 @@ def test_the_environment_is_clean_and_the_folder_fresh(monkeypatch: pytest.Monke
     assert not Path(folder).exists()  # removed afterwards
 
 
-def test_the_event_loop_keeps_running_while_a_program_runs() -> None:
-    ticks: list[float] = []
+def test_the_event_loop_keeps_running_while_a_program_runs(tmp_path: Path) -> None:
+    """The program waits for a file that only a task of the same event loop writes once
+    the program has started: a loop blocked by ``run_python`` never writes it, and the
+    program times out instead of passing."""
+    started, answered = tmp_path / "started", tmp_path / "answered"
+    code = (
+        "import os, time\n"
+        f"open({str(started)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(answered)!r}):\n"
+        "    time.sleep(0.01)\n"
+    )
 
     async def main() -> SandboxResult:
-        async def tick() -> None:
-            while True:
-                ticks.append(time.monotonic())
-                await anyio.sleep(0.05)
+        async def answer() -> None:
+            while not started.exists():
+                await anyio.sleep(0.01)
+            answered.touch()
 
         async with anyio.create_task_group() as group:
-            group.start_soon(tick)
-            result = await run_python("import time\ntime.sleep(1.0)")
-            group.cancel_scope.cancel()
+            group.start_soon(answer)
+            result = await run_python(code, SandboxLimits(timeout=60.0))
         return result
 
-    assert anyio.run(main).passed
-    assert len(ticks) >= 10  # about 20 if nothing blocks; 1 if the loop were blocked
+    result = anyio.run(main)
+    assert result.passed and not result.timed_out, result.summary()
 
 
 def test_a_cancelled_run_leaves_nothing_behind(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    code = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
+    slept = tmp_path / "slept"  # written only if the program's sleep ran to its end
+    code = (
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        f"time.sleep(60)\nopen({str(slept)!r}, 'w').close()"
+    )
 
     async def main() -> None:
-        with anyio.move_on_after(1.0):
-            await run_python(code)
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_python, code, SandboxLimits(timeout=120.0))
+            while not pid_file.exists():  # cancelled once the program is surely running
+                await anyio.sleep(0.01)
+            group.cancel_scope.cancel()
 
-    started = time.monotonic()
     anyio.run(main)
-    assert time.monotonic() - started < 4.0
+    assert not slept.exists(), "the cancelled run waited for its program"
     assert process_gone(int(pid_file.read_text()))
 
 

@@ -61,6 +61,7 @@ def nap(seconds: float) -> str:
     """Sleep (a sync tool, run in a worker thread)."""
     CALLS.append(("nap", seconds))
     time.sleep(seconds)
+    CALLS.append(("rested", seconds))  # a run that waited for the tool would see this
     return "rested"
 
 
@@ -118,7 +119,7 @@ def tools_task(
     if only == "forever":
         dataset = [sample("forever", "forever", "done")]
     if only == "nap":
-        tools, dataset = [nap], [sample("nap", [[["nap", {"seconds": 3}]]], "done")]
+        tools, dataset = [nap], [sample("nap", [[["nap", {"seconds": 10}]]], "done")]
     if only == "broken":
         dataset = [sample("broken", [[["broken", {"x": 1}]]], "done")]
     return Task(

@@ -240,4 +240,29 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "",
     ),
     "verify.unreadable": ("cannot be checked ({reason})", "", "无法校验（{reason}）", ""),
+    # --- verify's notes (not findings: the evidence is not in question) ------------------
+    "verify.redone": (
+        "note: the event pass was redone in this process: {reason}",
+        "",
+        "注意：事件链校验已在本进程中重做：{reason}",
+        "",
+    ),
+    "verify.worker_exit": (
+        "the worker exited with code {code}",
+        "",
+        "工作进程以退出码 {code} 结束",
+        "",
+    ),
+    "verify.worker_answer": (
+        "the worker's answer could not be read ({reason})",
+        "",
+        "无法读取工作进程的结果（{reason}）",
+        "",
+    ),
+    "verify.worker_start": (
+        "the worker could not start ({reason})",
+        "",
+        "工作进程无法启动（{reason}）",
+        "",
+    ),
 }

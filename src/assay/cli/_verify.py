@@ -17,6 +17,8 @@ def verify(run_dir: Path) -> None:
     from assay.evidence import verify_run
 
     result = verify_run(run_dir)
+    for note in result.notes:  # how it was checked, not what was found: stderr
+        click.echo(note, err=True)
     if result.ok:
         click.echo(
             say(

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from assay._digest import sha256_hex
+from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
@@ -62,6 +63,8 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, SCORES, lambda: read_scores(check))
         scan = finish_scan(path, worker, worker_files)
         worker = None
+        if scan.fallback:
+            check.result.notes.append(say("verify.redone", reason=scan.fallback))
         check.start(MANIFEST)
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         check.start(EVENTS)

@@ -22,9 +22,11 @@ MAX_LISTED = 200
 
 
 class VerifyResult(msgspec.Struct):
-    """What verification found: problems (empty when the run verifies) and counts."""
+    """What verification found: problems (empty when the run verifies), counts, and notes
+    about how it was checked that are not problems (the event pass redone in-process)."""
 
     problems: list[str]
+    notes: list[str] = []
     trials: int = 0
     events: int = 0
     artifacts: int = 0

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assay._digest import file_sha256, loads
+from assay._messages import say
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
 
@@ -44,6 +45,8 @@ class EventScan(msgspec.Struct):
     readable: bool = True  # False: a record of the wrong shape stopped the pass
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
     refs: list[tuple[int, str, str]] = []  # line, field, sha256 an event's data names
+    in_worker: bool = False  # set by ``finish_scan``: this answer came from a worker process
+    fallback: str = ""  # set by ``finish_scan``: why a worker's answer was not used
 
 
 def line_chunks(
@@ -208,9 +211,10 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
 
 def start_scan(
     path: Path, threshold: int, files: Sequence[str] = ()
-) -> subprocess.Popen[bytes] | None:
+) -> subprocess.Popen[bytes] | str | None:
     """Start the event pass in a fresh process if the log is large and a second core is
-    there; None means it runs here (small runs: a process costs more than it saves).
+    there; None means it runs here (small runs: a process costs more than it saves), a
+    string why a worker was wanted but could not start (``finish_scan`` reports it).
 
     The worker is ``python -m assay.evidence._verify_worker`` with this process's
     ``sys.path``, not a ``multiprocessing`` child, which would re-run the caller's main
@@ -233,28 +237,40 @@ def start_scan(
             stderr=subprocess.DEVNULL,
             env=env,
         )
-    except OSError:
-        return None
+    except OSError as exc:
+        return say("verify.worker_start", reason=f"{type(exc).__name__}: {exc}"[:200])
 
 
 def finish_scan(
-    path: Path, worker: subprocess.Popen[bytes] | None, files: Sequence[str] = ()
+    path: Path, worker: subprocess.Popen[bytes] | str | None, files: Sequence[str] = ()
 ) -> EventScan:
-    """The worker's event pass, or this process's if there is none or it failed (the
-    answer is the same function's either way)."""
+    """The worker's event pass (``in_worker`` set), or this process's if there is none or
+    it failed; a failed worker's reason is kept in ``fallback`` so verify can say the pass
+    was redone here instead of hiding it (the answer is the same function's either way)."""
     if worker is None:
         return scan_events(str(path), files)
+    if isinstance(worker, str):
+        return _redone_here(path, files, worker)
     out, _ = worker.communicate()
-    if worker.returncode == 0:
-        try:
-            return msgspec.msgpack.decode(out, type=EventScan)
-        except msgspec.DecodeError:
-            pass
-    return scan_events(str(path), files)
+    if worker.returncode != 0:
+        return _redone_here(path, files, say("verify.worker_exit", code=worker.returncode))
+    try:
+        scan = msgspec.msgpack.decode(out, type=EventScan)
+    except msgspec.DecodeError as exc:
+        return _redone_here(path, files, say("verify.worker_answer", reason=str(exc)[:200]))
+    scan.in_worker = True
+    return scan
 
 
-def stop_scan(worker: subprocess.Popen[bytes] | None) -> None:
+def _redone_here(path: Path, files: Sequence[str], reason: str) -> EventScan:
+    """This process's event pass, noting why the worker's was not used."""
+    scan = scan_events(str(path), files)
+    scan.fallback = reason
+    return scan
+
+
+def stop_scan(worker: subprocess.Popen[bytes] | str | None) -> None:
     """End a worker whose answer is no longer wanted (verify was interrupted)."""
-    if worker is not None and worker.poll() is None:
+    if worker is not None and not isinstance(worker, str) and worker.poll() is None:
         worker.kill()
         worker.wait()
