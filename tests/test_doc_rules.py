@@ -4,7 +4,7 @@ A test names the rule it checks with ``@pytest.mark.doc("docs/cli.md", "quote")`
 quote is copied from the doc (line breaks may differ), so a doc edit that changes a
 rule breaks the link here instead of leaving a test that checks something else. A rule
 is one sentence of a paragraph or list item, or one table row; code blocks are examples,
-not rules.
+not rules, and HTML comments are notes to tools.
 
 Run ``python -m tests.test_doc_rules`` to list the rules and the tests that name them.
 """
@@ -51,6 +51,8 @@ def blocks(text: str) -> Iterator[tuple[int, str]]:
     for number, line in enumerate([*text.splitlines(), ""], 1):
         stripped = line.strip()
         starts_item = bool(_LIST_ITEM.match(stripped)) or stripped.startswith("|")
+        if stripped.startswith("<!--"):  # a note to tools (tests/test_doc_commands.py)
+            stripped = ""
         if current and (not stripped or stripped.startswith(("#", "```")) or starts_item):
             yield start, normal(" ".join(current))
             current = []
@@ -164,16 +166,16 @@ def test_descriptive_sentences_exist() -> None:
 
 def test_rules_are_split_into_sentences() -> None:
     markdown = (
-        "# Title\n\nIntro\nline.\n\n```sh\nassay run x\n```\n\n"
+        "# Title\n\nIntro\nline.\n\n<!-- not run: an example -->\n```sh\nassay run x\n```\n\n"
         "- `a` is refused, e.g. `b`. Then exit 2.\n- Second.\n\n"
         "| code | meaning |\n|---|---|\n| 0 | ok |\n"
     )
     assert rules_of(markdown) == [
         (3, "Intro line."),
-        (10, "- `a` is refused, e.g. `b`."),
-        (10, "Then exit 2."),
-        (11, "- Second."),
-        (15, "| 0 | ok |"),
+        (11, "- `a` is refused, e.g. `b`."),
+        (11, "Then exit 2."),
+        (12, "- Second."),
+        (16, "| 0 | ok |"),
     ]
 
 
