@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import Awaitable, Callable
@@ -19,28 +20,33 @@ async def run_until_signalled(work: Callable[[], Awaitable[None]], farewell: str
     *farewell* (one line: where the run is and how to resume it) so the person is never
     left with silence; evidence stays repairable because every record is appended whole
     or cut off as torn on resume.
+
+    The first signal's handler puts the stop-at-once handler in place itself, before it
+    asks the event loop to cancel the work: there is no moment in between in which a
+    second signal meets Python's defaults (SIGTERM's kills the process with -15, SIGINT's
+    raises KeyboardInterrupt anywhere). Must be called in the main thread.
     """
+    loop = asyncio.get_running_loop()
     interrupted = False
     try:
         async with anyio.create_task_group() as group:
 
-            async def watch() -> None:
+            def first(signum: int, frame: FrameType | None) -> None:
                 nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        break
-                # leaving the receiver put Python's handlers back: replace them at once
-                _stop_at_once_on_next_signal(farewell)
                 interrupted = True
-                group.cancel_scope.cancel()
+                _stop_at_once_on_next_signal(farewell)
+                loop.call_soon_threadsafe(group.cancel_scope.cancel)  # safe in a handler
 
-            group.start_soon(watch)
-            await work()
+            previous = {s: signal.signal(s, first) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                await work()
+            finally:
+                if not interrupted:
+                    for signum, handler in previous.items():
+                        signal.signal(signum, handler)
             group.cancel_scope.cancel()
     except BaseExceptionGroup as errors:
         raise first_error(errors) from None
-    if interrupted:
-        _stop_at_once_on_next_signal(farewell)  # also while the run is being sealed
     return interrupted
 
 
