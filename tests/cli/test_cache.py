@@ -56,6 +56,12 @@ def run_dir(stdout: str) -> Path:
     return Path(match[1])
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--cache` (Python tasks) — answer model calls from the response cache and fill it; "
+    "`--cache-expiry` (default `7d`; `30m`, `12h`, `2w`, seconds, `never`) is how long new "
+    "entries stay fresh.",
+)
 def test_a_cached_run_says_so_and_its_evidence_verifies_and_rescores(
     setup: tuple[Path, dict[str, str]],
 ) -> None:
@@ -153,6 +159,10 @@ def test_bad_options_are_one_line_and_exit_2(setup: tuple[Path, dict[str, str]])
     assert "price file" in error_line(proc)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--cache` on a YAML run (`run` or `resume`) is refused, exit 2.",
+)
 def test_cache_with_a_yaml_spec_is_refused(tmp_path: Path) -> None:
     from tests.helpers import simple_spec
 
@@ -162,6 +172,12 @@ def test_cache_with_a_yaml_spec_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--prices FILE` (Python tasks; default `$ASSAY_PRICES`; on `run` and `resume`, one option "
+    "definition) — a YAML/JSON price table, USD per million tokens by `provider/name`, over "
+    "`set_price` and the built-in table.",
+)
 def test_prices_from_a_file_reach_the_closing_line(setup: tuple[Path, dict[str, str]]) -> None:
     folder, env = setup
     prices = folder / "prices.yaml"

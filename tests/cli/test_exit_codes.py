@@ -47,6 +47,10 @@ def _run(spec: Path, out: Path) -> tuple[int, str, dict[str, object]]:
     return proc.returncode, proc.stdout, report
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 0 | gate passed;",
+)
 def test_passed_is_0(tmp_path: Path) -> None:
     code, stdout, report = _run(simple_spec(tmp_path / "suite"), tmp_path / "run")
     assert code == EXIT_PASSED
@@ -55,6 +59,12 @@ def test_passed_is_0(tmp_path: Path) -> None:
     assert run_cli("gate", tmp_path / "run").returncode == EXIT_PASSED
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 1 | gate failed |",
+    "| `gate RUN [--baseline BASE]` | verify, then re-decide the gate from the evidence; exit "
+    "code is the decision |",
+)
 def test_failed_is_1(tmp_path: Path) -> None:
     spec = callable_spec(tmp_path / "suite", "def answer(text):\n    return 'wrong'\n")
     code, stdout, report = _run(spec, tmp_path / "run")
@@ -73,6 +83,12 @@ def test_a_crashing_target_fails_it_is_not_retried_away(tmp_path: Path) -> None:
     assert code == EXIT_FAILED, stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 3 | gate inconclusive |",
+    "| `gate RUN [--baseline BASE]` | verify, then re-decide the gate from the evidence; exit "
+    "code is the decision |",
+)
 def test_blocked_trials_are_inconclusive_3(tmp_path: Path) -> None:
     spec = callable_spec(
         tmp_path / "suite",
@@ -108,6 +124,10 @@ def test_one_blocked_target_makes_the_run_inconclusive(tmp_path: Path) -> None:
     assert decisions == {"good": "passed", "down": "inconclusive"}
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 2 | usage or configuration error: nothing was run |",
+)
 def test_config_error_is_2_and_nothing_is_written(tmp_path: Path) -> None:
     spec = simple_spec(tmp_path / "suite", repetitions=0)
     proc = run_cli("run", spec, "--output", tmp_path / "run")
@@ -143,6 +163,10 @@ def test_debug_shows_the_traceback_of_a_config_error(tmp_path: Path) -> None:
     assert error_line(quiet) == proc.stderr.splitlines()[-1]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "It must not hold a run already.",
+)
 def test_run_into_an_existing_run_refuses_with_5(tmp_path: Path) -> None:
     spec = simple_spec(tmp_path / "suite")
     out = tmp_path / "run"

@@ -9,6 +9,8 @@ import re
 import signal
 from pathlib import Path
 
+import pytest
+
 from assay.evidence import Usage
 from tests.helpers import (
     graded_reply,
@@ -27,6 +29,12 @@ USAGE = re.compile(
 )
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Each unit's output ends with its calls, tokens and cost, and beside them grading's (the "
+    "model calls scorers made, e.g. a `model_graded_qa` grader):",
+    "`resume` and `score` (recomputed from the evidence, identical) print the same line.",
+)
 def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) -> None:
     task_file = graded_task_file(tmp_path)
     with OpenAICompatServer(reply=graded_reply) as server:
@@ -53,6 +61,10 @@ def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) ->
     assert rescored is not None and rescored.group(0) == found.group(0), scored.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`resume` and `score` (recomputed from the evidence, identical) print the same line.",
+)
 def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> None:
     """Interrupted after one graded trial: the resume re-judges it from the log (its
     grader call replayed, not asked again, and counted again exactly), runs the rest,

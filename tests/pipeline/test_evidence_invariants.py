@@ -190,6 +190,10 @@ def test_score_records_carry_bundle_digest_and_scorer_id(mixed_run: Path) -> Non
     assert by_sample[("down", "exact")] == "unscorable"
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`score` and `gate` never call a target: they read only the run directory.",
+)
 def test_score_and_gate_never_call_a_target(tmp_path: Path) -> None:
     spec = tmp_path / "spec"
     shutil.copytree(SHIPPING, spec)
