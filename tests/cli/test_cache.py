@@ -93,7 +93,7 @@ def test_list_filter_clear_and_prune(setup: tuple[Path, dict[str, str]]) -> None
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
     keys = {p.stem for p in (folder / "cache").glob("??/*.json")}
-    entry = re.compile(r"(mock/[ab])  age \d+s  expires (7d|12h)  \d+ bytes  ([0-9a-f]{64})")
+    entry = re.compile(r"(mock/[ab])  age \d+[smhd]  expires (7d|12h)  \d+ bytes  ([0-9a-f]{64})")
     shown = [entry.fullmatch(line) for line in lines[:-1]]
     assert all(shown), lines  # model, age, expiry, size and key, on every line
     assert {m[3] for m in shown if m} == keys and len(keys) == 6

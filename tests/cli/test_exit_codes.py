@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -267,12 +268,17 @@ main(sys.argv[1:])
 
 
 def run_with_a_bug(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``assay ARGS`` in a process whose gate step raises KeyError, as a bug would."""
+    """``assay ARGS`` in a process whose gate step raises KeyError, as a bug would (the
+    assay this test imports, wherever the process starts)."""
+    import assay
+
+    source = Path(assay.__file__).resolve().parents[1]
     return subprocess.run(
         [sys.executable, "-c", A_BUG_IN_THE_GATE, *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env={**os.environ, "LANG": "C.UTF-8", "PYTHONPATH": str(source)},
         timeout=120,
         check=False,
     )
