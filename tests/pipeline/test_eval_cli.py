@@ -288,7 +288,7 @@ def test_generate_config_epochs_limit_and_sample_ids_from_the_command_line(
     ids = [b["trial"]["sample_id"] for b in read_jsonl(run / "bundles.jsonl")]
     assert sorted(ids) == ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
 
-    picked = ("--sample-id", "q2", "--sample-id", "q5")
+    picked = ("--sample-id", "q2", "--sample-id", "q5", "--epochs", "1")
     proc = run_cli("run", task, "-T", "count=6", *picked, "--log-dir", tmp_path / "b")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (run,) = run_dirs(tmp_path / "b")
