@@ -62,7 +62,7 @@ def test_passed_is_0(tmp_path: Path) -> None:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "| 1 | gate failed |",
+    "| 1 | gate failed",
     "| `gate RUN [--baseline BASE]` | verify, then re-decide the gate from the evidence; exit "
     "code is the decision |",
 )

@@ -99,13 +99,14 @@ def test_the_api_key_reaches_the_server_and_no_file_of_the_run(
     assert key not in proc.stdout + proc.stderr
 
 
+@pytest.mark.doc("docs/cli.md", "or a Python task's unit ended in error")
 def test_a_wrong_key_is_an_error_that_names_the_status_not_the_key(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
     key = f"sk-test-{secrets.token_hex(16)}"
     openai_server.api_key = "sk-the-right-one"
     proc = run_arithmetic(openai_server, tmp_path, {"OPENAI_API_KEY": key}, "-j", "1")
-    assert proc.returncode != 0
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the unit ended in error
     assert f"401 from {openai_server.url}: invalid key" in proc.stdout + proc.stderr
     (run,) = run_dirs(tmp_path)
     # one trial at a time: the first asked once, was not retried, and stopped the run
