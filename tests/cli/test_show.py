@@ -185,6 +185,26 @@ def test_a_sealed_run_is_read_through_its_index_an_unsealed_one_by_scanning(
             assert "  output: hello" in shown.stdout.splitlines()
 
 
+def test_an_index_that_gives_another_trials_line_is_refused(run: Path, tmp_path: Path) -> None:
+    """A sealed run whose bundle line was swapped for another trial's (padded with
+    blanks to the same length, so every offset stays right and each line still hashes
+    to its digest): showing the first trial is refused as changed evidence, not answered
+    with 'no such trial'."""
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    lines = (copy / "bundles.jsonl").read_bytes().splitlines()
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    other = min(range(len(lines)), key=lambda i: len(lines[i]))
+    lines[longest] = lines[other].ljust(len(lines[longest]))
+    (copy / "bundles.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    trial_id = json.loads(run.joinpath("bundles.jsonl").read_bytes().splitlines()[longest])[
+        "trial"
+    ]["trial_id"]
+    shown = run_cli("show", copy, trial_id)
+    assert shown.returncode == 4, shown.stdout + shown.stderr
+    assert f"bundles.idx: the line it gives for {trial_id} is another trial's" in error_line(shown)
+
+
 @pytest.mark.doc(
     "docs/cli.md",
     "A bundle is shown only if it still hashes to its digest, its output and sample only if "
