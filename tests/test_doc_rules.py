@@ -28,6 +28,9 @@ DESCRIPTIVE: dict[str, str] = {
         "statistics, not a behaviour); the n itself is checked by "
         "test_the_n_needed_is_the_normal_approximation_two_sided"
     ),
+    "See [cluster.md](cluster.md).": "a pointer to another page",
+    "See `docs/cache.md`.": "a pointer to another page",
+    "A typical CI step: `assay run eval.yaml": "an example command line, no behaviour of its own",
 }
 
 # Rules with no named test yet. This list may only shrink: a rule here that gains a

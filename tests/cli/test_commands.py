@@ -35,7 +35,7 @@ def test_help_lists_every_command(flag: str) -> None:
 
 def test_no_command_shows_usage() -> None:
     proc = run_cli()
-    assert proc.returncode == 2, proc.stdout + proc.stderr  # a usage error (docs/cli.md)
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     assert "Usage" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -53,6 +53,7 @@ def test_version() -> None:
     assert __version__ in proc.stdout
 
 
+@pytest.mark.doc("docs/cli.md", "| 2 | usage or configuration error: nothing was run |")
 def test_unknown_command_is_a_usage_error() -> None:
     proc = run_cli("frobnicate")
     assert proc.returncode == EXIT_CONFIG
@@ -66,6 +67,7 @@ def test_run_without_spec_is_a_usage_error() -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.doc("docs/cli.md", "`verify`: every digest matches")
 def test_inspect_is_verify_on_a_good_run(good_run: Path) -> None:
     verified = run_cli("verify", good_run)
     inspected = run_cli("inspect", good_run)
@@ -75,6 +77,7 @@ def test_inspect_is_verify_on_a_good_run(good_run: Path) -> None:
     assert verified.stderr == inspected.stderr == ""
 
 
+@pytest.mark.doc("docs/cli.md", "| 4 | evidence missing or tampered, or not a run directory;")
 def test_inspect_is_verify_on_a_tampered_run(good_run: Path, tmp_path: Path) -> None:
     import shutil
 
@@ -113,6 +116,7 @@ def _not_a_run(kind: str, tmp_path: Path) -> Path:
 KINDS = ["empty-folder", "missing", "a-file", "spec-folder", "foreign-manifest", "broken-manifest"]
 
 
+@pytest.mark.doc("docs/cli.md", "| 4 | evidence missing or tampered, or not a run directory;")
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("command", ["verify", "inspect", "score", "gate"])
 def test_not_a_run_is_one_line_and_exit_4(tmp_path: Path, kind: str, command: str) -> None:
@@ -123,3 +127,34 @@ def test_not_a_run_is_one_line_and_exit_4(tmp_path: Path, kind: str, command: st
     assert str(folder) in line
     assert "not an assay run" in line
     assert proc.stdout == ""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| `verify RUN` (alias `inspect`) | re-derive every digest; list each problem, naming the "
+    "file and line |",
+    "`verify`: every digest matches",
+)
+def test_verify_lists_each_problem_naming_the_file_and_line(good_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(good_run, copy)
+    bundles = (copy / "bundles.jsonl").read_bytes().splitlines(keepends=True)
+    bundles[1] = bundles[1].replace(b'"state":"completed"', b'"state":"completeD"', 1)
+    (copy / "bundles.jsonl").write_bytes(b"".join(bundles))
+    scores = (copy / "scores.jsonl").read_bytes().splitlines(keepends=True)
+    scores[2] = scores[2].replace(b'"status":"passed"', b'"status":"failed"', 1)
+    (copy / "scores.jsonl").write_bytes(b"".join(scores))
+
+    proc = run_cli("verify", copy)
+    assert proc.returncode == EXIT_EVIDENCE, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    problems = [line.removeprefix("  - ") for line in lines[1:]]
+    assert lines[0] == f"{copy} does NOT verify: {len(problems)} problem(s)"
+    assert all(line.startswith("  - ") for line in lines[1:])
+    trial = json.loads(bundles[1])["trial"]["trial_id"]
+    assert f"bundles.jsonl:2 (trial {trial}): digest does not match its content" in problems
+    assert any(p.startswith("scores.jsonl:3: ") for p in problems), problems
+    assert any(p.startswith("bundles.jsonl: digest ") for p in problems)  # the whole file too
+    assert any(p.startswith("scores.jsonl: digest ") for p in problems)

@@ -29,6 +29,12 @@ USAGE = re.compile(
 )
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Each unit's output ends with its calls, tokens and cost, and beside them grading's (the "
+    "model calls scorers made, e.g. a `model_graded_qa` grader):",
+    "`resume` and `score` (recomputed from the evidence, identical) print the same line.",
+)
 def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) -> None:
     task_file = graded_task_file(tmp_path)
     with OpenAICompatServer(reply=graded_reply) as server:
@@ -59,6 +65,10 @@ def test_run_and_score_print_grading_usage_beside_the_targets(tmp_path: Path) ->
     "docs/evidence.md",
     "Re-judging answers a grader from its logged calls; a grader call the crash cut off is made "
     "again",
+)
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`resume` and `score` (recomputed from the evidence, identical) print the same line.",
 )
 def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> None:
     """Interrupted after one graded trial: the resume re-judges it from the log (its

@@ -29,6 +29,10 @@ def _missing_spec(tmp_path: Path, *args: str, env: dict[str, str]) -> str:
     ],
     ids=["no-locale", "C", "en_US", "flag-beats-LANG", "LC_ALL-beats-LANG"],
 )
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--lang` — message language; default from `LC_ALL`/`LC_MESSAGES`/`LANG` (`zh_*` → Chinese).",
+)
 def test_english(tmp_path: Path, args: tuple[str, ...], env: dict[str, str]) -> None:
     line = _missing_spec(tmp_path, *args, env=env)
     assert not has_cjk(line)
@@ -46,6 +50,10 @@ def test_english(tmp_path: Path, args: tuple[str, ...], env: dict[str, str]) -> 
         ((), {"LC_MESSAGES": "zh_CN.UTF-8"}),
     ],
     ids=["flag", "flag-equals", "LANG-zh_CN", "LANG-zh_TW", "LC_ALL", "LC_MESSAGES"],
+)
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--lang` — message language; default from `LC_ALL`/`LC_MESSAGES`/`LANG` (`zh_*` → Chinese).",
 )
 def test_chinese(tmp_path: Path, args: tuple[str, ...], env: dict[str, str]) -> None:
     line = _missing_spec(tmp_path, *args, env=env)

@@ -104,6 +104,7 @@ def test_the_api_key_reaches_the_server_and_no_file_of_the_run(
     "A unit that ends in error (its `fail_on_error` reached, say) prints the error on stderr "
     "and counts as a failed gate: exit 1.",
 )
+@pytest.mark.doc("docs/cli.md", "or a Python task's unit ended in error")
 def test_a_wrong_key_is_an_error_that_names_the_status_not_the_key(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -121,6 +122,11 @@ def test_a_wrong_key_is_an_error_that_names_the_status_not_the_key(
     assert not [p for p in run.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`GenerateConfig` fields such as `timeout`, `max_retries`, `temperature` set the model's "
+    "config; keys are refused)",
+)
 def test_a_key_on_the_command_line_is_refused(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -208,6 +214,11 @@ def model_calls(run: Path) -> list[dict[str, Any]]:
     return [e["data"] for e in events_of(run, "sampling") if "model" in e["data"]]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Give `resume` the file the run had, so the calls after the interrupt are priced alike (and a "
+    "`cost_limit`'s frozen price matches again).",
+)
 def test_a_resume_prices_its_calls_with_the_price_file_it_is_given(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:

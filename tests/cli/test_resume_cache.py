@@ -77,6 +77,12 @@ def cached_calls(run: Path) -> list[dict[str, Any]]:
     "docs/evidence.md",
     "A run made with the response cache says so in the manifest (`cache`) and is resumed with it",
 )
+@pytest.mark.doc(
+    "docs/cli.md",
+    'The run\'s manifest records it (`"cache": {"expiry": seconds}`), and `resume` then uses the '
+    "cache again with that expiry; on `resume`, `--cache` / `--no-cache` and `--cache-expiry` "
+    "override what the run did (the same option definitions as `run`'s).",
+)
 def test_a_resumed_cached_run_answers_cached_calls_without_a_request(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -96,6 +102,12 @@ def test_a_resumed_cached_run_answers_cached_calls_without_a_request(
     assert run_cli("verify", str(run)).returncode == 0
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    'The run\'s manifest records it (`"cache": {"expiry": seconds}`), and `resume` then uses the '
+    "cache again with that expiry; on `resume`, `--cache` / `--no-cache` and `--cache-expiry` "
+    "override what the run did (the same option definitions as `run`'s).",
+)
 def test_resume_with_no_cache_asks_every_unfinished_call(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -111,6 +123,12 @@ def test_resume_with_no_cache_asks_every_unfinished_call(
     assert "cache" not in json.loads((run / "manifest.json").read_text())
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    'The run\'s manifest records it (`"cache": {"expiry": seconds}`), and `resume` then uses the '
+    "cache again with that expiry; on `resume`, `--cache` / `--no-cache` and `--cache-expiry` "
+    "override what the run did (the same option definitions as `run`'s).",
+)
 def test_resume_with_cache_uses_it_for_a_run_made_without(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -134,6 +152,10 @@ def test_resume_with_cache_uses_it_for_a_run_made_without(
     assert len(cached_calls(run)) == 3
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--cache` on a YAML run (`run` or `resume`) is refused, exit 2.",
+)
 def test_resume_refuses_the_cache_for_a_yaml_run(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run_spec_at(SHIPPING / "eval.yaml", run)

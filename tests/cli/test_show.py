@@ -53,6 +53,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "one trial (`ID` = its `t-…` id) or every trial of a sample (`ID` = the sample id): "
+    "state, attempts, input, expected, output, each score and its reason; each part checked "
+    "against its digest first",
+)
 def test_a_sample_id_shows_each_of_its_trials_in_order(run: Path) -> None:
     shown = run_cli("show", run, "plain")
     assert shown.returncode == 0, shown.stderr
@@ -74,6 +80,12 @@ def test_a_sample_id_with_quotes_and_non_ascii_is_found(run: Path) -> None:
     assert [r["bundle"]["trial"]["sample_id"] for r in records] == ['naïve "quoted" 名'] * 2
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "one trial (`ID` = its `t-…` id) or every trial of a sample (`ID` = the sample id): "
+    "state, attempts, input, expected, output, each score and its reason; each part checked "
+    "against its digest first",
+)
 def test_a_trial_id_shows_that_trial_with_its_score_and_reason(run: Path) -> None:
     bundle = bundles_by_sample(run)["7"]  # an integer id in the dataset
     trial_id = bundle["trial"]["trial_id"]
@@ -84,10 +96,15 @@ def test_a_trial_id_shows_that_trial_with_its_score_and_reason(run: Path) -> Non
     (score,) = [s for s in read_jsonl(run / "scores.jsonl") if s["trial_id"] == trial_id]
     assert f"  score exact: failed (0.0) — {score['reason']}" in lines
     assert "  output: not it" in lines and "  expected: right" in lines
+    assert "  input: wrong" in lines
+    assert lines[1] == "  state: completed (answered); attempts: 1 (succeeded)"
     checked = f"  bundle {bundle['digest']}: matches its digest, and so do its output and scores"
     assert lines[-1] == checked
 
 
+@pytest.mark.doc(
+    "docs/cli.md", '`--json` prints one line per trial: `{"bundle", "sample", "output", "scores"}`.'
+)
 def test_json_prints_the_records_themselves(run: Path) -> None:
     shown = run_cli("show", run, "7", "--json")
     assert shown.returncode == 0, shown.stderr
@@ -100,8 +117,14 @@ def test_json_prints_the_records_themselves(run: Path) -> None:
         assert record["bundle"] == bundles[trial_id]
         assert record["scores"] == [s for s in scores if s["trial_id"] == trial_id]
         assert record["output"] == "not it" and record["sample"]["input"] == "wrong"
+        assert set(record) == {"bundle", "sample", "output", "scores"}
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Text from a target is printed with control and bidirectional characters escaped "
+    "(`\\x1b`, `\\u202e`)",
+)
 def test_a_targets_text_cannot_drive_the_terminal(run: Path) -> None:
     shown = run_cli("show", run, "terminal")
     assert shown.returncode == 0, shown.stderr
@@ -109,6 +132,7 @@ def test_a_targets_text_cannot_drive_the_terminal(run: Path) -> None:
     assert "  output: \\x1b[31mred\\x1b[0m and \\u202egnp.exe" in shown.stdout.splitlines()
 
 
+@pytest.mark.doc("docs/cli.md", "and cut at 2,000 characters unless `--full`.")
 def test_a_long_output_is_cut_unless_full(run: Path) -> None:
     cut = run_cli("show", run, "long")
     assert f"  output: {'x' * 2000} … 3000 more characters (--full shows all)" in cut.stdout
@@ -116,27 +140,77 @@ def test_a_long_output_is_cut_unless_full(run: Path) -> None:
     assert f"  output: {'x' * 5000}\n" in full.stdout
 
 
+@pytest.mark.doc("docs/cli.md", "An id the run does not have is exit 2.")
 def test_an_unknown_id_or_a_folder_that_is_no_run_is_one_line(run: Path, tmp_path: Path) -> None:
     unknown = run_cli("show", run, "nope")
     assert unknown.returncode == 2
     assert "has no trial or sample 'nope'" in error_line(unknown)
     missing = run_cli("show", run, "t-" + "0" * 24)
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.returncode == 2
+    assert f"has no trial or sample '{'t-' + '0' * 24}'" in error_line(missing)
     not_a_run = run_cli("show", tmp_path, "plain")
     assert not_a_run.returncode == 4 and "not an assay run" in error_line(not_a_run)
 
 
-def test_an_unsealed_run_without_indexes_is_read_by_scanning(run: Path, tmp_path: Path) -> None:
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`show RUN ID` reads a sealed run through its indexes (a trial in under a millisecond) "
+    "and an unsealed one, or a sample id, with one pass over `bundles.jsonl`.",
+)
+def test_a_sealed_run_is_read_through_its_index_an_unsealed_one_by_scanning(
+    run: Path, tmp_path: Path
+) -> None:
+    """Reversed lines of ``bundles.jsonl`` tell the two apart: the index's offset for a
+    trial then holds (part of) another trial's line: refused, exit 4; a scan finds the
+    trial anywhere."""
+    trial_id = bundles_by_sample(run)["plain"]["trial"]["trial_id"]
+    for name, sealed in (("sealed", True), ("unsealed", False)):
+        copy = tmp_path / name
+        shutil.copytree(run, copy)
+        if not sealed:
+            for index in [copy / "bundles.idx", *(copy / "artifacts").glob("*.idx")]:
+                index.unlink()
+        lines = (copy / "bundles.jsonl").read_bytes().splitlines(keepends=True)
+        assert lines[0] != lines[-1]
+        (copy / "bundles.jsonl").write_bytes(b"".join(reversed(lines)))
+        by_sample = run_cli("show", copy, "plain")  # a sample id: always one pass
+        assert by_sample.returncode == 0 and "  output: hello" in by_sample.stdout
+        shown = run_cli("show", copy, trial_id)
+        if sealed:
+            assert shown.returncode == 4, shown.stdout + shown.stderr
+            line = error_line(shown)  # another trial's line, or half of one
+            assert "does not verify" in line and ("bundles.idx" in line or "digest" in line)
+        else:
+            assert shown.returncode == 0, shown.stderr
+            assert "  output: hello" in shown.stdout.splitlines()
+
+
+def test_an_index_that_gives_another_trials_line_is_refused(run: Path, tmp_path: Path) -> None:
+    """A sealed run whose bundle line was swapped for another trial's (padded with
+    blanks to the same length, so every offset stays right and each line still hashes
+    to its digest): showing the first trial is refused as changed evidence, not answered
+    with 'no such trial'."""
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
-    for index in [copy / "bundles.idx", *(copy / "artifacts").glob("*.idx")]:
-        index.unlink()
-    trial_id = bundles_by_sample(copy)["plain"]["trial"]["trial_id"]
+    lines = (copy / "bundles.jsonl").read_bytes().splitlines()
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    other = min(range(len(lines)), key=lambda i: len(lines[i]))
+    lines[longest] = lines[other].ljust(len(lines[longest]))
+    (copy / "bundles.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    trial_id = json.loads(run.joinpath("bundles.jsonl").read_bytes().splitlines()[longest])[
+        "trial"
+    ]["trial_id"]
     shown = run_cli("show", copy, trial_id)
-    assert shown.returncode == 0, shown.stderr
-    assert "  output: hello" in shown.stdout.splitlines()
+    assert shown.returncode == 4, shown.stdout + shown.stderr
+    assert f"bundles.idx: the line it gives for {trial_id} is another trial's" in error_line(shown)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A bundle is shown only if it still hashes to its digest, its output and sample only if "
+    "their bytes hash to the digests it names, its score lines only if they name it: "
+    "otherwise exit 4, naming the file and what changed",
+)
 def test_edited_evidence_is_refused_not_shown(run: Path, tmp_path: Path) -> None:
     # the output artifact: same length, other bytes
     edited = tmp_path / "output"
@@ -170,6 +244,11 @@ def test_edited_evidence_is_refused_not_shown(run: Path, tmp_path: Path) -> None
     assert refused.returncode == 4 and "names another bundle" in error_line(refused)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A Python task's trial shows its conversation, one line per message (`role: text`, a "
+    "tool call as `assistant → name(arguments)`), then the final answer as `output`.",
+)
 def test_a_python_tasks_trial_shows_its_conversation(tmp_path: Path) -> None:
     out = tmp_path / "run"
     ran = run_cli("run", f"{REPO}/examples/tools/task.py@arithmetic_tools", "-o", out)

@@ -8,7 +8,9 @@ once too many batches fail. A dry run prints the events and writes nothing anywh
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +20,7 @@ import pytest
 
 from assay.errors import RunError
 from assay.evidence import verify_run
-from tests.helpers import SHIPPING, read_jsonl, run_cli, run_spec_at, simple_spec
+from tests.helpers import SHIPPING, error_line, read_jsonl, run_cli, run_spec_at, simple_spec
 
 FALLBACK = "sink-fallback.jsonl"
 
@@ -157,10 +159,95 @@ def test_a_failing_collector_exits_5_via_the_cli(
     assert len(proc.stderr.splitlines()) == 1 and "event sink" in proc.stderr
 
 
+# -- the failure-rate threshold, through the command line --------------------------------
+
+
+def every_line_once(run: Path, collector: Collector) -> None:
+    """The run's log is whole, and each line reached the collector or the fallback file
+    exactly once, bytes unchanged."""
+    fallback = (run / FALLBACK).read_bytes()
+    assert fallback == b"".join(collector.refused)
+    logged = (run / "events.jsonl").read_bytes().splitlines()
+    streamed = b"".join(collector.accepted).splitlines() + fallback.splitlines()
+    assert sorted(streamed) == sorted(logged)
+
+
+def sink_run(tmp_path: Path, collector: Collector, *rate: str) -> subprocess.CompletedProcess[str]:
+    spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))  # about 36 batches
+    return run_cli("run", spec, "-o", tmp_path / "run", "--sink", collector.url, *rate)
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--sink URL` — also POST event lines, in JSONL batches of 500, to an HTTP collector.",
+    "A batch the collector refuses is appended to `RUN/sink-fallback.jsonl`",
+    "(default 0.5)",
+    "The run directory always keeps the complete log.",
+)
+def test_half_the_batches_refused_is_not_over_the_default_rate(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    """Every second batch refused: never more than half, so the run finishes."""
+    collector = collector_factory(lambda k: k % 2 == 0)
+    proc = sink_run(tmp_path, collector)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    run = tmp_path / "run"
+    assert len(collector.refused) == collector.batches // 2 >= 10
+    sizes = sorted(body.count(b"\n") for body in collector.accepted + collector.refused)
+    assert set(sizes[1:]) == {500} and 0 < sizes[0] <= 500  # only the last one is short
+    every_line_once(run, collector)
+    assert verify_run(run).ok
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "once more than `--sink-max-failure-rate` (default 0.5) of at least 4 batches have "
+    "failed, the run stops with exit 5",
+)
+def test_over_the_given_rate_the_run_stops_with_exit_5(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    collector = collector_factory(lambda k: k % 2 == 0)
+    proc = sink_run(tmp_path, collector, "--sink-max-failure-rate", "0.3")
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    line = error_line(proc)
+    found = re.fullmatch(
+        rf"assay: event sink {re.escape(collector.url)} failed for (\d+) of (\d+) batches, "
+        rf"over the limit of 0\.3 — check the collector at {re.escape(collector.url)}; "
+        rf"failed batches were kept in {re.escape(str(tmp_path / 'run' / FALLBACK))}",
+        line,
+    )
+    assert found, line
+    failed, total = int(found[1]), int(found[2])
+    assert total >= 4 and failed / total > 0.3
+    run = tmp_path / "run"
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] != "complete"
+    assert len(read_jsonl(run / "bundles.jsonl")) < 3000  # it stopped early
+    every_line_once(run, collector)
+
+
+@pytest.mark.doc("docs/cli.md", "of at least 4 batches")
+def test_fewer_than_4_batches_never_stop_the_run(
+    tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
+) -> None:
+    """The first batch refused: 1 of 1, 2 and 3 is over the rate, but too few batches to
+    judge by; from the fourth on, 1 in 4 or fewer is under it."""
+    collector = collector_factory(lambda k: k == 1)
+    proc = sink_run(tmp_path, collector, "--sink-max-failure-rate", "0.3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(collector.refused) == 1 and collector.batches > 4
+    every_line_once(tmp_path / "run", collector)
+
+
 def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.doc(
+    "docs/cli.md", "`--dry-run` — run and print every event line to stdout; write nothing."
+)
 @pytest.mark.parametrize("with_output", [False, True], ids=["no-output", "output-given"])
 def test_dry_run_prints_events_and_writes_nothing(tmp_path: Path, with_output: bool) -> None:
     spec = tmp_path / "spec"

@@ -4,6 +4,7 @@ models chosen on the command line, a missing task, and resuming an interrupted r
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -81,6 +82,11 @@ def test_a_missing_task_is_a_usage_error_in_one_line(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # nothing was run
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Python tasks (`run file.py@task`): `--model/-m provider/name` (repeatable), `-T key=value` "
+    "(task arguments)",
+)
 def test_model_and_model_args_choose_the_model(tmp_path: Path) -> None:
     # q1 is 3 - 3 = 0, q2 is 6 * 4 = 24, q3 is 9 + 5 = 14: a fixed "24" gets one right
     proc = run_cli(
@@ -106,6 +112,12 @@ def test_model_and_model_args_choose_the_model(tmp_path: Path) -> None:
     assert [t["model"] for t in spec["targets"]] == ["mock/fixed"]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "For Python tasks it is the directory of the one task × model unit; several units (or "
+    "`--log-dir`'s default `runs/`) each get `<log-dir>/<task>-<model>-<UTC time>-<µs>`, and `-o` "
+    "with several is refused (exit 2).",
+)
 def test_output_names_the_run_directory_of_one_unit(tmp_path: Path) -> None:
     task = f"{ARITHMETIC}@arithmetic"
     out = tmp_path / "here"
@@ -120,6 +132,10 @@ def test_output_names_the_run_directory_of_one_unit(tmp_path: Path) -> None:
     assert not (tmp_path / "two").exists()
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--dry-run` and `--sink` are for YAML specs: refused for Python tasks (exit 2).",
+)
 @pytest.mark.parametrize("option", [["--dry-run"], ["--sink", "http://127.0.0.1:9/"]])
 def test_yaml_only_options_are_refused_for_python_tasks(option: list[str], tmp_path: Path) -> None:
     proc = run_cli("run", f"{ARITHMETIC}@arithmetic", *option, "--log-dir", tmp_path)
@@ -128,6 +144,13 @@ def test_yaml_only_options_are_refused_for_python_tasks(option: list[str], tmp_p
     assert run_dirs(tmp_path) == []
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "For Python tasks it is the directory of the one task × model unit; several units (or "
+    "`--log-dir`'s default `runs/`) each get `<log-dir>/<task>-<model>-<UTC time>-<µs>`, and `-o` "
+    "with several is refused (exit 2).",
+    "Python tasks (`run file.py@task`): `--model/-m provider/name` (repeatable)",
+)
 def test_several_models_on_the_command_line_are_separate_units(tmp_path: Path) -> None:
     proc = run_cli(
         "run",
@@ -148,6 +171,10 @@ def test_several_models_on_the_command_line_are_separate_units(tmp_path: Path) -
     assert "== arithmetic × calculator/b: success" in proc.stdout
     runs = run_dirs(tmp_path)
     assert len(runs) == 2 and all(verify_run(r).ok for r in runs)
+    names = sorted(r.name for r in runs)
+    pattern = r"arithmetic-(calculator-b|mock-a)-\d{8}T\d{6}Z-\d{6}"
+    assert all(re.fullmatch(pattern, name) for name in names), names
+    assert [n.split("-")[1] for n in names] == ["calculator", "mock"]
 
 
 # -- resume -----------------------------------------------------------------------------
@@ -200,6 +227,10 @@ def test_resume_finishes_an_interrupted_python_task_run(interrupted: tuple[int, 
     assert f"match: {COUNT - wrong}/{COUNT}" in proc.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 130 | interrupted |",
+)
 def test_an_interrupted_python_task_run_exits_130(interrupted: tuple[int, Path]) -> None:
     code, _ = interrupted
     assert code == 130
@@ -230,3 +261,37 @@ def test_resume_of_an_in_memory_task_run_says_why(tmp_path: Path) -> None:
     line = error_line(proc)
     assert "None" not in line
     assert "in memory" in line
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Python tasks (`run file.py@task`): `--model/-m provider/name` (repeatable), `-T key=value` "
+    "(task arguments), `-M key=value` (model arguments; `GenerateConfig` fields such as "
+    "`timeout`, `max_retries`, `temperature` set the model's config; keys are refused)",
+)
+def test_generate_config_epochs_limit_and_sample_ids_from_the_command_line(
+    tmp_path: Path,
+) -> None:
+    task = f"{ARITHMETIC}@arithmetic"
+    config = ("-M", "temperature=0.3", "-M", "timeout=7", "-M", "max_retries=2")
+    chosen = ("--epochs", "2", "--limit", "4", "--max-connections", "3")
+    proc = run_cli(
+        "run", task, "-T", "count=6", "-m", "mock/a", *config, *chosen, "--log-dir", tmp_path / "a"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (run,) = run_dirs(tmp_path / "a")
+    spec = json.loads((run / "spec.json").read_bytes())
+    [target] = spec["targets"]
+    assert target["config"] == {"max_retries": 2, "temperature": 0.3, "timeout": 7.0}
+    assert spec["repetitions"] == 2 and spec["dataset"]["samples"] == 4
+    ids = [b["trial"]["sample_id"] for b in read_jsonl(run / "bundles.jsonl")]
+    assert sorted(ids) == ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
+
+    picked = ("--sample-id", "q2", "--sample-id", "q5", "--epochs", "1")
+    proc = run_cli("run", task, "-T", "count=6", *picked, "--log-dir", tmp_path / "b")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (run,) = run_dirs(tmp_path / "b")
+    assert sorted(b["trial"]["sample_id"] for b in read_jsonl(run / "bundles.jsonl")) == [
+        "q2",
+        "q5",
+    ]

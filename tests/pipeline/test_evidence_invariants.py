@@ -324,6 +324,10 @@ def test_scorers_read_only_the_observation_and_the_output(
     assert sorted(map(repr, got)) == sorted(map(repr, expected))
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`score` and `gate` never call a target: they read only the run directory.",
+)
 def test_score_and_gate_never_call_a_target(tmp_path: Path) -> None:
     spec = tmp_path / "spec"
     shutil.copytree(SHIPPING, spec)

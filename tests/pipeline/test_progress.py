@@ -42,6 +42,7 @@ def answer(text):
 """
 
 
+@pytest.mark.doc("docs/cli.md", "On a terminal it is one line redrawn every half second.")
 def test_a_run_reports_as_it_goes_and_once_at_the_end(tmp_path: Path) -> None:
     seen = tmp_path / "seen-mid-run"
     source = WAITS_FOR_A_REPORT % str(seen)
@@ -77,6 +78,11 @@ def test_a_python_task_reports_each_unit(tmp_path: Path) -> None:
     assert reports[-1].final and reports[-1].done == reports[-1].planned == 5
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--progress/--no-progress` (`run` and `resume`) — how many trials are done, on stderr: "
+    "`eval: 1,234/10,000 trials (12%), 412/s, about 0:21 left`.",
+)
 def test_the_cli_line_is_on_stderr_when_asked_and_silent_by_default(tmp_path: Path) -> None:
     spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=SAMPLES)
     asked = run_cli("run", spec, "-o", tmp_path / "asked", "-j", "2", "--progress")
@@ -87,6 +93,11 @@ def test_the_cli_line_is_on_stderr_when_asked_and_silent_by_default(tmp_path: Pa
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--progress/--no-progress` (`run` and `resume`) — how many trials are done, on stderr: "
+    "`eval: 1,234/10,000 trials (12%), 412/s, about 0:21 left`.",
+)
 def test_the_line_says_what_is_left_and_drops_control_characters() -> None:
     midway = Progress("ev\x1b[31mil\u202e", 250, 1000, 10.0)
     # the escape character and the bidi override go; the rest is harmless text
@@ -102,6 +113,7 @@ class _Terminal(io.StringIO):
         return True
 
 
+@pytest.mark.doc("docs/cli.md", "On a terminal it is one line redrawn every half second.")
 @pytest.mark.parametrize("wanted", [None, True])
 def test_on_a_terminal_the_line_is_redrawn_in_place(wanted: bool | None) -> None:
     stream = _Terminal()
@@ -142,3 +154,29 @@ def test_a_progress_line_whose_stderr_is_gone_stays_quiet() -> None:
     stream.close()  # writing now raises ValueError, as a closed pipe raises OSError
     line(Progress("e", 1, 4, 1.0))
     line(Progress("e", 4, 4, 2.0, final=True))  # no exception: the run is not failed
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "With `--progress` elsewhere, such as a CI log, it is a line every 10 s and one at the end.",
+)
+def test_off_a_terminal_the_line_is_logged_every_10_s_and_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The line's own clock is stepped by hand: reports every half second for 25 s log a
+    whole line at 10 s and 20 s of it, and the final one, never a carriage return."""
+    import assay.cli._progress as module
+
+    now = [1000.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: now[0])
+    stream = io.StringIO()
+    line = progress_line(True, stream)
+    assert line is not None
+    for step in range(1, 51):
+        now[0] = 1000.0 + step * 0.5
+        line(Progress("e", step, 100, step * 0.5, final=step == 50))
+    assert stream.getvalue() == (
+        "e: 20/100 trials (20%), 2/s, about 0:40 left\n"
+        "e: 40/100 trials (40%), 2/s, about 0:30 left\n"
+        "e: 50/100 trials (50%), 2/s\n"
+    )

@@ -108,6 +108,11 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
     assert report["usage_total"]["cost"] == tokens
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Give `resume` the file the run had, so the calls after the interrupt are priced alike (and a "
+    "`cost_limit`'s frozen price matches again).",
+)
 def test_resume_refuses_a_cost_limited_run_whose_price_changed(tmp_path: Path) -> None:
     proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1, output: 1}")
     assert wait_for(lambda: any(log_dir.glob("*/manifest.json")), timeout=60), proc.stderr

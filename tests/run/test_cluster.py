@@ -101,9 +101,10 @@ class _Cluster(NamedTuple):
 
 
 @contextmanager
-def _started(folder: Path) -> Iterator[_Cluster]:
+def _started(folder: Path, workers_wanted: int = 2) -> Iterator[_Cluster]:
     """``dask scheduler`` and ``dask worker --nworkers 2`` (each worker under a nanny
-    that restarts it), started as separate programs, every port on 127.0.0.1."""
+    that restarts it), started as separate programs, every port on 127.0.0.1.
+    With ``workers_wanted=0``, a scheduler alone."""
     address_file = folder / "scheduler.json"
     loopback = ("--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0")
     scheduler = _dask(
@@ -114,11 +115,15 @@ def _started(folder: Path) -> Iterator[_Cluster]:
         started = wait_for(lambda: "address" in _read(address_file), 60)
         assert started, _read(folder / "scheduler.log")
         address = json.loads(address_file.read_text())["address"]
+        if not workers_wanted:
+            yield _Cluster(address, scheduler, set())
+            return
         workers = _dask(
-            "worker", address, *loopback, "--nworkers", "2", "--nthreads", "2", cwd=folder
-        )
+            "worker", address, *loopback, "--nworkers", str(workers_wanted), "--nthreads", "2",
+            cwd=folder,
+        )  # fmt: skip
         with distributed.Client(address, timeout=30) as client:
-            client.wait_for_workers(2, timeout=60)
+            client.wait_for_workers(workers_wanted, timeout=60)
             pids = set(client.run(os.getpid).values())
         yield _Cluster(address, scheduler, pids)
     finally:
@@ -146,6 +151,12 @@ def _extras(run: Path) -> list[dict[str, object]]:
     return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "extra"]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--cluster ADDRESS` (YAML specs; `run` and `resume`) — run the targets' calls on the "
+    "workers of the Dask scheduler at `ADDRESS` (`tcp://host:8786`).",
+    "The trials, their evidence and everything after them stay in this process.",
+)
 def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
     cluster: tuple[str, set[int]], spec: Path, tmp_path: Path
 ) -> None:
@@ -284,6 +295,7 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.doc("docs/cli.md", "No scheduler, or no worker within 10 s: exit 5.")
 def test_no_scheduler_is_one_line_and_writes_nothing(spec: Path, tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{_closed_port()}"
     proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address)
@@ -293,6 +305,24 @@ def test_no_scheduler_is_one_line_and_writes_nothing(spec: Path, tmp_path: Path)
     assert not (tmp_path / "run").exists()
 
 
+def test_a_scheduler_without_a_worker_is_one_line_exit_5_and_writes_nothing(
+    spec: Path, tmp_path: Path
+) -> None:
+    """The scheduler answers, but no worker joins it: the run waits 10 s for one, then
+    stops before it writes anything."""
+    (tmp_path / "dask").mkdir()
+    with _started(tmp_path / "dask", workers_wanted=0) as started:
+        proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", started.address)
+    assert proc.returncode == 5, proc.stderr
+    assert error_line(proc) == (
+        f"assay: cannot use the Dask cluster at {started.address}: no worker joined within "
+        "10 s — start a scheduler and at least one worker (dask scheduler; dask worker "
+        "ADDRESS), or check the --cluster address"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.doc("docs/cli.md", "Refused for Python tasks (exit 2).")
 def test_a_python_task_is_refused_before_anything_runs(tmp_path: Path) -> None:
     task = REPO / "examples" / "arithmetic" / "tasks.py"
     proc = run_cli("run", f"{task}@arithmetic", "--cluster", "tcp://127.0.0.1:1", cwd=tmp_path)

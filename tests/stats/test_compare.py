@@ -105,6 +105,11 @@ def _spec(folder: Path, function: str, name: str = "t") -> Path:
     return simple_spec(folder, samples=samples, targets=targets)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| `compare RUN_A RUN_B [--json] [--confidence L]` | verify both, then compare B against A "
+    "paired by sample (see `docs/report.md`); exit 0 |",
+)
 def test_assay_compare_two_runs(tmp_path: Path) -> None:
     run_spec_at(_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
     run_spec_at(_spec(tmp_path / "spec_b", "half"), tmp_path / "b")
@@ -118,6 +123,10 @@ def test_assay_compare_two_runs(tmp_path: Path) -> None:
     assert text.returncode == 0 and "McNemar" in text.stdout and "s4" in text.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "verify both, then compare B against A paired by sample",
+)
 def test_assay_compare_refuses_tampered_evidence(tmp_path: Path) -> None:
     run_spec_at(_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
     run_spec_at(_spec(tmp_path / "spec_b", "half"), tmp_path / "b")

@@ -12,7 +12,7 @@ from assay.compare import summarize
 from assay.errors import ConfigError
 from assay.gate import judge_regression
 from assay.spec import load_spec
-from tests.helpers import run_cli, run_spec_at, simple_spec, write_module
+from tests.helpers import error_line, run_cli, run_spec_at, simple_spec, write_module
 
 TARGETS = """
 def right(text):
@@ -126,6 +126,11 @@ def test_a_small_drop_inside_the_interval_is_inconclusive(tmp_path: Path) -> Non
     '(e.g. "does not verify (1 problem(s), first: …)"); its scores are never used, and it '
     "never passes.",
 )
+@pytest.mark.doc(
+    "docs/cli.md",
+    "The baseline is verified before it is used: one that is missing, incomplete or altered "
+    "makes the gate `inconclusive` (exit 3), never `passed`.",
+)
 def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, "half")
     scores = baseline / "scores.jsonl"
@@ -141,6 +146,13 @@ def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
 @pytest.mark.doc(
     "docs/spec.md",
     "`assay run SPEC --baseline RUN` (or `assay gate RUN --baseline BASE`",
+)
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--baseline BASE` — the baseline run folder for the spec's `no_regression` gate policy "
+    "(see `docs/spec.md`); it wins over the spec's `baseline`.",
+    "The baseline is verified before it is used: one that is missing, incomplete or altered "
+    "makes the gate `inconclusive` (exit 3), never `passed`.",
 )
 def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
     spec = _spec(tmp_path / "new", "half", no_regression={"baseline": "missing", "margin": 0.05})
@@ -204,11 +216,17 @@ def test_repetitions_are_judged_by_the_paired_bootstrap_of_sample_means(tmp_path
     "The margin and confidence always come from the frozen spec: `--baseline` for a spec "
     "without a `no_regression` policy is a usage error (exit 2), never a silent default.",
 )
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Refused (exit 2, before anything runs) when the spec declares no `no_regression` policy.",
+)
 def test_baseline_without_a_policy_is_a_usage_error(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     spec = _spec(tmp_path / "new", "right", minimum=1.0)
     ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
-    assert ran.returncode == 2 and "no_regression" in ran.stderr
+    assert ran.returncode == 2
+    line = error_line(ran)
+    assert f"--baseline {baseline} was given" in line and "no gate.no_regression" in line
     assert not (tmp_path / "run").exists()
 
 
@@ -266,3 +284,37 @@ def test_a_baseline_symlinked_out_of_the_spec_folder_is_not_used(tmp_path: Path)
     assert outcome.gate.status == "inconclusive"
     assert outcome.gate.baseline is not None
     assert "symbolic link" in str(outcome.gate.baseline.problem)
+
+
+ABORTING = """
+class Abort(BaseException):
+    \"\"\"Stands for Ctrl-C or a crash: not an error of the target, it stops the run.\"\"\"
+
+
+async def answer(text):
+    if text == "q5":
+        raise Abort("stop the run")
+    return text
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "The baseline is verified before it is used: one that is missing, incomplete or altered "
+    "makes the gate `inconclusive` (exit 3), never `passed`.",
+)
+def test_an_incomplete_baseline_is_never_passed(tmp_path: Path) -> None:
+    folder = tmp_path / "base_spec"
+    write_module(folder, "noreg_aborting", ABORTING)
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(60)]
+    targets = [{"id": "t", "callable": "noreg_aborting:answer"}]
+    baseline = tmp_path / "new" / "baseline"
+    with pytest.raises(BaseException, match="stop the run"):
+        run_spec_at(simple_spec(folder, samples=samples, targets=targets), baseline)
+    assert json.loads((baseline / "manifest.json").read_text())["status"] != "complete"
+    spec = _spec(tmp_path / "new", "right", no_regression={"margin": 0.1})
+    ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    gate = _gate(tmp_path / "run")
+    assert gate["status"] == "inconclusive"
+    assert gate["baseline"]["problem"] == f"the baseline {baseline} is interrupted, not complete"

@@ -41,13 +41,16 @@ class TrialEvidence(msgspec.Struct):
 
 def read_trial(run: Path, trial_id: str) -> tuple[dict[str, Any], bytes | None] | None:
     """One trial's bundle and output bytes, checked (None if the run has no such trial)."""
-    line = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
+    indexed = find_bundle_line(run / BUNDLES, run / BUNDLE_INDEX, trial_id)
+    line = indexed
     if line is None:  # an unsealed run has no index yet
         line = next(_lines_with(run / BUNDLES, f'"trial_id":"{trial_id}"'.encode()), None)
     if line is None:
         return None
     bundle = _checked_bundle(run, line)
     if bundle["trial"]["trial_id"] != trial_id:
+        if indexed is not None:  # the lines moved since the index was written
+            _tampered(run, f"{BUNDLE_INDEX}: the line it gives for {trial_id} is another trial's")
         return None
     return bundle, _checked_output(run, bundle)
 

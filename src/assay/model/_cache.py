@@ -16,9 +16,11 @@ Layout: ``<dir>/<first two hex digits>/<sha256>.json``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -156,8 +158,15 @@ class ResponseCache:
             _write_atomic(self._path(key), msgspec.json.encode(entry))
 
     def entries(self, model: str | None = None) -> Iterator[Listed]:
-        """Every entry on disk (those of models matching the glob *model*, if given)."""
-        if not self.root.is_dir():
+        """Every entry on disk (those of models matching the glob *model*, if given).
+
+        No folder yet is an empty cache; a path that cannot be a folder (a file there,
+        or a file where one of its parents should be) raises, rather than pass for empty.
+        """
+        try:
+            if not stat.S_ISDIR(self.root.stat().st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(self.root))
+        except FileNotFoundError:
             return
         for path in sorted(self.root.glob("??/*.json")):
             try:

@@ -51,7 +51,7 @@ def _what_changed(path: Path, spec: EvalSpec) -> str:
         frozen = msgspec.json.decode((path / "spec.json").read_bytes())
     except (OSError, msgspec.DecodeError):
         return "its spec digest differs"
-    now = msgspec.to_builtins(spec)
+    now = msgspec.json.decode(msgspec.json.encode(spec))  # as spec.json holds it: lists, not tuples
     changed = sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
     return "changed: " + ", ".join(changed) if changed else "its spec digest differs"
 
