@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+import assay
 from assay._digest import file_sha256, loads
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
@@ -212,9 +213,11 @@ def start_scan(
     """Start the event pass in a fresh process if the log is large and a second core is
     there; None means it runs here (small runs: a process costs more than it saves).
 
-    The worker is ``python -m assay.evidence._verify_worker`` with this process's
-    ``sys.path``, not a ``multiprocessing`` child, which would re-run the caller's main
-    script.
+    The worker is ``python -P -m assay.evidence._verify_worker``, not a
+    ``multiprocessing`` child, which would re-run the caller's main script. It is given
+    only the folders assay and msgspec were imported from (``worker_path``), not this
+    process's whole ``sys.path``: a folder there holding a ``numbers.py`` would shadow the
+    standard module in the worker, and ``-P`` keeps the current folder off its path too.
     """
     try:
         size = (path / EVENTS).stat().st_size
@@ -224,10 +227,10 @@ def start_scan(
         return None
     import subprocess  # here: ``import assay`` stays light
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(worker_path())}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "assay.evidence._verify_worker", str(path), *files],
+            [sys.executable, "-P", "-m", "assay.evidence._verify_worker", str(path), *files],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -235,6 +238,25 @@ def start_scan(
         )
     except OSError:
         return None
+
+
+def worker_path() -> list[str]:
+    """The worker's ``PYTHONPATH``: the folders assay and msgspec came from, unless the
+    interpreter finds them by itself (site-packages, which must not go ahead of the
+    standard library), then the ``PYTHONPATH`` this process was started with."""
+    import site
+
+    found_anyway = {os.path.realpath(p) for p in site.getsitepackages()}
+    found_anyway.add(os.path.realpath(site.getusersitepackages()))
+    path: list[str] = []
+    for module in (assay, msgspec):
+        root = os.path.dirname(os.path.dirname(module.__file__ or ""))
+        if root and os.path.realpath(root) not in found_anyway and root not in path:
+            path.append(root)
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and entry not in path:
+            path.append(entry)
+    return path
 
 
 def finish_scan(
