@@ -7,9 +7,19 @@ from collections.abc import Iterator
 import pytest
 
 from assay._messages import set_language
+from tests._isolation import ProcessState
 from tests.servers.openai_compat import OpenAICompatServer
 
 pytest_plugins = ["tests._skip_policy"]
+
+
+@pytest.fixture(autouse=True)
+def _process_state_put_back() -> Iterator[None]:
+    """``sys.path``, ``os.environ``, the working folder, modules a test loaded from its
+    own files and assay's registries are as they were before the test (see _isolation)."""
+    state = ProcessState.take()
+    yield
+    state.restore()
 
 
 @pytest.fixture(autouse=True)
