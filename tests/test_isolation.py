@@ -1,15 +1,19 @@
 """What a test leaves behind in the process is put back before the next one runs
-(tests/_isolation.py, applied to every test by tests/conftest.py)."""
+(tests/_isolation.py, applied to every test by tests/conftest.py), and Hypothesis keeps
+its files out of the checkout, drawing the same examples on every CI run."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import storage_directory
 
 from assay import solver
 from assay._registry import lookup
@@ -19,7 +23,7 @@ from assay.model._registry import _providers
 from assay.solver import Generate, Solver
 from assay.task import load_module
 from tests._isolation import ProcessState
-from tests.helpers import write_module
+from tests.helpers import REPO, write_module
 
 
 def test_what_a_test_leaks_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,3 +72,26 @@ def test_a_replaced_registration_gets_its_old_factory_back() -> None:
     modelapi("mock")(lambda model_name, config: None)
     state.restore()
     assert _providers["mock"] is before
+
+
+def test_hypothesis_writes_nothing_into_the_checkout() -> None:
+    home = storage_directory("examples", intent_to_write=False).path
+    assert REPO not in home.parents, home
+    database = settings.default.database
+    assert database is None or REPO not in Path(getattr(database, "path", "/")).parents
+
+
+@pytest.mark.parametrize(("ci", "derandomize"), [("1", True), ("", False)])
+def test_under_ci_hypothesis_draws_the_same_examples_and_keeps_none(
+    ci: str, derandomize: bool
+) -> None:
+    code = (
+        "import tests.conftest\n"
+        "from hypothesis import settings\n"
+        "print(settings.default.derandomize, settings.default.database is None)\n"
+    )
+    env = {**os.environ, "CI": ci}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert proc.stdout.split() == [str(derandomize), str(derandomize)], proc.stderr
