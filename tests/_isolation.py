@@ -30,12 +30,14 @@ _LOADED_FROM_USER_FILES = ("_assay_tasks_", "_assay_target_")
 
 def _library_roots() -> tuple[str, ...]:
     """Folders whose modules are libraries (never imported twice): the standard library,
-    site-packages, and this checkout (src/, tests/)."""
+    site-packages, this checkout (src/, tests/) and whatever was on ``sys.path`` before
+    any test ran (an editable install's folder, say)."""
     paths = sysconfig.get_paths()
     roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots.update(site.getsitepackages())
     roots.add(site.getusersitepackages())
     roots.add(str(REPO))
+    roots.update(entry for entry in sys.path if entry)
     return tuple(os.path.realpath(root) + os.sep for root in roots)
 
 
