@@ -26,6 +26,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 _LOADED_FROM_USER_FILES = ("_assay_tasks_", "_assay_target_")
+_PYTEST_PHASE = "PYTEST_CURRENT_TEST"
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -99,13 +100,20 @@ class ProcessState:
         for name in set(sys.modules) - self.modules:
             if from_user_files(name, sys.modules.get(name)):
                 del sys.modules[name]
-        if os.environ != self.environ:
-            os.environ.clear()
-            os.environ.update(self.environ)
+        _restore_environ(self.environ)
         if _cwd() != self.cwd:
             os.chdir(self.cwd)
         for table, before, keep in self.tables:
             _restore_table(table, before, keep)
+
+
+def _restore_environ(before: dict[str, str]) -> None:
+    """``os.environ`` as *before*, but for the variable pytest itself keeps per phase."""
+    for key in set(os.environ) - set(before) - {_PYTEST_PHASE}:
+        del os.environ[key]
+    for key, value in before.items():
+        if key != _PYTEST_PHASE and os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def _cwd() -> str:
