@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from assay._messages import set_language
+from tests._isolation import ProcessState
 from tests.servers.openai_compat import OpenAICompatServer
 
 pytest_plugins = ["tests._skip_policy"]
+
+# Hypothesis keeps failing examples, patches and a Unicode table under its home folder,
+# `.hypothesis/` in the current folder unless told otherwise: never in the checkout.
+HYPOTHESIS_HOME = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "assay-tests" / "hypothesis"
+)
+set_hypothesis_home_dir(HYPOTHESIS_HOME)
+# On CI the same examples every run (a red build is reproducible, never a lucky draw) and
+# no database; elsewhere a random draw, with failures remembered outside the checkout.
+settings.register_profile(
+    "assay-ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "assay-dev",
+    derandomize=False,  # Hypothesis loads its own CI profile when CI is set at all
+    database=DirectoryBasedExampleDatabase(HYPOTHESIS_HOME / "examples"),
+)
+settings.load_profile("assay-ci" if os.environ.get("CI") else "assay-dev")
+
+
+@pytest.fixture(autouse=True)
+def _process_state_put_back() -> Iterator[None]:
+    """``sys.path``, ``os.environ``, the working folder, modules a test loaded from its
+    own files and assay's registries are as they were before the test (see _isolation)."""
+    state = ProcessState.take()
+    yield
+    state.restore()
 
 
 @pytest.fixture(autouse=True)

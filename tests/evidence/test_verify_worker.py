@@ -14,10 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from assay.evidence import _verify, _verify_events, verify_run
-from tests.helpers import read_jsonl
+from tests.helpers import read_jsonl, write_module
 
 
 def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
@@ -204,3 +205,28 @@ def test_a_file_not_read_line_by_line_is_still_hashed(run: Path) -> None:
     (run / "plan.jsonl").write_bytes((run / "plan.jsonl").read_bytes() + b"\n")
     problems = verify_run(run).problems
     assert any(p.startswith("plan.jsonl: ") for p in problems), problems
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "given only the folders assay and msgspec were imported from, so no file on this "
+    "process's `sys.path` or in the current folder can shadow a standard module in it",
+)
+@pytest.mark.parametrize("where", ["on sys.path", "the current folder"])
+def test_a_numbers_py_on_sys_path_or_here_does_not_reach_the_worker(
+    where: str, run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker gets the folders assay and msgspec came from, not this process's whole
+    ``sys.path`` (nor the current folder): a stdlib-named file there would break it."""
+    folder = tmp_path / "user_code"
+    write_module(folder, "numbers", "raise ImportError('the standard numbers was shadowed')\n")
+    if where == "on sys.path":
+        monkeypatch.syspath_prepend(str(folder))
+    else:
+        monkeypatch.chdir(folder)
+    worker = _verify_events.start_scan(run, 0)
+    assert worker is not None, "the worker path was not taken"
+    out, _ = worker.communicate()
+    assert worker.returncode == 0
+    scan = msgspec.msgpack.decode(out, type=_verify_events.EventScan)
+    assert scan == _verify_events.scan_events(str(run))

@@ -168,6 +168,16 @@ def loaded(browser: Any, report: Path) -> Iterator[Loaded]:
         page.page.close()
 
 
+@pytest.fixture
+def own_page(browser: Any, report: Path) -> Iterator[Loaded]:
+    """A page of its own, for a test that changes it (the shared one stays as loaded)."""
+    page = Loaded(browser, report)
+    try:
+        yield page
+    finally:
+        page.page.close()
+
+
 def test_no_payload_ran(loaded: Loaded) -> None:
     assert loaded.js("typeof window.pwned") == "undefined"
     assert loaded.js("document.title").startswith("assay · xss · ")
@@ -209,25 +219,16 @@ def test_the_payloads_are_shown_as_text(loaded: Loaded) -> None:
     assert "49" not in text.split("{{ 7*7 }}")[0][-5:]  # the template did not evaluate data
 
 
-def test_the_content_security_policy_blocks_everything(browser: Any, report: Path) -> None:
-    """On a page of its own: the other tests read the shared page as it loaded."""
-    loaded = Loaded(browser, report)
-    try:
-        _blocks_everything(loaded)
-    finally:
-        loaded.page.close()
-
-
-def _blocks_everything(loaded: Loaded) -> None:
-    csp = loaded.js(
+def test_the_content_security_policy_blocks_everything(own_page: Loaded) -> None:
+    csp = own_page.js(
         "document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').content"
     )
     assert csp.replace(" ", "").startswith("default-src'none'"), csp
     assert "script-src" not in csp and "unsafe-eval" not in csp
-    before = len(loaded.requests)
+    before = len(own_page.requests)
     # Injected from outside (the DevTools protocol is not subject to the CSP): a script
     # element, an inline handler, an image from the network. The page's CSP must block all.
-    loaded.js(
+    own_page.js(
         "() => {"
         " const s = document.createElement('script');"
         " s.textContent = 'window.injected = 1';"
@@ -241,14 +242,16 @@ def _blocks_everything(loaded: Loaded) -> None:
         "}"
     )
     # the three blocked attempts are reported as violations: wait for them, not a clock
-    loaded.page.wait_for_function("window.__violations.length >= 3")
-    assert loaded.js("typeof window.injected") == "undefined"
+    own_page.page.wait_for_function("window.__violations.length >= 3")
+    assert own_page.js("typeof window.injected") == "undefined"
     # the image request was stopped by the CSP before it reached the network
     image = "http://127.0.0.1:9/img.png"
-    assert wait_for(lambda: loaded.js("1") and image in loaded.failed, timeout=30)  # events pumped
-    assert loaded.requests[before:] == [image]
-    assert "csp" in loaded.failed[image].lower(), loaded.failed
-    violations = loaded.js("window.__violations")
+    assert wait_for(
+        lambda: own_page.js("1") and image in own_page.failed, timeout=30
+    )  # events pumped
+    assert own_page.requests[before:] == [image]
+    assert "csp" in own_page.failed[image].lower(), own_page.failed
+    violations = own_page.js("window.__violations")
     assert any(v.startswith("script-src") for v in violations), violations
     assert any(v.startswith("img-src") for v in violations), violations
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+import assay
 from assay._digest import file_sha256, loads
 from assay._messages import say
 from assay.evidence._layout import EVENTS
@@ -216,9 +217,11 @@ def start_scan(
     there; None means it runs here (small runs: a process costs more than it saves), a
     string why a worker was wanted but could not start (``finish_scan`` reports it).
 
-    The worker is ``python -m assay.evidence._verify_worker`` with this process's
-    ``sys.path``, not a ``multiprocessing`` child, which would re-run the caller's main
-    script.
+    The worker is ``python -P -m assay.evidence._verify_worker``, not a
+    ``multiprocessing`` child, which would re-run the caller's main script. It is given
+    only the folders assay and msgspec were imported from (``worker_path``), not this
+    process's whole ``sys.path``: a folder there holding a ``numbers.py`` would shadow the
+    standard module in the worker, and ``-P`` keeps the current folder off its path too.
     """
     try:
         size = (path / EVENTS).stat().st_size
@@ -228,10 +231,10 @@ def start_scan(
         return None
     import subprocess  # here: ``import assay`` stays light
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(worker_path())}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "assay.evidence._verify_worker", str(path), *files],
+            [sys.executable, "-P", "-m", "assay.evidence._verify_worker", str(path), *files],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -239,6 +242,25 @@ def start_scan(
         )
     except OSError as exc:
         return say("verify.worker_start", reason=f"{type(exc).__name__}: {exc}"[:200])
+
+
+def worker_path() -> list[str]:
+    """The worker's ``PYTHONPATH``: the folders assay and msgspec came from, unless the
+    interpreter finds them by itself (site-packages, which must not go ahead of the
+    standard library), then the ``PYTHONPATH`` this process was started with."""
+    import site
+
+    found_anyway = {os.path.realpath(p) for p in site.getsitepackages()}
+    found_anyway.add(os.path.realpath(site.getusersitepackages()))
+    path: list[str] = []
+    for module in (assay, msgspec):
+        root = os.path.dirname(os.path.dirname(module.__file__ or ""))
+        if root and os.path.realpath(root) not in found_anyway and root not in path:
+            path.append(root)
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and entry not in path:
+            path.append(entry)
+    return path
 
 
 def finish_scan(

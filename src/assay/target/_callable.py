@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from assay._digest import canonical_json
+from assay._import_path import folder_on_path
 from assay.dataset import Sample
 from assay.errors import ConfigError
 from assay.spec import TargetSpec
@@ -77,19 +78,22 @@ def outcome_from_value(result: Any) -> TargetOutcome:
 
 
 def load_callable(ref: str, root: Path | None, target_id: str) -> Callable[..., Any]:
-    """Import ``module:function``, looking in the spec's folder first."""
+    """Import ``module:function``, looking in the spec's folder first.
+
+    The folder is on ``sys.path`` only while the module loads (see ``_import_path``):
+    the module can import the modules beside it at its top, but a sibling it imports
+    only inside the function, at call time, is not found there."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
             "target.callable", target=target_id, ref=ref, reason="expected 'module:function'"
         )
-    if root is not None and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
     # Importing must not write __pycache__ into the spec's folder: a run writes only
     # into its own directory.
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        module = _import(module_name, root)
+        with folder_on_path(root):
+            module = _import(module_name, root)
         function: Any = module
         for part in attr.split("."):
             function = getattr(function, part)

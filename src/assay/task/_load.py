@@ -15,28 +15,30 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from assay._import_path import folder_on_path
 from assay._registry import registry_info
 from assay.errors import ConfigError
 from assay.task._task import Task
 
 
 def load_module(path: Path) -> ModuleType:
-    """Import the Python file at *path* (its folder goes first on ``sys.path``)."""
+    """Import the Python file at *path*, its folder first on ``sys.path`` while it loads
+    (so it can import the modules beside it) and off it afterwards (see ``_import_path``:
+    a sibling imported only inside a function, at call time, is not found)."""
     real = path.resolve()
     if not real.is_file():
         raise ConfigError("task.file", path=str(path), reason="no such file")
     name = "_assay_tasks_" + hashlib.sha256(str(real).encode()).hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
-    if str(real.parent) not in sys.path:
-        sys.path.insert(0, str(real.parent))
     spec = importlib.util.spec_from_file_location(name, real)
     if spec is None or spec.loader is None:
         raise ConfigError("task.file", path=str(path), reason="not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with folder_on_path(real.parent):
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # even sys.exit() at import is the file's problem
         del sys.modules[name]
         raise ConfigError(
