@@ -57,12 +57,18 @@ def test_one_result_per_task_and_model_in_order_each_in_its_own_verified_run(
         assert result.task_metrics[result.model]["includes"]["accuracy"] == 1.0
 
 
-def _overlap_task(name: str, active: dict[str, int]) -> Task:
+def _overlap_task(name: str, active: dict[str, int], together: int) -> Task:
+    """A unit whose solver waits until *together* units are in it (so two that may run
+    at once are seen at once, however slow the machine), then leaves room for one more."""
+
     async def busy(state: TaskState, generate: Generate) -> TaskState:
         active["now"] += 1
         active["peak"] = max(active["peak"], active["now"])
         try:
-            await anyio.sleep(0.15)
+            with anyio.fail_after(60):  # a failure guard: the sibling never came
+                while active["peak"] < together:
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.15)  # room for a unit that must not start
         finally:
             active["now"] -= 1
         return await generate(state)
@@ -73,7 +79,7 @@ def _overlap_task(name: str, active: dict[str, int]) -> Task:
 @pytest.mark.parametrize(("max_tasks", "peak"), [(1, 1), (2, 2)])
 def test_max_tasks_is_how_many_units_run_at_once(tmp_path: Path, max_tasks: int, peak: int) -> None:
     active = {"now": 0, "peak": 0}
-    tasks = [_overlap_task("first", active), _overlap_task("second", active)]
+    tasks = [_overlap_task("first", active, peak), _overlap_task("second", active, peak)]
     results = eval(tasks, model="mock/x", log_dir=tmp_path, max_tasks=max_tasks)
     assert [r.status for r in results] == ["success", "success"]
     assert active["peak"] == peak

@@ -76,10 +76,18 @@ def test_an_empty_target_is_refused() -> None:
 
 
 def test_at_most_max_concurrency_programs_run_at_once(tmp_path: Path) -> None:
-    log = tmp_path / "spans.jsonl"
+    log, started = tmp_path / "spans.jsonl", tmp_path / "started"
+    started.mkdir()
+    # Each program says it started, waits until two have (the first waits for the
+    # second: two at once are seen however slowly the machine starts them), then leaves
+    # 0.3 s in which a third, which must not start, would overlap both.
     body = (
-        "import json, time\n"
+        "import json, os, time\n"
         "start = time.time()\n"
+        f"open(os.path.join({str(started)!r}, str(os.getpid())), 'w').close()\n"
+        "deadline = time.monotonic() + 60\n"
+        f"while len(os.listdir({str(started)!r})) < 2 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
         "time.sleep(0.3)\n"
         f"open({str(log)!r}, 'a').write(json.dumps([start, time.time()]) + '\\n')\n"
     )
