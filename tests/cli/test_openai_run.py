@@ -256,3 +256,21 @@ def test_a_resume_prices_its_calls_with_the_price_file_it_is_given(
     assert len(costs) == 4 and len(costs) > before
     assert all(isinstance(cost, float) and cost > 0 for cost in costs), costs
     assert "cost unknown" not in resumed.stdout, resumed.stdout
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--model-base-url URL` (the OpenAI-compatible server, see [models.md](models.md)), "
+    "`--max-connections N`",
+)
+def test_max_connections_bounds_the_calls_the_server_sees_at_once(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    """12 calls that each take 0.5 s at the server, 16 trials allowed in flight: with
+    ``--max-connections 2`` the server never holds more than two at once."""
+    openai_server.reply = calculator
+    openai_server.latency = 0.5
+    proc = run_arithmetic(openai_server, tmp_path, None, "--max-connections", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(openai_server.requests) == 12
+    assert openai_server.max_in_flight == 2, openai_server.max_in_flight
