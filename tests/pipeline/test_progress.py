@@ -4,6 +4,7 @@ end; the CLI's line on stderr (``--progress``), silent by default off a terminal
 from __future__ import annotations
 
 import io
+import shutil
 import signal
 from pathlib import Path
 
@@ -145,6 +146,28 @@ def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: P
     assert last.final and last.done == last.planned == len(SAMPLES)
     assert 5 <= last.kept == kept < len(SAMPLES)
     assert last.rate == pytest.approx((last.done - kept) / last.elapsed)
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--progress/--no-progress` (`run` and `resume`) — how many trials are done, on stderr: ",
+)
+def test_resume_shows_the_line_when_asked_and_is_silent_by_default(tmp_path: Path) -> None:
+    from tests.helpers import finished_trials, start_cli, wait_for
+
+    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=SAMPLES)
+    run = tmp_path / "run"
+    proc = start_cli("run", spec, "-o", run, "-j", "1")
+    assert wait_for(lambda: len(finished_trials(run)) >= 5, timeout=60)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    quiet = tmp_path / "quiet"
+    shutil.copytree(run, quiet)
+    asked = run_cli("resume", run, "-j", "2", "--progress")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.splitlines()[-1].startswith(f"simple: {len(SAMPLES)}/{len(SAMPLES)} trials")
+    silent = run_cli("resume", quiet, "-j", "2")  # stderr is a pipe, not a terminal
+    assert silent.returncode == 0 and silent.stderr == "", silent.stderr
 
 
 def test_a_progress_line_whose_stderr_is_gone_stays_quiet() -> None:
