@@ -129,8 +129,8 @@ def test_on_a_terminal_the_line_is_redrawn_in_place(wanted: bool | None) -> None
     assert progress_line(None, io.StringIO()) is None  # not a terminal, not asked
 
 
-def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: Path) -> None:
-    from assay.pipeline import RunOptions, resume_run
+def killed_after_five_trials(tmp_path: Path) -> Path:
+    """A run of SAMPLES killed (SIGKILL) once at least five trials finished."""
     from tests.helpers import finished_trials, start_cli, wait_for
 
     spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=SAMPLES)
@@ -139,6 +139,14 @@ def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: P
     assert wait_for(lambda: len(finished_trials(run)) >= 5, timeout=60)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
+    return run
+
+
+def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: Path) -> None:
+    from assay.pipeline import RunOptions, resume_run
+    from tests.helpers import finished_trials
+
+    run = killed_after_five_trials(tmp_path)
     kept = len(finished_trials(run))
     reports: list[Progress] = []
     resume_run(run, RunOptions(output=run, max_concurrency=2, progress=reports.append))
@@ -153,14 +161,7 @@ def test_a_resume_counts_the_kept_trials_as_done_but_not_in_its_rate(tmp_path: P
     "`--progress/--no-progress` (`run` and `resume`) — how many trials are done, on stderr: ",
 )
 def test_resume_shows_the_line_when_asked_and_is_silent_by_default(tmp_path: Path) -> None:
-    from tests.helpers import finished_trials, start_cli, wait_for
-
-    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=SAMPLES)
-    run = tmp_path / "run"
-    proc = start_cli("run", spec, "-o", run, "-j", "1")
-    assert wait_for(lambda: len(finished_trials(run)) >= 5, timeout=60)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=30)
+    run = killed_after_five_trials(tmp_path)
     quiet = tmp_path / "quiet"
     shutil.copytree(run, quiet)
     asked = run_cli("resume", run, "-j", "2", "--progress")

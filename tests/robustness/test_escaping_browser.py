@@ -17,6 +17,7 @@ from __future__ import annotations
 import tomllib
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -159,23 +160,27 @@ class Loaded:
         return self.page.evaluate(expression)
 
 
-@pytest.fixture(scope="module")
-def loaded(browser: Any, report: Path) -> Iterator[Loaded]:
+@contextmanager
+def _opened(browser: Any, report: Path) -> Iterator[Loaded]:
     page = Loaded(browser, report)
     try:
         yield page
     finally:
         page.page.close()
+
+
+@pytest.fixture(scope="module")
+def loaded(browser: Any, report: Path) -> Iterator[Loaded]:
+    """The page the read-only tests share, as it loaded."""
+    with _opened(browser, report) as page:
+        yield page
 
 
 @pytest.fixture
 def own_page(browser: Any, report: Path) -> Iterator[Loaded]:
     """A page of its own, for a test that changes it (the shared one stays as loaded)."""
-    page = Loaded(browser, report)
-    try:
+    with _opened(browser, report) as page:
         yield page
-    finally:
-        page.page.close()
 
 
 def test_no_payload_ran(loaded: Loaded) -> None:

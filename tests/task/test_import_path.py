@@ -45,6 +45,13 @@ def numbers_imports_in_a_child() -> subprocess.CompletedProcess[str]:
     )
 
 
+def assert_folder_left_the_path(folder: Path) -> None:
+    """*folder* is off ``sys.path``, so a process given that path gets the real ``numbers``."""
+    assert str(folder) not in sys.path
+    child = numbers_imports_in_a_child()
+    assert (child.returncode, child.stdout.strip()) == (0, "numbers"), child.stderr
+
+
 def test_a_task_file_imports_its_siblings_but_leaves_its_folder_off_sys_path(
     tmp_path: Path,
 ) -> None:
@@ -64,9 +71,7 @@ def quiz() -> Task:
     ((made, record),) = load_tasks(f"{tasks}@quiz")
     assert [s.input for s in made.dataset] == ["What is 2 + 2?"]
     assert record["name"] == "quiz"
-    assert str(folder) not in sys.path
-    child = numbers_imports_in_a_child()
-    assert (child.returncode, child.stdout.strip()) == (0, "numbers"), child.stderr
+    assert_folder_left_the_path(folder)
 
 
 @pytest.mark.doc(
@@ -88,9 +93,7 @@ def test_a_callable_module_imports_its_siblings_but_leaves_its_folder_off_sys_pa
     )
     answer = load_callable("target_mod:answer", folder, "t")
     assert answer("hi") == "HI"
-    assert str(folder) not in sys.path
-    child = numbers_imports_in_a_child()
-    assert (child.returncode, child.stdout.strip()) == (0, "numbers"), child.stderr
+    assert_folder_left_the_path(folder)
 
 
 @pytest.mark.doc(
