@@ -1,8 +1,11 @@
-"""Start-up: wall time of ``python -c "import assay"`` and ``assay --help``.
+"""Start-up: wall time of ``python -c "import assay"``, ``assay --help`` and a small run.
 
 Each command runs ``--repeat`` times (10 by default) as a fresh process after one
 untimed warm-up run (so the .pyc files and the page cache are warm, as on a second
-use); the figure is the median. ``python -c pass`` is measured the same way as the
+use); the figure is the median. The small run is the 6-trial shipping example
+(``assay run examples/shipping/eval.yaml``, two script targets, gate failed: exit 1),
+each time into a fresh output folder: what a first user pays for the whole pipeline,
+statistics included. ``python -c pass`` is measured the same way as the
 floor that no package can go below. With ``--importtime`` the slowest imports of
 ``assay --help`` (from ``python -X importtime``) are listed too.
 
@@ -15,6 +18,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +36,8 @@ from _common import (
 
 TARGET_IMPORT = 0.15  # s (issue 2 brief / issue 6)
 TARGET_HELP = 0.30  # s (issues 2 and 6)
+TARGET_SMALL_RUN = 0.50  # s (issue 13: a small run imports nothing heavy it does not use)
+SHIPPING = REPO / "examples" / "shipping" / "eval.yaml"
 
 
 def wall_times(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> list[float]:
@@ -42,6 +48,22 @@ def wall_times(argv: list[str], repeat: int, env: dict[str, str] | None = None) 
         start = time.perf_counter()
         subprocess.run(argv, capture_output=True, check=True, cwd=REPO, env=env)
         times.append(time.perf_counter() - start)
+    return times
+
+
+def small_run_times(repeat: int) -> list[float]:
+    """Wall seconds of *repeat* runs of the shipping example (after one warm-up run)."""
+    times = []
+    with tempfile.TemporaryDirectory(prefix="assay-bench-small-") as scratch:
+        for attempt in range(repeat + 1):
+            argv = [*assay_command(), "run", str(SHIPPING), "--output", f"{scratch}/{attempt}"]
+            start = time.perf_counter()
+            proc = subprocess.run(argv, capture_output=True, check=False, cwd=REPO)
+            elapsed = time.perf_counter() - start
+            if proc.returncode != 1:  # the example's gate fails by design
+                raise SystemExit(f"small run: exit {proc.returncode}: {proc.stderr.decode()}")
+            if attempt:
+                times.append(elapsed)
     return times
 
 
@@ -81,6 +103,7 @@ def measure(repeat: int = 10, progress: bool = True, inspect_repeat: int = 5) ->
     imp = wall_times([sys.executable, "-c", "import assay"], repeat)
     command = assay_command()
     helps = wall_times([*command, "--help"], repeat)
+    small = small_run_times(repeat)
     other = inspect_times(inspect_repeat)
     on_path = shutil.which("assay")
     shim = None
@@ -88,7 +111,8 @@ def measure(repeat: int = 10, progress: bool = True, inspect_repeat: int = 5) ->
         shim = wall_times([on_path, "--help"], repeat)
     if progress:
         print(
-            f"  startup: import assay {median(imp):.3f} s, assay --help {median(helps):.3f} s",
+            f"  startup: import assay {median(imp):.3f} s, assay --help {median(helps):.3f} s, "
+            f"small run {median(small):.3f} s",
             flush=True,
         )
     spread = "min {:.3f}, max {:.3f}"
@@ -121,6 +145,16 @@ def measure(repeat: int = 10, progress: bool = True, inspect_repeat: int = 5) ->
             note=spread.format(min(helps), max(helps)) + " (Inspect: inspect --help)",
             extra={"times": helps, "command": command, "inspect": other[1] if other else None},
             inspect=median(other[1]) if other else None,
+        ),
+        Row(
+            "startup",
+            "assay run (shipping example, 6 trials)",
+            median(small),
+            "s",
+            target=f"<= {TARGET_SMALL_RUN} s",
+            ok=median(small) <= TARGET_SMALL_RUN,
+            note=spread.format(min(small), max(small)) + " (whole pipeline, reports included)",
+            extra={"times": small},
         ),
     ]
     if shim is not None:
