@@ -10,7 +10,7 @@ Why Korn–Graubard with repetitions: the trials of one sample share its difficu
 the binomial over trials overstates the evidence. The effective n is the one whose
 binomial variance equals the cluster-robust variance of the pass rate (per-sample pass
 fractions), kept between the number of samples and of trials and shrunk by (z/t)² with
-samples − 1 degrees of freedom; Clopper–Pearson then runs on the fractional
+as many degrees of freedom as samples hold the rarer outcome, less one; Clopper–Pearson then runs on the fractional
 (x*, n*) through the regularized incomplete beta function.
 
 Why pure Python: every run gates, and ``scipy.special`` alone costs 0.7 s to import.
@@ -134,24 +134,41 @@ class Bounds(NamedTuple):
 
 
 def effective_counts(
-    passed: int, trials: int, samples: int, cluster_stderr: float | None, level: float
+    passed: int,
+    trials: int,
+    samples: int,
+    cluster_stderr: float | None,
+    level: float,
+    informative: int = 0,
 ) -> tuple[float, float, str]:
     """The binomial (x*, n*) the bounds use: the counts themselves without repetitions,
-    else Korn–Graubard's effective counts from the cluster-robust stderr."""
+    else Korn–Graubard's effective counts from the cluster-robust stderr.
+
+    *informative* is the number of samples holding the rarer outcome (min of the samples
+    with a pass and those with a non-pass; 0 when unknown). The variance of a rate near
+    1 rests on the few samples that ever fail, so the t correction takes its degrees of
+    freedom from them rather than from all samples (at 50 samples, rate 0.95, ICC 0.6,
+    ``samples − 1`` let a target at the minimum pass 6% of the time). n* never falls
+    below the samples, shrunk by their own t correction: the deterministic case.
+    """
     if trials <= 0:
         return 0.0, 0.0, CLOPPER_PEARSON
     if samples <= 0 or samples >= trials:
         return float(passed), float(trials), CLOPPER_PEARSON
     rate = passed / trials
+    n = float(samples)  # all passed or all failed: no variance to read, count samples
     if 0 < passed < trials and cluster_stderr:
-        n = rate * (1.0 - rate) / cluster_stderr**2
-        n = min(float(trials), max(float(samples), n))
-    else:
-        n = float(samples)  # all passed or all failed: no variance to read, count samples
+        n = min(float(trials), max(float(samples), rate * (1.0 - rate) / cluster_stderr**2))
     if samples >= 2:
-        z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
-        n *= (z / t_quantile(1.0 - (1.0 - level) / 2.0, samples - 1.0)) ** 2
+        floor = samples * _shrink(level, samples - 1.0)
+        n = max(floor, n * _shrink(level, max(1.0, informative - 1.0)))
     return rate * n, n, KORN_GRAUBARD
+
+
+def _shrink(level: float, df: float) -> float:
+    """Korn–Graubard's (z / t_df)²: fewer degrees of freedom, less effective evidence."""
+    probability = 1.0 - (1.0 - level) / 2.0
+    return (NormalDist().inv_cdf(probability) / t_quantile(probability, df)) ** 2
 
 
 def clopper_pearson(successes: float, trials: float, level: float) -> tuple[float, float]:
@@ -185,12 +202,13 @@ def gate_bounds(
     cluster_stderr: float | None,
     level: float,
     minimum: float | None,
+    informative: int = 0,
 ) -> Bounds:
     """The gate's interval at *level* and its p-values at *minimum* (1, 1 without one).
 
     Cached: a calibration or a run with many targets asks for the same counts often.
     """
-    x, n, method = effective_counts(passed, trials, samples, cluster_stderr, level)
+    x, n, method = effective_counts(passed, trials, samples, cluster_stderr, level, informative)
     low, high = clopper_pearson(x, n, level)
     p_pass, p_fail = one_sided_p(x, n, minimum) if minimum is not None else (1.0, 1.0)
     return Bounds(low, high, method, x, n, p_pass, p_fail)

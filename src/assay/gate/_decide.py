@@ -170,6 +170,7 @@ def _bounds_of(policy: GatePolicy, estimate: MetricEstimate, minimum: float | No
         estimate.cluster_stderr,
         policy.confidence_level,
         minimum,
+        estimate.informative_samples,
     )
 
 

@@ -108,7 +108,8 @@ def power_at(n: int, minimum: float, rate: float, level: float, clustered: bool 
 def _p(n: int, passed: int, minimum: float, level: float, clustered: bool) -> tuple[float, float]:
     """The gate's (p_pass, p_fail) for *passed* of *n* samples."""
     if clustered:  # repetitions of a deterministic target: 2·passed of 2·n trials, say
-        x, trials, _ = effective_counts(2 * passed, 2 * n, n, None, level)
+        informative = min(passed, n - passed)
+        x, trials, _ = effective_counts(2 * passed, 2 * n, n, None, level, informative)
         return one_sided_p(x, trials, minimum)
     return one_sided_p(float(passed), float(n), minimum)
 
