@@ -66,3 +66,25 @@ def coverage_and_false_pass(
     passed = p_pass <= alpha / 2.0
     failed = p_fail < alpha / 2.0
     return float(np.mean(~passed & ~failed)), float(np.mean(passed))
+
+
+def verdict_odds(minimum: float, rate: float, n: int, level: float) -> dict[str, float]:
+    """P(each verdict) of the confident minimum check for a target at *rate*, exactly: the
+    gate (``decide``) judges every count whose binomial probability is not negligible."""
+    from scipy import stats  # type: ignore[import-untyped]
+
+    from assay.gate import decide
+    from assay.score import MetricEstimate, Metrics, TargetCounts
+    from assay.spec import GatePolicy
+
+    policy = GatePolicy(minimum=minimum, confidence=level)
+    counts = TargetCounts("t", n, {"completed": n, "blocked": 0, "invalid": 0, "not_run": 0})
+    k = np.arange(n + 1)
+    weights = stats.binom.pmf(k, n, rate)
+    odds = {"passed": 0.0, "failed": 0.0, "inconclusive": 0.0}
+    for count in k[weights > 1e-13].tolist():
+        statuses = {"passed": count, "failed": n - count, "unscorable": 0, "error": 0}
+        estimate = MetricEstimate("t", "s", count / n, count, n, n, 0.0, statuses, samples=n)
+        status = decide(policy, Metrics([estimate], [counts]), ["s"]).status
+        odds[status] += float(weights[count])
+    return odds
