@@ -115,6 +115,7 @@ def repeated(sample_passes: list[bool], repetitions: int) -> Metrics:
 @pytest.mark.doc(
     "docs/spec.md",
     "so 100 samples × 5 repetitions of a deterministic target weigh as 100 samples, not 500;",
+    "with repetitions `n_effective`",
 )
 def test_repetitions_of_a_deterministic_target_weigh_as_its_samples() -> None:
     # the example: 92 of 100 samples pass, 5 repetitions each, minimum 0.88

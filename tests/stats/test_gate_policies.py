@@ -53,7 +53,7 @@ def test_confident_fail_needs_the_upper_bound_below_the_minimum() -> None:
 
 @pytest.mark.doc(
     "docs/spec.md",
-    "otherwise `inconclusive` (the evidence cannot tell);",
+    "otherwise `inconclusive` (the evidence cannot tell).",
     "3. without `confidence` (the core rule): pass rate (passed ÷ *planned* trials) below "
     "the minimum → `failed`, otherwise `passed`;",
 )

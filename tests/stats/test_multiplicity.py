@@ -95,6 +95,9 @@ def test_a_single_check_is_judged_as_without_the_adjustment(passed: int) -> None
     "1 − its confidence",
     "A check the adjustment does not confirm is `inconclusive`, and its reason names the "
     "adjusted p-value and the level it had to meet.",
+    "with `confidence` also `p_pass` and `p_fail` (one-sided p-values at the minimum), for an "
+    "adjusted check `p_value`, `p_adjusted`, `alpha_adjusted`, `multiplicity` and "
+    "`family_size`",
 )
 def test_a_check_holm_does_not_confirm_is_inconclusive_with_its_level() -> None:
     # 97/100 clears 0.9 on its own (p ≈ 0.01) but not as one of 30 checks
@@ -110,6 +113,10 @@ def test_a_check_holm_does_not_confirm_is_inconclusive_with_its_level() -> None:
     assert isinstance(numbers["p_adjusted"], float) and numbers["p_adjusted"] > 0.05
     assert numbers["family_size"] == 30 and numbers["alpha_adjusted"] == pytest.approx(0.05 / 30)
     assert f"adjusted p = {numbers['p_adjusted']:.3g}" in reason
+    assert numbers["multiplicity"] == "holm"
+    p_pass, p_fail = numbers["p_pass"], numbers["p_fail"]
+    assert isinstance(p_pass, float) and isinstance(p_fail, float)
+    assert numbers["p_value"] == pytest.approx(2 * p_pass) and p_fail > 0.5
     alone = GatePolicy(minimum=MINIMUM, confidence=0.95, multiplicity="none")
     alone_first = decide(alone, metrics_of(passes), SCORER_IDS).targets[0]
     (plain,) = [r for r in alone_first.reasons if r.startswith("s0:")]
