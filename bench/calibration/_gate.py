@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from assay.gate._bounds import effective_counts, one_sided_p
 from assay.score._intervals import cluster_stderr
 
@@ -71,11 +70,10 @@ def coverage_and_false_pass(
 def verdict_odds(minimum: float, rate: float, n: int, level: float) -> dict[str, float]:
     """P(each verdict) of the confident minimum check for a target at *rate*, exactly: the
     gate (``decide``) judges every count whose binomial probability is not negligible."""
-    from scipy import stats  # type: ignore[import-untyped]
-
     from assay.gate import decide
     from assay.score import MetricEstimate, Metrics, TargetCounts
     from assay.spec import GatePolicy
+    from scipy import stats  # type: ignore[import-untyped]
 
     policy = GatePolicy(minimum=minimum, confidence=level)
     counts = TargetCounts("t", n, {"completed": n, "blocked": 0, "invalid": 0, "not_run": 0})

@@ -9,7 +9,6 @@ adjustment assay's ``holm``; 10,000 seeded runs per row.
 from __future__ import annotations
 
 import numpy as np
-
 from assay.gate._bounds import gate_bounds
 from assay.gate._multiplicity import holm, two_sided
 from bench.calibration._row import Row

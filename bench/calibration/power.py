@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
-
 from assay.gate import samples_needed
 from bench.calibration._row import Row
+from scipy import stats  # type: ignore[import-untyped]
 
 MINIMUMS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 EFFECTS = (0.01, 0.02, 0.05, 0.1)

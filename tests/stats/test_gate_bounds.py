@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bench.calibration._gate import coverage_and_false_pass
 from scipy import special, stats  # type: ignore[import-untyped]
 
 from assay.gate import decide
 from assay.gate._bounds import betainc, betaincinv, clopper_pearson, t_quantile
 from assay.score import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
 from assay.spec import GatePolicy
-from bench.calibration._gate import coverage_and_false_pass
 
 SHAPES = [0.3, 1.0, 2.5, 47.3, 600.0, 4999.5, 1e5]
 

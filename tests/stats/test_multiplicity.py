@@ -27,9 +27,7 @@ def metrics_of(passes: list[list[int]], n: int = N) -> Metrics:
     for t, row in enumerate(passes):
         for s, k in zip(SCORER_IDS, row, strict=False):
             statuses = {"passed": k, "failed": n - k, "unscorable": 0, "error": 0, "missing": 0}
-            estimates.append(
-                MetricEstimate(f"t{t}", s, k / n, k, n, n, 0.0, statuses, samples=n)
-            )
+            estimates.append(MetricEstimate(f"t{t}", s, k / n, k, n, n, 0.0, statuses, samples=n))
         states = {"completed": n, "blocked": 0, "invalid": 0, "not_run": 0}
         counts.append(TargetCounts(f"t{t}", n, states))
     return Metrics(estimates, counts)
@@ -199,5 +197,5 @@ def test_multiplicity_is_frozen_into_the_spec_only_when_declared(tmp_path: Path)
     new = load_spec(simple_spec(tmp_path / "new", gate=declared)).spec
     assert b'"multiplicity":"none"' in new.canonical()
     assert new.gate.multiplicity_method == "none"
-    with pytest.raises(ConfigError, match="gate.multiplicity"):
+    with pytest.raises(ConfigError, match=r"gate\.multiplicity"):
         load_spec(simple_spec(tmp_path / "bad", gate={"minimum": 0.9, "multiplicity": "bonf"}))

@@ -10,8 +10,8 @@ Why Korn–Graubard with repetitions: the trials of one sample share its difficu
 the binomial over trials overstates the evidence. The effective n is the one whose
 binomial variance equals the cluster-robust variance of the pass rate (per-sample pass
 fractions), kept between the number of samples and of trials and shrunk by (z/t)² with
-as many degrees of freedom as samples hold the rarer outcome, less one; Clopper–Pearson then runs on the fractional
-(x*, n*) through the regularized incomplete beta function.
+as many degrees of freedom as samples hold the rarer outcome, less one; Clopper–Pearson
+then runs on the fractional (x*, n*) through the regularized incomplete beta function.
 
 Why pure Python: every run gates, and ``scipy.special`` alone costs 0.7 s to import.
 ``betainc`` is the Lentz continued fraction (Numerical Recipes, 6.4) with ``lgamma``;
@@ -177,7 +177,9 @@ def clopper_pearson(successes: float, trials: float, level: float) -> tuple[floa
         return 0.0, 1.0
     tail = (1.0 - level) / 2.0
     low = 0.0 if successes <= 0 else betaincinv(successes, trials - successes + 1.0, tail)
-    high = 1.0 if successes >= trials else 1.0 - betaincinv(trials - successes, successes + 1.0, tail)
+    high = (
+        1.0 if successes >= trials else 1.0 - betaincinv(trials - successes, successes + 1.0, tail)
+    )
     return low, high
 
 

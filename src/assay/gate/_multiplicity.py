@@ -23,7 +23,7 @@ turns a decided check into ``inconclusive``: never the other way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 HOLM = "holm"
 NONE = "none"
 DECIDED = ("passed", "failed")
+Verdict = Literal["passed", "failed", "inconclusive"]
 
 
 def minimum_head(scorer_id: str, passed: int, denominator: int) -> str:
@@ -41,7 +42,7 @@ def minimum_head(scorer_id: str, passed: int, denominator: int) -> str:
     return f"{scorer_id}: pass rate {passed}/{denominator} = "
 
 
-def minimum_status(p_pass: float, p_fail: float, alpha: float) -> str:
+def minimum_status(p_pass: float, p_fail: float, alpha: float) -> Verdict:
     """The interval verdict from the one-sided p-values at the minimum, α two-sided.
 
     The lower bound meets the minimum exactly when ``p_pass`` ≤ α/2; the upper bound is
@@ -131,7 +132,9 @@ def _family(policy: GatePolicy, decisions: list[TargetDecision]) -> list[_Check]
     return family
 
 
-def _minimum_reason(decision: TargetDecision, scorer_id: str, numbers: dict[str, Any]) -> str | None:
+def _minimum_reason(
+    decision: TargetDecision, scorer_id: str, numbers: dict[str, Any]
+) -> str | None:
     head = minimum_head(scorer_id, int(numbers["passed"]), int(numbers["denominator"]))
     return next((r for r in decision.reasons if r.startswith(head)), None)
 
