@@ -12,7 +12,8 @@ target at minimum − effect as low as 0.45. The n named is the larger.
 Why exact: the n is found with the gate's own decision rule (the exact bounds of
 ``_bounds``) and the exact binomial distribution, not a normal approximation, so the
 power promised is the power the gate has. The discrete test's power is a sawtooth in n;
-the n named keeps the power over the next n/20 sizes too.
+the n named keeps the power over the next n/20 sizes too (at most 100: the teeth
+shrink as n grows).
 
 Why samples, not trials: repetitions of one sample share its difficulty, so three
 repetitions of 100 samples carry far less than 300 samples' evidence (exactly as much
@@ -55,7 +56,7 @@ def samples_needed(
     while n < _LARGEST and not _enough(n, baseline, sides, power, level, clustered):
         n = max(n + 1, int(n * 1.25))
     n = _smallest_enough(n, baseline, sides, power, level, clustered)
-    window = max(5, n // 20)
+    window = max(5, min(n // 20, 100))  # the sawtooth's teeth shrink as n grows
     while n < _LARGEST:
         dip = next(
             (k for k in range(n + 1, n + window + 1)
