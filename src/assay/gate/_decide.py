@@ -192,11 +192,18 @@ def _too_small(
             if estimate.denominator > samples
             else ""
         )
+        minimum = numbers[estimate.scorer_id]["minimum"]
+        base = minimum if isinstance(minimum, float) else 0.5
+        sides = [
+            f"{verb} a target at {rate:.4g}"
+            for verb, rate in (("pass", base + policy.effect), ("fail", base - policy.effect))
+            if 0.0 <= rate <= 1.0
+        ]
         reasons.append(
             f"{estimate.scorer_id}: {samples} planned sample(s){trials} cannot detect an "
-            f"effect of {policy.effect:g} either way (pass at the minimum + {policy.effect:g}, "
-            f"fail at the minimum − {policy.effect:g}) with power {policy.power_level:g} at "
-            f"confidence {policy.confidence_level:g}; plan at least {needed:g} samples"
+            f"effect of {policy.effect:g} either way ({' or '.join(sides)} with power "
+            f"{policy.power_level:g} at confidence {policy.confidence_level:g}); plan at least "
+            f"{needed:g} samples"
         )
     return reasons
 
