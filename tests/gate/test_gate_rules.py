@@ -443,8 +443,9 @@ def test_an_interrupted_baseline_is_inconclusive(tmp_path: Path) -> None:
 @pytest.mark.doc(
     "docs/spec.md",
     "Every decision lists the numbers behind it (`gate.targets[].numbers` in `report.json`: "
-    "rate, passed, denominator, `ci_low`, `ci_high`, `ci_level`, minimum, and with "
-    "`min_effect` also `n_samples` and `n_needed`; `gate.targets[].regression` for "
+    "rate, passed, denominator, `ci_low`, `ci_high`, `ci_level`, `ci_method` (the bounds the "
+    "gate decides with), minimum,",
+    "and with `min_effect` also `n_samples` and `n_needed`; `gate.targets[].regression` for "
     "`no_regression`).",
 )
 def test_every_decision_lists_the_numbers_behind_it(tmp_path: Path) -> None:
@@ -453,7 +454,8 @@ def test_every_decision_lists_the_numbers_behind_it(tmp_path: Path) -> None:
     assert run_gated(plain, tmp_path / "plain-run")[0] == PASSED
     (decision,) = report_gate(tmp_path / "plain-run")["targets"]
     numbers = decision["numbers"]["exact"]
-    core = {"rate", "passed", "denominator", "ci_low", "ci_high", "ci_level", "minimum"}
+    core = {"rate", "passed", "denominator", "ci_low", "ci_high", "ci_level", "ci_method"}
+    core |= {"minimum"}
     assert set(numbers) == core and decision["regression"] == []
     assert (numbers["rate"], numbers["passed"], numbers["denominator"]) == (0.5, 10, 20)
     assert numbers["ci_low"] < 0.5 < numbers["ci_high"] and numbers["ci_level"] == 0.95

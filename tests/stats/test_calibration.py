@@ -63,7 +63,7 @@ def _gate_status(policy: GatePolicy, passed: int, n: int) -> str:
 @pytest.mark.parametrize(("minimum", "rate"), [(0.9, 0.899), (0.9, 0.88), (0.8, 0.79), (0.5, 0.49)])
 @pytest.mark.doc(
     "docs/spec.md",
-    "4. with `confidence`: the Wilson interval of the pass rate at that level",
+    "4. with `confidence`: the exact (Clopper–Pearson) interval of the pass rate at that level",
 )
 def test_confident_gate_rarely_passes_a_target_below_the_threshold(
     n: int, minimum: float, rate: float

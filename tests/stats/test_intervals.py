@@ -21,10 +21,6 @@ def _estimate(
     return builder.build().estimate("t", "exact")
 
 
-@pytest.mark.doc(
-    "docs/spec.md",
-    "the Wilson interval of the pass rate at that level",
-)
 def test_wilson_matches_the_textbook_values() -> None:
     est = _estimate([True] * 90 + [False] * 10)
     assert est.ci_method == "wilson" and est.ci_level == 0.95

@@ -18,12 +18,15 @@ from typing import Literal
 
 import msgspec
 
+from assay.gate._bounds import KORN_GRAUBARD, Bounds, gate_bounds
+from assay.gate._multiplicity import adjust_for_multiplicity, minimum_head, minimum_status
 from assay.gate._power import independent_samples, samples_needed
 from assay.gate._regression import Baseline, Regression, RegressionCheck, check_regression
 from assay.score import MetricEstimate, Metrics
 from assay.spec import GatePolicy
 
 GateStatus = Literal["passed", "failed", "inconclusive"]
+Number = float | int | str | None
 
 
 class TargetDecision(msgspec.Struct, frozen=True):
@@ -35,7 +38,7 @@ class TargetDecision(msgspec.Struct, frozen=True):
     reasons: list[str]
     pass_rates: dict[str, float]
     minimum: float | None
-    numbers: dict[str, dict[str, float | int | None]] = {}
+    numbers: dict[str, dict[str, Number]] = {}
     regression: list[RegressionCheck] = []
 
 
@@ -70,6 +73,7 @@ def decide(
         _decide_target(policy, metrics, counts.target_id, gated_scorers, regression)
         for counts in metrics.targets
     ]
+    decisions = adjust_for_multiplicity(policy, decisions)
     statuses = {d.status for d in decisions if d.gated}
     status: GateStatus = (
         "inconclusive"
@@ -126,34 +130,54 @@ def _regression_checks(
 
 def _numbers(
     policy: GatePolicy, estimate: MetricEstimate, minimum: float | None
-) -> dict[str, float | int | None]:
+) -> dict[str, Number]:
     level = policy.confidence_level
-    low, high = estimate.interval(level)
-    numbers: dict[str, float | int | None] = {
+    bounds = _bounds_of(policy, estimate, minimum)
+    numbers: dict[str, Number] = {
         "passed": estimate.passed,
         "denominator": estimate.denominator,
         "rate": estimate.value,
-        "ci_low": low,
-        "ci_high": high,
+        "ci_low": bounds.low,
+        "ci_high": bounds.high,
         "ci_level": level,
+        "ci_method": bounds.method,
         "minimum": minimum,
     }
+    if bounds.method == KORN_GRAUBARD:
+        numbers["n_effective"] = bounds.trials
+    if policy.confident and minimum is not None:
+        numbers.update(p_pass=bounds.p_pass, p_fail=bounds.p_fail)
     if policy.effect is not None:
         baseline = minimum if minimum is not None else 0.5
-        needed = samples_needed(baseline, policy.effect, policy.power_level, level)
+        samples = independent_samples(estimate)
+        clustered = estimate.denominator > samples
+        needed = samples_needed(baseline, policy.effect, policy.power_level, level, clustered)
         numbers.update(
             min_effect=policy.effect,
             power=policy.power_level,
-            n_samples=independent_samples(estimate),
+            n_samples=samples,
             n_needed=needed,
         )
     return numbers
 
 
+def _bounds_of(policy: GatePolicy, estimate: MetricEstimate, minimum: float | None) -> Bounds:
+    """The exact bounds (clustered by sample with repetitions) the gate decides with."""
+    return gate_bounds(
+        estimate.passed,
+        estimate.denominator,
+        independent_samples(estimate),
+        estimate.cluster_stderr,
+        policy.confidence_level,
+        minimum,
+        estimate.informative_samples,
+    )
+
+
 def _too_small(
     policy: GatePolicy,
     estimates: list[MetricEstimate],
-    numbers: dict[str, dict[str, float | int | None]],
+    numbers: dict[str, dict[str, Number]],
 ) -> list[str]:
     if policy.effect is None:
         return []
@@ -161,35 +185,47 @@ def _too_small(
     for estimate in estimates:
         needed = numbers[estimate.scorer_id]["n_needed"]
         samples = independent_samples(estimate)
-        if needed is None or samples >= needed:
+        if not isinstance(needed, int) or samples >= needed:
             continue
         trials = (
             f" ({estimate.denominator} trials: repetitions of a sample are not independent)"
             if estimate.denominator > samples
             else ""
         )
+        minimum = numbers[estimate.scorer_id]["minimum"]
+        base = minimum if isinstance(minimum, float) else 0.5
+        sides = [
+            f"{verb} a target at {rate:.4g}"
+            for verb, rate in (("pass", base + policy.effect), ("fail", base - policy.effect))
+            if 0.0 <= rate <= 1.0
+        ]
         reasons.append(
             f"{estimate.scorer_id}: {samples} planned sample(s){trials} cannot detect an "
-            f"effect of {policy.effect:g} with power {policy.power_level:g} at confidence "
-            f"{policy.confidence_level:g}; plan at least {needed:g} samples"
+            f"effect of {policy.effect:g} either way ({' or '.join(sides)} with power "
+            f"{policy.power_level:g} at confidence {policy.confidence_level:g}); plan at least "
+            f"{needed:g} samples"
         )
     return reasons
 
 
 def _judge(policy: GatePolicy, estimate: MetricEstimate, minimum: float) -> tuple[GateStatus, str]:
-    head = f"{estimate.scorer_id}: pass rate {estimate.passed}/{estimate.denominator} = "
+    head = minimum_head(estimate.scorer_id, estimate.passed, estimate.denominator)
     if not policy.confident:
         verdict = "meets" if estimate.value >= minimum else "is below"
         status: GateStatus = "passed" if estimate.value >= minimum else "failed"
         return status, f"{head}{estimate.value:.4g} {verdict} the minimum {minimum:g}"
     level = policy.confidence_level
-    low, high = estimate.interval(level)
-    interval = f"{estimate.value:.4g}, {level:.4g} interval [{low:.4g}, {high:.4g}]"
-    if low >= minimum:
-        return "passed", f"{head}{interval}: lower bound meets the minimum {minimum:g}"
-    if high < minimum:
-        return "failed", f"{head}{interval}: upper bound is below the minimum {minimum:g}"
-    return "inconclusive", f"{head}{interval} contains the minimum {minimum:g}: too uncertain"
+    bounds = _bounds_of(policy, estimate, minimum)
+    kind = "clustered exact" if bounds.method == KORN_GRAUBARD else "exact"
+    interval = (
+        f"{estimate.value:.4g}, {level:.4g} {kind} interval [{bounds.low:.4g}, {bounds.high:.4g}]"
+    )
+    status = minimum_status(bounds.p_pass, bounds.p_fail, 1.0 - level)
+    if status == "passed":
+        return status, f"{head}{interval}: lower bound meets the minimum {minimum:g}"
+    if status == "failed":
+        return status, f"{head}{interval}: upper bound is below the minimum {minimum:g}"
+    return status, f"{head}{interval} contains the minimum {minimum:g}: too uncertain"
 
 
 def _evidence_problems(metrics: Metrics, target_id: str, scorer_ids: list[str]) -> list[str]:

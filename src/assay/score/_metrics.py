@@ -34,7 +34,10 @@ class MetricEstimate(msgspec.Struct, frozen=True):
     ``cluster_stderr`` is set only when trials repeat samples (repetitions > 1): it is the
     stderr to believe then, since repeated trials of one sample are not independent.
     ``samples`` is the number of planned samples behind the denominator (the independent
-    units; 0 when unknown, read as the denominator).
+    units; 0 when unknown, read as the denominator). ``informative_samples`` (with
+    repetitions) is how many samples hold the rarer outcome: the fewer of the samples with
+    a pass and those with a non-pass (0 when unknown); the gate's clustered bounds take
+    their degrees of freedom from it.
     """
 
     target_id: str
@@ -51,6 +54,7 @@ class MetricEstimate(msgspec.Struct, frozen=True):
     ci_method: str = WILSON
     cluster_stderr: float | None = None
     samples: int = 0
+    informative_samples: int = 0
 
     def interval(self, level: float) -> tuple[float, float]:
         """The Wilson interval at another *level* (the gate's, if it differs)."""
@@ -108,6 +112,8 @@ class _Clusters:
         self.pending: dict[str, list[int]] = {}
         self.sum_means = 0.0
         self.sum_squares = 0.0
+        self.with_pass = 0
+        self.all_passed = 0
 
     def add(self, sample_id: str, passed: bool) -> None:
         counts = self.pending.setdefault(sample_id, [0, 0])
@@ -120,6 +126,12 @@ class _Clusters:
         mean = counts[1] / self.repetitions
         self.sum_means += mean
         self.sum_squares += mean * mean
+        self.with_pass += counts[1] > 0
+        self.all_passed += counts[1] >= self.repetitions
+
+    def informative(self, samples: int) -> int:
+        """Samples holding the rarer outcome (a sample never scored never passed)."""
+        return min(self.with_pass, samples - self.all_passed)
 
     def stderr(self, samples: int) -> float | None:
         for counts in self.pending.values():  # samples cut short: unrun trials count as fails
@@ -261,6 +273,7 @@ class MetricsBuilder:
         low, high = wilson_interval(passed, denominator, self.confidence)
         clusters = self.clusters.get((target_id, scorer_id))
         clustered = clusters.stderr(denominator // self.repetitions) if clusters else None
+        informative = clusters.informative(denominator // self.repetitions) if clusters else 0
         return MetricEstimate(
             target_id,
             scorer_id,
@@ -275,4 +288,5 @@ class MetricsBuilder:
             ci_level=self.confidence,
             cluster_stderr=clustered,
             samples=denominator // self.repetitions,
+            informative_samples=informative,
         )

@@ -92,7 +92,9 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reaches the minimum, failed only when its upper bound is below it, inconclusive in
     between). ``min_effect`` (with ``power``, default 0.8) makes a plan too small to
     detect that effect inconclusive. ``no_regression`` compares each target with the same
-    target of a baseline run, paired by sample. The newer fields are left out of the
+    target of a baseline run, paired by sample. ``multiplicity`` (``holm``, the default,
+    or ``none``) is how the interval-based checks of a run share one error rate. The
+    newer fields are left out of the
     canonical JSON when not declared, so older specs keep their digests.
     """
 
@@ -103,6 +105,7 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     min_effect: float | msgspec.UnsetType = msgspec.UNSET
     power: float | msgspec.UnsetType = msgspec.UNSET
     no_regression: NoRegression | msgspec.UnsetType = msgspec.UNSET
+    multiplicity: Literal["holm", "none"] | msgspec.UnsetType = msgspec.UNSET
 
     def minimum_for(self, target_id: str) -> float | None:
         """The declared minimum pass rate for *target_id*, if any."""
@@ -135,6 +138,11 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if policy is not None and not isinstance(policy.confidence, msgspec.UnsetType):
             return policy.confidence
         return self.confidence_level
+
+    @property
+    def multiplicity_method(self) -> str:
+        """How the run's interval-based checks share their error rate: ``holm`` or ``none``."""
+        return "holm" if isinstance(self.multiplicity, msgspec.UnsetType) else self.multiplicity
 
     @property
     def power_level(self) -> float:
