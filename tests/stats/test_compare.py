@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import random
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import msgspec
@@ -37,22 +40,55 @@ def test_paired_interval_has_width_even_without_discordance() -> None:
     assert low < 0 < high
 
 
-@pytest.mark.parametrize(("a_only", "b_only", "pairs"), [(0, 0, 50), (5, 2, 20), (36, 1, 100)])
+def _restricted_mle_statistic(a_only: float, b_only: float, n: int, d: float) -> float:
+    """Tango's score statistic with the restricted MLE found numerically (scipy), not by
+    the closed form under test: maximise the trinomial likelihood of (A only, B only,
+    concordant) over P(A only) = q with P(B only) = q + d."""
+    from scipy.optimize import minimize_scalar  # type: ignore[import-untyped]
+
+    def minus_log_likelihood(q: float) -> float:
+        cells = [(a_only, q), (b_only, q + d), (n - a_only - b_only, 1 - 2 * q - d)]
+        return -sum(k * math.log(p) for k, p in cells if k > 0)
+
+    low, high = max(0.0, -d), (1.0 - d) / 2.0
+    q = minimize_scalar(minus_log_likelihood, bounds=(low, high), method="bounded",
+                        options={"xatol": 1e-13}).x  # fmt: skip
+    return (b_only - a_only - n * d) / math.sqrt(n * (2 * q + d * (1 - d)))
+
+
+@pytest.mark.parametrize(
+    ("a_only", "b_only", "pairs"), [(0, 0, 50), (5, 2, 20), (36, 1, 100), (3, 0, 200)]
+)
 @pytest.mark.doc(
     "docs/spec.md",
-    "with the Agresti–Min interval of the difference of pass rates.",
+    "with Tango's score interval of the difference of pass rates",
 )
-def test_paired_interval_is_agresti_min(a_only: int, b_only: int, pairs: int) -> None:
-    """Agresti & Min (2005): add 1/2 to each cell of the paired 2x2 table, then the Wald
-    interval of the difference of the two marginal rates."""
-    from statistics import NormalDist
+def test_paired_interval_is_tangos_score_interval(a_only: int, b_only: int, pairs: int) -> None:
+    """Tango (1998): the differences d the score test (variance at the restricted MLE
+    under d) does not reject at 1.96; each bound is where the statistic crosses ±1.96."""
+    from scipy.optimize import brentq  # type: ignore[import-untyped]
 
-    n = pairs + 2
-    p_a, p_b = (a_only + 0.5) / n, (b_only + 0.5) / n
-    half = NormalDist().inv_cdf(0.975) * ((p_a + p_b - (p_b - p_a) ** 2) / n) ** 0.5
+    z = NormalDist().inv_cdf(0.975)
+    observed = (b_only - a_only) / pairs
+    stat = functools.partial(_restricted_mle_statistic, a_only, b_only, pairs)
+    expected_low = brentq(lambda d: stat(d) - z, -1 + 1e-9, observed)
+    expected_high = brentq(lambda d: stat(d) + z, observed, 1 - 1e-9)
     low, high = paired_interval(a_only, b_only, pairs, 0.95)
-    assert low == pytest.approx(max(-1.0, p_b - p_a - half))
-    assert high == pytest.approx(min(1.0, p_b - p_a + half))
+    assert low == pytest.approx(expected_low, abs=1e-6)
+    assert high == pytest.approx(expected_high, abs=1e-6)
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "with no discordant pair among n its lower bound is −z²/(n + z²)",
+)
+def test_no_discordant_pair_bounds_the_difference_by_z_squared_over_n() -> None:
+    z = NormalDist().inv_cdf(0.975)
+    for n in (50, 100, 1000):
+        low, high = paired_interval(0, 0, n)
+        assert low == pytest.approx(-z * z / (n + z * z), abs=1e-9) and high == -low
+    # 100 identical pairs cannot show a margin of 0.02 (Agresti–Min said ±0.0192)
+    assert paired_interval(0, 0, 100)[0] < -0.036
 
 
 def test_compare_targets_counts_and_lists_flips() -> None:
@@ -119,8 +155,10 @@ def test_assay_compare_two_runs(tmp_path: Path) -> None:
     assert (c["pairs"], c["a_only"], c["b_only"]) == (8, 4, 0)
     assert c["p_value"] == pytest.approx(0.125)
     assert sorted(f["sample_id"] for f in c["flipped"]) == ["s0", "s2", "s4", "s6"]
+    assert c["p_adjusted"] == c["p_value"]  # a family of one
     text = run_cli("compare", tmp_path / "a", tmp_path / "b")
-    assert text.returncode == 0 and "McNemar" in text.stdout and "s4" in text.stdout
+    assert text.returncode == 0 and "exact-mcnemar p = 0.125" in text.stdout
+    assert "s4" in text.stdout
 
 
 @pytest.mark.doc(
@@ -146,7 +184,7 @@ def scored(target: str, sample: str, value: float, rep: int = 1) -> dict[str, An
     "Continuous scores (any value other than 0 and 1), or repetitions in either run: the "
     "mean score per sample",
 )
-def test_continuous_scores_add_a_paired_bootstrap_with_a_sign_test() -> None:
+def test_continuous_scores_add_a_score_interval_of_means_with_a_sign_test() -> None:
     rows = []
     for i in range(40):
         a = 0.5
@@ -154,10 +192,10 @@ def test_continuous_scores_add_a_paired_bootstrap_with_a_sign_test() -> None:
         rows += [scored("a", f"s{i:02}", a), scored("b", f"s{i:02}", b)]
     mcnemar, mean = compare_targets(rows, ["a", "b"], ["f1"])
     assert mcnemar.test == "exact-mcnemar" and mcnemar.measure == "pass_rate"
-    assert (mean.measure, mean.test, mean.ci_method) == (
-        "mean", "sign-test", "paired-bootstrap-percentile"
-    )  # fmt: skip
+    assert (mean.measure, mean.test, mean.ci_method) == ("mean", "sign-test", "tango-score-means")
     assert (mean.pairs, mean.a_only, mean.b_only) == (40, 10, 30)
+    assert (mean.a_mass, mean.b_mass) == (pytest.approx(10 * 0.1), pytest.approx(30 * 0.2))
+    assert (mean.ci_low, mean.ci_high) == paired_interval(mean.a_mass, mean.b_mass, 40)
     assert mean.difference == pytest.approx((30 * 0.2 - 10 * 0.1) / 40)
     assert mean.ci_low < mean.difference < mean.ci_high
     assert mean.p_value == pytest.approx(mcnemar_p(10, 30))
@@ -170,8 +208,9 @@ def test_repetitions_compare_per_sample_means() -> None:
         for rep in (1, 2):
             rows += [record("a", f"s{i}", "passed", rep),
                      record("b", f"s{i}", "passed" if rep == 1 else "failed", rep)]  # fmt: skip
-    _, mean = compare_targets(rows, ["a", "b"], ["exact"], repetitions=2)
+    mean, trials = compare_targets(rows, ["a", "b"], ["exact"], repetitions=2)
     assert (mean.pairs, mean.rate_a, mean.rate_b, mean.a_only) == (10, 1.0, 0.5, 10)
+    assert (trials.measure, trials.pairs, trials.test) == ("pass_rate", 20, "clustered-mcnemar")
 
 
 @pytest.mark.doc(
@@ -195,7 +234,6 @@ def test_compare_runs_keeps_a_few_hundred_bytes_per_trial() -> None:
     def run(status: str) -> Iterator[dict[str, Any]]:
         return (record("t", f"sample-{i:06}", status if i % 3 else "failed") for i in range(n))
 
-    mcnemar_p(1, 2)  # scipy imported before measuring
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]

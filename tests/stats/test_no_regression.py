@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.compare import summarize
+from assay.compare import paired_interval, summarize
 from assay.errors import ConfigError
 from assay.gate import judge_regression
 from assay.spec import load_spec
@@ -68,7 +68,7 @@ def test_judge_regression_honours_the_margin() -> None:
     "docs/spec.md",
     "`passed` when the lower bound of the paired interval of *new − baseline* is above `−margin`",
     "- **Which test.** Pass/fail scores with one repetition: exact McNemar on the discordant "
-    "pairs, with the Agresti–Min interval of the difference of pass rates.",
+    "pairs, with Tango's score interval of the difference of pass rates",
 )
 def test_no_regression_from_the_spec_passes_an_equal_target(tmp_path: Path) -> None:
     _baseline(tmp_path)
@@ -155,15 +155,16 @@ def test_a_tampered_baseline_is_never_passed(tmp_path: Path) -> None:
     "makes the gate `inconclusive` (exit 3), never `passed`.",
 )
 def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
-    spec = _spec(tmp_path / "new", "half", no_regression={"baseline": "missing", "margin": 0.05})
+    policy = {"baseline": "missing", "margin": 0.05}
+    spec = _spec(tmp_path / "new", "half", n=80, no_regression=policy)
     ran = run_cli("run", spec, "--output", tmp_path / "run")
     assert ran.returncode == 3  # the declared baseline does not exist
     assert "not_a_run" not in ran.stdout and "no such folder" in ran.stdout
-    worse = _baseline(tmp_path, "half")  # the same target: no regression
+    worse = _baseline(tmp_path, "half", n=80)  # the same target: no regression
     again = run_cli("gate", tmp_path / "run", "--baseline", worse)
     assert again.returncode == 0, again.stdout
     better = tmp_path / "better"
-    run_spec_at(_spec(tmp_path / "better_spec", "right"), better)
+    run_spec_at(_spec(tmp_path / "better_spec", "right", n=80), better)
     assert run_cli("gate", tmp_path / "run", "--baseline", better).returncode == 1
 
 
@@ -175,13 +176,15 @@ def test_assay_gate_rechecks_against_another_baseline(tmp_path: Path) -> None:
 )
 def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, n=50)
-    spec = _spec(tmp_path / "new", "right", n=60, no_regression={"margin": 0.1})
+    policy = {"margin": 0.1, "max_unpaired": 10}
+    spec = _spec(tmp_path / "new", "right", n=60, no_regression=policy)
     ran = run_cli("run", spec, "--output", tmp_path / "run", "--baseline", baseline)
     assert ran.returncode == 0, ran.stdout
     [check] = _gate(tmp_path / "run")["targets"][0]["regression"]
     assert (check["pairs"], check["unpaired_baseline"], check["unpaired_new"]) == (50, 0, 10)
+    assert check["unpaired_samples"] == 10
     assert sorted(check["only_in_new"]) == sorted(f"s{i}" for i in range(50, 60))
-    assert "10 only here" in check["reason"]
+    assert "10 of this run's" in check["reason"]
 
 
 @pytest.mark.doc(
@@ -190,7 +193,7 @@ def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None
     "mean score per sample (over its repetitions), the paired percentile bootstrap of the "
     "per-sample differences (1,000 resamples, seeded) and the sign test's p-value.",
 )
-def test_repetitions_are_judged_by_the_paired_bootstrap_of_sample_means(tmp_path: Path) -> None:
+def test_repetitions_are_judged_by_the_score_interval_of_sample_means(tmp_path: Path) -> None:
     base_spec = _spec(tmp_path / "base_spec", "right", n=40)
     base_spec.write_text(base_spec.read_text() + "repetitions: 2\n")
     run_spec_at(base_spec, tmp_path / "baseline")
@@ -203,10 +206,11 @@ def test_repetitions_are_judged_by_the_paired_bootstrap_of_sample_means(tmp_path
         assert ran.returncode == 0, ran.stdout
     [check] = _gate(tmp_path / "first")["targets"][0]["regression"]
     assert (check["measure"], check["test"], check["ci_method"]) == (
-        "mean", "sign-test", "paired-bootstrap-percentile"
+        "mean", "sign-test", "tango-score-means"
     )  # fmt: skip
     assert (check["pairs"], check["baseline_only"], check["new_only"]) == (40, 4, 0)
     assert check["difference"] == pytest.approx(-0.1)
+    assert (check["ci_low"], check["ci_high"]) == paired_interval(4.0, 0.0, 40)
     [again] = _gate(tmp_path / "again")["targets"][0]["regression"]
     assert (again["ci_low"], again["ci_high"]) == (check["ci_low"], check["ci_high"])  # seeded
 
