@@ -124,7 +124,8 @@ def _rep_false_pass(rng: Any, n: int, icc: float, how: str, margin: float = 0.05
     diff = (rng.binomial(reps, new) - rng.binomial(reps, base)) / reps
     a_mass = np.where(diff < 0, -diff, 0.0).sum(axis=1)
     b_mass = np.where(diff > 0, diff, 0.0).sum(axis=1)
-    passes = [margin_p_values(a, b, n, margin)[0] < ALPHA / 2 for a, b in zip(a_mass, b_mass)]
+    masses = zip(a_mass.tolist(), b_mass.tolist(), strict=True)
+    passes = [margin_p_values(a, b, n, margin)[0] < ALPHA / 2 for a, b in masses]
     return float(np.mean(passes))
 
 
@@ -179,7 +180,8 @@ def test_the_clustered_tests_keep_their_level_with_repetitions(icc: float) -> No
     a, b = _identical_targets(np.random.default_rng(70 + int(icc * 10)), 50, icc)
     net = b - a
     sign_p = cache(mcnemar_p)
-    sign = [sign_p(int(x), int(y)) for x, y in zip((net < 0).sum(1), (net > 0).sum(1))]
+    counts = zip((net < 0).sum(1).tolist(), (net > 0).sum(1).tolist(), strict=True)
+    sign = [sign_p(x, y) for x, y in counts]
     clustered = [clustered_mcnemar_p([int(v) for v in row]) for row in net]
     assert float(np.mean(np.array(sign) < ALPHA)) <= ALPHA + 0.01
     assert float(np.mean(np.array(clustered) < ALPHA)) <= ALPHA + 0.01
