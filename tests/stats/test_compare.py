@@ -6,6 +6,8 @@ import functools
 import json
 import math
 import random
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +17,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from assay.compare import MAX_FLIPPED, compare_runs, compare_targets, mcnemar_p, paired_interval
-from tests.helpers import run_cli, run_spec_at, simple_spec, write_module
+from assay.compare import (
+    MAX_FLIPPED,
+    compare_runs,
+    compare_targets,
+    holm_adjusted,
+    mcnemar_p,
+    paired_interval,
+)
+from tests.helpers import error_line, run_cli, run_spec_at, simple_spec, write_module
 
 
 def record(target: str, sample: str, status: str, rep: int = 1) -> dict[str, Any]:
@@ -289,3 +298,118 @@ def test_many_unpaired_samples_are_counted_and_a_few_named() -> None:
     assert (mean.pairs, mean.unpaired_a, mean.unpaired_b) == (1, 80, 70)
     assert len(mean.only_in_a) == len(mean.only_in_b) == MAX_FLIPPED
     assert mean.only_in_b[0] == "b000"
+
+
+def test_holm_adjusts_over_the_family() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone
+    assert holm_adjusted([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm_adjusted([0.5, 0.9]) == [1.0, 1.0]
+    assert holm_adjusted([]) == []
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "every line gives the p-value and its Holm-adjusted value over the comparisons printed",
+)
+def test_comparisons_carry_holm_adjusted_p_values() -> None:
+    rows = []
+    for i in range(60):
+        rows += [record("a", f"s{i:02}", "passed"),
+                 record("b", f"s{i:02}", "failed" if i < 12 else "passed"),
+                 record("c", f"s{i:02}", "failed" if i < 4 else "passed")]  # fmt: skip
+    comparisons = compare_targets(rows, ["a", "b", "c"], ["exact"])
+    assert [(c.a, c.b) for c in comparisons] == [("a", "b"), ("a", "c"), ("b", "c")]
+    raw = [c.p_value for c in comparisons]
+    assert [c.p_adjusted for c in comparisons] == holm_adjusted(raw)
+    assert comparisons[0].p_adjusted == pytest.approx(3 * raw[0])  # the smallest: x3
+    assert all(c.p_adjusted >= c.p_value for c in comparisons)
+
+
+def _repeated_spec(folder: Path, function: str) -> Path:
+    spec = _spec(folder, function)
+    spec.write_text(spec.read_text() + "repetitions: 3\n")
+    return spec
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "With repetitions in either run it prints the comparison of per-sample means first "
+    "(the sign test: the samples are the independent units), then the pass rates tested "
+    "clustered by sample (`clustered-mcnemar`);",
+)
+def test_assay_compare_with_repetitions_leads_with_the_clustered_test(tmp_path: Path) -> None:
+    run_spec_at(_repeated_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
+    run_spec_at(_repeated_spec(tmp_path / "spec_b", "half"), tmp_path / "b")
+    proc = run_cli("compare", tmp_path / "a", tmp_path / "b", "--json")
+    assert proc.returncode == 0, proc.stderr
+    mean, trials = json.loads(proc.stdout)
+    assert (mean["measure"], mean["test"], mean["pairs"]) == ("mean", "sign-test", 8)
+    assert (trials["measure"], trials["test"], trials["pairs"]) == (
+        "pass_rate", "clustered-mcnemar", 24
+    )  # fmt: skip
+    assert (mean["a_only"], trials["a_only"]) == (4, 12)  # 4 samples, 12 trials
+    text = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    first = text.stdout.splitlines()[0]
+    assert "8 samples, mean" in first and "sign test p = 0.125" in first, text.stdout
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`compare` refuses (exit 2) two runs that ran different samples under a shared sample "
+    "id (their sample digests differ), naming them.",
+)
+def test_assay_compare_refuses_runs_whose_samples_changed(tmp_path: Path) -> None:
+    spec_b = _spec(tmp_path / "spec_b", "half")
+    data = spec_b.parent / "data.jsonl"
+    data.write_text(data.read_text().replace('"q5"', '"q5!"', 1))
+    run_spec_at(_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
+    run_spec_at(spec_b, tmp_path / "b")
+    proc = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    assert proc.returncode == 2
+    line = error_line(proc)
+    assert "ran different samples under the same id (s5: their sample digests differ)" in line
+
+
+def test_compare_runs_leaves_unmeasured_pairs_unpaired() -> None:
+    a = [record("t", f"s{i}", "unscorable" if i < 3 else "passed") for i in range(10)]
+    b = [record("t", f"s{i}", "failed" if i < 3 else "passed") for i in range(10)]
+    b[9] = record("t", "s9", "error")
+    [c] = compare_runs(a, b, [("t", "t")])
+    assert (c.pairs, c.a_only, c.b_only) == (6, 0, 0)  # never A's failures, never B's
+    assert (c.unpaired_a, c.unpaired_b, c.unpaired_samples) == (4, 4, 4)
+    assert c.only_in_a == c.only_in_b == ["s0", "s1", "s2", "s9"]
+
+
+def test_a_sample_with_an_unmeasured_repetition_is_left_out_of_the_means() -> None:
+    a = [record("t", f"s{i}", "passed", rep) for i in range(5) for rep in (1, 2)]
+    b = [record("t", f"s{i}", "error" if (i, rep) == (2, 2) else "passed", rep)
+         for i in range(5) for rep in (1, 2)]  # fmt: skip
+    mean, trials = compare_runs(a, b, [("t", "t")], repetitions=(2, 2))
+    assert (mean.pairs, mean.unpaired_samples, mean.only_in_b) == (4, 1, ["s2"])
+    assert (trials.pairs, trials.unpaired_samples) == (9, 1)
+
+
+def test_the_compare_path_imports_no_scipy() -> None:
+    code = (
+        "import sys\n"
+        "from assay.compare import compare_runs, compare_targets\n"
+        "from assay.gate import Baseline, Regression, check_regression\n"
+        "rows = [{'target_id': t, 'sample_id': f's{i}', 'repetition': r, 'scorer_id': 'x',\n"
+        "         'status': 'passed' if (i + r) % 3 else 'failed', 'value': 0.5 * (i % 3)}\n"
+        "        for i in range(40) for t in ('a', 'b') for r in (1, 2)]\n"
+        "found = compare_targets(rows, ['a', 'b'], ['x'], repetitions=2)\n"
+        "found += compare_runs(rows, rows, [('a', 'b')], repetitions=(2, 2))\n"
+        "check_regression(Regression(Baseline('b'), found), 'B:b', 'x', 0.05)\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'numpy'))\n"
+        "print(len(found), heavy)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["4", "[]"]
+
+
+@pytest.mark.parametrize(("k", "n"), [(900, 2000), (1000, 2001), (2400, 5000), (49_000, 100_000)])
+def test_the_binomial_tail_is_exact_for_many_discordant_pairs(k: int, n: int) -> None:
+    from scipy.stats import binom  # type: ignore[import-untyped]
+
+    assert mcnemar_p(k, n - k) == pytest.approx(min(1.0, 2 * binom.cdf(k, n, 0.5)), rel=1e-9)
