@@ -335,7 +335,8 @@ def _repeated_spec(folder: Path, function: str) -> Path:
     "docs/cli.md",
     "With repetitions in either run it prints the comparison of per-sample means first "
     "(the sign test: the samples are the independent units), then the pass rates tested "
-    "clustered by sample (`clustered-mcnemar`);",
+    "clustered by sample (`clustered-mcnemar`); every line gives the p-value and its "
+    "Holm-adjusted value over the comparisons printed.",
 )
 def test_assay_compare_with_repetitions_leads_with_the_clustered_test(tmp_path: Path) -> None:
     run_spec_at(_repeated_spec(tmp_path / "spec_a", "right"), tmp_path / "a")
@@ -351,6 +352,7 @@ def test_assay_compare_with_repetitions_leads_with_the_clustered_test(tmp_path: 
     text = run_cli("compare", tmp_path / "a", tmp_path / "b")
     first = text.stdout.splitlines()[0]
     assert "8 samples, mean" in first and "sign test p = 0.125" in first, text.stdout
+    assert all("(Holm-adjusted " in line for line in text.stdout.splitlines()[:2])
 
 
 @pytest.mark.doc(

@@ -197,8 +197,9 @@ def test_samples_in_only_one_run_are_reported_not_paired(tmp_path: Path) -> None
 @pytest.mark.doc(
     "docs/spec.md",
     "Continuous scores (any value other than 0 and 1), or repetitions in either run: the "
-    "mean score per sample (over its repetitions), the paired percentile bootstrap of the "
-    "per-sample differences (1,000 resamples, seeded) and the sign test's p-value.",
+    "mean score per sample (over its repetitions), the same score interval with each "
+    "sample's difference d counted as a fractional discordant pair (max(0, d) to the new "
+    "run, max(0, −d) to the baseline), and the sign test's p-value.",
 )
 def test_repetitions_are_judged_by_the_score_interval_of_sample_means(tmp_path: Path) -> None:
     base_spec = _spec(tmp_path / "base_spec", "right", n=40)
