@@ -137,11 +137,11 @@ def binomial_half_tail(k: int, n: int) -> float:
     if k >= n:
         return 1.0
     if n <= EXACT_LIMIT:
-        term = total = 1  # C(n, 0), then each C(n, i) from the last
+        binomial = count = 1  # C(n, 0), then each C(n, i) from the last
         for i in range(1, k + 1):
-            term = term * (n - i + 1) // i
-            total += term
-        return total / (1 << n)
+            binomial = binomial * (n - i + 1) // i
+            count += binomial
+        return count / (1 << n)
     if 2 * k > n:
         return 1.0 - binomial_half_tail(n - k - 1, n)
     total = term = 1.0
