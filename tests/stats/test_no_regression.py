@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from assay.compare import paired_interval, pairs_needed, summarize
@@ -490,3 +491,16 @@ def test_too_few_pairs_for_the_margin_say_how_many_are_needed() -> None:
         assert short.status == "inconclusive" and short.n_needed == needed
         assert f"{needed - 1} paired sample(s) cannot show a margin" in short.reason
         assert f"at least {needed} are needed" in short.reason
+
+
+def test_an_evidence_problem_leaves_no_p_value_to_pass_on() -> None:
+    # a multiplicity procedure reads p_pass: it must not pass a check the evidence voids
+    better = summarize(("baseline:t", "t"), "exact", (50, 90, 0, 40, 100), [], 0, 0.95)
+    unpaired = msgspec.structs.replace(better, unpaired_samples=3, only_in_a=["s1", "s2", "s3"])
+    counted = check_regression(Regression(Baseline("b"), [better]), "t", "exact", 0.05)
+    assert counted.status == "passed" and counted.p_pass < 1e-6
+    voided = check_regression(Regression(Baseline("b"), [unpaired]), "t", "exact", 0.05)
+    assert voided.status == "inconclusive" and (voided.p_pass, voided.p_fail) == (1.0, 1.0)
+    assert "3 sample(s) not paired" in voided.reason and "s1, s2, s3" in voided.reason
+    missing = check_regression(Regression(Baseline("b", problem="gone")), "t", "exact", 0.05)
+    assert (missing.status, missing.p_pass, missing.p_fail) == ("inconclusive", 1.0, 1.0)

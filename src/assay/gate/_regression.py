@@ -49,7 +49,9 @@ class RegressionCheck(msgspec.Struct, frozen=True):
     higher). ``unpaired_*`` count what was not compared (absent from the other run, or
     not measured in either). ``p_pass`` is the one-sided p-value of H0 "d ≤ −margin"
     (small: evidence of no regression), ``p_fail`` of H0 "d ≥ −margin" (small: evidence
-    of one); ``n_needed`` the fewest pairs with which identical runs would pass.
+    of one), both 1.0 when the evidence rule (no usable baseline, too many unpaired
+    samples) makes the check inconclusive whatever the numbers; ``n_needed`` the fewest
+    pairs with which identical runs would pass.
     """
 
     scorer_id: str
@@ -116,8 +118,10 @@ def check_regression(
     # continuous scores and repetitions: the per-sample comparison is the one to believe
     comparison = next((c for c in found if c.measure == MEAN), found[0])
     status, verdict = judge_regression(comparison, margin)
-    if comparison.unpaired_samples > max_unpaired:
-        status, verdict = "inconclusive", _too_many_unpaired(comparison, max_unpaired)
+    if comparison.unpaired_samples > max_unpaired:  # evidence first: no p-value stands
+        verdict = _too_many_unpaired(comparison, max_unpaired)
+        check = _check(comparison, regression, target_id, "inconclusive", verdict, margin)
+        return msgspec.structs.replace(check, p_pass=1.0, p_fail=1.0)
     return _check(comparison, regression, target_id, status, verdict, margin)
 
 
