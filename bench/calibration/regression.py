@@ -17,8 +17,10 @@ verdict is assay's (``margin_p_values``, which agrees with the interval exactly)
 
 from __future__ import annotations
 
+import math
 import zlib
 from functools import cache
+from statistics import NormalDist
 from typing import Any
 
 import msgspec
@@ -36,20 +38,33 @@ PROMISED = f"≤ {(1 - LEVEL) / 2 + 0.005:.3f}"
 TEMPLATE = summarize(("baseline", "new"), "s", (0, 0, 0, 0, 1), [], 0, LEVEL)
 
 
-def _passes(a_only: int, b_only: int, n: int, margin: float) -> bool:
-    low, high = paired_interval(a_only, b_only, n, LEVEL)
+def agresti_min(a_only: int, b_only: int, pairs: int, level: float) -> tuple[float, float]:
+    """The Wald-type interval no_regression used before issue 13 (for the "before" row)."""
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    total = pairs + 2.0
+    p_a, p_b = (a_only + 0.5) / total, (b_only + 0.5) / total
+    centre = p_b - p_a
+    half = z * math.sqrt(max(0.0, (p_a + p_b - centre * centre) / total))
+    return max(-1.0, centre - half), min(1.0, centre + half)
+
+
+INTERVALS = {"score": paired_interval, "agresti-min": agresti_min}
+
+
+def _passes(a_only: int, b_only: int, n: int, margin: float, method: str) -> bool:
+    low, high = INTERVALS[method](a_only, b_only, n, LEVEL)
     comparison = msgspec.structs.replace(TEMPLATE, pairs=n, ci_low=low, ci_high=high)
     return judge_regression(comparison, margin)[0] == "passed"
 
 
 @cache
-def _threshold(n: int, margin: float) -> Any:
+def _threshold(n: int, margin: float, method: str = "score") -> Any:
     found = []
     for discordant in range(n + 1):
         low, high = -1, discordant
         while low < high:
             middle = (low + high + 1) // 2
-            if _passes(middle, discordant - middle, n, margin):
+            if _passes(middle, discordant - middle, n, margin, method):
                 low = middle
             else:
                 high = middle - 1
@@ -57,12 +72,12 @@ def _threshold(n: int, margin: float) -> Any:
     return np.array(found)
 
 
-def exact_false_pass(n: int, margin: float, new_only: float) -> float:
+def exact_false_pass(n: int, margin: float, new_only: float, method: str = "score") -> float:
     """P(passed) for a new run worse by exactly *margin*, P(new only) = *new_only*."""
     baseline_only = new_only + margin
     discordant = np.arange(n + 1)
     weight = stats.binom.pmf(discordant, n, new_only + baseline_only)
-    threshold = _threshold(n, margin)
+    threshold = _threshold(n, margin, method)
     share = baseline_only / (new_only + baseline_only)
     passing = np.where(threshold >= 0, stats.binom.cdf(threshold, discordant, share), 0.0)
     return float(np.sum(weight * passing))
@@ -86,6 +101,19 @@ def _pass_fail_rows() -> list[Row]:
             )
         )
     return rows
+
+
+def _before_row() -> Row:
+    rate, n, margin = max(
+        (exact_false_pass(n, m, 0.0, "agresti-min"), n, m) for n in (100, 200) for m in (0.01, 0.02)
+    )
+    return Row(
+        "no_regression false pass at the margin, Agresti–Min interval (before issue 13)",
+        f"n={n}, margin={margin:g}, new run only breaks samples",
+        rate,
+        "not used",
+        "exact",
+    )
 
 
 def _difficulty(rng: Any, mean: float, icc: float, shape: tuple[int, int]) -> Any:
@@ -137,4 +165,4 @@ def _repetition_rows(runs: int = 20_000) -> list[Row]:
 
 
 def rows() -> list[Row]:
-    return _pass_fail_rows() + _repetition_rows()
+    return [*_pass_fail_rows(), _before_row(), *_repetition_rows()]
