@@ -76,9 +76,10 @@ def sample_digests(run: Path) -> dict[str, str]:
     with open(run / BUNDLES, "rb") as handle:
         for line in handle:
             bundle = loads(line)
-            sample = bundle.get("artifacts", {}).get("sample")
-            if sample is not None:
-                digests[str(bundle["trial"]["sample_id"])] = str(sample)
+            sample = (bundle.get("artifacts") or {}).get("sample")
+            sample_id = (bundle.get("trial") or {}).get("sample_id")
+            if sample is not None and sample_id is not None:
+                digests[str(sample_id)] = str(sample)
     return digests
 
 
