@@ -29,6 +29,7 @@ import msgspec
 from assay.compare import MEAN, PairedComparison, margin_p_values, pairs_needed
 
 Status = Literal["passed", "failed", "inconclusive"]
+NAMED = 20  # unpaired samples named in a reason; the decision's lists hold up to 50
 
 
 class Baseline(msgspec.Struct, frozen=True):
@@ -146,7 +147,7 @@ def judge_regression(comparison: PairedComparison, margin: float) -> tuple[Statu
 
 
 def _too_many_unpaired(c: PairedComparison, max_unpaired: int) -> str:
-    named = sorted(set(c.only_in_a) | set(c.only_in_b))
+    named = sorted(set(c.only_in_a) | set(c.only_in_b))[:NAMED]
     more = c.unpaired_samples - len(named)
     listed = ", ".join(named) + (f" and {more} more" if more > 0 else "")
     return (
