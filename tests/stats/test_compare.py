@@ -416,3 +416,15 @@ def test_the_binomial_tail_is_exact_for_many_discordant_pairs(k: int, n: int) ->
     from scipy.stats import binom  # type: ignore[import-untyped]
 
     assert mcnemar_p(k, n - k) == pytest.approx(min(1.0, 2 * binom.cdf(k, n, 0.5)), rel=1e-9)
+
+
+def test_the_clustered_mcnemar_statistic_sums_net_discordance_per_sample() -> None:
+    from assay.compare._pairs import clustered_mcnemar_p
+
+    z = 4 / math.sqrt(4 + 1 + 9)  # nets 2, -1, 3, 0: Σ = 4, Σ² = 14
+    assert clustered_mcnemar_p([2, -1, 3, 0]) == pytest.approx(2 * NormalDist().cdf(-z))
+    # one pair per sample: McNemar's z = (c - b) / √(b + c)
+    nets = [1] * 9 + [-1] * 3
+    expected = 2 * NormalDist().cdf(-6 / math.sqrt(12))
+    assert clustered_mcnemar_p(nets) == pytest.approx(expected)
+    assert clustered_mcnemar_p([0, 0, 0]) == 1.0
