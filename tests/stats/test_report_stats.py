@@ -122,12 +122,12 @@ def test_continuous_scores_get_bootstrap_means_and_a_paired_comparison(tmp_path:
 
     proc = run_cli("compare", good, worse, "--json")
     assert proc.returncode == 0, proc.stderr
-    [_, means] = json.loads(proc.stdout)
+    [means, _] = json.loads(proc.stdout)  # repetitions: the clustered test first
     assert (means["measure"], means["test"], means["pairs"]) == ("mean", "sign-test", 30)
     assert means["difference"] < 0 and means["ci_high"] < 0 and means["p_value"] < 0.001
     assert (means["a_only"], means["b_only"]) == (25, 0)
     text = run_cli("compare", good, worse).stdout
-    assert "sign test p" in text and "paired bootstrap" in text
+    assert "sign test p" in text and "score interval" in text
 
 
 def test_repetitions_add_per_sample_mean_comparisons_to_the_reports(tmp_path: Path) -> None:
@@ -140,11 +140,11 @@ def test_repetitions_add_per_sample_mean_comparisons_to_the_reports(tmp_path: Pa
     spec = simple_spec(tmp_path, samples=samples, targets=targets, repetitions=2)
     report: Report = run_spec_at(spec, tmp_path / "run").report
     measures = [(c.measure, c.test) for c in report.comparisons]
-    assert measures == [("pass_rate", "exact-mcnemar"), ("mean", "sign-test")]
-    mean = report.comparisons[1]
+    assert measures == [("mean", "sign-test"), ("pass_rate", "clustered-mcnemar")]
+    mean = report.comparisons[0]
     assert (mean.pairs, mean.a_only, mean.b_only, mean.rate_a, mean.rate_b) == (4, 2, 0, 1.0, 0.5)
     html = to_html(report)
-    assert "Largest differences" in html and "paired-bootstrap-percentile" in html
+    assert "Largest differences" in html and "tango-score-means" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
     md = to_markdown(report)
     assert "### Largest differences" in md and "<" not in md

@@ -92,6 +92,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{a} 与 {b} 在 {target}（{scorer}）上没有共同的已评分样本",
         "请比较基于同一数据集的两次运行",
     ),
+    "compare.sample_changed": (
+        "{a} and {b} ran different samples under the same id ({samples}: their sample "
+        "digests differ)",
+        "compare two runs over the same dataset; a changed sample needs a new id or a new "
+        "baseline run",
+        "{a} 与 {b} 在相同的 id 下运行了不同的样本（{samples}：样本摘要不同）",
+        "请比较基于同一数据集的两次运行；修改过的样本需要新的 id 或重新运行基线",
+    ),
     # --- gate: no_regression baseline (stats) ------------------------------------------
     "gate.baseline_unused": (
         "--baseline {path} was given, but the spec declares no gate.no_regression policy",

@@ -53,27 +53,28 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "out.compare": (
         "{a} vs {b} [{scorer}]: {pairs} pairs, {rate_a:.4f} -> {rate_b:.4f}, "
         "difference {difference:+.4f} ({level:.0%} interval [{low:+.4f}, {high:+.4f}]); "
-        "A only {a_only}, B only {b_only}; exact McNemar p = {p:.4g}",
+        "A only {a_only}, B only {b_only}; {test} p = {p:.4g} (Holm-adjusted {p_adjusted:.4g})",
         "",
         "{a} 对比 {b} [{scorer}]：{pairs} 对，{rate_a:.4f} -> {rate_b:.4f}，"
         "差值 {difference:+.4f}（{level:.0%} 区间 [{low:+.4f}, {high:+.4f}]）；"
-        "仅 A 通过 {a_only}，仅 B 通过 {b_only}；精确 McNemar p = {p:.4g}",
+        "仅 A 通过 {a_only}，仅 B 通过 {b_only}；{test} p = {p:.4g}（Holm 校正 {p_adjusted:.4g}）",
         "",
     ),
     "out.compare_mean": (
         "{a} vs {b} [{scorer}]: {pairs} samples, mean {rate_a:.4f} -> {rate_b:.4f}, "
-        "difference {difference:+.4f} ({level:.0%} paired bootstrap [{low:+.4f}, {high:+.4f}]); "
-        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g}",
+        "difference {difference:+.4f} ({level:.0%} score interval [{low:+.4f}, {high:+.4f}]); "
+        "A higher {a_only}, B higher {b_only}; sign test p = {p:.4g} "
+        "(Holm-adjusted {p_adjusted:.4g})",
         "",
         "{a} 对比 {b} [{scorer}]：{pairs} 个样本，均值 {rate_a:.4f} -> {rate_b:.4f}，"
-        "差值 {difference:+.4f}（{level:.0%} 配对自助法区间 [{low:+.4f}, {high:+.4f}]）；"
-        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}",
+        "差值 {difference:+.4f}（{level:.0%} 得分区间 [{low:+.4f}, {high:+.4f}]）；"
+        "A 更高 {a_only}，B 更高 {b_only}；符号检验 p = {p:.4g}（Holm 校正 {p_adjusted:.4g}）",
         "",
     ),
     "out.unpaired": (
-        "  not paired: {a} only in A, {b} only in B",
+        "  not paired: {a} of A, {b} of B (absent from the other run, or not measured)",
         "",
-        "  未配对：仅 A 有 {a}，仅 B 有 {b}",
+        "  未配对：A 的 {a}，B 的 {b}（另一运行中没有，或未能测量）",
         "",
     ),
     "out.flipped": (

@@ -1,9 +1,12 @@
 """``assay compare RUN_A RUN_B``: a paired comparison of two runs over the same samples.
 
 Both runs are verified first (a comparison of evidence that does not verify would be a
-comparison of nothing); then their ``scores.jsonl`` are paired by sample id (and
-repetition), RUN_A held as a compact table and RUN_B streamed past it. Exit 0 whatever
-the difference: this reports, it does not gate.
+comparison of nothing); a sample id both runs have must name the same sample (its
+digest, from the bundles), else the comparison is refused (exit 2). Then their
+``scores.jsonl`` are paired by sample id (and repetition), RUN_A held as a compact table
+and RUN_B streamed past it. With repetitions the comparison of per-sample means (the
+clustered test) is printed first. Exit 0 whatever the difference: this reports, it does
+not gate.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
     from assay.compare import compare_runs
 
     spec_a, spec_b = _verified_spec(run_a), _verified_spec(run_b)
+    _same_samples(run_a, run_b)
     matches = _matches(run_a, run_b, spec_a, spec_b)
     repetitions = (int(spec_a.get("repetitions", 1)), int(spec_b.get("repetitions", 1)))
     comparisons = compare_runs(_records(run_a), _records(run_b), matches, confidence, repetitions)
@@ -59,7 +63,9 @@ def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
                 high=c.ci_high,
                 a_only=c.a_only,
                 b_only=c.b_only,
+                test=c.test,
                 p=c.p_value,
+                p_adjusted=c.p_adjusted,
             )
         )
         if c.unpaired_a or c.unpaired_b:
@@ -81,6 +87,17 @@ def _verified_spec(run: Path) -> dict[str, Any]:
         )
     spec: dict[str, Any] = loads((run / SPEC).read_bytes())
     return spec
+
+
+def _same_samples(run_a: Path, run_b: Path) -> None:
+    """Refuse runs whose shared sample ids name different samples."""
+    from assay.gate import changed_sample_ids
+
+    changed = changed_sample_ids(run_a, run_b)
+    if changed:
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        samples = ", ".join(changed[:3]) + more
+        raise ConfigError("compare.sample_changed", a=run_a, b=run_b, samples=samples)
 
 
 def _records(run: Path) -> Iterator[dict[str, Any]]:

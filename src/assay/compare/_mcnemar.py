@@ -3,23 +3,23 @@
 Why paired: two models answering the same questions share the questions' difficulty, so
 comparing their two pass rates as if independent wastes most of the evidence. Only the
 discordant pairs (one passed, the other did not) carry information about the
-difference; exact McNemar tests them with a binomial test (scipy), which stays valid
-with few discordant pairs, where the chi-square version does not.
+difference; exact McNemar tests them with a binomial test (pure Python), which stays
+valid with few discordant pairs, where the chi-square version does not.
 
-The interval on the difference is Agresti–Min's (a Wald interval on the paired table
-with half a pair added to each cell): simple, and it does not collapse to zero width when
-no pair is discordant.
+The interval on the difference is Tango's score interval (see ``_score``): it tests
+each candidate difference with the variance that difference implies, so it stays honest
+at the edges (no discordant pair, or a new side that only loses samples) where a
+Wald-type interval such as Agresti–Min's is too narrow.
 """
 
 from __future__ import annotations
 
-import math
-
 import msgspec
+
+from assay.compare._score import TANGO, binomial_half_tail, paired_interval
 
 MAX_FLIPPED = 50
 MCNEMAR = "exact-mcnemar"
-AGRESTI_MIN = "agresti-min"
 
 Pair = tuple[str, int]
 """A pair's key: sample id and repetition."""
@@ -47,9 +47,16 @@ class PairedComparison(msgspec.Struct, frozen=True):
     (the sign test's counts), ``a_passed`` / ``b_passed`` are 0, and ``flipped`` lists
     the samples that differ most (their values as text, repetition 0).
 
-    Across two runs only pairs both runs have are compared; ``unpaired_a`` /
-    ``unpaired_b`` count those only one run has, ``only_in_a`` / ``only_in_b`` name up
-    to ``MAX_FLIPPED`` of their samples.
+    Across two runs only pairs both runs have *and measured* (passed or failed) are
+    compared; ``unpaired_a`` / ``unpaired_b`` count each run's pairs (samples, for means)
+    left out — absent from the other run, or blocked, unscorable or errored in either —
+    ``only_in_a`` / ``only_in_b`` name up to ``MAX_FLIPPED`` of their samples, and
+    ``unpaired_samples`` counts the distinct samples left out.
+
+    ``a_mass`` / ``b_mass`` are the discordant masses the interval rests on: the counts
+    ``a_only`` / ``b_only`` for pass rates; for means, Σ max(0, −d_i) and Σ max(0, d_i)
+    over the per-sample differences d_i. ``p_adjusted`` is ``p_value`` Holm-adjusted
+    over the family of comparisons it was reported with (see ``holm``).
     """
 
     a: str
@@ -76,6 +83,10 @@ class PairedComparison(msgspec.Struct, frozen=True):
     unpaired_b: int = 0
     only_in_a: list[str] = []
     only_in_b: list[str] = []
+    a_mass: float = 0.0
+    b_mass: float = 0.0
+    p_adjusted: float = 1.0
+    unpaired_samples: int = 0
 
 
 def mcnemar_p(a_only: int, b_only: int) -> float:
@@ -84,30 +95,12 @@ def mcnemar_p(a_only: int, b_only: int) -> float:
     The same test is the sign test of paired continuous scores (samples where A scored
     higher against those where B did; ties dropped). At 1/2 the binomial is symmetric,
     so the two-sided p-value is twice the smaller tail (capped at 1), which is what
-    ``scipy.stats.binomtest`` returns, at a tenth of its cost.
+    ``scipy.stats.binomtest`` returns, without importing scipy.
     """
     if a_only + b_only == 0:
         return 1.0
-    from scipy.stats import binom  # type: ignore[import-untyped]  # deferred: slow import
-
-    tail = float(binom.cdf(min(a_only, b_only), a_only + b_only, 0.5))
+    tail = binomial_half_tail(min(a_only, b_only), a_only + b_only)
     return min(1.0, 2.0 * tail)
-
-
-def paired_interval(
-    a_only: int, b_only: int, pairs: int, level: float = 0.95
-) -> tuple[float, float]:
-    """Agresti–Min interval for rate B − rate A from the discordant counts."""
-    if pairs <= 0:
-        return -1.0, 1.0
-    from scipy.stats import norm  # deferred: scipy is slow to import
-
-    z = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
-    total = pairs + 2.0
-    p_a, p_b = (a_only + 0.5) / total, (b_only + 0.5) / total
-    centre = p_b - p_a
-    half = z * math.sqrt(max(0.0, (p_a + p_b - centre * centre) / total))
-    return max(-1.0, centre - half), min(1.0, centre + half)
 
 
 def compare_outcomes(
@@ -155,6 +148,7 @@ def summarize(
     rate_a = a_passed / pairs if pairs else 0.0
     rate_b = b_passed / pairs if pairs else 0.0
     low, high = paired_interval(a_only, b_only, pairs, level)
+    p_value = mcnemar_p(a_only, b_only)
     return PairedComparison(
         a=labels[0],
         b=labels[1],
@@ -168,11 +162,14 @@ def summarize(
         ci_low=low,
         ci_high=high,
         ci_level=level,
-        ci_method=AGRESTI_MIN,
+        ci_method=TANGO,
         a_only=a_only,
         b_only=b_only,
-        p_value=mcnemar_p(a_only, b_only),
+        p_value=p_value,
         test=MCNEMAR,
         flipped=flipped,
         flipped_omitted=omitted,
+        a_mass=float(a_only),
+        b_mass=float(b_only),
+        p_adjusted=p_value,
     )

@@ -1,16 +1,19 @@
-"""Paired comparison of continuous scores: per-sample differences, bootstrapped.
+"""Paired comparison of mean scores per sample: continuous scores, or repetitions.
 
 Why per sample: a sample's repetitions share its difficulty, so the unit of evidence is
 the sample; each side's value is its mean score over repetitions, and the difference of
-those means is one observation. The interval on the mean difference is the percentile
-bootstrap of those differences (seeded, order-independent: see ``assay.score``); the
-p-value is the sign test (the exact binomial on how many samples each side won, ties
-dropped), valid whatever the differences' distribution.
+those means is one observation. Scores lie in [0, 1], so each difference d_i lies in
+[−1, 1]; the interval on the mean difference is Tango's score interval with fractional
+discordant masses (B's Σ max(0, d_i), A's Σ max(0, −d_i), over n samples; see
+``_score``), the all-or-nothing case having the largest variance those means allow. It
+never collapses to zero width (a percentile bootstrap of differences that are all zero
+gives [0, 0]). The p-value is the sign test (the exact binomial on how many samples each
+side won, ties dropped), valid whatever the differences' distribution.
 
 A tally keeps 24 bytes per sample and the ``MAX_FLIPPED`` largest differences, so a
 comparison of 100,000 samples costs a few megabytes. Sums are exactly rounded
-(``math.fsum``) and the bootstrap sorts its input, so the order in which samples arrive
-(a resumed run) cannot change a digit.
+(``math.fsum``), so the order in which samples arrive (a resumed run) cannot change a
+digit.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ import math
 from array import array
 
 from assay.compare._mcnemar import MAX_FLIPPED, FlippedSample, PairedComparison, mcnemar_p
-from assay.score import bootstrap_mean, seed_of
+from assay.compare._score import paired_interval
 
 SIGN_TEST = "sign-test"
-PAIRED_BOOTSTRAP = "paired-bootstrap-percentile"
+PAIRED_BOOTSTRAP = "paired-bootstrap-percentile"  # the interval before issue 13; kept as a name
+TANGO_MEANS = "tango-score-means"
 MEAN = "mean"
 
 
@@ -54,13 +58,19 @@ class MeanTally:
         elif item > self.top[0]:
             heapq.heapreplace(self.top, item)
 
+    def masses(self) -> tuple[float, float]:
+        """The fractional discordant masses: (A's Σ max(0, −d_i), B's Σ max(0, d_i))."""
+        a_mass = math.fsum(min(1.0, -d) for d in self.diffs if d < 0)
+        b_mass = math.fsum(min(1.0, d) for d in self.diffs if d > 0)
+        return a_mass, b_mass
+
     def summarize(self, labels: tuple[str, str], scorer_id: str, level: float) -> PairedComparison:
         """The comparison of B against A over the samples counted."""
         n = len(self.diffs)
-        seed = seed_of("paired", labels[0], labels[1], scorer_id)
-        difference, _, low, high = bootstrap_mean(self.diffs, level, seed)
-        if n < 2:
-            low, high = -1.0, 1.0
+        a_mass, b_mass = self.masses()
+        difference = math.fsum(self.diffs) / n if n else 0.0
+        low, high = paired_interval(a_mass, b_mass, n, level)
+        p_value = mcnemar_p(self.a_higher, self.b_higher)
         different = self.a_higher + self.b_higher
         flipped = [
             FlippedSample(sample_id, 0, f"{a:.4g}", f"{b:.4g}")
@@ -79,12 +89,15 @@ class MeanTally:
             ci_low=low,
             ci_high=high,
             ci_level=level,
-            ci_method=PAIRED_BOOTSTRAP,
+            ci_method=TANGO_MEANS,
             a_only=self.a_higher,
             b_only=self.b_higher,
-            p_value=mcnemar_p(self.a_higher, self.b_higher),
+            p_value=p_value,
             test=SIGN_TEST,
             flipped=flipped,
             flipped_omitted=max(0, different - len(flipped)),
             measure=MEAN,
+            a_mass=a_mass,
+            b_mass=b_mass,
+            p_adjusted=p_value,
         )

@@ -5,6 +5,14 @@ then repetition), so a pair is complete soon after it starts: ``compare_targets`
 only the pairs and samples still open, and counts (plus 8 bytes a sample for the
 continuous comparison), whatever the run's size. A side that never scored a pair the
 other side did counts as ``missing`` (not a pass, value 0), as in the rates.
+
+With repetitions the trials of a sample share its difficulty, so neither comparison
+treats them as independent: the comparison of per-sample means (sign test) comes first,
+and the pass-rate comparison's p-value is the clustered McNemar test (Durkalski et al.
+2003: each sample's net discordance B − A, summed, over the root of its summed squares)
+with the score interval over per-sample differences. McNemar over (sample, repetition)
+pairs would count one hard sample five times and find "significant" differences between
+identical targets several times as often as its level says.
 """
 
 from __future__ import annotations
@@ -15,8 +23,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import combinations
 from typing import Any, Protocol
 
+import msgspec
+
+from assay.compare._holm import holm
 from assay.compare._mcnemar import MAX_FLIPPED, FlippedSample, Pair, PairedComparison, summarize
-from assay.compare._means import MeanTally
+from assay.compare._means import TANGO_MEANS, MeanTally
+from assay.compare._score import normal_two_sided_p, paired_interval
+
+CLUSTERED_MCNEMAR = "clustered-mcnemar"
 
 MISSING = "missing"
 
@@ -65,13 +79,16 @@ class Tally:
     """The pass/fail counts of one comparison, fed pair by pair.
 
     It lists the first ``MAX_FLIPPED`` discordant pairs in (sample, repetition) order,
-    whatever order they arrive in, so a resumed run lists the same ones.
+    whatever order they arrive in, so a resumed run lists the same ones. *clustered*
+    (repetitions) also keeps each sample's net discordance and pair count, for the
+    clustered test.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clustered: bool = False) -> None:
         self.counts = [0, 0, 0, 0, 0]  # a passed, b passed, a only, b only, pairs
         self.flipped: list[tuple[str, int, str, str]] = []  # kept sorted
         self.omitted = 0
+        self.samples: dict[str, list[int]] | None = {} if clustered else None
 
     def add(self, pair: Pair, a: str, b: str) -> None:
         """Count one pair whose statuses are *a* and *b*."""
@@ -79,6 +96,10 @@ class Tally:
         self.counts[0] += pass_a
         self.counts[1] += pass_b
         self.counts[4] += 1
+        if self.samples is not None:
+            net = self.samples.setdefault(pair[0], [0, 0])
+            net[0] += int(pass_b) - int(pass_a)
+            net[1] += 1
         if pass_a != pass_b:
             self.counts[2 if pass_a else 3] += 1
             item = (pair[0], pair[1], a, b)
@@ -94,9 +115,43 @@ class Tally:
         """The McNemar comparison of the pairs counted."""
         c = self.counts
         flipped = [FlippedSample(*item) for item in self.flipped]
-        return summarize(
+        found = summarize(
             labels, scorer_id, (c[0], c[1], c[2], c[3], c[4]), flipped, self.omitted, level
         )
+        return found if self.samples is None else self.clustered(found, level)
+
+    def clustered(self, found: PairedComparison, level: float) -> PairedComparison:
+        """*found* with its test and interval taken over samples, not trials."""
+        assert self.samples is not None
+        nets = [net for net, _ in self.samples.values()]
+        diffs = [net / pairs for net, pairs in self.samples.values()]
+        a_mass = math.fsum(-d for d in diffs if d < 0)
+        b_mass = math.fsum(d for d in diffs if d > 0)
+        low, high = paired_interval(a_mass, b_mass, len(diffs), level)
+        p_value = clustered_mcnemar_p(nets)
+        return msgspec.structs.replace(
+            found,
+            ci_low=low,
+            ci_high=high,
+            ci_method=TANGO_MEANS,
+            p_value=p_value,
+            p_adjusted=p_value,
+            test=CLUSTERED_MCNEMAR,
+            a_mass=a_mass,
+            b_mass=b_mass,
+        )
+
+
+def clustered_mcnemar_p(nets: list[int]) -> float:
+    """Durkalski's clustered McNemar p-value from each sample's net discordance (B − A).
+
+    z = Σ net / √(Σ net²): the samples are the independent units, whatever their
+    repetitions share; with one pair per sample it is McNemar's z.
+    """
+    spread = math.fsum(n * n for n in nets)
+    if spread == 0:
+        return 1.0
+    return normal_two_sided_p(sum(nets) / math.sqrt(spread))
 
 
 def is_continuous(value: float) -> bool:
@@ -111,7 +166,7 @@ class _WithinRun:
         self.targets = targets
         self.repetitions = repetitions
         keys = [(a, b, s) for a, b in combinations(targets, 2) for s in scorers]
-        self.tallies = {k: Tally() for k in keys}
+        self.tallies = {k: Tally(clustered=repetitions > 1) for k in keys}
         self.means = {k: MeanTally() for k in keys}
         self.continuous: set[str] = set()
         self.open_pairs: dict[tuple[str, Pair], dict[str, str]] = {}
@@ -154,10 +209,15 @@ class _WithinRun:
             self.close_sample(scorer_id, sample_id, values)
         comparisons = []
         for (a, b, s), tally in self.tallies.items():
-            comparisons.append(tally.summarize((a, b), s, level))
-            if s in self.continuous or self.repetitions > 1:
+            pass_rate = tally.summarize((a, b), s, level)
+            if self.repetitions > 1:  # the clustered comparison of means leads
                 comparisons.append(self.means[(a, b, s)].summarize((a, b), s, level))
-        return comparisons
+                comparisons.append(pass_rate)
+                continue
+            comparisons.append(pass_rate)
+            if s in self.continuous:
+                comparisons.append(self.means[(a, b, s)].summarize((a, b), s, level))
+        return holm(comparisons)
 
 
 def compare_targets(
@@ -171,8 +231,10 @@ def compare_targets(
 
     Each pair of targets gets the exact McNemar comparison of pass/fail per (sample,
     repetition); when the scorer's values are continuous, or *repetitions* > 1, also the
-    comparison of mean scores per sample (paired bootstrap, sign test). Empty for a
-    single-target run. *records* are ``scores.jsonl`` records or report rows.
+    comparison of mean scores per sample (score interval, sign test), which comes first
+    with repetitions (and the pass rates are then tested clustered by sample). Every
+    ``p_adjusted`` is Holm's over the comparisons returned. Empty for a single-target
+    run. *records* are ``scores.jsonl`` records or report rows.
     """
     if len(targets) < 2:
         return []

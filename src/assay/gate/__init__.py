@@ -1,6 +1,11 @@
 """The release gate: policies applied to metrics, with evidence checked first."""
 
-from assay.gate._baseline import BASELINE_LABEL, compare_with_baseline, no_baseline
+from assay.gate._baseline import (
+    BASELINE_LABEL,
+    changed_sample_ids,
+    compare_with_baseline,
+    no_baseline,
+)
 from assay.gate._decide import GateDecision, GateStatus, TargetDecision, decide
 from assay.gate._power import independent_samples, samples_needed
 from assay.gate._regression import (
@@ -19,6 +24,7 @@ __all__ = [
     "Regression",
     "RegressionCheck",
     "TargetDecision",
+    "changed_sample_ids",
     "check_regression",
     "compare_with_baseline",
     "decide",

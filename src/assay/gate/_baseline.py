@@ -6,6 +6,11 @@ that is missing, not a run, unfinished or altered becomes a ``problem`` the gate
 as ``inconclusive``; it is never silently skipped and never passes.
 
 Targets are matched by id; when each run has a single target, with each other.
+
+A sample id both runs have must name the same sample: the digest of the sample each
+trial ran on is in its bundle (``artifacts.sample``). A shared id whose digest differs
+(the dataset changed under the same id) makes the baseline unusable — its difference
+would compare two questions — and the check inconclusive, naming the sample.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from assay._digest import loads
 from assay.compare import compare_runs
 from assay.errors import AssayError
-from assay.evidence import SPEC, read_manifest, score_records, verify_run
+from assay.evidence import BUNDLES, SPEC, read_manifest, score_records, verify_run
 from assay.gate._regression import Baseline, Regression
 
 BASELINE_LABEL = "baseline:"
@@ -35,14 +40,20 @@ def compare_with_baseline(
     targets: list[str],
     repetitions: int,
     level: float,
+    run: Path | None = None,
+    max_unpaired: int = 0,
 ) -> Regression:
     """Verify the run at *path* and pair its scores with *records* (the new run's).
 
-    *targets* and *repetitions* are the new run's. *records* is read once.
+    *targets* and *repetitions* are the new run's, *run* its folder (whose bundles name
+    the samples it ran; without it the samples are not checked). *records* is read once.
     """
     found = _verified(path)
     if found.problem is not None:
         return Regression(found)
+    changed = changed_samples(path, run) if run is not None else None
+    if changed:
+        return Regression(Baseline(found.path, found.spec_digest, found.events_head, changed))
     spec = loads((path / SPEC).read_bytes())
     matches = _matches([t["id"] for t in spec["targets"]], targets)
     if not matches:
@@ -56,7 +67,43 @@ def compare_with_baseline(
         (int(spec.get("repetitions", 1)), repetitions),
         labels=(BASELINE_LABEL, ""),
     )
-    return Regression(found, comparisons, {b: a for a, b in matches})
+    return Regression(found, comparisons, {b: a for a, b in matches}, max_unpaired)
+
+
+def sample_digests(run: Path) -> dict[str, str]:
+    """Each sample id of the run at *run* → the digest of the sample its trials ran on."""
+    digests: dict[str, str] = {}
+    with open(run / BUNDLES, "rb") as handle:
+        for line in handle:
+            bundle = loads(line)
+            sample = (bundle.get("artifacts") or {}).get("sample")
+            sample_id = (bundle.get("trial") or {}).get("sample_id")
+            if sample is not None and sample_id is not None:
+                digests[str(sample_id)] = str(sample)
+    return digests
+
+
+def changed_sample_ids(run_a: Path, run_b: Path) -> list[str]:
+    """The sample ids both runs have whose sample digests differ, sorted."""
+    ours = sample_digests(run_b)
+    return sorted(
+        sample
+        for sample, digest in sample_digests(run_a).items()
+        if ours.get(sample, digest) != digest
+    )
+
+
+def changed_samples(baseline: Path, run: Path) -> str | None:
+    """Why the two runs cannot be paired: a shared sample id naming different samples."""
+    changed = changed_sample_ids(baseline, run)
+    if not changed:
+        return None
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return (
+        f"the baseline {baseline} ran different samples under the same id "
+        f"({', '.join(changed[:3])}{more}: their sample digests differ); "
+        "re-run the baseline on this dataset"
+    )
 
 
 def _verified(path: Path) -> Baseline:

@@ -30,10 +30,12 @@ def regression_of(
     spec_folder: Path | None,
     given: Path | None,
     records: Iterable[dict[str, Any]] | None,
+    run: Path | None = None,
 ) -> Regression | None:
     """The baseline comparison the gate needs, or ``None`` without ``no_regression``.
 
-    *records* are the run's score records (``None`` in a dry run, which keeps none).
+    *records* are the run's score records (``None`` in a dry run, which keeps none);
+    *run* is its folder, whose bundles name the samples checked against the baseline's.
     """
     check_baseline_option(spec, given)
     rule = spec.gate.regression
@@ -51,4 +53,6 @@ def regression_of(
         return Regression(Baseline(str(path), problem="a dry run keeps no scores to pair"))
     targets = [t.id for t in spec.targets]
     level = spec.gate.regression_level
-    return compare_with_baseline(path, records, targets, spec.repetitions, level)
+    return compare_with_baseline(
+        path, records, targets, spec.repetitions, level, run, rule.max_unpaired
+    )

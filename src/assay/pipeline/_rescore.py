@@ -109,7 +109,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     built = metrics.build()
     source = manifest.get("spec_source")
     folder = Path(source).parent if source not in (None, "", "None") else None
-    regression = regression_of(spec, folder, baseline, _records(path))
+    regression = regression_of(spec, folder, baseline, _records(path), path)
     gate = decide(spec.gate, built, list(scorers), regression)
     summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
     with open(path / SCORES, "rb") as handle:

@@ -356,7 +356,7 @@ def _finish(run: _Run) -> RunOutcome:
     run.writer.flush()  # every score line on disk before they are read back
     folder = run.source.parent if run.source is not None else None
     path = run.writer.path  # None in a dry run
-    regression = regression_of(run.spec, folder, run.baseline, _scores_of(path))
+    regression = regression_of(run.spec, folder, run.baseline, _scores_of(path), path)
     gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", gate_event(gate))

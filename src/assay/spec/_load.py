@@ -258,6 +258,8 @@ def _check_regression(gate: GatePolicy, fail: Any) -> None:
     level = policy.confidence
     if not isinstance(level, msgspec.UnsetType) and not 0.0 < level < 1.0:
         fail("gate.no_regression.confidence: must be strictly between 0 and 1")
+    if isinstance(policy.max_unpaired, bool) or policy.max_unpaired < 0:
+        fail("gate.no_regression.max_unpaired: must be a whole number, at least 0")
     if policy.baseline is not None:
         check_relative(policy.baseline, "gate.no_regression.baseline")
 

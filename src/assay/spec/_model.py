@@ -75,12 +75,16 @@ class NoRegression(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     ``baseline`` is a run folder inside the spec's folder (or given on the command line
     with ``--baseline``, which wins); ``margin`` is how much worse (as a difference of
     pass rates, or of mean scores) still counts as no regression; ``confidence`` is the
-    level of the paired interval (default: the gate's ``confidence``, else 0.95).
+    level of the paired interval (default: the gate's ``confidence``, else 0.95);
+    ``max_unpaired`` is how many samples may go unpaired (absent from one run, or not
+    measured in either) before the check is inconclusive (left out when 0, so older
+    specs keep their digests).
     """
 
     margin: float
     baseline: str | None = None
     confidence: float | msgspec.UnsetType = msgspec.UNSET
+    max_unpaired: int = 0
 
 
 class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
