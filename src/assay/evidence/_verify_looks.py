@@ -5,7 +5,9 @@ plan, the bundles' states and the scores determine every look it could have made
 first that decided every check, and so the trials it was entitled to leave unrun. Each
 recorded ``look`` must equal the look recomputed at its prefix; the set of looks must be
 the schedule up to the stop; a ``stopped`` event must sit at the look that decided; and a
-complete run may lack bundles only for the trials its ``not_run`` event counts.
+complete run may lack bundles only for the trials its ``not_run`` event counts. Each
+line of ``regates.jsonl`` (a look made later by ``assay gate`` or ``assay score``) must
+chain to the one before (the first to the events head) and repeat the run's last look.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assay.evidence._layout import BUNDLES, EVENTS, PLAN, SCORES
+from assay._digest import loads, sha256_hex
+from assay.evidence._layout import BUNDLES, EVENTS, PLAN, REGATES, SCORES
 from assay.evidence._verify_checker import Checker
 
 if TYPE_CHECKING:
@@ -96,6 +99,8 @@ def check_looks(check: Checker, spec: EvalSpec, manifest: dict[str, Any], scan: 
                 wrong(line, kind, "the run did not stop")
     if manifest.get("status") != "complete":
         return
+    last = look_event(monitor.looks[-1]) if monitor.looks else None
+    _check_regates(check, manifest, last)
     if seen != set(expected):
         check.problem(EVENTS, "verify.sequential", kind="look", reason="looks missing")
     if stop_at is not None and not stops:
@@ -104,3 +109,18 @@ def check_looks(check: Checker, spec: EvalSpec, manifest: dict[str, Any], scan: 
     allowed = planned - bundles if stop_at is not None and unrun == planned - bundles else 0
     if bundles + allowed != planned:
         check.problem(BUNDLES, "verify.bundle_count", found=bundles, planned=planned)
+
+
+def _check_regates(check: Checker, manifest: dict[str, Any], last: Any) -> None:
+    """The looks re-gating recorded: a chain from the events head, each the last look."""
+    if not (check.path / REGATES).is_file():
+        return
+    previous = manifest.get("events_head")
+    for number, line in check.lines(REGATES):
+        record = loads(line)
+        if not isinstance(record, dict) or record.get("prev") != previous:
+            check.problem(f"{REGATES}:{number}", "verify.chain", previous=number - 1)
+        elif record.get("look") != last:
+            reason = "not the run's last look"
+            check.problem(f"{REGATES}:{number}", "verify.sequential", kind="look", reason=reason)
+        previous = sha256_hex(line)
