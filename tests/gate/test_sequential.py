@@ -10,12 +10,15 @@ import pytest
 from scipy.special import betaln
 
 from assay.gate._sequential import (
+    Monitor,
+    SequentialPlan,
     confidence_sequence,
     decide_check,
     log_mixture,
     prior_for,
     threshold,
 )
+from assay.spec import DatasetRef, EvalSpec, GatePolicy, ScorerSpec, TargetSpec
 
 ALPHA = 0.05
 EVERY = 10
@@ -129,3 +132,43 @@ def test_more_checks_need_more_evidence() -> None:
     one = confidence_sequence(95, 100, threshold(ALPHA, 1), prior)
     ten = confidence_sequence(95, 100, threshold(ALPHA, 10), prior)
     assert ten[0] < one[0] and ten[1] > one[1]
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A check with a blocked, invalid, unscorable or errored trial in the prefix stays undecided.",
+)
+@pytest.mark.parametrize(
+    ("state", "status"),
+    [
+        ("blocked", "unscorable"),
+        ("invalid", "unscorable"),
+        ("completed", "error"),
+        ("completed", "unscorable"),
+    ],
+)
+def test_a_check_with_bad_evidence_in_the_prefix_stays_undecided(state: str, status: str) -> None:
+    """40 samples that all pass decide a minimum of 0.5; one bad trial among them keeps
+    its target undecided (and so the run going), while the other target decides."""
+    spec = _spec(samples=40, targets=("a", "b"))
+    monitor = Monitor(SequentialPlan(spec, ["exact"]))
+    for index in range(80):
+        target = "ab"[index % 2]
+        bad = index == 7
+        monitor.add(
+            index, target, state if bad else "completed", {"exact": status if bad else "passed"}
+        )
+    last = monitor.looks[-1]
+    decisions = {c.target: (c.decision, c.problems) for c in last.checks}
+    assert decisions == {"a": ("passed", 0), "b": ("undecided", 1)}
+    assert not monitor.stopped and len(monitor.looks) == 4
+
+
+def _spec(samples: int, targets: tuple[str, ...]) -> EvalSpec:
+    return EvalSpec(
+        evaluation="e",
+        dataset=DatasetRef("data.jsonl", "sha256:0", samples),
+        targets=tuple(TargetSpec(t, "callable", callable="m:f") for t in targets),
+        scorers=(ScorerSpec("exact", "exact"),),
+        gate=GatePolicy(minimum=0.5, confidence=0.95, sequential=True),
+    )
