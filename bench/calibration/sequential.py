@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import betaln
-
 from assay.gate._sequential import Monitor, SequentialPlan, prior_for, threshold
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, ScorerSpec, TargetSpec
 from bench.calibration._row import Row
+from scipy.special import betaln
 
 ALPHA = 0.05
 EVERY = 10
