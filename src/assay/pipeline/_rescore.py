@@ -135,8 +135,8 @@ def regate(
     if not monitor.looks:
         return gate
     file = path / REGATES
-    previous = file.read_bytes().splitlines()[-1] if file.is_file() else None
-    head = sha256_hex(previous) if previous else read_manifest(path)["events_head"]
+    earlier = file.read_bytes().splitlines() if file.is_file() else []
+    head = sha256_hex(earlier[-1]) if earlier else read_manifest(path)["events_head"]
     line = canonical_json(
         {"prev": head, "look": look_event(monitor.looks[-1]), "status": gate.status}
     )
