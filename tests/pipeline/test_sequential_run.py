@@ -5,6 +5,7 @@ re-derives the looks and the stop from the scores."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from tests.helpers import (
     run_cli,
     run_spec_at,
     simple_spec,
+    start_cli,
     unique_callable_spec,
+    wait_for,
 )
 
 SEQUENTIAL = {"minimum": 0.8, "confidence": 0.95, "sequential": {"every": 10}}
@@ -218,3 +221,36 @@ def test_an_undeclared_sequential_is_not_in_the_spec(tmp_path: Path) -> None:
     assert b"sequential" not in plain.spec.canonical()
     assert b'"sequential":true' in declared.spec.canonical()
     assert [t.sample_index for t in plan(plain.spec, plain.dataset.ids)] == [0, 1, 2]
+
+
+HANGS_AFTER_30 = """
+import asyncio, os, pathlib
+
+async def answer(text):
+    marks = os.environ.get("HANG_MARKS")
+    if marks:
+        pathlib.Path(marks, text).touch()
+        if len(os.listdir(marks)) > 30:
+            await asyncio.sleep(60)
+    return "no" if int(text[1:]) % 25 == 0 else text
+"""
+
+
+def test_a_resumed_sequential_run_looks_again_stops_and_verifies(tmp_path: Path) -> None:
+    """Interrupted after 30 trials, then resumed: the finished trials are fed to the gate
+    again (their looks recorded again), the run stops when decided, and verifies."""
+    spec = unique_callable_spec(tmp_path, HANGS_AFTER_30, samples=samples(300, 25), gate=SEQUENTIAL)
+    run, marks = tmp_path / "run", tmp_path / "marks"
+    marks.mkdir()
+    proc = start_cli("run", spec, "--output", run, "-j", "4", env={"HANG_MARKS": str(marks)})
+    assert wait_for(lambda: len(list(marks.iterdir())) >= 34, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    assert not events_of(run, "stopped")
+    resumed = run_cli("resume", run)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    [stopped] = events_of(run, "stopped")
+    assert len(read_jsonl(run / "bundles.jsonl")) < 300
+    assert stopped["data"]["samples"] == events_of(run, "look")[-1]["data"]["samples"]
+    assert run_cli("verify", run).returncode == 0
