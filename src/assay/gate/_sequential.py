@@ -27,7 +27,7 @@ Looks are on a fixed schedule, at every ``every`` samples of the plan's complete
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -329,10 +329,3 @@ def _outcome(check: Check, look: Look | None) -> tuple[GateStatus, str]:
     if check.decision == "failed":
         return "failed", f"{head}: upper bound is below the minimum {check.minimum:g}"
     return "inconclusive", f"{head} contains the minimum {check.minimum:g}: too uncertain"
-
-
-def looks_of(events: Iterable[tuple[str, Any]]) -> Iterator[Look]:
-    """The ``look`` events among run-level (kind, data) pairs, decoded."""
-    for kind, data in events:
-        if kind == "look":
-            yield msgspec.convert(data, Look)
