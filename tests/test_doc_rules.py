@@ -31,6 +31,11 @@ DESCRIPTIVE: dict[str, str] = {
     "See [cluster.md](cluster.md).": "a pointer to another page",
     "See `docs/cache.md`.": "a pointer to another page",
     "A typical CI step: `assay run eval.yaml": "an example command line, no behaviour of its own",
+    "A fixed-size run spends every planned trial": "spec.md: why `sequential` exists",
+    "`sequential` stops a run when the evidence suffices": (
+        "spec.md: the lead-in to the sequential rules listed (and tested) below it"
+    ),
+    "The method, its prior and its guarantee are in": "a pointer to another page",
 }
 
 # Rules with no named test yet. This list may only shrink: a rule here that gains a

@@ -199,6 +199,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "计划 {planned} 个试验，却有 {found} 个证据包",
         "",
     ),
+    "verify.sequential": (
+        "{kind} event does not follow from the scores: {reason}",
+        "",
+        "{kind} 事件与评分不符：{reason}",
+        "",
+    ),
     "verify.bundle_events": (
         "its events differ from those in {events}",
         "",

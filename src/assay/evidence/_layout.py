@@ -10,4 +10,7 @@ MANIFEST = "manifest.json"
 ARTIFACTS = "artifacts"
 LOCK = ".lock"
 SINK_FALLBACK = "sink-fallback.jsonl"
+REGATES = "regates.jsonl"
+"""Looks made by re-gating a finished sequential run (`assay gate`, `assay score`),
+chained to the run's events head: appended after the seal, so the manifest cannot list it."""
 REPORTS = ("report.json", "report.md", "report.html")

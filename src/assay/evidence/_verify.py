@@ -22,6 +22,7 @@ from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, S
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
 from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
+from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_records import (
     check_artifacts,
     check_bundle_events,
@@ -30,7 +31,7 @@ from assay.evidence._verify_records import (
     check_score_binding,
     read_scores,
 )
-from assay.plan import trial_id
+from assay.plan import sample_order, trial_id
 from assay.spec import EvalSpec
 
 PARALLEL_BYTES = 16 << 20  # an events.jsonl this large is walked in a worker process
@@ -53,6 +54,7 @@ def verify_run(path: Path) -> VerifyResult:
         check.start(SPEC)
         spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
         if spec is not None:
+            check.sequential = spec.gate.stopping is not None
             check.start(PLAN)
             _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
         check.start(ARTIFACTS)
@@ -74,6 +76,9 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, BUNDLES, lambda: check_bundle_events(check))
         check.start(SCORES)
         _guarded(check, SCORES, lambda: check_score_binding(check))
+        if spec is not None and check.sequential:
+            check.start(EVENTS)
+            _guarded(check, EVENTS, lambda: check_looks(check, spec, manifest, scan))
     finally:
         stop_scan(worker)  # interrupted: the worker's answer is not wanted
     check.result.problems = check.listed()
@@ -156,6 +161,7 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
     """Each line must be exactly the trial the spec plans at that position."""
     targets, reps = [t.id for t in spec.targets], spec.repetitions
     per_sample = len(targets) * reps
+    order = sample_order(spec, spec.dataset.samples)
     sample_ids: set[str] = set()
     current = ""
     for number, line in check.lines(PLAN):
@@ -172,9 +178,9 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
             sample_ids.add(current)
         target_id, repetition = targets[(index // reps) % len(targets)], index % reps + 1
         tid = trial_id(spec.evaluation, target_id, str(sample_id), repetition)
-        expected = _plan_line(
-            _PlanLine(index, tid, index // per_sample, current, target_id, repetition)
-        )
+        position = index // per_sample
+        sample_index = order[position] if position < len(order) else position
+        expected = _plan_line(_PlanLine(index, tid, sample_index, current, target_id, repetition))
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
         check.plan.add(tid)

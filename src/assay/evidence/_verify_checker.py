@@ -60,6 +60,7 @@ class Checker:
         self.section, self.line = SPEC, 0
         self.manifest_files: set[str] = set()  # files whose whole digests the manifest lists
         self.file_digests: dict[str, str] = {}  # of those, the ones hashed here
+        self.sequential = False  # a sequential gate may stop before the plan's end
 
     def start(self, section: str) -> None:
         """Findings from now on are about *section* (they list in file order at the end,

@@ -43,6 +43,7 @@ class EventScan(msgspec.Struct):
     folds: dict[str, bytes] = {}  # trial id → sha256 of [[n, hash], ...] of pre-seal events
     score_hashes: set[Any] = set()  # sha256 of each score line a ``match`` binds (as read)
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
+    sequential: list[tuple[int, str, Any]] = []  # line, kind, data of looks and stops
     readable: bool = True  # False: a record of the wrong shape stopped the pass
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
     refs: list[tuple[int, str, str]] = []  # line, field, sha256 an event's data names
@@ -116,6 +117,8 @@ _REFERRING = frozenset(
     {"tool_call", "tool_result", "score_sampling", "score_tool_call", "score_tool_result"}
 )
 _FIELDS = ("prompt", "output", "arguments", "result")
+SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
+"""The run-level events of a sequential gate, which verify re-derives from the scores."""
 
 
 def _event_refs(number: int, data: msgspec.Raw, refs: list[tuple[int, str, str]]) -> None:
@@ -194,6 +197,8 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
             counts[trial] = n
             if trial is None:
                 scan.run_tail = (kind, loads(head.data))
+                if kind in SEQUENTIAL_EVENTS:
+                    scan.sequential.append((number, kind, scan.run_tail[1]))
             elif kind == "match":  # after the sealed bundle: it binds its score line
                 bound.add(_decode_match(head.data).record)
             elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)

@@ -27,11 +27,19 @@ class WorkQueue:
     def __init__(self, planned: Iterator[Trial]) -> None:
         self._planned = planned
         self.later: deque[Requeued] = deque()
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Hand out nothing more (a sequential gate has decided): trials in flight finish,
+        the rest are never started."""
+        self.stopped = True
 
     def __iter__(self) -> WorkQueue:
         return self
 
     def __next__(self) -> Trial | Requeued:
+        if self.stopped:
+            raise StopIteration
         for trial in self._planned:
             return trial
         if self.later:

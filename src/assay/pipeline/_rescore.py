@@ -15,13 +15,14 @@ from typing import Any
 
 import msgspec
 
-from assay._digest import loads
+from assay._digest import canonical_json, loads, sha256_hex
 from assay.dataset import Dataset, freeze, select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
     PLAN,
+    REGATES,
     SCORES,
     SPEC,
     ArtifactStore,
@@ -29,6 +30,7 @@ from assay.evidence import (
     verify_run,
 )
 from assay.gate import GateDecision, decide
+from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
 from assay.model import Model, models_built, replay_scope
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._judge import judge
@@ -82,6 +84,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     rows = TrialRows(manifest["planned"])
     store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
     recomputed: dict[str, tuple[Any, ...]] = {}
+    finished: list[tuple[int, str, str, dict[str, str]]] = []  # for a sequential gate
     per_sample = len(spec.targets) * spec.repetitions
     sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
@@ -102,6 +105,8 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
                 sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
                 for record in records:
                     recomputed[record["score_id"]] = _compared(record)
+                statuses = {r["scorer_id"]: r["status"] for r in records}
+                finished.append((trial["index"], trial["target_id"], bundle["state"], statuses))
     finally:
         store.close()
         await close_parts([*scorers.values(), *made])  # graders built, if never asked
@@ -111,11 +116,33 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     folder = Path(source).parent if source not in (None, "", "None") else None
     regression = regression_of(spec, folder, baseline, _records(path), path)
     gate = decide(spec.gate, built, list(scorers), regression)
+    if spec.gate.stopping is not None:  # the verdict of the last look, a look recorded
+        gate = regate(path, spec, gate, built, replay_looks(spec, list(scorers), finished))
     summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
     with open(path / SCORES, "rb") as handle:
         scores = (loads(line) for line in handle)
         report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def regate(
+    path: Path, spec: EvalSpec, fixed: GateDecision, metrics: Metrics, monitor: Monitor
+) -> GateDecision:
+    """The sequential verdict of a finished run, re-decided: its last look, recorded as a
+    look again in ``regates.jsonl`` (chained to the events head) so the number of times
+    a run was looked at can be counted, and checked by ``verify``."""
+    gate = sequential_gate(spec.gate, fixed, metrics, monitor)
+    if not monitor.looks:
+        return gate
+    file = path / REGATES
+    earlier = file.read_bytes().splitlines() if file.is_file() else []
+    head = sha256_hex(earlier[-1]) if earlier else read_manifest(path)["events_head"]
+    line = canonical_json(
+        {"prev": head, "look": look_event(monitor.looks[-1]), "status": gate.status}
+    )
+    with open(file, "ab") as handle:
+        handle.write(line + b"\n")
+    return gate
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:

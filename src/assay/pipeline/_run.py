@@ -36,6 +36,7 @@ from assay.evidence import (
     seal_bundle,
 )
 from assay.gate import GateDecision, decide
+from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event, sequential_gate
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
@@ -96,6 +97,11 @@ class _Run:
             self.spec.gate.confidence_level,
         )
         self.rows = TrialRows(len(self.plan))
+        self.monitor = (
+            Monitor(SequentialPlan(self.spec, list(self.scorers)))
+            if self.spec.gate.stopping is not None
+            else None
+        )
         self.baseline = options.baseline
         self.rng = random.Random()
         self.started = time.time()
@@ -200,6 +206,7 @@ class _Run:
             )
         record_scores(self.writer, recorder, digest, records)
         self.rows.add(row)
+        self.observe(trial.index, trial.target_id, bundle["state"], records)
         if result.outcome is not None and result.outcome.kind == "error":
             self.errors.add_error(result.outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
@@ -260,7 +267,21 @@ class _Run:
         """Judge a finished trial's bundle, count it and add its row; its score records."""
         records, row = await judge(bundle, output, self.scorers, self.metrics, self.task_metrics)
         self.rows.add(row)
+        trial = bundle["trial"]
+        self.observe(trial["index"], trial["target_id"], bundle["state"], records)
         return records
+
+    def observe(self, index: int, target_id: str, state: str, records: list[Any]) -> None:
+        """Feed a finished trial to the sequential gate; record the looks it completes,
+        and stop handing out trials once a look has decided every check."""
+        if self.monitor is None:
+            return
+        statuses = {r["scorer_id"]: r["status"] for r in records}
+        for look in self.monitor.add(index, target_id, state, statuses):
+            self.run_event("look", look_event(look))
+            if self.monitor.stopped:
+                self.run_event("stopped", {"samples": look.samples, "reason": STOPPED})
+                self.queue.stop()
 
 
 def record_scores(
@@ -309,6 +330,8 @@ async def _execute_run(
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
         run.queue = WorkQueue(t for t in run.plan if t.trial_id not in finished)
+        if run.monitor is not None and run.monitor.stopped:
+            run.queue.stop()  # a resumed run whose finished trials already decide it
 
         async def work() -> None:
             try:
@@ -358,6 +381,11 @@ def _finish(run: _Run) -> RunOutcome:
     path = run.writer.path  # None in a dry run
     regression = regression_of(run.spec, folder, run.baseline, _scores_of(path), path)
     gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
+    if run.monitor is not None:
+        gate = sequential_gate(run.spec.gate, gate, metrics, run.monitor)
+        if run.monitor.stopped:
+            unrun = sum(counts.states.get("not_run", 0) for counts in metrics.targets)
+            run.run_event("not_run", {"trials": unrun, "reason": STOPPED})
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", gate_event(gate))
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}

@@ -1,5 +1,5 @@
 """The trial plan: sample × target × repetition, with stable trial ids."""
 
-from assay.plan._plan import Plan, Trial, plan, trial_id
+from assay.plan._plan import Plan, Trial, plan, sample_order, trial_id
 
-__all__ = ["Plan", "Trial", "plan", "trial_id"]
+__all__ = ["Plan", "Trial", "plan", "sample_order", "trial_id"]

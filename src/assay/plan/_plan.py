@@ -8,6 +8,7 @@ on any day, and two runs of one evaluation can be joined trial by trial.
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Iterator, Sequence
 
 import msgspec
@@ -38,18 +39,32 @@ def trial_id(evaluation: str, target_id: str, sample_id: str, repetition: int) -
     return "t-" + hashlib.sha256(key).hexdigest()[:24]
 
 
+def sample_order(spec: EvalSpec, samples: int) -> Sequence[int]:
+    """The dataset positions in plan order: file order, or, for a sequential gate, a
+    random order seeded by the evaluation id and the declared seed (the same on every
+    machine), so that every prefix of the plan is a random sample of the dataset."""
+    stopping = spec.gate.stopping
+    if stopping is None:
+        return range(samples)
+    order = list(range(samples))
+    random.Random(f"assay.plan/{spec.evaluation}/{stopping.seed}").shuffle(order)
+    return order
+
+
 class Plan:
     """The trials of a spec, in plan order: sample-major, then target, then repetition.
 
     Trials are generated, not stored, so a plan of a million trials costs nothing until
     it is walked. Interleaving targets per sample keeps drifts (a slower machine later in
-    the run) from favouring one target.
+    the run) from favouring one target. Samples come in file order, or in a seeded random
+    order for a sequential gate (``sample_order``); all trials of a sample stay together.
     """
 
     def __init__(self, spec: EvalSpec, sample_ids: Sequence[str]) -> None:
         self.spec = spec
         self.sample_ids = sample_ids
         self.target_ids = [t.id for t in spec.targets]
+        self.order = sample_order(spec, len(sample_ids))
 
     def __len__(self) -> int:
         return len(self.sample_ids) * len(self.target_ids) * self.spec.repetitions
@@ -57,7 +72,8 @@ class Plan:
     def __iter__(self) -> Iterator[Trial]:
         evaluation = self.spec.evaluation
         index = 0
-        for sample_index, sample_id in enumerate(self.sample_ids):
+        for sample_index in self.order:
+            sample_id = self.sample_ids[sample_index]
             for target_id in self.target_ids:
                 for repetition in range(1, self.spec.repetitions + 1):
                     tid = trial_id(evaluation, target_id, sample_id, repetition)

@@ -15,6 +15,7 @@ from assay.spec._model import (
     NoRegression,
     RetryPolicy,
     ScorerSpec,
+    Sequential,
     TargetSpec,
 )
 from assay.spec._paths import resolve_folder_inside, resolve_inside
@@ -43,6 +44,7 @@ __all__ = [
     "NoRegression",
     "RetryPolicy",
     "ScorerSpec",
+    "Sequential",
     "TargetSpec",
     "load_spec",
     "resolve_folder_inside",

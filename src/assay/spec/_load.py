@@ -247,6 +247,24 @@ def _check(
     if raw.gate.effect is None and not isinstance(raw.gate.power, msgspec.UnsetType):
         fail("gate.power: declare min_effect, the effect the power is for")
     _check_regression(raw.gate, fail)
+    _check_sequential(raw.gate, fail)
+
+
+def _check_sequential(gate: GatePolicy, fail: Any) -> None:
+    """Refuse what the sequential gate cannot yet decide (see ``gate._sequential``)."""
+    stopping = gate.stopping
+    if stopping is None:
+        return
+    if stopping.every < 1:
+        fail("gate.sequential.every: look after 1 or more samples")
+    if gate.minimum is None and not gate.targets:
+        fail("gate.sequential: declare a minimum, the rate each look decides against")
+    if not gate.confident:
+        fail("gate.sequential: declare confidence, the level of the confidence sequence")
+    if gate.regression is not None:
+        fail("gate.sequential: not supported with no_regression yet; remove one of them")
+    if gate.effect is not None:
+        fail("gate.sequential: not supported with min_effect (it sizes a fixed n); remove one")
 
 
 def _check_regression(gate: GatePolicy, fail: Any) -> None:

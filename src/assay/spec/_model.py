@@ -87,6 +87,17 @@ class NoRegression(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     max_unpaired: int = 0
 
 
+class Sequential(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """The ``sequential`` policy: look after every ``every`` samples, stop when decided.
+
+    ``seed`` fixes the random order of samples in the plan (so every prefix of the plan
+    is a random sample of the dataset); see ``assay.gate._sequential``.
+    """
+
+    every: int = 10
+    seed: int = 0
+
+
 class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The release rule: each target's pass rate must reach its minimum.
 
@@ -97,9 +108,10 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     between). ``min_effect`` (with ``power``, default 0.8) makes a plan too small to
     detect that effect inconclusive. ``no_regression`` compares each target with the same
     target of a baseline run, paired by sample. ``multiplicity`` (``holm``, the default,
-    or ``none``) is how the interval-based checks of a run share one error rate. The
-    newer fields are left out of the
-    canonical JSON when not declared, so older specs keep their digests.
+    or ``none``) is how the interval-based checks of a run share one error rate.
+    ``sequential`` plans samples in a seeded random order and stops the run once every
+    minimum is decided. The newer fields are left out of the canonical JSON when not
+    declared, so older specs keep their digests.
     """
 
     minimum: float | None = None
@@ -110,6 +122,14 @@ class GatePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     power: float | msgspec.UnsetType = msgspec.UNSET
     no_regression: NoRegression | msgspec.UnsetType = msgspec.UNSET
     multiplicity: Literal["holm", "none"] | msgspec.UnsetType = msgspec.UNSET
+    sequential: bool | Sequential | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def stopping(self) -> Sequential | None:
+        """The sequential policy (``sequential: true`` is every default), if declared."""
+        if isinstance(self.sequential, Sequential):
+            return self.sequential
+        return Sequential() if self.sequential is True else None
 
     def minimum_for(self, target_id: str) -> float | None:
         """The declared minimum pass rate for *target_id*, if any."""
