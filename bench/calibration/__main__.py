@@ -35,7 +35,10 @@ def collect() -> list[Row]:
             continue
         started = time.perf_counter()
         found = module.rows()
-        print(f"  {name}: {len(found)} row(s) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        print(
+            f"  {name}: {len(found)} row(s) in {time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+        )
         rows.extend(found)
     return rows
 
@@ -45,7 +48,9 @@ def table(rows: list[Row]) -> str:
         "| check | setting | measured | promised | runs |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| {r.check} | {r.setting} | {r.measured:.4f} | {r.promised} | {r.runs} |" for r in rows]
+    lines += [
+        f"| {r.check} | {r.setting} | {r.measured:.4f} | {r.promised} | {r.runs} |" for r in rows
+    ]
     return "\n".join(lines)
 
 
