@@ -1,7 +1,7 @@
 """The release gate: policies applied to metrics, with evidence checked first."""
 
 from assay.gate._baseline import BASELINE_LABEL, compare_with_baseline, no_baseline
-from assay.gate._decide import GateDecision, GateStatus, TargetDecision, decide
+from assay.gate._decide import NOT_GATED, GateDecision, GateStatus, TargetDecision, decide
 from assay.gate._power import independent_samples, samples_needed
 from assay.gate._regression import (
     Baseline,
@@ -13,6 +13,7 @@ from assay.gate._regression import (
 
 __all__ = [
     "BASELINE_LABEL",
+    "NOT_GATED",
     "Baseline",
     "GateDecision",
     "GateStatus",
