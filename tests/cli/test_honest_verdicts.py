@@ -89,7 +89,7 @@ def no_rule_spec(folder: Path, source: str = WRONG, **extra: Any) -> Path:
     "docs/spec.md",
     "A run in which no target is gated is `ungated`: nothing was checked, and the CLI, "
     "`report.json`, `report.md` and `report.html` say so, never `passed`.",
-    "its status is `ungated`, never `passed`, unless rule 1 makes it `inconclusive`.",
+    "Its status is `ungated`, never `passed`, unless rule 1 makes it `inconclusive`.",
 )
 def test_a_run_with_no_rule_is_ungated_exit_0_and_never_reads_passed(tmp_path: Path) -> None:
     """0/3 right and no rule: the run is not a pass, it is unchecked; the exit code is 0."""
