@@ -111,7 +111,14 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EvalResult(msgspec.Struct):
-    """One task × model unit: how it ended, its metrics, gate, report and directory."""
+    """One task × model unit: how it ended, its metrics, gate, report and directory.
+
+    ``status`` is ``success`` only for a unit that ran to its end with every score
+    judged; otherwise ``error``, with ``error`` saying why: errors past
+    ``fail_on_error`` (the run stopped; its gate is ``stopped``, its reports written),
+    scorer errors (a scorer raised or returned an invalid value), or a failure before
+    the run (then no gate).
+    """
 
     task: str
     model: str
