@@ -20,6 +20,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
+from assay._messages import render
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
@@ -419,8 +420,10 @@ def _conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutco
 
 def stopped_gate(gate: GateDecision, cause: RunError) -> GateDecision:
     """*gate* as the verdict of a run *cause* stopped: status ``stopped``, the cause
-    first among the reasons, each target's own verdict kept (its unrun trials named)."""
-    return GateDecision("stopped", gate.targets, [cause.message, *gate.reasons], gate.baseline)
+    first among the reasons (in English, as every reason of the reports and the chain
+    is), each target's own verdict kept (its unrun trials named)."""
+    why = render(cause.key, cause.params, "en")[0]
+    return GateDecision("stopped", gate.targets, [why, *gate.reasons], gate.baseline)
 
 
 def _scores_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
