@@ -325,6 +325,7 @@ def test_a_server_answering_200_with_no_json_stops_the_run_with_reports_and_exit
         args = ("--model", "openai/m", "--model-base-url", server.url, "-M", "max_retries=0")
         proc = run_cli("run", "tasks.py@hello", *args, "-o", run, "-j", "1", cwd=tmp_path, env=env)
         assert proc.returncode == EXIT_RUN, proc.stdout + proc.stderr
+        assert proc.stdout.splitlines()[0] == "== hello × openai/m: error"
         cause = "not a chat completion (JSON is malformed"
         (error,) = proc.stderr.splitlines()
         assert "fail_on_error=True; the run stopped" in error and cause in error
