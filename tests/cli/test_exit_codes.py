@@ -50,7 +50,7 @@ def _run(spec: Path, out: Path) -> tuple[int, str, dict[str, object]]:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "| 0 | gate passed;",
+    "| 0 | gate passed, or `ungated`",
 )
 def test_passed_is_0(tmp_path: Path) -> None:
     code, stdout, report = _run(simple_spec(tmp_path / "suite"), tmp_path / "run")
@@ -86,7 +86,7 @@ def test_a_crashing_target_fails_it_is_not_retried_away(tmp_path: Path) -> None:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "| 3 | gate inconclusive |",
+    "| 3 | gate inconclusive: the evidence cannot tell",
     "| `gate RUN [--baseline BASE]` | verify, then re-decide the gate from the evidence; exit "
     "code is the decision |",
 )

@@ -101,19 +101,19 @@ def test_the_api_key_reaches_the_server_and_no_file_of_the_run(
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "A unit that ends in error (its `fail_on_error` reached, say) prints the error on stderr "
-    "and counts as a failed gate: exit 1.",
+    "A unit its errors stopped (its `fail_on_error` reached) is a stopped run: exit 5",
 )
-@pytest.mark.doc("docs/cli.md", "or a Python task's unit ended in error")
 def test_a_wrong_key_is_an_error_that_names_the_status_not_the_key(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
     key = f"sk-test-{secrets.token_hex(16)}"
     openai_server.api_key = "sk-the-right-one"
     proc = run_arithmetic(openai_server, tmp_path, {"OPENAI_API_KEY": key}, "-j", "1")
-    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.returncode == 5, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stdout.startswith("== arithmetic × openai/calc-1: error\n"), proc.stdout
     assert f"401 from {openai_server.url}: invalid key" in proc.stderr
+    (gate,) = [line for line in proc.stdout.splitlines() if line.startswith("gate: ")]
+    assert gate.startswith("gate: stopped: ") and "invalid key" in gate
     (run,) = run_dirs(tmp_path)
     # one trial at a time: the first asked once, was not retried, and stopped the run
     (failed,) = events_of(run, "model_call_failed")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, EXIT_RUN
+from assay.errors import EXIT_CONFIG, EXIT_PASSED, EXIT_RUN
 from assay.evidence import verify_run
 from tests.helpers import (
     error_line,
@@ -108,7 +108,7 @@ def test_a_python_task_run_resumes_only_with_its_pinned_task_file(tmp_path: Path
     task_file = write_module(tmp_path, "pinned_task", TASK)
     args = (f"{task_file}@pinned", "-m", "mock/x", "-j", "1", "--log-dir", tmp_path / "runs")
     ran = run_cli("run", *args)
-    assert ran.returncode == EXIT_FAILED, ran.stdout + ran.stderr  # stopped by fail_on_error
+    assert ran.returncode == EXIT_RUN, ran.stdout + ran.stderr  # stopped by fail_on_error
     (run,) = run_dirs(tmp_path / "runs")
     assert json.loads((run / "manifest.json").read_bytes())["status"] == "interrupted"
     task_file.write_text(TASK.replace('target="4"', 'target="5"'))

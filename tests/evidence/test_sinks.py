@@ -148,15 +148,27 @@ def test_a_failing_collector_raises_run_error(
         run_spec_at(spec, tmp_path / "run", sink_url=collector.url)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A run that stops on a fatal error while its trials run (the event sink failing,",
+)
 def test_a_failing_collector_exits_5_via_the_cli(
     tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
 ) -> None:
     collector = collector_factory(lambda _: True)
     spec = simple_spec(tmp_path / "spec", samples=many_samples(3000))
-    proc = run_cli("run", spec, "--output", tmp_path / "run", "--sink", collector.url)
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "--output", run, "--sink", collector.url)
     assert proc.returncode == 5, proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and "event sink" in proc.stderr
+    # stopped, yet judged and reported: the gate says so and names the cause
+    (gate,) = [line for line in proc.stdout.splitlines() if line.startswith("gate:")]
+    assert gate.startswith("gate: stopped: ") and "event sink" in gate
+    report = json.loads((run / "report.json").read_text())
+    assert report["gate"]["status"] == "stopped" and "event sink" in report["gate"]["reasons"][0]
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    assert run_cli("verify", run).returncode == 0
 
 
 # -- the failure-rate threshold, through the command line --------------------------------

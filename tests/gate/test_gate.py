@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.gate import decide
+from assay.gate import NOT_GATED, decide
 from assay.score import Metrics, MetricsBuilder
 from assay.spec import GatePolicy
 from tests.helpers import FAST_RETRY, run_spec_at, unique_callable_spec
@@ -126,7 +126,52 @@ def test_per_target_minimums_and_ungated_targets() -> None:
     by_target = {t.target_id: t for t in decision.targets}
     assert by_target["a"].status == "passed" and by_target["a"].gated
     assert not by_target["b"].gated  # no minimum: reported, not gated
+    assert by_target["b"].status == "ungated"  # 0/2, and still not "failed" nor "passed"
     assert decision.status == "passed"
+
+
+@pytest.mark.parametrize("rows", [[PASS] * 3, [FAIL] * 3], ids=["all-right", "all-wrong"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A run in which no target is gated is `ungated`",
+    "Its status is `ungated`, never `passed`",
+)
+def test_no_rule_is_ungated_whatever_the_rate(rows: list[tuple[str, str]]) -> None:
+    decision = decide(GatePolicy(), metrics_of({"a": rows, "b": rows}), ["exact"])
+    assert decision.status == "ungated"
+    assert [(t.status, t.gated) for t in decision.targets] == [("ungated", False)] * 2
+    assert decision.reasons == [NOT_GATED]
+    assert NOT_GATED == "not gated: no minimum, min_effect or no_regression declared"
+
+
+@pytest.mark.parametrize(
+    ("bad", "word"),
+    [
+        (("blocked", "unscorable"), "blocked"),
+        (("invalid", "unscorable"), "invalid"),
+        (None, "not run"),
+        (("completed", "unscorable"), "unscorable"),
+        (("completed", "error"), "scorer errors"),
+    ],
+    ids=["blocked", "invalid", "not-run", "unscorable", "scorer-error"],
+)
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Evidence comes first on every target: an ungated target that rule 1 makes "
+    "`inconclusive` makes the run `inconclusive` too,",
+    "unless rule 1 makes it `inconclusive`.",
+)
+def test_an_ungated_target_with_doubtful_evidence_makes_the_run_inconclusive(
+    bad: tuple[str, str] | None, word: str
+) -> None:
+    rows = [PASS, PASS] + ([bad] if bad is not None else [])
+    doubtful = metrics_of({"a": [PASS] * 3, "b": rows}, planned=3)
+    for policy in (GatePolicy(), GatePolicy(targets={"a": 1.0})):  # nothing gated, or "a" only
+        decision = decide(policy, doubtful, ["exact"])
+        by_target = {t.target_id: t for t in decision.targets}
+        assert (by_target["b"].status, by_target["b"].gated) == ("inconclusive", False)
+        assert decision.status == "inconclusive"
+        assert any(r.startswith("b: ") and word in r for r in decision.reasons), decision.reasons
 
 
 @pytest.mark.doc(

@@ -179,9 +179,10 @@ def test_the_command_line_runs_verifies_and_exits(tmp_path: Path) -> None:
         "run", f"{tasks}@capitals", "--model", "local/smollm2", "--limit", "2",
         "-M", "ctx_size=1024", "--log-dir", log_dir, timeout=180,
     )  # fmt: skip
-    # no gate minimum: the gate passes whatever the model answers (a unit error would be 1)
+    # no gate minimum: ungated, exit 0 whatever the model answers, and never "passed"
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "== capitals × local/smollm2: success" in proc.stdout
+    assert "gate: not gated: no minimum, min_effect or no_regression declared" in proc.stdout
     (run,) = run_dirs(log_dir)
     assert len(model_calls(run)) == 2
     verified = run_cli("verify", run)

@@ -179,12 +179,19 @@ def _fill(spec: Path, disk: Path, size: str) -> tuple[Path, subprocess.Completed
 
 @needs_mount
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A storage error stops a run without a `stopped` report: the disk would fail those writes too.",
+)
 def test_a_full_disk_leaves_no_valid_looking_run_and_resume_finishes_it(
     spec: Path, small_disk: Path, size: str, reference: dict[str, object]
 ) -> None:
     run, proc = _fill(spec, small_disk, size)
     assert proc.returncode == 5, proc.stdout + proc.stderr  # storage error (docs/cli.md)
     assert_not_valid_looking(run)
+    assert "gate: stopped" not in proc.stdout
+    if (run / "report.json").exists():  # written before the disk filled, never "stopped"
+        assert json.loads((run / "report.json").read_bytes())["gate"]["status"] != "stopped"
     mount("-o", "remount,size=64m", str(small_disk))  # space again
     resumed = run_cli("resume", run)
     assert resumed.returncode == 0, resumed.stderr

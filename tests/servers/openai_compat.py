@@ -3,7 +3,8 @@
 It speaks the chat-completions wire format (``POST /v1/chat/completions``, JSON in and
 out, HTTP/1.1 keep-alive via ``h11``) and answers each request with the next action of
 a script, in arrival order: a normal answer, an HTTP status (429 with ``Retry-After``,
-500, 401, ...), a slow answer, a dropped connection, or an answer cut off halfway. When
+500, 401, ...), a slow answer, a dropped connection, an answer cut off halfway, or a
+status 200 whose body is not JSON. When
 the script runs out it answers normally. It runs its own asyncio loop in a thread, so
 a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
 
@@ -35,7 +36,7 @@ import h11
 class Action:
     """What the server does with one request."""
 
-    kind: str  # "ok" | "status" | "slow" | "drop" | "cut"
+    kind: str  # "ok" | "status" | "slow" | "drop" | "cut" | "not_json"
     status: int = 200
     message: str = ""
     retry_after: str | None = None
@@ -65,6 +66,15 @@ def drop() -> Action:
 def cut() -> Action:
     """Send the answer's head and half its body, then close the connection."""
     return Action("cut")
+
+
+def not_json() -> Action:
+    """Answer 200 with a JSON content type and a body that is not JSON."""
+    return Action("not_json")
+
+
+NOT_JSON = b'{"choices": [ not json'
+"""The body ``not_json`` sends."""
 
 
 @dataclass
@@ -195,7 +205,7 @@ class OpenAICompatServer:
         elif self.latency:
             await asyncio.sleep(self.latency)
         code, answer, extra = self._response(action, head, headers, payload)
-        data = json.dumps(answer).encode()
+        data = NOT_JSON if action.kind == "not_json" else json.dumps(answer).encode()
         response_headers = [
             ("content-type", "application/json"),
             ("content-length", str(len(data))),

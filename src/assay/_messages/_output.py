@@ -14,6 +14,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "out.minimum": (" (minimum {minimum:g})", "", "（最低要求 {minimum:g}）", ""),
     "out.gate": ("gate: {status}", "", "门禁结论：{status}", ""),
+    "out.gate_ungated": (
+        "gate: not gated: no minimum, min_effect or no_regression declared",
+        "",
+        "门禁结论：未设门禁：未声明 minimum、min_effect 或 no_regression",
+        "",
+    ),
+    "out.gate_stopped": ("gate: stopped: {cause}", "", "门禁结论：运行已中止：{cause}", ""),
     "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
     "out.progress": (
         "{evaluation}: {done}/{planned} trials ({percent}%), {rate}/s{left}",

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from assay._messages import say
-from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED
+from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
 from assay.gate import GateDecision
 from assay.score import Metrics
 
@@ -15,7 +15,13 @@ if TYPE_CHECKING:
     from assay.evidence import Usage
     from assay.report import Report
 
-EXIT_BY_STATUS = {"passed": EXIT_PASSED, "failed": EXIT_FAILED, "inconclusive": EXIT_INCONCLUSIVE}
+EXIT_BY_STATUS = {
+    "passed": EXIT_PASSED,
+    "ungated": EXIT_PASSED,  # nothing was checked; the line says so, not "passed"
+    "failed": EXIT_FAILED,
+    "inconclusive": EXIT_INCONCLUSIVE,
+    "stopped": EXIT_RUN,
+}
 
 
 def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> int:
@@ -30,7 +36,7 @@ def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> 
                 say(
                     "out.target",
                     target=decision.target_id,
-                    status=decision.status if decision.gated else "-",
+                    status=decision.status,
                     scorer=scorer_id,
                     passed=est.passed,
                     denominator=est.denominator,
@@ -41,13 +47,23 @@ def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> 
                     minimum=minimum,
                 )
             )
-    click.echo(say("out.gate", status=gate.status))
-    if gate.status != "passed":
+    click.echo(gate_line(gate))
+    if gate.status in ("failed", "inconclusive", "stopped"):
         for decision in gate.targets:
-            if decision.gated and decision.status != "passed":
+            if decision.status in ("failed", "inconclusive"):
                 for reason in decision.reasons:
                     click.echo(say("out.reason", target=decision.target_id, reason=reason))
     return EXIT_BY_STATUS[gate.status]
+
+
+def gate_line(gate: GateDecision) -> str:
+    """The run's verdict in one line: ``gate: passed``; never ``passed`` when nothing
+    was gated (a neutral "not gated"), and the cause when the run stopped."""
+    if gate.status == "ungated":
+        return say("out.gate_ungated")
+    if gate.status == "stopped":
+        return say("out.gate_stopped", cause=gate.reasons[0] if gate.reasons else "")
+    return say("out.gate", status=gate.status)
 
 
 def print_usage(report: Report) -> None:

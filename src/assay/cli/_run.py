@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -15,6 +15,9 @@ from assay.cli._progress import progress_line
 from assay.errors import ConfigError
 from assay.model import DEFAULT_EXPIRY
 from assay.run import PYTHON_TASK_ON_CLUSTER
+
+if TYPE_CHECKING:
+    from assay.pipeline import RunOutcome
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -138,7 +141,7 @@ def run(
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
-    from assay.pipeline import RunOptions, check_baseline_option, run_spec
+    from assay.pipeline import RunOptions, RunStopped, check_baseline_option, run_spec
     from assay.spec import load_spec
 
     if spec.suffix == ".py" or ".py@" in str(spec):
@@ -191,7 +194,11 @@ def run(
     run_options = RunOptions(
         output=output, dry_run=dry_run, handle_signals=True, progress=progress, **execution
     )
-    outcome = run_spec(loaded, run_options)
+    try:
+        outcome = run_spec(loaded, run_options)
+    except RunStopped as stopped:  # judged and reported: show it, then the one-line error
+        _print_outcome(stopped.outcome)
+        raise
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     print_usage(outcome.report)
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
@@ -218,18 +225,28 @@ def resume(
     **execution: Any,
 ) -> None:
     """Finish an interrupted run in RUN: keep finished trials, run the rest."""
-    from assay.pipeline import RunOptions, resume_run
+    from assay.pipeline import RunOptions, RunStopped, resume_run
 
     _check_sink(execution["sink_url"])
     progress = progress_line(execution.pop("progress"))
     options = RunOptions(output=run_dir, handle_signals=True, progress=progress, **execution)
-    outcome = resume_run(
-        run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
-    )
+    try:
+        outcome = resume_run(
+            run_dir, options, spec_path, cache=cache, cache_expiry=cache_expiry, prices=prices
+        )
+    except RunStopped as stopped:
+        _print_outcome(stopped.outcome)
+        raise
+    raise SystemExit(_print_outcome(outcome))
+
+
+def _print_outcome(outcome: RunOutcome) -> int:
+    """Print a run's decision, usage and folder; return the decision's exit code."""
     code = print_decision(outcome.metrics, outcome.gate, outcome.report.scorers)
     print_usage(outcome.report)
-    click.echo(say("out.run_dir", path=outcome.path))
-    raise SystemExit(code)
+    done = say("out.dry_run") if outcome.path is None else say("out.run_dir", path=outcome.path)
+    click.echo(done)
+    return code
 
 
 def _check_sink(url: str | None) -> None:

@@ -29,22 +29,28 @@ def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, Any]:
 
 
 def run_tasks(ref: str, models: tuple[str, ...], options: dict[str, Any]) -> None:
-    """Run the tasks in *ref* against *models*; print each unit; exit with the worst gate."""
+    """Run the tasks in *ref* against *models*; print each unit; exit with the worst code.
+
+    A unit in error prints why on stderr. One with a gate (it ran to its end, or stopped
+    and was reported) exits with its gate's code, and never 0: errors are not a pass.
+    """
     from assay.pipeline import eval as run_eval
 
     results = run_eval(ref, list(models) or None, handle_signals=True, **options)
     code = 0
     for result in results:
         click.echo(f"== {result.task} × {result.model}: {result.status}")
-        if result.error or result.gate is None or result.metrics is None:
+        if result.error:
             click.echo(f"   {result.error}", err=True)
+        if result.gate is None or result.metrics is None:
             code = max(code, EXIT_FAILED)
             continue
         for scorer_id, values in sorted(result.task_metrics.get(result.model, {}).items()):
             shown = ", ".join(f"{k} {_fmt(v)}" for k, v in values.items())
             click.echo(f"   {scorer_id}: {shown}")
         scorers = [e.scorer_id for e in result.metrics.estimates]
-        code = max(code, print_decision(result.metrics, result.gate, list(dict.fromkeys(scorers))))
+        decided = print_decision(result.metrics, result.gate, list(dict.fromkeys(scorers)))
+        code = max(code, decided, EXIT_FAILED if result.error else 0)
         if result.report is not None:
             print_usage(result.report)
         click.echo(say("out.run_dir", path=result.path))

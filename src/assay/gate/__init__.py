@@ -6,7 +6,7 @@ from assay.gate._baseline import (
     compare_with_baseline,
     no_baseline,
 )
-from assay.gate._decide import GateDecision, GateStatus, TargetDecision, decide
+from assay.gate._decide import NOT_GATED, GateDecision, GateStatus, TargetDecision, decide
 from assay.gate._power import independent_samples, samples_needed
 from assay.gate._regression import (
     Baseline,
@@ -18,6 +18,7 @@ from assay.gate._regression import (
 
 __all__ = [
     "BASELINE_LABEL",
+    "NOT_GATED",
     "Baseline",
     "GateDecision",
     "GateStatus",

@@ -1,4 +1,5 @@
-"""The gate: apply the spec's policy to the metrics and say passed, failed or inconclusive.
+"""The gate: apply the spec's policy to the metrics and say passed, failed or inconclusive
+(or ``ungated`` when no rule is declared).
 
 Evidence comes before thresholds. A target with any blocked, invalid, unrun or unscorable
 trial (or a crashed scorer) is ``inconclusive`` whatever its pass rate, with the reasons
@@ -10,6 +11,13 @@ the interval, so that a verdict the evidence cannot support is ``inconclusive``.
 With ``no_regression``, each scorer is also compared with the baseline run (see
 ``_regression``); a target takes the worst of all its verdicts. Each decision keeps the
 numbers behind it in ``numbers`` (and ``regression``), per scorer.
+
+A target with no rule declared (no minimum, ``min_effect`` or ``no_regression``) is
+``ungated``, never ``passed``: nothing was checked, and a green verdict would say
+otherwise. The evidence rule still applies to it: an ungated target with any evidence
+problem is ``inconclusive``, and makes the run inconclusive, because a run whose trials
+could not be measured says nothing. ``stopped`` is never decided here: it is the status
+of a run that stopped on a fatal error before it could be judged (see the pipeline).
 """
 
 from __future__ import annotations
@@ -25,8 +33,11 @@ from assay.gate._regression import Baseline, Regression, RegressionCheck, check_
 from assay.score import MetricEstimate, Metrics
 from assay.spec import GatePolicy
 
-GateStatus = Literal["passed", "failed", "inconclusive"]
+GateStatus = Literal["passed", "failed", "inconclusive", "ungated", "stopped"]
 Number = float | int | str | None
+
+NOT_GATED = "not gated: no minimum, min_effect or no_regression declared"
+"""Why a target (or a run) is ``ungated``: the words the CLI and the reports show."""
 
 
 class TargetDecision(msgspec.Struct, frozen=True):
@@ -43,7 +54,9 @@ class TargetDecision(msgspec.Struct, frozen=True):
 
 
 class GateDecision(msgspec.Struct, frozen=True):
-    """The run's verdict: the worst of its targets (inconclusive > failed > passed).
+    """The run's verdict: the worst of its gated targets (inconclusive > failed > passed),
+    ``inconclusive`` when any target, gated or not, has evidence problems, and
+    ``ungated`` when no target is gated.
 
     ``baseline`` names the run a ``no_regression`` policy compared with (or why none
     could be used); ``None`` without that policy.
@@ -74,17 +87,24 @@ def decide(
         for counts in metrics.targets
     ]
     decisions = adjust_for_multiplicity(policy, decisions)
-    statuses = {d.status for d in decisions if d.gated}
-    status: GateStatus = (
-        "inconclusive"
-        if "inconclusive" in statuses
-        else "failed"
-        if "failed" in statuses
-        else "passed"
-    )
-    reasons = [f"{d.target_id}: {r}" for d in decisions if d.gated for r in d.reasons]
+    status = _run_status(decisions)
+    reasons = [f"{d.target_id}: {r}" for d in decisions if _counts(d) for r in d.reasons]
+    if status == "ungated":
+        reasons = [NOT_GATED]
     baseline = regression.baseline if regression is not None else None
     return GateDecision(status, decisions, reasons, baseline)
+
+
+def _counts(decision: TargetDecision) -> bool:
+    """Whether a target's verdict counts for the run's: a gated one always, an ungated
+    one only when its evidence is in doubt (evidence comes first, gated or not)."""
+    return decision.gated or decision.status == "inconclusive"
+
+
+def _run_status(decisions: list[TargetDecision]) -> GateStatus:
+    """The worst verdict that counts; ``ungated`` when none does."""
+    found = {d.status for d in decisions if _counts(d)}
+    return next((s for s in ("inconclusive", "failed", "passed") if s in found), "ungated")
 
 
 def _decide_target(
@@ -101,8 +121,8 @@ def _decide_target(
     rates = {e.scorer_id: e.value for e in estimates}
     numbers = {e.scorer_id: _numbers(policy, e, minimum) for e in estimates}
 
-    def verdict(status: GateStatus, reasons: list[str], is_gated: bool = gated) -> TargetDecision:
-        return TargetDecision(target_id, status, is_gated, reasons, rates, minimum, numbers, checks)
+    def verdict(status: GateStatus, reasons: list[str]) -> TargetDecision:
+        return TargetDecision(target_id, status, gated, reasons, rates, minimum, numbers, checks)
 
     problems = _evidence_problems(metrics, target_id, scorer_ids)
     if problems:
@@ -112,11 +132,20 @@ def _decide_target(
         return verdict("inconclusive", too_small)
     outcomes = [_judge(policy, e, minimum) for e in estimates] if minimum is not None else []
     outcomes += [(c.status, c.reason) for c in checks]
+    if not outcomes and policy.effect is not None:  # gated by min_effect alone: n suffices
+        return verdict("passed", [f"no minimum declared; {_enough(policy)}"])
     if not outcomes:
-        return verdict("passed", ["no minimum declared"], policy.effect is not None)
+        return verdict("ungated", [NOT_GATED])
     found = {s for s, _ in outcomes}  # the worst, in the run's order
     status: GateStatus = next(s for s in ("inconclusive", "failed", "passed") if s in found)
     return verdict(status, [reason for _, reason in outcomes])
+
+
+def _enough(policy: GatePolicy) -> str:
+    return (
+        f"the plan can detect an effect of {policy.effect:g} with power "
+        f"{policy.power_level:g} at confidence {policy.confidence_level:g}"
+    )
 
 
 def _regression_checks(

@@ -20,7 +20,7 @@ from assay.pipeline._resume import (
     resume_run,
     resume_run_async,
 )
-from assay.pipeline._run import RunOutcome, execute_run, run_spec, run_spec_async
+from assay.pipeline._run import RunOutcome, RunStopped, execute_run, run_spec, run_spec_async
 
 __all__ = [
     "EvalOptions",
@@ -31,6 +31,7 @@ __all__ = [
     "Rescore",
     "RunOptions",
     "RunOutcome",
+    "RunStopped",
     "TaskSource",
     "check_baseline_option",
     "enqueue_task",

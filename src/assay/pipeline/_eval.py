@@ -37,7 +37,7 @@ from assay.model import (
 )
 from assay.pipeline._options import RunOptions
 from assay.pipeline._progress import ProgressCallback
-from assay.pipeline._run import execute_run
+from assay.pipeline._run import RunOutcome, RunStopped, execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.report import Report
@@ -111,7 +111,14 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EvalResult(msgspec.Struct):
-    """One task × model unit: how it ended, its metrics, gate, report and directory."""
+    """One task × model unit: how it ended, its metrics, gate, report and directory.
+
+    ``status`` is ``success`` only for a unit that ran to its end with every score
+    judged; otherwise ``error``, with ``error`` saying why: errors past
+    ``fail_on_error`` (the run stopped; its gate is ``stopped``, its reports written),
+    scorer errors (a scorer raised or returned an invalid value), or a failure before
+    the run (then no gate).
+    """
 
     task: str
     model: str
@@ -273,24 +280,50 @@ async def _run_unit(
         )
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=False)
-        return EvalResult(
-            task=task.name,
-            model=model.name,
-            status="error" if outcome.errors.failed else "success",
-            error=outcome.errors.message(),
-            path=outcome.path,
-            metrics=outcome.metrics,
-            task_metrics=outcome.report.task_metrics,
-            gate=outcome.gate,
-            report=outcome.report,
-        )
+        error = outcome.errors.message() or _scorer_errors(outcome.report)
+        return _result(task, model, outcome, error)
     except Interrupted:
         raise
+    except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
+        return _result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
         path = output if output is not None and output.exists() else None
         return EvalResult(
             task=task.name, model=model.name, status="error", path=path, error=exc.one_line()
         )
+
+
+def _result(task: Task, model: Model, outcome: RunOutcome, error: str | None) -> EvalResult:
+    """A unit's result from its run: ``error`` with the reason when it has one."""
+    return EvalResult(
+        task=task.name,
+        model=model.name,
+        status="error" if error else "success",
+        error=error,
+        path=outcome.path,
+        metrics=outcome.metrics,
+        task_metrics=outcome.report.task_metrics,
+        gate=outcome.gate,
+        report=outcome.report,
+    )
+
+
+def _scorer_errors(report: Report) -> str | None:
+    """Why a unit whose scorers failed is not a success: how many error scores, and the
+    first one's explanation (which names the exception); ``None`` when there were none."""
+    count = sum(e.statuses.get("error", 0) for e in report.metrics.estimates)
+    if not count:
+        return None
+    first = next(
+        (
+            f"{scorer_id}: {row.reasons.get(scorer_id, '')}"
+            for row in report.trials
+            for scorer_id, status in row.scores.items()
+            if status == "error"
+        ),
+        "",
+    )
+    return f"{count} scorer error(s) (the first: {first})"
 
 
 def _run_name(evaluation: str, model: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from assay import __version__
@@ -74,3 +76,13 @@ def render_reports(report: Report) -> dict[str, bytes]:
         "report.md": to_markdown(report).encode("utf-8"),
         "report.html": to_html(report).encode("utf-8"),
     }
+
+
+def remove_reports(path: Path | None) -> None:
+    """Delete the reports a stopped run wrote, as its resume starts: they judged a run
+    that is going on again, and its manifest no longer lists them."""
+    if path is None:
+        return
+    for name in ("report.json", "report.md", "report.html"):
+        with contextlib.suppress(FileNotFoundError):
+            (path / name).unlink()

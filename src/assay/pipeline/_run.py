@@ -20,6 +20,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
+from assay._messages import render
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
@@ -47,7 +48,7 @@ from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, target
 from assay.pipeline._progress import Progress, report_progress
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
-from assay.pipeline._reports import build_report, render_reports
+from assay.pipeline._reports import build_report, remove_reports, render_reports
 from assay.pipeline._seal import sealed_digests, write_indexes
 from assay.pipeline._sync import synchronous
 from assay.plan import Plan, Trial, plan
@@ -56,6 +57,9 @@ from assay.run import execute, first_error, run_trial, run_until_signalled
 from assay.score import Metrics, MetricsBuilder, score_id
 from assay.spec import LoadedSpec
 from assay.target import Target
+
+STORAGE = "run.storage"
+"""The key of a storage error: the disk failed, so no report can be written either."""
 
 FLUSH_EVERY = 0.2
 """Seconds between pushes of buffered evidence to the operating system."""
@@ -70,6 +74,15 @@ class RunOutcome(msgspec.Struct):
     gate: GateDecision
     report: Report
     errors: ErrorBudget
+
+
+class RunStopped(RunError):
+    """A run that stopped on a fatal error *cause* after writing its reports: the
+    error, with the ``outcome`` they were made from (its gate is ``stopped``)."""
+
+    def __init__(self, cause: RunError, outcome: RunOutcome) -> None:
+        super().__init__(cause.key, **cause.params)
+        self.outcome = outcome
 
 
 class _Run:
@@ -106,6 +119,7 @@ class _Run:
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
+        self.concluding = False
 
     def _sinks(self, options: RunOptions, output: Path | None) -> list[LineSink]:
         sinks: list[LineSink] = []
@@ -320,6 +334,8 @@ async def _execute_run(
         # spec.json first: a manifest never exists without the spec it names
         run.writer.write_spec(run.spec.canonical())
         run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
+        if resume:
+            remove_reports(run.writer.path)
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
         finished = await run.judge_finished()
@@ -357,6 +373,12 @@ async def _execute_run(
         return _finish(run)
     except Interrupted:
         raise
+    except RunError as exc:
+        if exc.key == STORAGE or run.concluding:  # the reports cannot be (re)made
+            with contextlib.suppress(OSError, RunError):
+                run.seal("interrupted")
+            raise
+        raise _stopped(run, exc) from exc
     except OSError as exc:  # the disk filled, the folder vanished, ...: say so, exit 5
         with contextlib.suppress(OSError, RunError):
             run.seal("interrupted")
@@ -375,6 +397,24 @@ async def _execute_run(
 
 
 def _finish(run: _Run) -> RunOutcome:
+    return _conclude(run, "complete")
+
+
+def _stopped(run: _Run, cause: RunError) -> RunError:
+    """Conclude a run that stopped on *cause*: reports written, gate ``stopped``. When
+    even that fails, the run is sealed as interrupted and *cause* is what is raised."""
+    try:
+        return RunStopped(cause, _conclude(run, "interrupted", cause))
+    except (OSError, RunError):
+        with contextlib.suppress(OSError, RunError):
+            run.seal("interrupted")
+        return cause
+
+
+def _conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcome:
+    """Judge what the run has (metrics, gate, reports), record it and seal the run as
+    *status*; a run stopped by *cause* has its gate ``stopped``, naming it."""
+    run.concluding = True
     metrics = run.metrics.build()
     run.writer.flush()  # every score line on disk before they are read back
     folder = run.source.parent if run.source is not None else None
@@ -386,18 +426,32 @@ def _finish(run: _Run) -> RunOutcome:
         if run.monitor.stopped:
             unrun = sum(counts.states.get("not_run", 0) for counts in metrics.targets)
             run.run_event("not_run", {"trials": unrun, "reason": STOPPED})
+    if cause is not None:
+        gate = stopped_gate(gate, cause)
     run.run_event("metrics", msgspec.to_builtins(metrics))
     run.run_event("gate", gate_event(gate))
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     scores = _scores_of(path)
-    report = build_report(run.spec, "complete", metrics, gate, run.rows, task_metrics, scores)
+    report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
     rendered = render_reports(report)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()
-    files = sealed_digests(path, rendered, write_indexes(path)) if path is not None else {}
-    run.seal("complete", files)
+    if path is not None:  # the indexes are a finished run's: a resume would outdate them
+        indexes = write_indexes(path) if status == "complete" else []
+        files = sealed_digests(path, rendered, indexes)
+    else:
+        files = {}
+    run.seal(status, files)
     return RunOutcome(path, run.spec.digest, metrics, gate, report, run.errors)
+
+
+def stopped_gate(gate: GateDecision, cause: RunError) -> GateDecision:
+    """*gate* as the verdict of a run *cause* stopped: status ``stopped``, the cause
+    first among the reasons (in English, as every reason of the reports and the chain
+    is), each target's own verdict kept (its unrun trials named)."""
+    why = render(cause.key, cause.params, "en")[0]
+    return GateDecision("stopped", gate.targets, [why, *gate.reasons], gate.baseline)
 
 
 def _scores_of(path: Path | None) -> Iterator[dict[str, Any]] | None:

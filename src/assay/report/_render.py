@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from assay.evidence import Usage
+from assay.gate import NOT_GATED
 from assay.report._chart import interval_chart
 from assay.report._model import Report
 from assay.score import MetricEstimate
@@ -32,13 +33,26 @@ def md_escape(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def gate_note(report: Report) -> str:
+    """What a verdict that is not a check's needs said beside it: why nothing was gated,
+    or what stopped the run; ``""`` for passed, failed and inconclusive."""
+    gate = report.gate
+    if gate.status == "ungated":
+        return NOT_GATED
+    if gate.status == "stopped":
+        cause = gate.reasons[0] if gate.reasons else "a fatal error"
+        return f"the run stopped before its end: {cause}"
+    return ""
+
+
 def to_markdown(report: Report) -> str:
     """A review-friendly Markdown summary: gate, per-target metrics, the trials."""
     e = md_escape
+    note = gate_note(report)
     lines = [
         f"# Evaluation {e(report.evaluation)}",
         "",
-        f"**Gate: {report.gate.status.upper()}**",
+        f"**Gate: {report.gate.status.upper()}**" + (f" — {e(note)}" if note else ""),
         "",
         f"- spec digest: `{report.spec_digest}`",
         f"- run status: {e(report.run_status)}; planned trials: {report.planned}",
@@ -275,4 +289,5 @@ def to_html(report: Report) -> str:
         cost_text=cost_text,
         usage=has_usage(report),
         grading_rows=grading_rows(report),
+        gate_note=gate_note(report),
     )

@@ -4,7 +4,9 @@ The pipeline judges every trial through one interface (``Observation -> Verdict`
 A Python scorer wants ``(TaskState, Target) -> Score``; this adapter rebuilds a
 detached TaskState from the output artifact (the final state the evidence holds),
 calls the scorer, and maps its value onto a verdict: 1.0 is ``passed``, anything less
-``failed``, with the value kept for metrics.
+``failed``, with the value kept for metrics. A scorer that returns something other than
+a ``Score``, or a value no metric can read, raises here: the pipeline records an
+``error`` score naming the exception (see ``score_observation``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from assay._registry import json_safe
-from assay.score._score import PythonScorer, value_to_float
+from assay.score._score import PythonScorer, Score, value_to_float
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
 from assay.solver import TaskState
 
@@ -45,6 +47,8 @@ class _Adapted:
         record = _decode(_encode(observation.output))
         state = TaskState.from_record(record, observation.expected)
         score = await self.scorer(state, state.target)
+        if not isinstance(score, Score):
+            raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
         value = value_to_float(score.value)
         status: ScoreStatus = "passed" if value >= 1.0 else "failed"
         metadata = json_safe(score.metadata) if score.metadata is not None else None

@@ -4,11 +4,14 @@ A Python scorer reads a TaskState rebuilt from the trial's evidence (never the l
 state) and the sample's Target. Its ``Score.value`` is a letter (``C`` correct, ``I``
 incorrect, ``P`` partial, ``N`` no answer), a bool or a number; ``value_to_float`` maps
 it onto [0, 1] for metrics, and a value of 1.0 counts as ``passed`` for the gate.
+Any other value (a dict, ``None``, a word, NaN) is refused with ``InvalidScoreValue``,
+so the trial's score is an ``error`` naming it, never a silent 0 or a pass.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -45,18 +48,34 @@ class PythonScorer(Protocol):
 _LETTERS = {CORRECT: 1.0, INCORRECT: 0.0, PARTIAL: 0.5, NOANSWER: 0.0}
 
 
+class InvalidScoreValue(ValueError):
+    """A ``Score.value`` that is not a letter, a bool or a finite number."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(
+            f"invalid Score value {value!r} ({type(value).__name__}): use C, I, P or N, "
+            "a bool, or a finite number"
+        )
+
+
 def value_to_float(value: Value) -> float:
-    """Map a score value onto [0, 1]: letters, bools, numbers and numeric strings."""
+    """Map a score value onto [0, 1]: letters, bools, numbers and numeric strings.
+
+    Raises ``InvalidScoreValue`` for anything else: a value no metric can read must be
+    an error, not a 0 that reads as a failed answer.
+    """
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    if value in _LETTERS:
+    if isinstance(value, str) and value in _LETTERS:
         return _LETTERS[value]
-    try:
-        return float(value)
-    except ValueError:
-        return 0.0
+    if isinstance(value, int | float | str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise InvalidScoreValue(value) from None
+        if math.isfinite(number):
+            return number
+    raise InvalidScoreValue(value)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
