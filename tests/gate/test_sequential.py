@@ -172,3 +172,31 @@ def _spec(samples: int, targets: tuple[str, ...]) -> EvalSpec:
         scorers=(ScorerSpec("exact", "exact"),),
         gate=GatePolicy(minimum=0.5, confidence=0.95, sequential=True),
     )
+
+
+def test_a_slow_first_sample_completing_several_looks_at_once_stops_the_run_once() -> None:
+    """Under load the first sample of the plan can finish last: its trial then completes
+    every look at once, the last of which decides. The run records each look, and one
+    ``stopped`` event at the deciding look (two made verify refuse the run)."""
+    from types import SimpleNamespace
+
+    from assay.pipeline._run import _Run
+
+    spec = _spec(samples=100, targets=("a",))
+    events: list[tuple[str, dict[str, object]]] = []
+    stops: list[bool] = []
+    run = SimpleNamespace(
+        monitor=Monitor(SequentialPlan(spec, ["exact"])),
+        run_event=lambda kind, data: events.append((kind, data)),
+        queue=SimpleNamespace(stop=lambda: stops.append(True)),
+    )
+    passed = [{"scorer_id": "exact", "status": "passed"}]
+    for index in range(1, 60):  # every sample but the first: no look can be made yet
+        _Run.observe(run, index, "a", "completed", passed)  # type: ignore[arg-type]
+    assert events == []
+    _Run.observe(run, 0, "a", "completed", passed)  # type: ignore[arg-type]
+    kinds = [kind for kind, _ in events]
+    assert kinds.count("stopped") == 1 and kinds[-1] == "stopped"
+    assert kinds.count("look") >= 2
+    assert events[-1][1]["samples"] == events[-2][1]["samples"]
+    assert stops == [True]

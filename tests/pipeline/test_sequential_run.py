@@ -39,10 +39,14 @@ def samples(count: int, wrong_every: int) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def good_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """400 samples × 2 repetitions, 96% right, against a minimum of 0.8; its exit code."""
+    """400 samples × 2 repetitions, 96% right, against a minimum of 0.8; its exit code.
+
+    The run's stdout is kept beside it (``stdout.txt``) for the test of the CLI line.
+    """
     folder = tmp_path_factory.mktemp("good")
     spec = simple_spec(folder, samples=samples(400, 25), gate=SEQUENTIAL, repetitions=2)
     proc = run_cli("run", spec, "-o", folder / "run")
+    (folder / "stdout.txt").write_text(proc.stdout, encoding="utf-8")
     return folder / "run", proc.returncode
 
 
@@ -76,6 +80,21 @@ def test_a_clearly_good_target_stops_early_and_passes(good_run: tuple[Path, int]
     assert report["gate"]["status"] == "passed"
     assert report["metrics"]["targets"][0]["states"]["not_run"] == 800 - len(bundles)
     assert any("stopped: decided" in r for r in report["gate"]["targets"][0]["reasons"])
+
+
+def test_the_cli_line_shows_the_last_look_not_the_planned_trials(
+    good_run: tuple[Path, int],
+) -> None:
+    # 800 planned trials, most never run: "111/800 = 0.139 ... passed" would contradict
+    # its own verdict; the line shows what the verdict rests on, with the reasons below
+    run, _ = good_run
+    check = [e["data"] for e in events_of(run, "look")][-1]["checks"][0]
+    lines = (run.parent / "stdout.txt").read_text(encoding="utf-8").splitlines()
+    [line] = [x for x in lines if x.startswith("echo ")]
+    rate = check["passed"] / check["trials"]
+    shown = f"exact: {check['passed']}/{check['trials']} = {rate:.4f} [95% CI {check['low']:.3f}"
+    assert shown in line
+    assert any("(stopped: decided)" in x for x in lines if x.startswith("  - echo:"))
 
 
 def test_the_stopped_run_verifies(good_run: tuple[Path, int]) -> None:

@@ -8,8 +8,8 @@ import click
 
 from assay._messages import say
 from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
-from assay.gate import GateDecision
-from assay.score import Metrics
+from assay.gate import GateDecision, TargetDecision
+from assay.score import MetricEstimate, Metrics
 
 if TYPE_CHECKING:
     from assay.evidence import Usage
@@ -25,10 +25,19 @@ EXIT_BY_STATUS = {
 
 
 def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> int:
-    """Print one line per target and scorer, the gate and its reasons; return the exit code."""
+    """Print one line per target and scorer, the gate and its reasons; return the exit code.
+
+    The interval on a gated scorer's line is the one the gate decided with (exact, and
+    clustered by sample with repetitions), so the line and the verdict never disagree;
+    an ungated scorer shows its metric's interval. A sequential run's verdict rests on
+    its last look, not on the planned trials: its reasons (the look's counts and
+    confidence sequence) are printed whatever the verdict.
+    """
     for decision in gate.targets:
         for scorer_id in scorers:
             est = metrics.estimate(decision.target_id, scorer_id)
+            passed, denominator = _counts(decision, scorer_id, est)
+            level, low, high = _interval(decision, scorer_id, est)
             minimum = (
                 say("out.minimum", minimum=decision.minimum) if decision.minimum is not None else ""
             )
@@ -38,22 +47,55 @@ def print_decision(metrics: Metrics, gate: GateDecision, scorers: list[str]) -> 
                     target=decision.target_id,
                     status=decision.status,
                     scorer=scorer_id,
-                    passed=est.passed,
-                    denominator=est.denominator,
-                    rate=est.value,
-                    level=est.ci_level,
-                    low=est.ci_low,
-                    high=est.ci_high,
+                    passed=passed,
+                    denominator=denominator,
+                    rate=passed / denominator if denominator else 0.0,
+                    level=level,
+                    low=low,
+                    high=high,
                     minimum=minimum,
                 )
             )
     click.echo(gate_line(gate))
-    if gate.status in ("failed", "inconclusive", "stopped"):
-        for decision in gate.targets:
-            if decision.status in ("failed", "inconclusive"):
-                for reason in decision.reasons:
-                    click.echo(say("out.reason", target=decision.target_id, reason=reason))
+    for decision in gate.targets:
+        if _explains(gate, decision):
+            for reason in decision.reasons:
+                click.echo(say("out.reason", target=decision.target_id, reason=reason))
     return EXIT_BY_STATUS[gate.status]
+
+
+def _counts(
+    decision: TargetDecision, scorer_id: str, estimate: MetricEstimate
+) -> tuple[float, int]:
+    """(passed, trials) behind the verdict: a sequential look's, else the planned trials'."""
+    numbers = decision.numbers.get(scorer_id, {})
+    passed, trials = numbers.get("looks_passed"), numbers.get("looks_trials")
+    if isinstance(passed, (int, float)) and isinstance(trials, int):
+        return passed, trials
+    return estimate.passed, estimate.denominator
+
+
+def _interval(
+    decision: TargetDecision, scorer_id: str, estimate: MetricEstimate
+) -> tuple[float, float, float]:
+    """(level, low, high): the gate's own bounds for a gated scorer (a sequential look's
+    confidence sequence), else the metric's interval."""
+    numbers = decision.numbers.get(scorer_id, {}) if decision.gated else {}
+    low, high, level = numbers.get("ci_low"), numbers.get("ci_high"), numbers.get("ci_level")
+    if "cs_low" in numbers:
+        low, high = numbers.get("cs_low"), numbers.get("cs_high")
+    if isinstance(low, float) and isinstance(high, float) and isinstance(level, float):
+        return level, low, high
+    return estimate.ci_level, estimate.ci_low, estimate.ci_high
+
+
+def _explains(gate: GateDecision, decision: TargetDecision) -> bool:
+    """Whether a target's reasons are printed: when it did not pass, or when its verdict
+    comes from a sequential look (the planned-trial line above does not show it)."""
+    failed = decision.status in ("failed", "inconclusive")
+    if gate.status in ("failed", "inconclusive", "stopped") and failed:
+        return True
+    return any("cs_low" in numbers for numbers in decision.numbers.values())
 
 
 def gate_line(gate: GateDecision) -> str:

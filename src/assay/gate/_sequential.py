@@ -302,7 +302,11 @@ def _target(
     numbers = {scorer: dict(values) for scorer, values in fixed.numbers.items()}
     for check in checks:
         numbers.setdefault(check.scorer, {}).update(
-            cs_low=check.low, cs_high=check.high, looks_samples=last.samples if last else 0
+            cs_low=check.low,
+            cs_high=check.high,
+            looks_samples=last.samples if last else 0,
+            looks_passed=check.passed,
+            looks_trials=check.trials,
         )
     if problems:
         return msgspec.structs.replace(

@@ -291,11 +291,12 @@ class _Run:
         if self.monitor is None:
             return
         statuses = {r["scorer_id"]: r["status"] for r in records}
-        for look in self.monitor.add(index, target_id, state, statuses):
+        looks = self.monitor.add(index, target_id, state, statuses)
+        for look in looks:  # several at once when a slow trial held the front of the plan
             self.run_event("look", look_event(look))
-            if self.monitor.stopped:
-                self.run_event("stopped", {"samples": look.samples, "reason": STOPPED})
-                self.queue.stop()
+        if looks and self.monitor.stopped:  # only the last look can have stopped the run
+            self.run_event("stopped", {"samples": looks[-1].samples, "reason": STOPPED})
+            self.queue.stop()
 
 
 def record_scores(
