@@ -148,3 +148,30 @@ def test_repetitions_add_per_sample_mean_comparisons_to_the_reports(tmp_path: Pa
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
     md = to_markdown(report)
     assert "### Largest differences" in md and "<" not in md
+
+
+def test_reports_show_each_comparisons_holm_adjusted_p_value(tmp_path: Path) -> None:
+    # three targets make three comparisons: the smallest p-value is multiplied by 3
+    write_module(tmp_path, "stats_report_three", SOURCE + "\ndef never(text):\n    return 'no'\n")
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(12)]
+    targets = [
+        {"id": "right", "callable": "stats_report_three:right"},
+        {"id": "odd", "callable": "stats_report_three:wrong_on_odd"},
+        {"id": "never", "callable": "stats_report_three:never"},
+    ]
+    spec = simple_spec(tmp_path, samples=samples, targets=targets)
+    report: Report = run_spec_at(spec, tmp_path / "run").report
+    comparisons = report.comparisons
+    assert len(comparisons) == 3
+    smallest = min(comparisons, key=lambda c: c.p_value)
+    assert smallest.p_value < 0.01
+    assert smallest.p_adjusted == min(1.0, 3 * smallest.p_value)
+    assert all(c.p_adjusted >= c.p_value for c in comparisons)
+    md = to_markdown(report)
+    assert "| p | p (Holm) | test |" in md
+    for c in comparisons:
+        assert f"| {c.p_value:.4g} | {c.p_adjusted:.4g} | " in md
+    html = to_html(report)
+    assert "<th>p</th><th>p (Holm)</th>" in html
+    cells = f"<td>{smallest.p_value:.4g}</td><td>{smallest.p_adjusted:.4g}</td>"
+    assert cells in html

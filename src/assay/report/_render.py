@@ -238,21 +238,18 @@ def _comparison_lines(report: Report) -> list[str]:
         "",
         "## Paired comparisons",
         "",
-        "B − A per pair of targets: pass rates by exact McNemar over (sample, repetition) "
-        "pairs; mean scores (continuous scores, or repetitions) by a paired bootstrap over "
-        "samples with a sign test. A only / B only: the discordant pairs (for means, the "
-        "samples where that side scored higher).",
+        COMPARISONS_NOTE,
         "",
         "| A | B | scorer | measure | pairs | A | B | B − A | interval | A only | B only "
-        "| p | test |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| p | p (Holm) | test |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in report.comparisons:
         lines.append(
             f"| {e(c.a)} | {e(c.b)} | {e(c.scorer_id)} | {c.measure} | {c.pairs} | "
             f"{c.rate_a:.4f} | {c.rate_b:.4f} | {c.difference:+.4f} | {c.ci_level:.0%} "
             f"{e(c.ci_method)} [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {c.a_only} | "
-            f"{c.b_only} | {c.p_value:.4g} | {e(c.test)} |"
+            f"{c.b_only} | {c.p_value:.4g} | {c.p_adjusted:.4g} | {e(c.test)} |"
         )
     for c in report.comparisons:
         if not c.flipped:
@@ -265,6 +262,17 @@ def _comparison_lines(report: Report) -> list[str]:
         if c.flipped_omitted:
             lines += ["", f"{c.flipped_omitted} more flipped pair(s) not listed."]
     return lines
+
+
+COMPARISONS_NOTE = (
+    "B − A per pair of targets, paired by sample: the interval is Tango's score interval "
+    "(over (sample, repetition) pairs, or over per-sample means as fractional discordant "
+    "pairs for continuous scores and repetitions); with repetitions the per-sample test "
+    "(sign test on means, or McNemar clustered by sample) comes first. A only / B only: "
+    "the discordant pairs (for means, the samples where that side scored higher). "
+    "p (Holm): the p-value adjusted over every comparison of this report: read it, not p, "
+    "before calling a difference significant."
+)
 
 
 @cache
@@ -290,4 +298,5 @@ def to_html(report: Report) -> str:
         usage=has_usage(report),
         grading_rows=grading_rows(report),
         gate_note=gate_note(report),
+        comparisons_note=COMPARISONS_NOTE,
     )
