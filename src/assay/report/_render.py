@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from functools import cache
 from typing import TYPE_CHECKING
@@ -285,7 +286,31 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_compiled_templates(),
     )
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    """Jinja's cache of compiled templates, or ``None`` when it cannot be had.
+
+    Why: compiling the report template costs 0.1-0.3 s, more than a small run's trials
+    (issue 13). Jinja's default folder is a per-user one under the temp directory that it
+    creates with mode 0700 and refuses when another user owns it or could write to it
+    (then there is no cache); entries are keyed by the template's source, so an upgraded
+    template is compiled afresh. A cache that cannot be written never fails a report:
+    it only costs the compile.
+    """
+    import jinja2
+
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    try:
+        return QuietCache()
+    except (OSError, RuntimeError):  # RuntimeError: jinja found the folder unsafe
+        return None
 
 
 def to_html(report: Report) -> str:
