@@ -58,6 +58,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{field}（{value}）不存在",
         "请检查路径；它相对于规范所在目录解析",
     ),
+    "spec.script_changed": (
+        "{field} ({value}) changed after the spec was frozen",
+        "leave the script alone while a run starts, then run again",
+        "{field}（{value}）在规范冻结之后被修改",
+        "运行启动期间请勿修改脚本，然后重新运行",
+    ),
     "spec.path_not_file": (
         "{field} ({value}) is not a regular file",
         "point it at a file, not a directory or device",

@@ -32,6 +32,7 @@ from assay.spec._yaml import parse_yaml
 
 _SAMPLE_FIELDS = ("id", "input", "expected", "metadata")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 class _RawTarget(msgspec.Struct, forbid_unknown_fields=True):
@@ -44,6 +45,7 @@ class _RawTarget(msgspec.Struct, forbid_unknown_fields=True):
     headers_from_env: dict[str, str] | None = None
     timeout: float = 30.0
     max_output_bytes: int = 1_048_576
+    env: list[str] | dict[str, str | None] | None = None
 
 
 class _RawScorer(msgspec.Struct, forbid_unknown_fields=True):
@@ -147,6 +149,10 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         reason = f"{where}: 'timeout' and 'max_output_bytes' must be positive"
         raise ConfigError("spec.shape", path=display, reason=reason)
     common = {"id": raw.id, "timeout": raw.timeout, "max_output_bytes": raw.max_output_bytes}
+    if raw.env is not None and (raw.url or raw.callable):
+        reason = f"{where}.env: only a program ('script' or 'argv') takes an environment"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    common["env"] = _environment(raw.env, f"{where}.env", display)
     if raw.url:
         if not raw.url.startswith(("http://", "https://")):
             reason = f"{where}.url: must be an http:// or https:// URL"
@@ -172,6 +178,26 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
     if any("\x00" in part for part in raw.argv + raw.args):
         raise ConfigError("spec.shape", path=display, reason=f"{where}.argv: contains a NUL byte")
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
+
+
+def _environment(
+    declared: list[str] | dict[str, str | None] | None, where: str, display: str
+) -> dict[str, str | None] | None:
+    """A program's allow-list as the frozen spec holds it: name -> value, ``None`` for
+    "passed from assay's environment"; nothing declared (or nothing listed) is ``None``,
+    so a spec without ``env`` keeps its digest."""
+    if not declared:
+        return None
+    allowed = dict.fromkeys(declared) if isinstance(declared, list) else dict(declared)
+    for name, value in allowed.items():
+        if not _ENV_NAME.match(name):
+            reason = f"{where}: {name!r} is not a variable name (letters, digits, '_')"
+            raise ConfigError("spec.shape", path=display, reason=reason)
+        if value is not None and "\x00" in value:
+            raise ConfigError("spec.shape", path=display, reason=f"{where}.{name}: a NUL byte")
+    if isinstance(declared, list) and len(allowed) != len(declared):
+        raise ConfigError("spec.shape", path=display, reason=f"{where}: a name is listed twice")
+    return allowed
 
 
 def _module_digest(root: Path, ref: str) -> str | None:

@@ -39,6 +39,11 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     ``callable`` targets call ``module:function`` in-process. ``solver`` targets run a
     Python task's solver chain (``solver``, as registered components) against ``model``
     with ``config`` and per-sample ``limits``.
+
+    ``env`` is a program's environment allow-list: each name maps to the value written in
+    the spec, or to ``None`` for "passed from assay's environment when the call is made"
+    (so a secret is named here, never held). Left out when not declared, so older specs
+    keep their digests.
     """
 
     id: str
@@ -55,6 +60,7 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     solver: list[Any] | None = None
     config: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
+    env: dict[str, str | None] | None = None
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -1,5 +1,14 @@
 """Run a program per sample: argv (never a shell), the sample as JSON on stdin, JSON out.
 
+Each call runs in a scratch folder of its own, made for it and removed after it:
+``work/`` (empty, the program's working directory) and, for a ``script`` target,
+``program/`` holding a fresh copy of the pinned script, which is what runs. The spec's
+folder (and the dataset's expected answers in it) is never the working directory, and
+a script that rewrites itself, or the file it was copied from, changes nothing for the
+next call: the bytes were read once, checked against the spec's digest, and kept. The
+environment is an allow-list (``DEFAULT_ENVIRONMENT`` plus the target's ``env``), so
+assay's own secrets reach a program only when the spec names them.
+
 The program runs in its own session, so on timeout, on an output flood, or once it has
 answered, its whole process group is killed, and with it every process that inherited
 its tag (see ``assay._reap``): a target cannot leave children behind, not even daemons.
@@ -9,8 +18,13 @@ is not JSON or too much output are product failures, recorded and never retried.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,35 +35,60 @@ from anyio.abc import ByteReceiveStream, Process
 from assay._digest import fast_json
 from assay._reap import Reaper
 from assay.dataset import Sample
-from assay.spec import PYTHON, TargetSpec
+from assay.errors import ConfigError
+from assay.spec import PYTHON, TargetSpec, resolve_inside
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
 
 _JSON = "application/json"
 _decode = msgspec.json.Decoder().decode
 
+DEFAULT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR")
+"""What a program gets of assay's environment without declaring ``env`` (when set)."""
+
+# Where a program could go next: ``sandbox: bwrap`` for targets (issue 14) belongs in
+# ``_start``, which would wrap the argv, cwd and environment built here in the sandbox.
+
+
+class PinnedScript(msgspec.Struct, frozen=True):
+    """A script's bytes as pinned by the spec, and the mode bits of the original file."""
+
+    name: str
+    data: bytes
+    mode: int
+
 
 class SubprocessTarget:
-    """A program under test, started once per attempt."""
+    """A program under test, started once per attempt, each time in a new scratch folder."""
 
-    def __init__(self, spec: TargetSpec, cwd: Path) -> None:
+    def __init__(self, spec: TargetSpec, root: Path) -> None:
         self.id = spec.id
         self.argv = [sys.executable if part == PYTHON else part for part in spec.argv]
-        self.cwd = cwd
+        self.script = _pinned_script(spec, root) if spec.script else None
+        self.allowed: Mapping[str, str | None] = spec.env or {}
         self.timeout = spec.timeout
         self.max_output = spec.max_output_bytes
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
+        scratch = await anyio.to_thread.run_sync(self._scratch)
+        try:
+            return await self._run(scratch, payload)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_scratch, scratch)
+
+    async def _run(self, scratch: Path, payload: bytes) -> TargetOutcome:
         reaper = Reaper()
+        argv = self._argv(scratch)
         try:
             process = await anyio.open_process(
-                self.argv,
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=reaper.environment(),
+                cwd=scratch / "work",
+                env=reaper.environment(self._environment()),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -63,6 +102,37 @@ class SubprocessTarget:
             reaper.kill(process.pid)
             await _reap(process)
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
+
+    def _scratch(self) -> Path:
+        """A new private folder: an empty ``work/`` and, for a script, a fresh copy."""
+        scratch = Path(tempfile.mkdtemp(prefix="assay-call-"))
+        (scratch / "work").mkdir()
+        if self.script is not None:
+            (scratch / "program").mkdir()
+            copy = scratch / "program" / self.script.name
+            copy.write_bytes(self.script.data)
+            copy.chmod(self.script.mode)
+        return scratch
+
+    def _argv(self, scratch: Path) -> list[str]:
+        """The argv, with the script (argv[0], or argv[1] after Python) the fresh copy."""
+        if self.script is None:
+            return self.argv
+        copy = str(scratch / "program" / self.script.name)
+        at = 1 if self.argv[0] == sys.executable else 0
+        return [*self.argv[:at], copy, *self.argv[at + 1 :]]
+
+    def _environment(self) -> dict[str, str]:
+        """The allow-list: the defaults and the names the spec passes through, taken from
+        assay's environment now, and the values the spec writes."""
+        chosen: dict[str, str] = {}
+        for name in (*DEFAULT_ENVIRONMENT, *self.allowed):
+            value = self.allowed.get(name)
+            if value is None:
+                value = os.environ.get(name)
+            if value is not None:
+                chosen[name] = value
+        return chosen
 
     async def _exchange(
         self, process: Process, reaper: Reaper, payload: bytes
@@ -92,6 +162,29 @@ class SubprocessTarget:
             # still holding its stdout open would otherwise keep the reads waiting).
             reaper.kill(process.pid)
         return bytes(chunks["out"]), bytes(chunks["err"]), flooded
+
+
+def _pinned_script(spec: TargetSpec, root: Path) -> PinnedScript:
+    """Read the script once and check it is the file the spec pinned; these bytes are what
+    every call runs, whatever happens to the file afterwards."""
+    assert spec.script is not None
+    field = f"targets[{spec.id}].script"
+    path = resolve_inside(root, spec.script, field)
+    data = path.read_bytes()
+    if "sha256:" + hashlib.sha256(data).hexdigest() != spec.digest:
+        raise ConfigError("spec.script_changed", field=field, value=spec.script)
+    return PinnedScript(name=path.name, data=data, mode=path.stat().st_mode & 0o777)
+
+
+def remove_scratch(scratch: Path) -> None:
+    """Remove a call's scratch folder, whatever the program left in it (folders it made
+    unwritable, nesting too deep for a recursive walk: ``rm -rf`` then)."""
+    try:
+        shutil.rmtree(scratch, ignore_errors=True)
+    except RecursionError:
+        pass
+    if scratch.exists():
+        subprocess.run(["rm", "-rf", "--one-file-system", str(scratch)], check=False)
 
 
 async def _send(process: Process, payload: bytes) -> None:
