@@ -18,6 +18,7 @@ is not JSON or too much output are product failures, recorded and never retried.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -179,10 +180,8 @@ def _pinned_script(spec: TargetSpec, root: Path) -> PinnedScript:
 def remove_scratch(scratch: Path) -> None:
     """Remove a call's scratch folder, whatever the program left in it (folders it made
     unwritable, nesting too deep for a recursive walk: ``rm -rf`` then)."""
-    try:
+    with contextlib.suppress(RecursionError):
         shutil.rmtree(scratch, ignore_errors=True)
-    except RecursionError:
-        pass
     if scratch.exists():
         subprocess.run(["rm", "-rf", "--one-file-system", str(scratch)], check=False)
 

@@ -1,0 +1,279 @@
+"""Program targets (YAML ``script:`` / ``argv:``) attacked for real, through the CLI.
+
+Each test is an attack a hostile or careless program makes on its own evaluation:
+reading the dataset's expected answers beside it, reading assay's secrets from its
+environment, rewriting its pinned script mid-run, leaving a daemon behind. Every one of
+them worked before program targets ran in a scratch folder with an allow-listed
+environment and a copy of the pinned script (cheat 20/20, key in the evidence, later
+answers from the rewritten script with ``verify`` passing, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import (
+    artifact_bytes,
+    bundles_by_sample,
+    process_gone,
+    read_jsonl,
+    run_cli,
+    simple_spec,
+    write_module,
+)
+
+N = 20
+
+
+def _passed(run: Path) -> list[str]:
+    """The sample ids the run scored ``passed``."""
+    return sorted(
+        r["sample_id"] for r in read_jsonl(run / "scores.jsonl") if r["status"] == "passed"
+    )
+
+
+def _secret_samples(n: int = N) -> list[dict[str, Any]]:
+    """Samples whose expected answers are random: only a cheat can know them."""
+    return [{"id": f"s{i}", "input": f"s{i}", "expected": secrets.token_hex(8)} for i in range(n)]
+
+
+CHEAT = """
+import json, os, sys
+
+sample = json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+for candidate in ("data.jsonl", "../data.jsonl", "../../data.jsonl",
+                  os.path.join(here, "data.jsonl"), os.path.join(here, "..", "data.jsonl")):
+    try:
+        with open(candidate) as handle:
+            for line in handle:
+                record = json.loads(line)
+                if record["id"] == sample["id"]:
+                    print(json.dumps(record["expected"]))
+                    sys.exit(0)
+    except OSError:
+        continue
+print(json.dumps("no idea"))
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "Each call runs in a scratch folder of its own, made for it and removed after it",
+    "never in the spec's folder, so the dataset beside the spec is out of reach by a relative path",
+)
+def test_a_script_cannot_read_the_expected_answers_beside_the_spec(tmp_path: Path) -> None:
+    """Before: 20 of 20 passed (the script ran in the spec's folder and read data.jsonl)."""
+    folder = tmp_path / "spec"
+    write_module(folder, "cheat", CHEAT)
+    targets = [{"id": "cheat", "script": "cheat.py"}]
+    spec = simple_spec(folder, samples=_secret_samples(), targets=targets)
+    proc = run_cli("run", spec, "-o", tmp_path / "run")
+    assert proc.returncode == 1, proc.stderr  # gate failed
+    assert _passed(tmp_path / "run") == []
+
+
+PROBE = """
+import json, os, sys
+
+json.load(sys.stdin)
+print(json.dumps({"cwd": os.getcwd(), "listing": sorted(os.listdir(".")),
+                  "file": os.path.abspath(__file__),
+                  "beside": sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))}))
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`work/`, empty, is the program's working directory, and `program/` holds a fresh copy "
+    "of the pinned script, the file that runs",
+)
+def test_the_script_runs_from_a_lone_copy_in_an_empty_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    write_module(folder, "probe", PROBE)
+    targets = [{"id": "probe", "script": "probe.py"}]
+    samples = [{"id": f"s{i}", "input": i, "expected": i} for i in range(2)]
+    spec = simple_spec(folder, samples=samples, targets=targets, gate={})
+    proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "1")
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(_output(tmp_path / "run", sid)) for sid in ("s0", "s1")]
+    for answer in answers:
+        assert answer["listing"] == []
+        assert Path(answer["cwd"]).name == "work"
+        assert Path(answer["file"]).parent.name == "program"
+        assert answer["beside"] == ["probe.py"]
+        assert not Path(answer["file"]).is_relative_to(folder)
+        assert not Path(answer["cwd"]).exists()  # removed after the call
+    assert answers[0]["cwd"] != answers[1]["cwd"]  # a new folder per call
+
+
+def _output(run: Path, sample_id: str) -> bytes:
+    """The exact bytes the target answered for *sample_id*."""
+    return artifact_bytes(run, bundles_by_sample(run)[sample_id]["artifacts"]["output"])
+
+
+ENV_PROBE = """
+import hashlib, json, os, sys
+
+json.load(sys.stdin)
+key = os.environ.get("OPENAI_API_KEY", "")
+print(json.dumps({"names": sorted(os.environ), "environ": dict(os.environ),
+                  "key_hash": hashlib.sha256(key.encode()).hexdigest() if key else None,
+                  "mode": os.environ.get("MODE")}))
+"""
+
+
+def _env_run(tmp_path: Path, env: Any) -> tuple[Path, str, list[dict[str, Any]]]:
+    folder = tmp_path / "spec"
+    write_module(folder, "probe", ENV_PROBE)
+    target: dict[str, Any] = {"id": "probe", "script": "probe.py"}
+    if env is not None:
+        target["env"] = env
+    spec = simple_spec(
+        folder, samples=[{"id": "s0", "input": 0, "expected": 0}], targets=[target], gate={}
+    )
+    key = "sk-test-secret-" + secrets.token_hex(8)
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, env={"OPENAI_API_KEY": key, "OTHER_TOKEN": key})
+    assert proc.returncode == 0, proc.stderr
+    assert key not in proc.stdout + proc.stderr
+    return run, key, [json.loads(_output(run, "s0"))]
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "By default a program gets only `PATH`, `HOME`, `LANG` and `TMPDIR` of assay's "
+    "environment (those that are set), and `ASSAY_PROCESS_TAG`",
+)
+def test_a_program_does_not_get_the_harness_secrets(tmp_path: Path) -> None:
+    """Before: OPENAI_API_KEY was in the program's environment, and so in the evidence."""
+    run, key, (answer,) = _env_run(tmp_path, None)
+    assert set(answer["names"]) <= {"PATH", "HOME", "LANG", "TMPDIR", "ASSAY_PROCESS_TAG"}
+    assert "PATH" in answer["names"] and answer["key_hash"] is None
+    for file in (p for p in run.rglob("*") if p.is_file()):
+        assert key.encode() not in file.read_bytes(), file
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`env:` on a program target widens it: a list of names passed from assay's environment "
+    "when the call is made",
+    "or a mapping of names to values written in the spec (frozen into `spec.json`; `null` "
+    "passes the name through)",
+)
+@pytest.mark.parametrize("env", [["OPENAI_API_KEY"], {"OPENAI_API_KEY": None, "MODE": "fast"}])
+def test_a_named_variable_is_passed(tmp_path: Path, env: Any) -> None:
+    run, key, (answer,) = _env_run(tmp_path, env)
+    assert answer["key_hash"] == hashlib.sha256(key.encode()).hexdigest()
+    assert "OTHER_TOKEN" not in answer["names"]
+    assert answer["mode"] == ("fast" if isinstance(env, dict) else None)
+    frozen = json.loads((run / "spec.json").read_text())["targets"][0]
+    assert frozen["env"] == {"OPENAI_API_KEY": None, **({"MODE": "fast"} if answer["mode"] else {})}
+    assert key.encode() not in (run / "spec.json").read_bytes()
+
+
+REWRITER = """
+import json, os, sys
+
+sample = json.load(sys.stdin)
+for path in (os.path.abspath(__file__), sys.argv[1]):
+    with open(path) as handle:
+        source = handle.read()
+    with open(path, "w") as handle:
+        handle.write(source.replace("ANSWER = 'original'", "ANSWER = 'rewritten'"))
+ANSWER = 'original'
+print(json.dumps(ANSWER))
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "a script that rewrites itself, or the file in the spec's folder, changes nothing for the "
+    "calls after it",
+)
+def test_a_script_that_rewrites_itself_keeps_answering_as_pinned(tmp_path: Path) -> None:
+    """Before: the first call rewrote the script, the 19 after it answered 'rewritten'
+    (1/20 passed) and ``verify`` passed a run whose answers came from an unpinned file."""
+    folder = tmp_path / "spec"
+    script = write_module(folder, "rewriter", REWRITER)
+    targets = [{"id": "t", "script": "rewriter.py", "args": [str(script)]}]
+    samples = [{"id": f"s{i}", "input": i, "expected": "original"} for i in range(N)]
+    spec = simple_spec(folder, samples=samples, targets=targets)
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, "-j", "1")
+    assert "ANSWER = 'rewritten'" in script.read_text()  # the attack did happen
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(_passed(run)) == N
+    assert run_cli("verify", run).returncode == 0
+    pinned = json.loads((run / "spec.json").read_text())["targets"][0]["digest"]
+    assert pinned == "sha256:" + hashlib.sha256(REWRITER.encode()).hexdigest()
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "the bytes were read once when the run started, checked against the spec's digest",
+)
+def test_a_script_changed_after_the_spec_was_frozen_is_refused(tmp_path: Path) -> None:
+    """The window between freezing the spec and reading the script: refused, not run."""
+    from assay.errors import ConfigError
+    from assay.spec import load_spec
+    from assay.target import build_target
+
+    folder = tmp_path / "spec"
+    script = write_module(folder, "answer", "print('\"a\"')\n")
+    loaded = load_spec(simple_spec(folder, targets=[{"id": "t", "script": "answer.py"}]))
+    script.write_text("print('\"b\"')\n")
+    with pytest.raises(ConfigError, match="changed after the spec was frozen"):
+        build_target(loaded.spec.targets[0], loaded.root)
+
+
+DAEMON = """
+import json, os, subprocess, sys
+
+json.load(sys.stdin)
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]],
+                 start_new_session=True, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(sys.argv[2], "a") as handle:
+    handle.write("started\\n")
+print(json.dumps("ok"))
+"""
+
+
+def _marked(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It runs in its own process group, killed on timeout, on an output flood, and once it "
+    "has answered",
+)
+def test_no_setsid_daemon_survives_the_run(tmp_path: Path) -> None:
+    marker = f"assay-daemon-{uuid.uuid4().hex}"
+    folder = tmp_path / "spec"
+    write_module(folder, "daemon", DAEMON)
+    started = tmp_path / "started"
+    targets = [{"id": "t", "script": "daemon.py", "args": [marker, str(started)]}]
+    samples = [{"id": f"s{i}", "input": i, "expected": "ok"} for i in range(3)]
+    proc = run_cli(
+        "run", simple_spec(folder, samples=samples, targets=targets), "-o", tmp_path / "run"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert started.read_text().count("started") == 3
+    assert all(process_gone(pid) for pid in _marked(marker)), _marked(marker)
