@@ -22,6 +22,7 @@ import pytest
 from tests.helpers import (
     artifact_bytes,
     bundles_by_sample,
+    error_line,
     process_gone,
     read_jsonl,
     run_cli,
@@ -277,3 +278,54 @@ def test_no_setsid_daemon_survives_the_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert started.read_text().count("started") == 3
     assert all(process_gone(pid) for pid in _marked(marker)), _marked(marker)
+
+
+@pytest.mark.parametrize(
+    ("target", "named"),
+    [
+        ({"id": "t", "script": "answer.py", "env": ["NOT-A-NAME"]}, "targets[0].env"),
+        ({"id": "t", "script": "answer.py", "env": {"1ST": "x"}}, "targets[0].env"),
+        ({"id": "t", "script": "answer.py", "env": ["A", "A"]}, "targets[0].env"),
+        ({"id": "t", "callable": "answers:echo", "env": ["A"]}, "targets[0].env"),
+        ({"id": "t", "url": "http://127.0.0.1:9/x", "env": ["A"]}, "targets[0].env"),
+    ],
+)
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A name that is not a variable name (letters, digits, `_`, not starting with a digit) is "
+    "refused, and so is `env:` on a `callable` or `url` target",
+)
+def test_a_bad_env_is_refused_in_one_line(
+    tmp_path: Path, target: dict[str, Any], named: str
+) -> None:
+    folder = tmp_path / "spec"
+    write_module(folder, "answer", "print('1')\n")
+    write_module(folder, "answers", "def echo(text):\n    return text\n")
+    proc = run_cli("run", simple_spec(folder, targets=[target]), "-o", tmp_path / "run")
+    assert proc.returncode == 2
+    assert named in error_line(proc)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`env` is left out of `spec.json` when not declared (or empty), so older specs keep their "
+    "digests; a list and the same names mapped to `null` freeze alike.",
+)
+def test_env_stays_out_of_specs_that_do_not_declare_it(tmp_path: Path) -> None:
+    from assay.spec import load_spec
+
+    def frozen(name: str, **env: Any) -> tuple[str, dict[str, Any]]:
+        folder = tmp_path / name
+        write_module(folder, "answer", "print('1')\n")
+        spec = load_spec(simple_spec(folder, targets=[{"id": "t", "script": "answer.py", **env}]))
+        return spec.spec.digest, json.loads(spec.spec.canonical())["targets"][0]
+
+    plain, target = frozen("plain")
+    before = {"id", "kind", "argv", "script", "digest", "timeout", "max_output_bytes"}
+    assert set(target) == before  # the fields a script target froze to before `env`
+    assert frozen("empty", env=[])[0] == plain
+    listed, target = frozen("listed", env=["OPENAI_API_KEY"])
+    assert listed != plain and target["env"] == {"OPENAI_API_KEY": None}
+    assert frozen("mapped", env={"OPENAI_API_KEY": None})[0] == listed
+    assert frozen("valued", env={"OPENAI_API_KEY": "x"})[0] not in (plain, listed)
