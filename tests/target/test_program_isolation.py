@@ -329,3 +329,37 @@ def test_env_stays_out_of_specs_that_do_not_declare_it(tmp_path: Path) -> None:
     assert listed != plain and target["env"] == {"OPENAI_API_KEY": None}
     assert frozen("mapped", env={"OPENAI_API_KEY": None})[0] == listed
     assert frozen("valued", env={"OPENAI_API_KEY": "x"})[0] not in (plain, listed)
+
+
+REWRITE_AND_STOP = """
+import json, os, signal, sys, time
+
+sample = json.load(sys.stdin)
+if sample["input"] == 2:
+    with open(sys.argv[1], "a") as handle:
+        handle.write("# changed mid-run\\n")
+    os.kill(os.getppid(), signal.SIGINT)  # Ctrl-C on assay, as a user would, mid-run
+    time.sleep(60)
+print(json.dumps(str(sample["input"])))
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A run whose script has changed since is not resumed: `assay resume` refuses it as a "
+    "changed spec (exit 5, naming `targets`).",
+)
+def test_resume_refuses_a_run_whose_script_changed(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    script = write_module(folder, "stopper", REWRITE_AND_STOP)
+    targets = [{"id": "t", "script": "stopper.py", "args": [str(script)]}]
+    samples = [{"id": f"s{i}", "input": i, "expected": str(i)} for i in range(5)]
+    run = tmp_path / "run"
+    stopped = run_cli(
+        "run", simple_spec(folder, samples=samples, targets=targets), "-o", run, "-j", "1"
+    )
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    assert script.read_text().endswith("# changed mid-run\n")
+    refused = run_cli("resume", run)
+    assert refused.returncode == 5, refused.stdout + refused.stderr
+    assert "changed: targets" in error_line(refused)
