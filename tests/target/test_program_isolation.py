@@ -239,7 +239,8 @@ DAEMON = """
 import json, os, subprocess, sys
 
 json.load(sys.stdin)
-subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]],
+prefix = ["env", "-i"] if sys.argv[3] == "env-cleared" else []
+subprocess.Popen([*prefix, sys.executable, "-c", "import time; time.sleep(300)", sys.argv[1]],
                  start_new_session=True, stdin=subprocess.DEVNULL,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 with open(sys.argv[2], "a") as handle:
@@ -260,17 +261,35 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.doc(
-    "docs/spec.md",
-    "It runs in its own process group, killed on timeout, on an output flood, and once it "
-    "has answered",
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(
+            "tagged",
+            marks=pytest.mark.doc(
+                "docs/spec.md",
+                "It runs in its own process group, killed on timeout, on an output flood, and "
+                "once it has answered",
+            ),
+        ),
+        pytest.param(
+            "env-cleared",
+            marks=pytest.mark.doc(
+                "docs/spec.md",
+                "When the call ends, a daemon that also cleared its environment is found by "
+                "its working directory inside the scratch folder and killed before the folder "
+                "is removed",
+            ),
+        ),
+    ],
 )
-def test_no_setsid_daemon_survives_the_run(tmp_path: Path) -> None:
+def test_no_setsid_daemon_survives_the_run(tmp_path: Path, kind: str) -> None:
+    """Before: the ``env -i`` daemon (no tag, not in the group) outlived the run."""
     marker = f"assay-daemon-{uuid.uuid4().hex}"
     folder = tmp_path / "spec"
     write_module(folder, "daemon", DAEMON)
     started = tmp_path / "started"
-    targets = [{"id": "t", "script": "daemon.py", "args": [marker, str(started)]}]
+    targets = [{"id": "t", "script": "daemon.py", "args": [marker, str(started), kind]}]
     samples = [{"id": f"s{i}", "input": i, "expected": "ok"} for i in range(3)]
     proc = run_cli(
         "run", simple_spec(folder, samples=samples, targets=targets), "-o", tmp_path / "run"

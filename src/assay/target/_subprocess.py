@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,7 +78,7 @@ class SubprocessTarget:
             return await self._run(scratch, payload)
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(remove_scratch, scratch)
+                await anyio.to_thread.run_sync(_clear, scratch)
 
     async def _run(self, scratch: Path, payload: bytes) -> TargetOutcome:
         reaper = Reaper()
@@ -175,6 +176,40 @@ def _pinned_script(spec: TargetSpec, root: Path) -> PinnedScript:
     if "sha256:" + hashlib.sha256(data).hexdigest() != spec.digest:
         raise ConfigError("spec.script_changed", field=field, value=spec.script)
     return PinnedScript(name=path.name, data=data, mode=path.stat().st_mode & 0o777)
+
+
+def _clear(scratch: Path) -> None:
+    """End whatever still works in the call's scratch folder, then remove the folder."""
+    kill_working_in(scratch)
+    remove_scratch(scratch)
+
+
+def kill_working_in(folder: Path) -> int:
+    """SIGKILL every process whose working directory is in *folder*; how many were found.
+
+    The process group and the ``ASSAY_PROCESS_TAG`` sweep miss a daemon that left the
+    group and cleared its environment (``setsid env -i ...``); one that did not also leave
+    the scratch folder is found here (Linux only: ``/proc/PID/cwd``).
+    """
+    if not os.path.isdir("/proc"):
+        return 0
+    inside, prefix = str(folder), f"{folder}/"
+    killed = 0
+    for _ in range(3):  # one forking while it is found is found on the next round
+        found = []
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) != os.getpid():
+                with contextlib.suppress(OSError):
+                    cwd = os.readlink(f"/proc/{name}/cwd")
+                    if cwd == inside or cwd.startswith(prefix):
+                        found.append(int(name))
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed += len(found)
+        if not found:
+            break
+    return killed
 
 
 def remove_scratch(scratch: Path) -> None:
