@@ -261,27 +261,13 @@ def _marked(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(
-            "tagged",
-            marks=pytest.mark.doc(
-                "docs/spec.md",
-                "It runs in its own process group, killed on timeout, on an output flood, and "
-                "once it has answered",
-            ),
-        ),
-        pytest.param(
-            "env-cleared",
-            marks=pytest.mark.doc(
-                "docs/spec.md",
-                "When the call ends, a daemon that also cleared its environment is found by "
-                "its working directory inside the scratch folder and killed before the folder "
-                "is removed",
-            ),
-        ),
-    ],
+@pytest.mark.parametrize("kind", ["tagged", "env-cleared"])
+@pytest.mark.doc(
+    "docs/spec.md",
+    "It runs in its own process group, killed on timeout, on an output flood, and once it "
+    "has answered",
+    "When the call ends, a daemon that also cleared its environment is found by its working "
+    "directory inside the scratch folder and killed before the folder is removed",
 )
 def test_no_setsid_daemon_survives_the_run(tmp_path: Path, kind: str) -> None:
     """Before: the ``env -i`` daemon (no tag, not in the group) outlived the run."""
