@@ -368,3 +368,23 @@ def test_resume_refuses_a_run_whose_script_changed(tmp_path: Path) -> None:
     refused = run_cli("resume", run)
     assert refused.returncode == 5, refused.stdout + refused.stderr
     assert "changed: targets" in error_line(refused)
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "An `argv` that names a file beside the spec by a relative path is refused, since it would "
+    "not be found there: name the file with `script`, or give its absolute path.",
+)
+def test_an_argv_naming_a_file_beside_the_spec_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    answer = write_module(
+        folder, "answer", "import json, sys\nprint(json.dumps(json.load(sys.stdin)['input']))\n"
+    )
+    relative = [{"id": "t", "argv": ["{python}", "answer.py"]}]
+    proc = run_cli("run", simple_spec(folder, targets=relative), "-o", tmp_path / "run")
+    assert proc.returncode == 2
+    assert "targets[0].argv: 'answer.py' is a file beside the spec" in error_line(proc)
+    assert not (tmp_path / "run").exists()
+    absolute = [{"id": "t", "argv": ["{python}", str(answer)]}]
+    proc = run_cli("run", simple_spec(folder, targets=absolute), "-o", tmp_path / "run")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

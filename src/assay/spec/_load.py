@@ -9,6 +9,7 @@ pinned by digest.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,21 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
     assert raw.argv is not None
     if any("\x00" in part for part in raw.argv + raw.args):
         raise ConfigError("spec.shape", path=display, reason=f"{where}.argv: contains a NUL byte")
+    _check_no_file_beside(root, raw.argv, where, display)
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
+
+
+def _check_no_file_beside(root: Path, argv: list[str], where: str, display: str) -> None:
+    """Refuse an argv naming a file in the spec's folder by a relative path: the program
+    runs in an empty scratch folder, where that path would find nothing (or another file)."""
+    for part in argv:
+        if not part.startswith("-") and not os.path.isabs(part) and (root / part).is_file():
+            reason = (
+                f"{where}.argv: {part!r} is a file beside the spec, but a program runs in an "
+                "empty scratch folder; name it with 'script' (pinned and copied) or by an "
+                "absolute path"
+            )
+            raise ConfigError("spec.shape", path=display, reason=reason)
 
 
 def _environment(
