@@ -186,13 +186,21 @@ def _check_no_file_beside(root: Path, argv: list[str], where: str, display: str)
     """Refuse an argv naming a file in the spec's folder by a relative path: the program
     runs in an empty scratch folder, where that path would find nothing (or another file)."""
     for part in argv:
-        if not part.startswith("-") and not os.path.isabs(part) and (root / part).is_file():
+        if not part.startswith("-") and not os.path.isabs(part) and _is_file(root / part):
             reason = (
                 f"{where}.argv: {part!r} is a file beside the spec, but a program runs in an "
                 "empty scratch folder; name it with 'script' (pinned and copied) or by an "
                 "absolute path"
             )
             raise ConfigError("spec.shape", path=display, reason=reason)
+
+
+def _is_file(path: Path) -> bool:
+    """``Path.is_file`` that is False, not an error, for a name too long or not a path."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _environment(
