@@ -47,8 +47,10 @@ _decode = msgspec.json.Decoder().decode
 DEFAULT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR")
 """What a program gets of assay's environment without declaring ``env`` (when set)."""
 
-# Where a program could go next: ``sandbox: bwrap`` for targets (issue 14) belongs in
-# ``_start``, which would wrap the argv, cwd and environment built here in the sandbox.
+# Hook for ``sandbox: bwrap`` on targets (issue 14, built in ``assay.sandbox``, not here):
+# ``SubprocessTarget._run`` is where the argv, working folder (``work/``, with the script
+# copy in ``program/``) and allow-listed environment built here would be handed to the
+# sandbox instead of ``anyio.open_process``; the scratch folder is then what it binds.
 
 
 class PinnedScript(msgspec.Struct, frozen=True):
