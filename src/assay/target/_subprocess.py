@@ -75,7 +75,8 @@ class SubprocessTarget:
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
-        scratch = await anyio.to_thread.run_sync(self._scratch)
+        with anyio.CancelScope(shield=True):  # made, so always removed in the finally below
+            scratch = await anyio.to_thread.run_sync(self._scratch)
         try:
             return await self._run(scratch, payload)
         finally:
@@ -108,14 +109,22 @@ class SubprocessTarget:
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
 
     def _scratch(self) -> Path:
-        """A new private folder: an empty ``work/`` and, for a script, a fresh copy."""
-        scratch = Path(tempfile.mkdtemp(prefix="assay-call-"))
-        (scratch / "work").mkdir()
-        if self.script is not None:
-            (scratch / "program").mkdir()
-            copy = scratch / "program" / self.script.name
-            copy.write_bytes(self.script.data)
-            copy.chmod(self.script.mode)
+        """A new private folder: an empty ``work/`` and, for a script, a fresh copy. A
+        folder that cannot be made (a full disk) is an infrastructure failure."""
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix="assay-call-"))
+        except OSError as exc:
+            raise InfrastructureError("failed_to_start", f"scratch folder: {exc}") from None
+        try:
+            (scratch / "work").mkdir()
+            if self.script is not None:
+                (scratch / "program").mkdir()
+                copy = scratch / "program" / self.script.name
+                copy.write_bytes(self.script.data)
+                copy.chmod(self.script.mode)
+        except OSError as exc:
+            remove_scratch(scratch)
+            raise InfrastructureError("failed_to_start", f"scratch folder: {exc}") from None
         return scratch
 
     def _argv(self, scratch: Path) -> list[str]:
