@@ -5,8 +5,6 @@ isolation) gives a ``SandboxEnvironment``; ``async with`` creates and removes it
 See docs/sandbox.md for the API and the threat model.
 """
 
-from __future__ import annotations
-
 from assay.sandbox._bwrap import BwrapSandbox
 from assay.sandbox._environment import SandboxEnvironment
 from assay.sandbox._limits import Limits

@@ -3,7 +3,8 @@
 Every ``exec`` starts ``bwrap`` (never a shell) with a clean environment of its own, so
 nothing of the harness's environment exists inside (``/proc/1/environ`` is empty). The
 command gets new user, PID, network, mount, IPC and UTS namespaces, runs as uid/gid 65534
-with no capabilities, in a new session (no terminal to inject keys into), with the
+with no capabilities (as host uid 65534 too, when the harness is root), in a new session
+(no terminal to inject keys into), with the
 system folders read-only, a few named files of /etc, a fresh /tmp, /proc and /dev, and
 the work folder (at ``/work``) as the only writable host folder. The network namespace
 is kept from the host only when ``network=True``. rlimits come from ``prlimit`` inside
@@ -25,6 +26,7 @@ from assay.sandbox._workfolder import WorkFolderSandbox
 
 BWRAP = "/usr/bin/bwrap"
 PRLIMIT = "/usr/bin/prlimit"
+SETPRIV = "/usr/bin/setpriv"
 MOUNT = "/work"
 SANDBOX_UID = 65534
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -64,13 +66,22 @@ class BwrapSandbox(WorkFolderSandbox):
         self.limits = limits or Limits()
         self.bwrap = bwrap
         self.prlimit = prlimit
+        # As root, bwrap would map the sandbox user to host root: every root-owned file
+        # in the bound system folders would be the sandbox user's own, and the process
+        # limit would not bind. So root drops to host uid 65534 first (setpriv).
+        self.drop_root = os.geteuid() == 0
+        if self.drop_root:
+            self.owner = (SANDBOX_UID, SANDBOX_UID)
 
     @property
     def mount(self) -> str:
         return MOUNT
 
     async def create(self) -> None:
-        for program, package in ((self.bwrap, "bubblewrap"), (self.prlimit, "util-linux")):
+        needed = [(self.bwrap, "bubblewrap"), (self.prlimit, "util-linux")]
+        if self.drop_root:
+            needed.append((SETPRIV, "util-linux"))
+        for program, package in needed:
             if not os.access(program, os.X_OK):
                 raise ConfigError("sandbox.program_missing", path=program, package=package)
         await super().create()
@@ -103,6 +114,7 @@ class BwrapSandbox(WorkFolderSandbox):
             raise ValueError("exec needs a command (a non-empty argv list)")
         workdir = os.path.join(MOUNT, cwd) if cwd else MOUNT
         return [
+            *_drop_root(self.drop_root),
             self.bwrap,
             *_namespaces(self.network),
             *_filesystem(self.folder),
@@ -117,6 +129,13 @@ class BwrapSandbox(WorkFolderSandbox):
         ]
 
 
+def _drop_root(drop: bool) -> list[str]:
+    if not drop:
+        return []
+    ids = [f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups"]
+    return [SETPRIV, *ids, "--"]
+
+
 def _namespaces(network: bool) -> list[str]:
     argv = ["--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
@@ -128,7 +147,8 @@ def _filesystem(folder: str) -> list[str]:
     for path in _ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    return [*argv, "--bind", folder, MOUNT]
+    # the root bwrap builds is a tmpfs: read-only once the mounts are in it
+    return [*argv, "--bind", folder, MOUNT, "--remount-ro", "/"]
 
 
 def _system_folders() -> Iterator[str]:

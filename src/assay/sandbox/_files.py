@@ -30,13 +30,18 @@ def relative_parts(path: str, mount: str) -> list[str]:
     return parts
 
 
-def _open_parent(root: str, folders: list[str], create: bool) -> int:
+Owner = tuple[int, int] | None  # (uid, gid) to give what is created, or None to leave it
+
+
+def _open_parent(root: str, folders: list[str], create: bool, owner: Owner = None) -> int:
     fd = os.open(root, _DIR_FLAGS)
     try:
         for name in folders:
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o755, dir_fd=fd)
+                    if owner is not None:
+                        os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
             child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -57,13 +62,15 @@ def read_bytes(root: str, parts: list[str]) -> bytes:
         return handle.read()
 
 
-def write_bytes(root: str, parts: list[str], data: bytes) -> None:
-    """Write ``root/parts`` (making its folders), no symlink followed."""
-    parent = _open_parent(root, parts[:-1], create=True)
+def write_bytes(root: str, parts: list[str], data: bytes, owner: Owner = None) -> None:
+    """Write ``root/parts`` (making its folders, given to *owner*), no symlink followed."""
+    parent = _open_parent(root, parts[:-1], create=True, owner=owner)
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(parts[-1], flags, 0o644, dir_fd=parent)
     finally:
         os.close(parent)
     with open(fd, "wb") as handle:
+        if owner is not None:
+            os.fchown(fd, *owner)
         handle.write(data)

@@ -6,6 +6,7 @@ no symlink followed; the folder is removed off the event loop.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from typing import Any
 
@@ -23,6 +24,8 @@ class WorkFolderSandbox(SandboxEnvironment):
     def __init__(self, *, output_limit: int = OUTPUT_LIMIT) -> None:
         self.output_limit = output_limit
         self._folder: str | None = None
+        # who owns the work folder and what the host writes there (None: the harness)
+        self.owner: tuple[int, int] | None = None
 
     @property
     def mount(self) -> str:
@@ -37,7 +40,7 @@ class WorkFolderSandbox(SandboxEnvironment):
         return self._folder
 
     async def create(self) -> None:
-        self._folder = await anyio.to_thread.run_sync(_make_folder)
+        self._folder = await anyio.to_thread.run_sync(_make_folder, self.owner)
 
     async def cleanup(self) -> None:
         folder, self._folder = self._folder, None
@@ -52,8 +55,11 @@ class WorkFolderSandbox(SandboxEnvironment):
     async def write_file(self, path: str, contents: str | bytes) -> None:
         parts = relative_parts(path, self.mount)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        await anyio.to_thread.run_sync(write_bytes, self.folder, parts, data)
+        await anyio.to_thread.run_sync(write_bytes, self.folder, parts, data, self.owner)
 
 
-def _make_folder() -> str:
-    return tempfile.mkdtemp(prefix="assay-sandbox-")
+def _make_folder(owner: tuple[int, int] | None) -> str:
+    folder = tempfile.mkdtemp(prefix="assay-sandbox-")
+    if owner is not None:
+        os.chown(folder, *owner)
+    return folder
