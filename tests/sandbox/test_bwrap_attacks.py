@@ -209,3 +209,20 @@ def test_missing_bubblewrap_is_a_one_line_error_naming_the_install() -> None:
     assert "\n" not in line
     assert "/nonexistent/bwrap" in line and "apt-get install bubblewrap" in line
     assert caught.value.exit_code == EXIT_CONFIG
+
+
+def test_a_planted_fifo_is_refused_instead_of_hanging_read_or_write() -> None:
+    async def main() -> list[str]:
+        errors = []
+        async with BwrapSandbox() as sandbox:
+            assert (await sandbox.exec(["mkfifo", "pipe"])).success
+            for attempt in (sandbox.read_file("pipe"), sandbox.write_file("pipe", "x")):
+                try:
+                    await attempt
+                except OSError as exc:
+                    errors.append(str(exc))
+        return errors
+
+    read_error, write_error = anyio.run(main)
+    assert read_error == "pipe is not a regular file"
+    assert write_error.startswith("[Errno 6]")  # ENXIO: a FIFO with no reader, not a hang

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import PurePosixPath
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -55,9 +56,12 @@ def read_bytes(root: str, parts: list[str]) -> bytes:
     """The contents of ``root/parts``, no symlink followed."""
     parent = _open_parent(root, parts[:-1], create=False)
     try:
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        # O_NONBLOCK: a FIFO planted by the sandbox must not hang the worker thread
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(parts[-1], flags, dir_fd=parent)
     finally:
         os.close(parent)
+    _require_regular(fd, parts)
     with open(fd, "rb") as handle:
         return handle.read()
 
@@ -66,11 +70,20 @@ def write_bytes(root: str, parts: list[str], data: bytes, owner: Owner = None) -
     """Write ``root/parts`` (making its folders, given to *owner*), no symlink followed."""
     parent = _open_parent(root, parts[:-1], create=True, owner=owner)
     try:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
         fd = os.open(parts[-1], flags, 0o644, dir_fd=parent)
     finally:
         os.close(parent)
+    _require_regular(fd, parts)
+    os.ftruncate(fd, 0)
     with open(fd, "wb") as handle:
         if owner is not None:
             os.fchown(fd, *owner)
         handle.write(data)
+
+
+def _require_regular(fd: int, parts: list[str]) -> None:
+    """Close *fd* and raise unless it is a regular file (not a FIFO, device or socket)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{'/'.join(parts)} is not a regular file")
