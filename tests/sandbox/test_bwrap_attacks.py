@@ -150,7 +150,21 @@ def test_a_fork_bomb_stops_at_the_process_limit_and_the_sandbox_goes_on() -> Non
 def test_a_file_past_the_size_limit_is_refused() -> None:
     code = "open('big', 'wb').write(b'x' * 200_000)"
     result = python_inside(code, limits=Limits(file_size_bytes=100_000))
-    assert result.returncode == -25 or "File too large" in result.stderr  # SIGXFSZ or EFBIG
+    # Python ignores SIGXFSZ, so the write fails with EFBIG
+    assert result.returncode == 1 and "[Errno 27] File too large" in result.stderr
+
+
+def test_memory_past_the_limit_is_refused() -> None:
+    code = "x = bytearray(800 * 1024 * 1024)"
+    result = python_inside(code, limits=Limits(memory_bytes=300 * 1024 * 1024))
+    assert result.returncode == 1 and "MemoryError" in result.stderr
+    assert python_inside(code).success  # the default limit lets it through
+
+
+def test_cpu_past_the_limit_kills_the_command() -> None:
+    result = python_inside("while True: pass", limits=Limits(cpu_seconds=1))
+    assert result.returncode == 128 + 9  # soft = hard: SIGKILL, reported by bwrap as 128 + 9
+    assert not result.timed_out
 
 
 def test_the_harness_cannot_be_signalled_or_seen() -> None:
