@@ -240,3 +240,50 @@ def test_a_planted_fifo_is_refused_instead_of_hanging_read_or_write() -> None:
     read_error, write_error = anyio.run(main)
     assert read_error == "pipe is not a regular file"
     assert write_error.startswith("[Errno 6]")  # ENXIO: a FIFO with no reader, not a hang
+
+
+HOLD_CHILDREN = """
+import os, time
+made = 0
+for _ in range(20):
+    if os.fork() == 0:
+        time.sleep(100000)
+    made += 1
+open("ready", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.01)
+print(made)
+"""
+
+
+def test_the_process_limit_is_per_sandbox_not_shared_between_them() -> None:
+    """All sandboxes run as host uid 65534; 3 x 20 processes live at once under a
+    limit of 30 each shows the count is kept per sandbox."""
+
+    async def main() -> list[str]:
+        sandboxes = [BwrapSandbox(limits=Limits(processes=30)) for _ in range(3)]
+        outputs: list[str] = []
+
+        async def hold(sandbox: BwrapSandbox) -> None:
+            result = await sandbox.exec(["python3", "-c", HOLD_CHILDREN], timeout=120)
+            outputs.append(result.stdout + result.stderr)
+
+        for sandbox in sandboxes:
+            await sandbox.create()
+        try:
+            async with anyio.create_task_group() as group:
+                for sandbox in sandboxes:
+                    group.start_soon(hold, sandbox)
+                # (an exec that ended early, a fork refused, must not leave this waiting)
+                while len(outputs) < 3 and not all(
+                    os.path.exists(f"{s.folder}/ready") for s in sandboxes
+                ):
+                    await anyio.sleep(0.01)
+                for sandbox in sandboxes:
+                    await sandbox.write_file("go", "")
+        finally:
+            for sandbox in sandboxes:
+                await sandbox.cleanup()
+        return outputs
+
+    assert anyio.run(main) == ["20\n"] * 3
