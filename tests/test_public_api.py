@@ -23,6 +23,7 @@ PACKAGES = [
     "assay.report",
     "assay.pipeline",
     "assay.cli",
+    "assay.sandbox",
 ]
 
 # Dunder names a package may export on purpose.

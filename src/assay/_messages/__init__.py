@@ -4,14 +4,14 @@ Keeping the catalog in one table means a translation cannot be forgotten: a test
 the table and checks that each key has both languages and the same placeholders.
 Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
 The table is kept in files by subject (``_config``, ``_models``, ``_evidence``,
-``_output``, ``_tools``) and joined here; a key may be defined once only.
+``_output``, ``_tools``, ``_sandbox``) and joined here; a key may be defined once only.
 """
 
 from __future__ import annotations
 
 import os
 
-from assay._messages import _config, _evidence, _models, _output, _tools
+from assay._messages import _config, _evidence, _models, _output, _sandbox, _tools
 
 
 def _join(*parts: dict[str, tuple[str, str, str, str]]) -> dict[str, tuple[str, str, str, str]]:
@@ -25,7 +25,12 @@ def _join(*parts: dict[str, tuple[str, str, str, str]]) -> dict[str, tuple[str, 
 
 
 MESSAGES = _join(
-    _config.MESSAGES, _models.MESSAGES, _evidence.MESSAGES, _output.MESSAGES, _tools.MESSAGES
+    _config.MESSAGES,
+    _models.MESSAGES,
+    _evidence.MESSAGES,
+    _output.MESSAGES,
+    _tools.MESSAGES,
+    _sandbox.MESSAGES,
 )
 
 LANGUAGES = ("en", "zh")

@@ -1,0 +1,18 @@
+"""Messages about sandboxes (providers, the programs they need; exit 2)."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    "sandbox.program_missing": (
+        "the sandbox needs {path}, which is missing or not executable",
+        "install it: apt-get install {package} (or choose sandbox 'local', which isolates nothing)",
+        "沙箱需要 {path}，但它不存在或不可执行",
+        "请安装：apt-get install {package}（或选择不做任何隔离的 'local' 沙箱）",
+    ),
+    "sandbox.unknown": (
+        "no sandbox provider is called {name!r}",
+        "use one of: {known} (a plugin registers more in the 'assay.sandboxes' entry point group)",
+        "没有名为 {name!r} 的沙箱提供者",
+        "请使用其中之一：{known}（插件可在 'assay.sandboxes' 入口点组中注册更多）",
+    ),
+}

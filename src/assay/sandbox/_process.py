@@ -1,0 +1,119 @@
+"""Running one argv as a child process: input piped, output capped, timeout enforced.
+
+The child starts in a session of its own, so a timeout kills its whole process group
+(and *kill*, when given, reaches what left the group: the local provider's tag sweep;
+bwrap's PID namespace does that by itself). Output is read to EOF with anything past the
+cap dropped, so a flood costs bounded memory; once the child has exited, the readers get
+a short grace for what is still in the pipes, since a descendant that kept them open
+must not hold the result back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from assay.sandbox._result import CappedOutput, ExecResult
+
+_DRAIN_GRACE = 2.0  # seconds the readers get after the child exits
+
+
+async def run_capped(
+    argv: Sequence[str],
+    *,
+    input: bytes | None,
+    cwd: str | None,
+    env: Mapping[str, str],
+    timeout: float | None,
+    output_limit: int,
+    kill: Callable[[int], None] | None = None,
+) -> ExecResult:
+    """Run *argv*; return its result, ``timed_out`` if *timeout* seconds passed first."""
+    stdout, stderr = CappedOutput(output_limit), CappedOutput(output_limit)
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as readers:
+            assert process.stdout is not None and process.stderr is not None
+            drained = [anyio.Event(), anyio.Event()]
+            readers.start_soon(_drain, process.stdout, stdout, drained[0])
+            readers.start_soon(_drain, process.stderr, stderr, drained[1])
+            if input is not None:
+                assert process.stdin is not None
+                readers.start_soon(_feed, process.stdin, input)
+            timed_out = await _wait(process, timeout)
+            _kill(process, kill)
+            with anyio.move_on_after(_DRAIN_GRACE):
+                for event in drained:
+                    await event.wait()
+            readers.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            _kill(process, kill)
+            await process.wait()
+            await process.aclose()
+    return _result(process, stdout, stderr, timed_out, timeout)
+
+
+async def _wait(process: Process, timeout: float | None) -> bool:
+    """Wait for the child; True if *timeout* passed first."""
+    with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
+        await process.wait()
+    return scope.cancelled_caught
+
+
+def _kill(process: Process, kill: Callable[[int], None] | None) -> None:
+    if kill is not None:
+        kill(process.pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _drain(stream: ByteReceiveStream, into: CappedOutput, done: anyio.Event) -> None:
+    closed = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
+    with contextlib.suppress(*closed):
+        while True:
+            into.add(await stream.receive())
+    done.set()
+
+
+async def _feed(stream: ByteSendStream, data: bytes) -> None:
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.send(data)
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.aclose()
+
+
+def _result(
+    process: Process,
+    stdout: CappedOutput,
+    stderr: CappedOutput,
+    timed_out: bool,
+    timeout: float | None,
+) -> ExecResult:
+    returncode = process.returncode if process.returncode is not None else -signal.SIGKILL
+    err = stderr.text()
+    if timed_out:
+        err += f"\n[assay: timed out after {timeout} s; every process it started was killed]\n"
+    return ExecResult(
+        success=returncode == 0 and not timed_out,
+        returncode=returncode,
+        stdout=stdout.text(),
+        stderr=err,
+        timed_out=timed_out,
+    )

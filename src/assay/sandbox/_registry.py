@@ -1,0 +1,51 @@
+"""Sandbox providers by name: the built-ins and those installed as plugins.
+
+A plugin names its provider in the ``assay.sandboxes`` entry point group (e.g. in its
+pyproject: ``[project.entry-points."assay.sandboxes"] docker = "pkg.mod:DockerSandbox"``);
+the entry point loads a callable that takes keyword options and returns a
+``SandboxEnvironment``. ``register_sandbox`` does the same from code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.sandbox._bwrap import BwrapSandbox
+from assay.sandbox._environment import SandboxEnvironment
+from assay.sandbox._local import LocalSandbox
+
+ENTRY_POINT_GROUP = "assay.sandboxes"
+DEFAULT_PROVIDER = "bwrap"
+
+SandboxFactory = Callable[..., SandboxEnvironment]
+_providers: dict[str, SandboxFactory] = {"local": LocalSandbox, "bwrap": BwrapSandbox}
+
+
+def register_sandbox(name: str, factory: SandboxFactory) -> None:
+    """Make *factory* the provider called *name*."""
+    _providers[name] = factory
+
+
+def sandbox_providers() -> list[str]:
+    """The names of every provider: built-in, registered and installed."""
+    return sorted(set(_providers) | {point.name for point in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def make_sandbox(name: str | None = None, **options: Any) -> SandboxEnvironment:
+    """A new (not yet created) sandbox of provider *name* (default ``bwrap``)."""
+    label = name or DEFAULT_PROVIDER
+    factory = _providers.get(label) or _from_entry_point(label)
+    if factory is None:
+        raise ConfigError("sandbox.unknown", name=label, known=", ".join(sandbox_providers()))
+    return factory(**options)
+
+
+def _from_entry_point(name: str) -> SandboxFactory | None:
+    for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        factory: SandboxFactory = point.load()
+        _providers[name] = factory
+        return factory
+    return None
