@@ -253,14 +253,14 @@ def test_score_is_0_when_rescored_scores_equal_and_4_when_they_differ(tmp_path: 
 A_BUG_IN_THE_GATE = """
 import sys
 
-import assay.pipeline._run
+import assay.pipeline._conclude
 
 
 def decide(*args, **kwargs):
     return {}["gate"]  # a bug: the real CLI on, with the gate step broken
 
 
-assay.pipeline._run.decide = decide
+assay.pipeline._conclude.decide = decide
 from assay.cli import main
 
 main(sys.argv[1:])

@@ -2,6 +2,7 @@
 ``rescore`` redoes scoring from evidence."""
 
 from assay.pipeline._baseline import check_baseline_option, regression_of
+from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._eval import (
     EvalOptions,
     EvalResult,
@@ -20,7 +21,7 @@ from assay.pipeline._resume import (
     resume_run,
     resume_run_async,
 )
-from assay.pipeline._run import RunOutcome, RunStopped, execute_run, run_spec, run_spec_async
+from assay.pipeline._run import execute_run, run_spec, run_spec_async
 
 __all__ = [
     "EvalOptions",

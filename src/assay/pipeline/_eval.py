@@ -35,9 +35,10 @@ from assay.model import (
     price_scope,
     prices_from_env,
 )
+from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._options import RunOptions
 from assay.pipeline._progress import ProgressCallback
-from assay.pipeline._run import RunOutcome, RunStopped, execute_run
+from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.report import Report

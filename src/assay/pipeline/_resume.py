@@ -26,9 +26,10 @@ from assay.model import (
     price_scope,
     prices_from_env,
 )
+from assay.pipeline._conclude import RunOutcome
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
-from assay.pipeline._run import RunOutcome, execute_run
+from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import rebuild_task
 from assay.spec import EvalSpec, LoadedSpec, load_spec

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
-from assay._messages import render
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
@@ -33,14 +31,12 @@ from assay.evidence import (
     PrintSink,
     RunWriter,
     TrialRecorder,
-    score_records,
     seal_bundle,
 )
-from assay.gate import GateDecision, decide
-from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event, sequential_gate
+from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
-from assay.pipeline._baseline import regression_of
 from assay.pipeline._bundle_of import bundle_of
+from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
@@ -48,13 +44,12 @@ from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, target
 from assay.pipeline._progress import Progress, report_progress
 from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
-from assay.pipeline._reports import build_report, remove_reports, render_reports
-from assay.pipeline._seal import sealed_digests, write_indexes
+from assay.pipeline._reports import remove_reports
 from assay.pipeline._sync import synchronous
 from assay.plan import Plan, Trial, plan
-from assay.report import Report, TrialRows
+from assay.report import TrialRows
 from assay.run import execute, first_error, run_trial, run_until_signalled
-from assay.score import Metrics, MetricsBuilder, score_id
+from assay.score import MetricsBuilder, score_id
 from assay.spec import LoadedSpec
 from assay.target import Target
 
@@ -63,26 +58,6 @@ STORAGE = "run.storage"
 
 FLUSH_EVERY = 0.2
 """Seconds between pushes of buffered evidence to the operating system."""
-
-
-class RunOutcome(msgspec.Struct):
-    """What a run produced: where its evidence is, its metrics, gate, report, errors."""
-
-    path: Path | None
-    spec_digest: str
-    metrics: Metrics
-    gate: GateDecision
-    report: Report
-    errors: ErrorBudget
-
-
-class RunStopped(RunError):
-    """A run that stopped on a fatal error *cause* after writing its reports: the
-    error, with the ``outcome`` they were made from (its gate is ``stopped``)."""
-
-    def __init__(self, cause: RunError, outcome: RunOutcome) -> None:
-        super().__init__(cause.key, **cause.params)
-        self.outcome = outcome
 
 
 class _Run:
@@ -371,7 +346,7 @@ async def _execute_run(
             if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
                 run.seal("interrupted")
                 raise stopped
-        return _finish(run)
+        return conclude(run, "complete")
     except Interrupted:
         raise
     except RunError as exc:
@@ -379,7 +354,7 @@ async def _execute_run(
             with contextlib.suppress(OSError, RunError):
                 run.seal("interrupted")
             raise
-        raise _stopped(run, exc) from exc
+        raise stopped_run(run, exc) from exc
     except OSError as exc:  # the disk filled, the folder vanished, ...: say so, exit 5
         with contextlib.suppress(OSError, RunError):
             run.seal("interrupted")
@@ -395,76 +370,6 @@ async def _execute_run(
             run.writer.close()
         except OSError as exc:
             raise RunError.storage(run.writer.path, exc) from exc
-
-
-def _finish(run: _Run) -> RunOutcome:
-    return _conclude(run, "complete")
-
-
-def _stopped(run: _Run, cause: RunError) -> RunError:
-    """Conclude a run that stopped on *cause*: reports written, gate ``stopped``. When
-    even that fails, the run is sealed as interrupted and *cause* is what is raised."""
-    try:
-        return RunStopped(cause, _conclude(run, "interrupted", cause))
-    except (OSError, RunError):
-        with contextlib.suppress(OSError, RunError):
-            run.seal("interrupted")
-        return cause
-
-
-def _conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcome:
-    """Judge what the run has (metrics, gate, reports), record it and seal the run as
-    *status*; a run stopped by *cause* has its gate ``stopped``, naming it."""
-    run.concluding = True
-    metrics = run.metrics.build()
-    run.writer.flush()  # every score line on disk before they are read back
-    folder = run.source.parent if run.source is not None else None
-    path = run.writer.path  # None in a dry run
-    regression = regression_of(run.spec, folder, run.baseline, _scores_of(path), path)
-    gate = decide(run.spec.gate, metrics, list(run.scorers), regression)
-    if run.monitor is not None:
-        gate = sequential_gate(run.spec.gate, gate, metrics, run.monitor)
-        if run.monitor.stopped:
-            unrun = sum(counts.states.get("not_run", 0) for counts in metrics.targets)
-            run.run_event("not_run", {"trials": unrun, "reason": STOPPED})
-    if cause is not None:
-        gate = stopped_gate(gate, cause)
-    run.run_event("metrics", msgspec.to_builtins(metrics))
-    run.run_event("gate", gate_event(gate))
-    task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
-    scores = _scores_of(path)
-    report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
-    rendered = render_reports(report)
-    for name, data in rendered.items():
-        run.writer.write_file(name, data)
-    run.writer.flush()
-    if path is not None:  # the indexes are a finished run's: a resume would outdate them
-        indexes = write_indexes(path) if status == "complete" else []
-        files = sealed_digests(path, rendered, indexes)
-    else:
-        files = {}
-    run.seal(status, files)
-    return RunOutcome(path, run.spec.digest, metrics, gate, report, run.errors)
-
-
-def stopped_gate(gate: GateDecision, cause: RunError) -> GateDecision:
-    """*gate* as the verdict of a run *cause* stopped: status ``stopped``, the cause
-    first among the reasons (in English, as every reason of the reports and the chain
-    is), each target's own verdict kept (its unrun trials named)."""
-    why = render(cause.key, cause.params, "en")[0]
-    return GateDecision("stopped", gate.targets, [why, *gate.reasons], gate.baseline)
-
-
-def _scores_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
-    return score_records(path) if path is not None else None  # a dry run wrote none
-
-
-def gate_event(gate: GateDecision) -> dict[str, Any]:
-    """The data of the run's ``gate`` event: the verdict, and the baseline it relied on."""
-    data: dict[str, Any] = {"status": gate.status, "reasons": gate.reasons}
-    if gate.baseline is not None:
-        data["baseline"] = msgspec.to_builtins(gate.baseline)
-    return data
 
 
 async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
