@@ -67,12 +67,14 @@ def _registries() -> list[tuple[MutableMapping[Any, Any], Callable[[Any], bool]]
     from assay import _registry
     from assay.model import _prices
     from assay.model import _registry as _providers
+    from assay.sandbox import _registry as _sandboxes
     from assay.score import _reducers
 
     return [
         (_registry._REGISTRY, defined_at_top_of_module),
         (_providers._providers, defined_at_top_of_module),
         (_reducers.REDUCERS, defined_at_top_of_module),
+        (_sandboxes._providers, defined_at_top_of_module),
         (_prices._user_prices, lambda _: False),  # set_price: the test's own prices
     ]
 
