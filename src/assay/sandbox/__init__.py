@@ -6,6 +6,7 @@ See docs/sandbox.md for the API and the threat model.
 """
 
 from assay.sandbox._bwrap import BwrapSandbox
+from assay.sandbox._context import current_sandboxes, sandbox, sandbox_scope
 from assay.sandbox._environment import SandboxEnvironment
 from assay.sandbox._limits import Limits
 from assay.sandbox._local import LocalSandbox
@@ -24,7 +25,10 @@ __all__ = [
     "Limits",
     "LocalSandbox",
     "SandboxEnvironment",
+    "current_sandboxes",
     "make_sandbox",
     "register_sandbox",
+    "sandbox",
     "sandbox_providers",
+    "sandbox_scope",
 ]
