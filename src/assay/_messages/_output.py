@@ -21,6 +21,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "",
     ),
     "out.gate_stopped": ("gate: stopped: {cause}", "", "门禁结论：运行已中止：{cause}", ""),
+    "out.sandbox_kept": (
+        "sandbox {name!r} of trial {trial} kept at {path}",
+        "",
+        "试验 {trial} 的沙箱 {name!r} 已保留在 {path}",
+        "",
+    ),
     "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
     "out.progress": (
         "{evaluation}: {done}/{planned} trials ({percent}%), {rate}/s{left}",

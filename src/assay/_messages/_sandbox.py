@@ -29,4 +29,29 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "这个样本没有名为 {name!r} 的沙箱",
         "请使用其中之一：{known}，或在任务的 sandbox 列表中声明它",
     ),
+    "sandbox.spec": (
+        "{where}: {got} is not a sandbox",
+        "write a provider name ('bwrap'), a (provider, options) pair, or a mapping of"
+        " names to either",
+        "{where}：{got} 不是沙箱声明",
+        "请写提供者名称（'bwrap'）、(提供者, 选项) 二元组，或名称到二者之一的映射",
+    ),
+    "sandbox.options": (
+        "sandbox provider {provider!r} refused its options: {reason}",
+        "give only the options the provider takes (see docs/sandbox.md)",
+        "沙箱提供者 {provider!r} 不接受这些选项：{reason}",
+        "只提供该提供者支持的选项（见 docs/sandbox.md）",
+    ),
+    "sandbox.setup_failed": (
+        "the sample's setup script exited {code} in sandbox {name!r}: {stderr}",
+        "fix the setup script (its output is in the trial's sandbox_setup event)",
+        "样本的 setup 脚本在沙箱 {name!r} 中以 {code} 退出：{stderr}",
+        "请修正 setup 脚本（其输出见该试验的 sandbox_setup 事件）",
+    ),
+    "sandbox.file_missing": (
+        "sample file {path!r} names {source}, which cannot be read: {reason}",
+        "give the file's contents inline, or a path relative to the dataset's folder",
+        "样本文件 {path!r} 指向 {source}，但无法读取：{reason}",
+        "请直接给出文件内容，或给出相对于数据集目录的路径",
+    ),
 }

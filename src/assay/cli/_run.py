@@ -14,7 +14,6 @@ from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.errors import ConfigError
 from assay.model import DEFAULT_EXPIRY
-from assay.run import PYTHON_TASK_ON_CLUSTER
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
@@ -116,6 +115,13 @@ def cache_options(func: F) -> F:
 @click.option("--max-connections", type=click.IntRange(1), help="Calls in flight per model.")
 @click.option("--retry-on-error", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--score-on-error", is_flag=True, help="Score errored samples on their last state.")
+@click.option("--max-sandboxes", type=click.IntRange(1), help="Samples holding sandboxes at once.")
+@click.option(
+    "--no-sandbox-cleanup",
+    "keep_sandboxes",
+    is_flag=True,
+    help="Keep every sample's sandbox for debugging; print where each is.",
+)
 @cache_options
 @prices_option
 @execution_options
@@ -135,6 +141,8 @@ def run(
     max_connections: int | None,
     retry_on_error: int,
     score_on_error: bool,
+    max_sandboxes: int | None,
+    keep_sandboxes: bool,
     cache: bool | None,
     cache_expiry: str | None,
     prices: Path | None,
@@ -150,6 +158,8 @@ def run(
         if execution["baseline"] is not None:
             reason = "a baseline is for YAML specs with a gate.no_regression policy"
             raise ConfigError("spec.shape", path="--baseline", reason=reason)
+        from assay.run import PYTHON_TASK_ON_CLUSTER
+
         written = "is for YAML specs; a Python task's run is written to its directory"
         for given, option, reason in (
             (dry_run, "--dry-run", written),
@@ -173,6 +183,8 @@ def run(
             "max_connections": max_connections,
             "retry_on_error": retry_on_error,
             "score_on_error": score_on_error,
+            "max_sandboxes": max_sandboxes,
+            "sandbox_cleanup": not keep_sandboxes,
             "cache": bool(cache),
             "cache_expiry": cache_expiry or DEFAULT_EXPIRY,
             "prices": prices,
@@ -183,6 +195,13 @@ def run(
     if cache:  # a YAML spec's targets are programs and endpoints, not assay models
         reason = "the response cache is for Python tasks (file.py or file.py@task)"
         raise ConfigError("task.option", option="--cache", reason=reason)
+    for given, option in (
+        (max_sandboxes, "--max-sandboxes"),
+        (keep_sandboxes, "--no-sandbox-cleanup"),
+    ):
+        if given:
+            reason = "sample sandboxes are for Python tasks (file.py or file.py@task)"
+            raise ConfigError("task.option", option=option, reason=reason)
     loaded = load_spec(spec)
     _check_sink(execution["sink_url"])
     check_baseline_option(loaded.spec, execution["baseline"])

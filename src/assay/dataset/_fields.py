@@ -40,6 +40,7 @@ class FieldSpec:
             mapped above, and merges a ``metadata`` object found in the record.
         files: the key holding files to place (name -> content).
         setup: the key holding the sample's setup script.
+        sandbox: the key holding the sample's own sandbox.
     """
 
     input: str = "input"
@@ -49,6 +50,7 @@ class FieldSpec:
     metadata: Sequence[str] | None = None
     files: str = "files"
     setup: str = "setup"
+    sandbox: str = "sandbox"
 
 
 # The optional fields a record may set, with the type each must have.
@@ -57,6 +59,7 @@ _TYPES: dict[str, Any] = {
     "choices": list[str],
     "files": dict[str, str],
     "setup": str,
+    "sandbox": str | list[Any] | dict[str, Any],
 }
 
 
@@ -77,7 +80,13 @@ def _mapped(record: dict[str, Any], spec: FieldSpec, path: str, line: int) -> Sa
     target_key = spec.target
     if target_key == "target" and target_key not in record and "expected" in record:
         target_key = "expected"
-    keys = {"id": spec.id, "choices": spec.choices, "files": spec.files, "setup": spec.setup}
+    keys = {
+        "id": spec.id,
+        "choices": spec.choices,
+        "files": spec.files,
+        "setup": spec.setup,
+        "sandbox": spec.sandbox,
+    }
     optional: dict[str, Any] = {}
     for name, key in keys.items():
         value = record.get(key)

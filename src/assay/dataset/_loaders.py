@@ -122,7 +122,8 @@ def _build(
     lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
-    dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem)
+    location = str(Path(display).resolve().parent)
+    dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem, location)
     if shuffle:
         dataset = dataset.shuffle(seed)
     return select(dataset, limit=limit) if limit is not None else dataset

@@ -105,8 +105,11 @@ class MemoryDataset(Sequence[Sample]):
     derive subsets of one loaded dataset without the subsets seeing each other.
     """
 
-    def __init__(self, samples: Iterable[Sample], name: str | None = None) -> None:
+    def __init__(
+        self, samples: Iterable[Sample], name: str | None = None, location: str | None = None
+    ) -> None:
         self.name = name or DEFAULT_NAME
+        self.location = location  # the file's folder: sample files are read relative to it
         if isinstance(samples, LineSamples | SampleView):
             self.samples: Sequence[Sample] = samples  # samples by construction
             return
@@ -132,7 +135,7 @@ class MemoryDataset(Sequence[Sample]):
 
     def __getitem__(self, index: int | slice) -> Sample | MemoryDataset:
         if isinstance(index, slice):
-            return MemoryDataset(self.samples[index], self.name)
+            return MemoryDataset(self.samples[index], self.name, self.location)
         return self.samples[index]
 
     def __iter__(self) -> Iterator[Sample]:
@@ -143,20 +146,22 @@ class MemoryDataset(Sequence[Sample]):
         if _is_lazy(self.samples):
             kept = [i for i, s in enumerate(self.samples) if predicate(s)]
             return self._view(kept)
-        return MemoryDataset([s for s in self.samples if predicate(s)], self.name)
+        return MemoryDataset([s for s in self.samples if predicate(s)], self.name, self.location)
 
     def sort(self, key: Callable[[Sample], Any], reverse: bool = False) -> MemoryDataset:
         """The samples ordered by *key*."""
         if _is_lazy(self.samples):
             keys = [key(s) for s in self.samples]
             return self._view(sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse))
-        return MemoryDataset(sorted(self.samples, key=key, reverse=reverse), self.name)
+        return MemoryDataset(
+            sorted(self.samples, key=key, reverse=reverse), self.name, self.location
+        )
 
     def _view(self, positions: Sequence[int]) -> MemoryDataset:
         base = self.samples
         if isinstance(base, SampleView) and not base.number:  # a view of a view: one
             positions, base = [base.positions[p] for p in positions], base.base
-        return MemoryDataset(SampleView(base, positions_of(positions)), self.name)
+        return MemoryDataset(SampleView(base, positions_of(positions)), self.name, self.location)
 
     def shuffle(self, seed: int | None = None) -> MemoryDataset:
         """The samples in a random order; the same *seed* gives the same order anywhere.
@@ -172,7 +177,7 @@ class MemoryDataset(Sequence[Sample]):
             return self._view(order)
         shuffled = list(self.samples)
         random.Random(seed).shuffle(shuffled)
-        return MemoryDataset(shuffled, self.name)
+        return MemoryDataset(shuffled, self.name, self.location)
 
 
 class IdCheck:

@@ -16,8 +16,12 @@ class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         id: unique within the dataset; Python datasets without ids are numbered 1..n.
         choices: the options of a multiple-choice sample.
         metadata: anything else; available to solvers, scorers and grouped metrics.
-        files: files to place for the sample (name -> content).
-        setup: a setup script for the sample's environment.
+        files: files to place in the sample's sandbox before the solver runs (path ->
+            inline text, bytes, a ``data:`` URI, or the path of a file relative to the
+            dataset's folder). Bytes are kept as a ``data:`` URI.
+        setup: a bash script run in the sample's sandbox before the solver.
+        sandbox: the sample's own sandbox (``"bwrap"``, ``("bwrap", {...})``, ...),
+            instead of the task's.
     """
 
     input: Any
@@ -27,6 +31,14 @@ class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     metadata: dict[str, Any] = {}
     files: dict[str, str] | None = None
     setup: str | None = None
+    sandbox: Any = None
+
+    def __post_init__(self) -> None:
+        if self.files is not None and any(isinstance(v, bytes) for v in self.files.values()):
+            from assay.sandbox._lifecycle import as_data_uri
+
+            kept = {k: as_data_uri(v) if isinstance(v, bytes) else v for k, v in self.files.items()}
+            msgspec.structs.force_setattr(self, "files", kept)
 
     @property
     def expected(self) -> Any:
@@ -44,6 +56,8 @@ class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             record["files"] = self.files
         if self.setup is not None:
             record["setup"] = self.setup
+        if self.sandbox is not None:
+            record["sandbox"] = self.sandbox
         return drop_fields(record, hidden) if hidden else record
 
 

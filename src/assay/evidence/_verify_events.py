@@ -106,6 +106,11 @@ class _Refs(msgspec.Struct, gc=False):
     output: Any = None
     arguments: Any = None
     result: Any = None
+    command: Any = None  # a sandbox command: argv, input, stdout, stderr; files placed
+    input: Any = None
+    stdout: Any = None
+    stderr: Any = None
+    files: Any = None
 
 
 _decode_head = msgspec.json.Decoder(_EventHead).decode
@@ -113,10 +118,12 @@ _decode_match = msgspec.json.Decoder(_MatchData).decode
 _decode_refs = msgspec.json.Decoder(_Refs).decode
 # Events whose data names artifacts no bundle lists (a grader's calls, tools' calls and
 # results); a target's own ``sampling`` does too when it is a model's (``"model"``).
+_SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec")
 _REFERRING = frozenset(
     {"tool_call", "tool_result", "score_sampling", "score_tool_call", "score_tool_result"}
+    | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
 )
-_FIELDS = ("prompt", "output", "arguments", "result")
+_FIELDS = ("prompt", "output", "arguments", "result", "command", "input", "stdout", "stderr")
 SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
 
@@ -128,6 +135,8 @@ def _event_refs(number: int, data: msgspec.Raw, refs: list[tuple[int, str, str]]
         sha = getattr(named, field)
         if isinstance(sha, str):
             refs.append((number, field, sha))
+    if isinstance(named.files, dict):
+        refs.extend((number, f"files/{path}", sha) for path, sha in named.files.items())
 
 
 def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:

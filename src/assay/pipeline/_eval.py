@@ -84,6 +84,10 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             default ``$ASSAY_PRICES``, then ``set_price`` and the built-in table.
         progress: called with each unit's ``Progress`` every half second, and once at
             its end (``RunOptions.progress``).
+        max_sandboxes: trials holding sandboxes at once, per unit (``None``: no cap
+            beyond ``max_samples``).
+        sandbox_cleanup: ``False`` keeps every sample's sandbox for debugging and
+            prints where (``--no-sandbox-cleanup``).
     """
 
     log_dir: Path = Path("runs")
@@ -109,6 +113,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     cache_expiry: str | float = DEFAULT_EXPIRY
     prices: Path | None = None
     progress: ProgressCallback | None = None
+    max_sandboxes: int | None = None
+    sandbox_cleanup: bool = True
 
 
 class EvalResult(msgspec.Struct):
@@ -278,6 +284,8 @@ async def _run_unit(
             max_concurrency=opts.max_samples,
             handle_signals=opts.handle_signals,
             progress=opts.progress,
+            max_sandboxes=opts.max_sandboxes,
+            sandbox_cleanup=opts.sandbox_cleanup,
         )
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=False)

@@ -27,6 +27,10 @@ class RunOptions(msgspec.Struct, frozen=True):
             calls run on its workers, the trials and their evidence stay here.
         progress: called with a ``Progress`` every half second while the run goes on,
             and once at its end (finished, interrupted or failed).
+        max_sandboxes: trials holding sandboxes at once (``None``: as many as are in
+            flight).
+        sandbox_cleanup: remove each trial's sandboxes after scoring; ``False`` keeps
+            them for debugging and prints where each is.
     """
 
     output: Path | None = None
@@ -38,3 +42,5 @@ class RunOptions(msgspec.Struct, frozen=True):
     baseline: Path | None = None
     cluster: str | None = None
     progress: ProgressCallback | None = None
+    max_sandboxes: int | None = None
+    sandbox_cleanup: bool = True

@@ -16,7 +16,6 @@ import msgspec
 
 from assay.dataset import Dataset
 from assay.pipeline._task_metrics import TaskMetricsBuilder
-from assay.run import cluster_targets
 from assay.score import AnyScorer, build_scorer
 from assay.spec import EvalSpec, LoadedSpec
 from assay.target import Target, build_target
@@ -31,6 +30,7 @@ class Prepared(msgspec.Struct):
     scorers: dict[str, AnyScorer]
     source: Path | None = None
     task_metrics: Any = None
+    sandboxes: bool = False  # some trial may open sandboxes (a Python task's)
 
     def new_task_metrics(self) -> TaskMetricsBuilder | None:
         """A fresh per-sample metrics builder for Python tasks (``None`` for YAML specs)."""
@@ -54,6 +54,8 @@ async def targets_on(prepared: Prepared, cluster: str | None) -> AsyncIterator[P
     if cluster is None:
         yield prepared
         return
+    from assay.run import cluster_targets  # Dask's side, loaded only for --cluster
+
     root = prepared.source.resolve().parent if prepared.source else Path.cwd()
     async with cluster_targets(cluster, prepared.spec.targets, root) as targets:
         await close_parts(prepared.targets.values())

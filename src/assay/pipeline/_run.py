@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import random
+import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
+from assay._messages import say
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
@@ -52,6 +54,9 @@ from assay.run import execute, first_error, run_trial, run_until_signalled
 from assay.score import MetricsBuilder, score_id
 from assay.spec import LoadedSpec
 from assay.target import Target
+
+if TYPE_CHECKING:
+    from assay.sandbox._lifecycle import TrialSandboxes
 
 STORAGE = "run.storage"
 """The key of a storage error: the disk failed, so no report can be written either."""
@@ -91,6 +96,10 @@ class _Run:
             else None
         )
         self.baseline = options.baseline
+        self.uses_sandboxes = prepared.sandboxes
+        self.max_sandboxes = options.max_sandboxes
+        self.sandbox_limiter: anyio.CapacityLimiter | None = None
+        self.sandbox_cleanup = options.sandbox_cleanup
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
@@ -162,6 +171,22 @@ class _Run:
 
     async def trial(self, item: Trial | Requeued) -> None:
         """Run one trial (or continue a re-queued one), then seal, judge and count it."""
+        if not self.uses_sandboxes:
+            await self._trial(item, None)
+            return
+        from assay.sandbox._lifecycle import trial_sandboxes
+
+        if self.sandbox_limiter is None and self.max_sandboxes is not None:
+            self.sandbox_limiter = anyio.CapacityLimiter(self.max_sandboxes)
+        trial_id = item.trial.trial_id if isinstance(item, Requeued) else item.trial_id
+
+        def kept(name: str, path: str) -> None:
+            print(say("out.sandbox_kept", name=name, trial=trial_id, path=path), file=sys.stderr)
+
+        async with trial_sandboxes(self.sandbox_limiter, self.sandbox_cleanup, kept) as boxes:
+            await self._trial(item, boxes)
+
+    async def _trial(self, item: Trial | Requeued, sandboxes: TrialSandboxes | None) -> None:
         if isinstance(item, Requeued):
             trial, recorder, earlier, tries = item.trial, item.recorder, item.attempts, item.tries
         else:
@@ -182,17 +207,24 @@ class _Run:
             )
         if result.state == "requeued":
             # retry_on_error: to the back of the queue, its errored attempts kept
+            if sandboxes is not None:
+                with recorder.bound():
+                    await sandboxes.close()
             self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
             return
         bundle = bundle_of(result, recorder, record["expected"])
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
-        # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do
+        # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do;
+        # scorers see the sandboxes the solver left, which go once they are done
         with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial.repetition):
-            records, row = await judge(
-                bundle, output, self.scorers, self.metrics, self.task_metrics
-            )
+            with _bound(sandboxes):
+                records, row = await judge(
+                    bundle, output, self.scorers, self.metrics, self.task_metrics
+                )
+            if sandboxes is not None:
+                await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
         self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)
@@ -378,3 +410,12 @@ async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
 
 
 run_spec = synchronous(run_spec_async, "run_spec")
+
+
+def _bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[None]:
+    """What ``sandbox()`` returns inside the block: the trial's sandboxes, if it has any."""
+    if sandboxes is None:
+        return contextlib.nullcontext()
+    from assay.sandbox import sandbox_scope
+
+    return sandbox_scope(sandboxes.environments)

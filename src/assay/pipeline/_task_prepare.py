@@ -21,6 +21,7 @@ from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.sandbox._spec import SandboxSpec, sandbox_specs, specs_record
 from assay.score import (
     AnyScorer,
     Metric,
@@ -30,7 +31,6 @@ from assay.score import (
     scorer_metrics,
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
-from assay.target import SolverTarget
 from assay.task import Epochs, Task, load_tasks
 
 
@@ -65,6 +65,7 @@ def prepare_task(
     *epochs* overrides the task's own (the Task object is not changed).
     """
     epochs = epochs or task.epochs
+    sandboxes, sampled = _sandboxes(task, samples)
     dataset = freeze(samples, getattr(task.dataset, "name", "memory"))
     scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error)
     target = TargetSpec(
@@ -74,6 +75,7 @@ def prepare_task(
         solver=[json_safe(step) for step in task.plan.solvers],
         config=_result_config(model.config.merge(task.config)),
         limits=_result_limits(task, model),
+        sandbox=specs_record(sandboxes),
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),
@@ -97,14 +99,48 @@ def prepare_task(
             epochs.epochs, epochs.reducers, metrics, len(dataset), metadata_of
         )
 
+    from assay.target import SolverTarget  # loaded only for Python tasks
+
+    files_base = _files_base(task, task_ref)
+    solver_target = SolverTarget(
+        model.name, model, task.plan, task.limits, task.config, sandboxes, files_base
+    )
     return Prepared(
         spec=spec,
         dataset=dataset,
-        targets={model.name: SolverTarget(model.name, model, task.plan, task.limits, task.config)},
+        targets={model.name: solver_target},
+        sandboxes=bool(sandboxes) or sampled,
         scorers=scorers,
         source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
         task_metrics=task_metrics,
     )
+
+
+def _sandboxes(task: Task, samples: Sequence[Sample]) -> tuple[tuple[SandboxSpec, ...], bool]:
+    """The task's sandbox specs, and whether any sample names its own; each is checked
+    (provider known, options taken) before anything runs."""
+    task_specs = sandbox_specs(task.sandbox, f"Task {task.name!r} sandbox")
+    checked = {spec.provider: spec for spec in task_specs}
+    sampled = False
+    for sample in samples:
+        if sample.sandbox is not None:
+            sampled = True
+            for spec in sandbox_specs(sample.sandbox, f"sample {sample.id} sandbox"):
+                checked.setdefault(spec.provider, spec)
+    for spec in checked.values():
+        spec.make().check()
+    return task_specs, sampled
+
+
+def _files_base(task: Task, task_ref: dict[str, Any] | None) -> Path:
+    """Where a sample's file paths are read from: the dataset file's folder, else the
+    task file's, else the working folder."""
+    location = getattr(task.dataset, "location", None)
+    if location:
+        return Path(location)
+    if task_ref and task_ref.get("file"):
+        return Path(task_ref["file"]).resolve().parent
+    return Path.cwd()
 
 
 def task_scorers(

@@ -77,13 +77,16 @@ class BwrapSandbox(WorkFolderSandbox):
     def mount(self) -> str:
         return MOUNT
 
-    async def create(self) -> None:
+    def check(self) -> None:
         needed = [(self.bwrap, "bubblewrap"), (self.prlimit, "util-linux")]
         if self.drop_root:
             needed.append((SETPRIV, "util-linux"))
         for program, package in needed:
             if not os.access(program, os.X_OK):
                 raise ConfigError("sandbox.program_missing", path=program, package=package)
+
+    async def create(self) -> None:
+        self.check()
         await super().create()
 
     async def exec(

@@ -28,6 +28,11 @@ class SandboxEnvironment(ABC):
     ) -> None:
         await self.cleanup()
 
+    def check(self) -> None:
+        """Fail fast, before the run, when the provider cannot work here (a program it
+        needs is missing): a ``ConfigError`` naming what to install. Nothing by default."""
+        return None
+
     @abstractmethod
     async def create(self) -> None:
         """Make the work folder (and whatever else the provider needs)."""

@@ -9,7 +9,6 @@ the entry point loads a callable that takes keyword options and returns a
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 from assay.errors import ConfigError
@@ -31,6 +30,8 @@ def register_sandbox(name: str, factory: SandboxFactory) -> None:
 
 def sandbox_providers() -> list[str]:
     """The names of every provider: built-in, registered and installed."""
+    from importlib.metadata import entry_points  # slow to import: only when asked
+
     return sorted(set(_providers) | {point.name for point in entry_points(group=ENTRY_POINT_GROUP)})
 
 
@@ -44,6 +45,8 @@ def make_sandbox(name: str | None = None, **options: Any) -> SandboxEnvironment:
 
 
 def _from_entry_point(name: str) -> SandboxFactory | None:
+    from importlib.metadata import entry_points
+
     for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
         factory: SandboxFactory = point.load()
         _providers[name] = factory

@@ -44,6 +44,9 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     the spec, or to ``None`` for "passed from assay's environment when the call is made"
     (so a secret is named here, never held). Left out when not declared, so older specs
     keep their digests.
+
+    ``sandbox`` lists a Python task's sandboxes (provider, options, name) for every
+    sample that does not name its own.
     """
 
     id: str
@@ -61,6 +64,7 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     config: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
     env: dict[str, str | None] | None = None
+    sandbox: list[Any] | None = None
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -6,10 +6,16 @@ is scored on it. An exception from the solver is an ``error`` outcome (the pipel
 ``retry_on_error`` may try it again), and so is a ``ModelError`` (the model refused the
 call: a bad request, a wrong key); an InfrastructureError from the model, after the
 model's own retries, is an infrastructure failure like any other target's.
+
+A sample with sandboxes (its own, or the task's) gets fresh ones for each attempt before
+the solver runs, files placed and setup run (``assay.sandbox._lifecycle``); solvers, tools
+and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcome.
 """
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,6 +35,9 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
+from assay.sandbox import SandboxEnvironment, sandbox_scope
+from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
+from assay.sandbox._spec import SandboxSpec, sandbox_specs
 from assay.solver import Chain, Target, TaskState, ToolCalls, generate_loop
 from assay.target._base import InfrastructureError, TargetOutcome
 
@@ -45,12 +54,16 @@ class SolverTarget:
         plan: Chain,
         limits: Limits,
         config: GenerateConfig | None = None,
+        sandboxes: tuple[SandboxSpec, ...] = (),
+        files_base: Path | None = None,
     ) -> None:
         self.id = target_id
         self.model = model
         self.plan = plan
         self.limits = limits
         self.config = config or GenerateConfig()
+        self.sandboxes = sandboxes  # the task's; a sample naming its own replaces them
+        self.files_base = files_base  # where a sample's file paths are read from
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -66,14 +79,22 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            with budget_scope(Budget(self.limits)), epoch_scope(epoch):  # epoch: cache key
-                await self._solve(holder)
+            async with AsyncExitStack() as stack:
+                environments = await self._open_sandboxes(sample, stack)
+                with (
+                    budget_scope(Budget(self.limits)),
+                    epoch_scope(epoch),  # epoch: part of the cache key
+                    sandbox_scope(environments),
+                ):
+                    await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
         except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
             raise  # start: the run stops with that one line, it is no sample's error
         except ModelError as exc:  # e.g. "401 from http://...: invalid key"
             failure = f"model error: {exc}"
+        except SetupFailed as exc:
+            failure = str(exc)
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
@@ -82,6 +103,21 @@ class SolverTarget:
         if failure is not None:
             return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
         return TargetOutcome("answered", data, STATE_MEDIA)
+
+    async def _open_sandboxes(
+        self, sample: Sample, stack: AsyncExitStack
+    ) -> dict[str, SandboxEnvironment]:
+        """The sample's sandboxes for this attempt (none when it has none). Outside a run
+        (no trial's sandboxes to open them in) they are removed when the call ends."""
+        specs = sandbox_specs(sample.sandbox, f"sample {sample.id}") or self.sandboxes
+        if not specs:
+            return {}
+        sandboxes = current_trial_sandboxes()
+        if sandboxes is None:
+            sandboxes = TrialSandboxes()
+            stack.push_async_callback(sandboxes.close)
+        opened = await sandboxes.open(specs, sample.files, sample.setup, self.files_base)
+        return dict(opened)
 
     async def aclose(self) -> None:
         """Close the model's connections (the pipeline calls this when the run ends)."""

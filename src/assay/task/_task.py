@@ -3,7 +3,9 @@
 A Task stores its configuration and runs nothing. ``@task`` registers a factory and
 records the arguments each Task was made with, so a run can be rebuilt from its
 directory; ``task_with`` derives a variant. ``setup`` steps always run before the
-solver, even when a run replaces the solver.
+solver, even when a run replaces the solver. ``sandbox`` gives every sample a sandbox
+(``"bwrap"``, ``("local", {...})``; see docs/sandbox.md) that solvers, tools and scorers
+reach through ``assay.sandbox.sandbox()``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Task:
         cost_limit: float | None = None,
         name: str | None = None,
         metadata: dict[str, Any] | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.dataset = _resolve_dataset(dataset)
         self.setup: Chain | None = chain(setup) if setup is not None else None
@@ -58,6 +61,7 @@ class Task:
         self.limits = Limits(message_limit, token_limit, time_limit, working_limit, cost_limit)
         self._name = name
         self.metadata = dict(metadata or {})
+        self.sandbox = sandbox  # each sample's sandbox(es), unless the sample names its own
 
     @property
     def name(self) -> str:
