@@ -100,7 +100,11 @@ def prepare_task(
     return Prepared(
         spec=spec,
         dataset=dataset,
-        targets={model.name: SolverTarget(model.name, model, task.plan, task.limits, task.config)},
+        targets={
+            model.name: SolverTarget(
+                model.name, model, task.plan, task.limits, task.config, scorers=task.scorer
+            )
+        },
         scorers=scorers,
         source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
         task_metrics=task_metrics,

@@ -10,6 +10,7 @@ model's own retries, is an infrastructure failure like any other target's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -29,7 +30,14 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
-from assay.solver import Chain, Target, TaskState, ToolCalls, generate_loop
+from assay.solver import (
+    Chain,
+    Target,
+    TaskState,
+    ToolCalls,
+    generate_loop,
+    task_scorers_scope,
+)
 from assay.target._base import InfrastructureError, TargetOutcome
 
 STATE_MEDIA = "application/vnd.assay.state+json"
@@ -45,12 +53,14 @@ class SolverTarget:
         plan: Chain,
         limits: Limits,
         config: GenerateConfig | None = None,
+        scorers: Sequence[Any] = (),
     ) -> None:
         self.id = target_id
         self.model = model
         self.plan = plan
         self.limits = limits
         self.config = config or GenerateConfig()
+        self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -66,7 +76,11 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            with budget_scope(Budget(self.limits)), epoch_scope(epoch):  # epoch: cache key
+            with (
+                budget_scope(Budget(self.limits)),
+                epoch_scope(epoch),  # epoch: cache key
+                task_scorers_scope(self.scorers),
+            ):
                 await self._solve(holder)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
