@@ -92,6 +92,8 @@ async def run_loop(state: TaskState, generate: Generate, settings: LoopSettings)
     if settings.submit_name is not None:
         tools.append(_submit_tool(settings, answers))
     state.tools, state.tool_choice = tools, "auto"
+    if settings.attempts.attempts > 1:
+        _judges(settings)  # no judge: say so before the model is asked anything
     tokens_before = _tokens_used()
     submitted = 0
     with _run_scope(AgentRun(state, generate)):
@@ -166,16 +168,22 @@ def _answer_output(output: ModelOutput, answer: str) -> ModelOutput:
 
 async def _judge(state: TaskState, settings: LoopSettings) -> list[Score]:
     """The task's first scorer on a detached copy of *state*, as the pipeline scores."""
-    scorers = task_scorers()
-    if not scorers:
-        raise ConfigError(
-            "agent.no_judge", agent=settings.agent, attempts=settings.attempts.attempts
-        )
+    scorers = _judges(settings)
     copy = TaskState.from_record(loads(canonical_json(state.to_record())), state.target.raw)
     score = await scorers[0](copy, copy.target)
     if not isinstance(score, Score):
         raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
     return [score]
+
+
+def _judges(settings: LoopSettings) -> tuple[Any, ...]:
+    """The task's scorers; a ConfigError when there are none to judge an answer."""
+    scorers = task_scorers()
+    if not scorers:
+        raise ConfigError(
+            "agent.no_judge", agent=settings.agent, attempts=settings.attempts.attempts
+        )
+    return scorers
 
 
 async def _incorrect_message(state: TaskState, settings: LoopSettings, scores: list[Score]) -> str:
