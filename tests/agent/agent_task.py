@@ -129,6 +129,12 @@ SAMPLES = {
             [submit("alpha is 17, beta is 25")],
         ],
     ),
+    "handoff_forever": sample(
+        "handoff_forever",
+        "0",
+        main=[[["transfer_to_researcher", {}]]],
+        researcher=[[["lookup", {"key": "alpha"}]] for _ in range(50)],
+    ),
 }
 
 
@@ -178,7 +184,7 @@ def agent_task(
             prompt="ROLE:researcher Find what was asked for in the notes.",
             tools=[lookup],
         )
-        if only == "handoff":
+        if only.startswith("handoff"):
             tools = [add, handoff(researcher)]
         solver = react(
             prompt=AgentPrompt(instructions="Solve the task."),
