@@ -31,7 +31,11 @@ CALLS: list[tuple[str, Any]] = []
 SEEN: list[list[dict[str, Any]]] = []
 """The conversation of each model call, as the model was shown it."""
 
-NOTES = {"alpha": "17", "beta": "25"}
+NOTES = {
+    "alpha": "17",
+    "beta": "25",
+    "evil": "\x1b[2J\x1b[31mred\u202egnp.exe" + "x" * 5000,  # clears the screen, if shown raw
+}
 
 
 @tool
@@ -128,6 +132,11 @@ SAMPLES = {
             [["lookup", {"key": "beta"}]],
             [submit("alpha is 17, beta is 25")],
         ],
+    ),
+    "hostile": sample(
+        "hostile",
+        "ok",
+        main=["\x1b]0;pwned\x07thinking", [["lookup", {"key": "evil"}]], [submit("\u202eok")]],
     ),
     "handoff_forever": sample(
         "handoff_forever",

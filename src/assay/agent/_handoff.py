@@ -10,7 +10,7 @@ limit cuts the sub-agent short; so the trial's recorded state is always the call
 
 What the sub-agent said and did is kept: its model calls and tool calls are events
 under the handoff's own ``tool_call`` event, and its whole conversation is appended to
-``state.store["handoffs"]`` (agent, answer, messages), which ``assay show`` prints.
+``state.store["handoffs"]`` (agent, tool, answer, messages), which ``assay show`` prints.
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ def handoff(agent: Agent, description: str | None = None, tool_name: str | None 
         run = current_run()
         if run is None:
             raise handoff_unavailable(name)
-        return await _hand_over(agent, run.state, run.generate)
+        return await _hand_over(agent, name, run.state, run.generate)
 
     return define_tool(transfer, name, told)
 
 
-async def _hand_over(agent: Agent, state: TaskState, generate: Any) -> str:
+async def _hand_over(agent: Agent, tool_name: str, state: TaskState, generate: Any) -> str:
     """Run *agent* on the caller's conversation (as text) and return its answer."""
     kept = (state.messages, state.tools, state.tool_choice, state.output)
     state.messages = _as_text(state.messages)
@@ -63,6 +63,7 @@ async def _hand_over(agent: Agent, state: TaskState, generate: Any) -> str:
     finally:
         record = {
             "agent": agent.name,
+            "tool": tool_name,
             "answer": state.output.completion,
             "messages": msgspec.to_builtins(state.messages),
         }
