@@ -43,6 +43,15 @@ def attempts_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return agent_run(folder, "only=wrong_then_right,talks_first,tool_error", "attempts=2")
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "the same, with a Python task's conversation as a transcript, turn by turn",
+    "With `--trial ID` instead of `ID` the conversation is a transcript, turn by turn: a "
+    "`turn N` line for each model answer, then what the assistant said, each tool call as "
+    "`call name(arguments)`, each result as `result name: text` (with the error kind in "
+    "brackets when the call failed), and each submission to an agent's `submit` tool as "
+    "`submission N by AGENT: answer` with the scorer's verdict when it was judged;",
+)
 def test_each_turn_shows_calls_results_and_the_judged_submissions(attempts_run: Path) -> None:
     trial = bundles_by_sample(attempts_run)["wrong_then_right"]["trial"]["trial_id"]
     shown = run_cli("show", attempts_run, "--trial", trial)
@@ -68,6 +77,14 @@ def test_each_turn_shows_calls_results_and_the_judged_submissions(attempts_run: 
     assert "  score exact: passed (1.0)" in shown.stdout.splitlines()
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "With `--trial ID` instead of `ID` the conversation is a transcript, turn by turn: a "
+    "`turn N` line for each model answer, then what the assistant said, each tool call as "
+    "`call name(arguments)`, each result as `result name: text` (with the error kind in "
+    "brackets when the call failed), and each submission to an agent's `submit` tool as "
+    "`submission N by AGENT: answer` with the scorer's verdict when it was judged;",
+)
 def test_plain_answers_continue_messages_and_failed_calls_are_shown(attempts_run: Path) -> None:
     by_sample = bundles_by_sample(attempts_run)
     talks = run_cli("show", attempts_run, "--trial", by_sample["talks_first"]["trial"]["trial_id"])
@@ -85,6 +102,10 @@ def test_plain_answers_continue_messages_and_failed_calls_are_shown(attempts_run
     assert "result lookup: 17" in transcript(failed.stdout)
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "a handoff's sub-agent transcript is indented under the call that started it.",
+)
 def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> None:
     run = agent_run(tmp_path, "only=handoff")
     shown = run_cli("show", run, "--trial", "handoff")
@@ -106,6 +127,11 @@ def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> 
     assert "          call lookup(" in shown.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Text from a target is printed with control and bidirectional characters escaped "
+    "(`\\x1b`, `\\u202e`), and cut at 2,000 characters unless `--full`.",
+)
 def test_hostile_text_in_a_transcript_is_escaped_and_cut(tmp_path: Path) -> None:
     run = agent_run(tmp_path, "only=hostile")
     shown = run_cli("show", run, "--trial", "hostile")
@@ -122,6 +148,11 @@ def test_hostile_text_in_a_transcript_is_escaped_and_cut(tmp_path: Path) -> None
     assert "x" * 5000 in full.stdout and "more characters" not in full.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "The trial's events it reads are each checked against the hash its bundle lists: an "
+    "edited event line is exit 4.",
+)
 def test_an_edited_event_is_refused_not_shown(attempts_run: Path, tmp_path: Path) -> None:
     edited = tmp_path / "edited"
     shutil.copytree(attempts_run, edited)
@@ -136,6 +167,7 @@ def test_an_edited_event_is_refused_not_shown(attempts_run: Path, tmp_path: Path
     assert "(arguments)" not in refused.stdout
 
 
+@pytest.mark.doc("docs/cli.md", "Neither `ID` nor `--trial ID`, or both, is exit 2.")
 def test_show_takes_one_id_either_way(attempts_run: Path) -> None:
     for args in ((), ("tool_error", "--trial", "tool_error")):
         refused = run_cli("show", attempts_run, *args)
