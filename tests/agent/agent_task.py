@@ -21,6 +21,7 @@ from assay.model import (
     GenerateConfig,
     MockAPI,
     ModelOutput,
+    ModelUsage,
     ToolCall,
     assistant_message,
     modelapi,
@@ -79,7 +80,9 @@ def scripted(messages: list[ChatMessage]) -> ModelOutput:
     if isinstance(step, str):
         return ModelOutput.from_content("mock/agent", step)
     calls = [ToolCall(f"{role}_{turn}_{i}", name, args) for i, (name, args) in enumerate(step)]
-    return ModelOutput("mock/agent", assistant_message("", calls), "tool_calls")
+    words = sum(len(m.content.split()) for m in messages)  # counted as the mock counts text
+    usage = ModelUsage(words, 5 * len(calls))
+    return ModelOutput("mock/agent", assistant_message("", calls), "tool_calls", usage)
 
 
 @modelapi("agentscript")
@@ -176,7 +179,10 @@ def agent_task(
     on_continue: str = "default",
     message_limit: int | None = None,
     agent_message_limit: int | None = None,
+    agent_token_limit: int | None = None,
     with_scorer: bool = True,
+    with_submit: bool = True,
+    no_prompt: bool = False,
 ) -> Task:
     tools = [add, lookup]
     if agent == "basic":
@@ -195,12 +201,17 @@ def agent_task(
         )
         if only.startswith("handoff"):
             tools = [add, handoff(researcher)]
+        prompt = AgentPrompt(instructions="Solve the task.")
+        if no_prompt:
+            prompt = AgentPrompt(instructions=None, assistant_prompt=None, submit_prompt=None)
         solver = react(
-            prompt=AgentPrompt(instructions="Solve the task."),
+            prompt=prompt,
             tools=tools,
             attempts=AgentAttempts(attempts, _incorrect(incorrect)),
+            submit=with_submit,
             on_continue=_on_continue(on_continue),
             message_limit=agent_message_limit,
+            token_limit=agent_token_limit,
         )
     return Task(
         dataset=[SAMPLES[name] for name in only.split(",")],

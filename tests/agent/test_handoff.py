@@ -13,7 +13,7 @@ from assay.errors import ConfigError
 from assay.evidence import verify_run
 from assay.pipeline import eval as run_eval
 from tests.agent.test_react import called, run_agent, states, statuses
-from tests.helpers import events_of
+from tests.helpers import bundles_by_sample, events_of, state_of
 
 
 def test_the_sub_agent_works_on_the_conversation_and_its_answer_goes_back(
@@ -116,6 +116,9 @@ def test_a_handoff_called_outside_an_agent_is_an_error_the_model_is_told(
         e for e in events_of(result.path, "tool_result") if e["data"]["function"] == transfer.name
     ]
     assert answer["data"]["error"] == "tool_error"
+    (state,) = [state_of(result.path, b) for b in bundles_by_sample(result.path).values()]
+    told = [m["content"] for m in state["messages"] if m["role"] == "tool"]
+    assert told == ["Error: transfer_to_helper can only be used by an agent (react or basic_agent)"]
 
 
 def test_handoff_needs_a_named_agent() -> None:

@@ -211,6 +211,30 @@ def test_the_agents_own_message_limit_ends_the_loop(tmp_path: Path) -> None:
     assert len(module.CALLS) == 2
 
 
+def test_the_agents_own_token_limit_ends_the_loop(tmp_path: Path) -> None:
+    run, module = run_agent(tmp_path, only="forever", agent_token_limit=400)
+    state = states(run)["forever"]
+    assert state["limit"] == "token"
+    calls = [e for e in events_of(run, "sampling") if "model" in e["data"]]
+    used = [e["data"]["usage"]["input_tokens"] + e["data"]["usage"]["output_tokens"] for e in calls]
+    assert sum(used[:-1]) <= 400 < sum(used)  # stopped by the call that went past it
+    assert len(module.CALLS) == len(used) - 1  # and that call's tools never ran
+
+
+def test_without_a_submit_tool_a_plain_answer_ends_the_loop(tmp_path: Path) -> None:
+    run, _ = run_agent(tmp_path, only="talks_first", with_submit=False)
+    state = states(run)["talks_first"]
+    assert roles(state) == ["system", "user", "assistant"]
+    assert "submit()" not in state["messages"][0]["content"]  # no submit prompt
+    assert [t["name"] for t in state["tools"]] == ["add", "lookup"]
+    assert state["output"]["message"]["content"] == "I will look it up."
+
+
+def test_a_prompt_with_every_part_left_out_adds_no_system_message(tmp_path: Path) -> None:
+    run, _ = run_agent(tmp_path, only="submit", no_prompt=True)
+    assert roles(states(run)["submit"])[:2] == ["user", "assistant"]
+
+
 def test_basic_agent_continues_after_a_plain_answer_and_submits(tmp_path: Path) -> None:
     run, _ = run_agent(tmp_path, only="talks_first", agent="basic")
     state = states(run)["talks_first"]
