@@ -121,6 +121,11 @@ SAMPLES = {
         "17",
         main=[[["lookup", {"key": "gamma"}]], [["lookup", {"key": "alpha"}]], [submit("17")]],
     ),
+    "bad_submit": sample(
+        "bad_submit",
+        "17",
+        main=[[["submit", {}]], [["submit", {"answer": 17}]], [submit("17")]],
+    ),
     "forever": sample("forever", "0", main=[[["add", {"x": i, "y": 1}]] for i in range(50)]),
     "handoff": sample(
         "handoff",

@@ -191,6 +191,22 @@ def test_a_tool_error_goes_back_to_the_model_and_the_agent_goes_on(tmp_path: Pat
     assert statuses(run) == {"tool_error": "passed"}
 
 
+def test_a_submit_call_that_does_not_fit_is_told_to_the_model_not_taken(
+    tmp_path: Path,
+) -> None:
+    run, _ = run_agent(tmp_path, only="bad_submit", attempts=1)
+    state = states(run)["bad_submit"]
+    assert called(state) == ["submit", "submit", "submit"]
+    told = [m["content"] for m in state["messages"] if m["role"] == "tool"]
+    assert told[0].startswith("Error: invalid arguments to submit:")
+    assert "answer" in told[0]
+    assert told[1].startswith("Error: invalid arguments to submit: Expected `str`, got `int`")
+    assert told[2] == "17"
+    # only the call that fitted was an answer: one submission, on the last call
+    assert [s["call"] for s in submissions(run)["bad_submit"]] == ["main_2_0"]
+    assert state["output"]["message"]["content"] == "17"
+
+
 def test_the_tasks_message_limit_ends_the_loop_and_the_state_is_scored(tmp_path: Path) -> None:
     run, module = run_agent(tmp_path, only="forever", message_limit=8)
     (bundle,) = read_jsonl(run / "bundles.jsonl")
