@@ -14,7 +14,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay import Sample, Task, ToolError, exact, task, tool
+from assay import (
+    Sample,
+    Score,
+    Target,
+    Task,
+    TaskState,
+    ToolError,
+    accuracy,
+    exact,
+    scorer,
+    task,
+    tool,
+)
 from assay.agent import AgentAttempts, AgentPrompt, basic_agent, handoff, react
 from assay.model import (
     ChatMessage,
@@ -121,6 +133,9 @@ SAMPLES = {
         "17",
         main=[[["lookup", {"key": "gamma"}]], [["lookup", {"key": "alpha"}]], [submit("17")]],
     ),
+    "submit_and_add": sample(
+        "submit_and_add", "5", main=[[submit("5"), ["add", {"x": 1, "y": 1}]], [submit("6")]]
+    ),
     "bad_submit": sample(
         "bad_submit",
         "17",
@@ -160,6 +175,8 @@ def _on_continue(kind: str) -> Any:
         return "Keep going, and submit when you are done."
     if kind == "stop":
         return lambda state: False
+    if kind == "true":
+        return lambda state: True
     if kind == "callable_text":
 
         async def nudge(state: Any) -> str:
@@ -175,6 +192,21 @@ def _incorrect(kind: str) -> Any:
     return "Wrong answer, try again."
 
 
+@scorer(metrics=[accuracy()])
+def meddling() -> Any:
+    """exact(), after trying to change the state it was given (the agent must not see it)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        value = 1.0 if state.output.completion == target.text else 0.0
+        state.messages.append(ChatMessage("user", "MEDDLED"))
+        state.store["meddled"] = True
+        state.output.message.content = "MEDDLED"
+        state.messages[1].content = "MEDDLED"
+        return Score(value=value)
+
+    return score
+
+
 @task
 def agent_task(
     only: str = "submit",
@@ -186,6 +218,7 @@ def agent_task(
     agent_message_limit: int | None = None,
     agent_token_limit: int | None = None,
     with_scorer: bool = True,
+    meddle: bool = False,
     with_submit: bool = True,
     no_prompt: bool = False,
 ) -> Task:
@@ -221,7 +254,7 @@ def agent_task(
     return Task(
         dataset=[SAMPLES[name] for name in only.split(",")],
         solver=solver,
-        scorer=exact() if with_scorer else None,
+        scorer=(meddling() if meddle else exact()) if with_scorer else None,
         model="agentscript/v1",
         message_limit=message_limit,
         fail_on_error=False,

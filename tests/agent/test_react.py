@@ -130,6 +130,15 @@ def test_a_wrong_answer_is_judged_by_the_scorer_and_the_model_tries_again(
     ]
 
 
+def test_the_other_calls_of_the_submitting_turn_still_run(tmp_path: Path) -> None:
+    run, module = run_agent(tmp_path, only="submit_and_add")
+    state = states(run)["submit_and_add"]
+    assert called(state) == ["submit", "add"]
+    assert module.CALLS == [("add", (1, 1))]
+    assert state["output"]["message"]["content"] == "5"
+    assert len(module.SEEN) == 1
+
+
 def test_one_attempt_is_not_judged_during_the_trial(tmp_path: Path) -> None:
     run, _ = run_agent(tmp_path, only="wrong_then_right", attempts=1)
     state = states(run)["wrong_then_right"]
@@ -148,12 +157,14 @@ def test_the_incorrect_message_may_be_worked_out_from_the_scores(tmp_path: Path)
 
 
 def test_the_scorer_judges_a_copy_and_cannot_edit_the_conversation(tmp_path: Path) -> None:
-    run, _ = run_agent(tmp_path, only="wrong_then_right", attempts=2)
+    # the scorer appends a message, edits one, writes to the store and to the output
+    run, _ = run_agent(tmp_path, only="wrong_then_right", attempts=2, meddle=True)
     state = states(run)["wrong_then_right"]
-    # the judged answer is the output the scorer saw; the model's own message is unchanged
-    first_call = state["messages"][2]
-    assert first_call["content"] == ""
-    assert first_call["tool_calls"][0]["arguments"] == {"answer": "41"}
+    assert "MEDDLED" not in str(state)
+    assert "meddled" not in state["store"]
+    assert called(state) == ["submit", "add", "submit"]  # it still judged: wrong, then go on
+    assert state["messages"][2]["tool_calls"][0]["arguments"] == {"answer": "41"}
+    assert statuses(run) == {"wrong_then_right": "passed"}
 
 
 def test_an_answer_without_a_tool_call_gets_the_continue_message(tmp_path: Path) -> None:
@@ -170,6 +181,9 @@ def test_an_answer_without_a_tool_call_gets_the_continue_message(tmp_path: Path)
 
     run, _ = run_agent(tmp_path / "async", only="talks_first", on_continue="callable_text")
     assert user_texts(states(run)["talks_first"]) == ["Nudge 3"]  # system, user, assistant
+
+    run, _ = run_agent(tmp_path / "true", only="talks_first", on_continue="true")
+    assert user_texts(states(run)["talks_first"]) == [DEFAULT_CONTINUE]
 
 
 def test_on_continue_returning_false_ends_the_loop_on_the_plain_answer(tmp_path: Path) -> None:
