@@ -136,6 +136,7 @@ SAMPLES = {
     "submit_and_add": sample(
         "submit_and_add", "5", main=[[submit("5"), ["add", {"x": 1, "y": 1}]], [submit("6")]]
     ),
+    "two_submits": sample("two_submits", "17", main=[[submit("17"), ["submit", {"answer": 5}]]]),
     "bad_submit": sample(
         "bad_submit",
         "17",

@@ -221,6 +221,15 @@ def test_a_submit_call_that_does_not_fit_is_told_to_the_model_not_taken(
     assert state["output"]["message"]["content"] == "17"
 
 
+def test_the_answer_is_the_last_submit_call_that_fitted(tmp_path: Path) -> None:
+    run, _ = run_agent(tmp_path, only="two_submits")
+    state = states(run)["two_submits"]
+    told = [m["content"] for m in state["messages"] if m["role"] == "tool"]
+    assert told[0] == "17" and told[1].startswith("Error: invalid arguments to submit")
+    assert [s["call"] for s in submissions(run)["two_submits"]] == ["main_0_0"]
+    assert state["output"]["message"]["content"] == "17"
+
+
 def test_the_tasks_message_limit_ends_the_loop_and_the_state_is_scored(tmp_path: Path) -> None:
     run, module = run_agent(tmp_path, only="forever", message_limit=8)
     (bundle,) = read_jsonl(run / "bundles.jsonl")

@@ -30,7 +30,13 @@ from assay._digest import canonical_json, loads
 from assay.agent._settings import AgentAttempts
 from assay.errors import ConfigError
 from assay.evidence import record_event
-from assay.model import LimitExceeded, ModelOutput, assistant_message, current_budget
+from assay.model import (
+    LimitExceeded,
+    ModelOutput,
+    ToolCall,
+    assistant_message,
+    current_budget,
+)
 from assay.model import user_message as user_msg
 from assay.score._score import Score, value_to_float
 from assay.solver import Generate, TaskState, Tool, ToolError, call_tools, task_scorers
@@ -108,14 +114,26 @@ async def run_loop(state: TaskState, generate: Generate, settings: LoopSettings)
                     return state
                 state.messages.append(user_msg(message))
                 continue
-            answers.clear()
-            await call_tools(state, calls, settings.message_limit)
-            if not answers:
+            submit_id = await _run_calls(state, calls, answers, settings.message_limit)
+            if submit_id is None:
                 continue
             submitted += 1
-            submit_id = _submit_call_id(calls, settings.submit_name)
             if not await _another_attempt(state, settings, answers[-1], submitted, submit_id):
                 return state
+
+
+async def _run_calls(
+    state: TaskState, calls: list[ToolCall], answers: list[str], message_limit: int | None
+) -> str | None:
+    """Run the turn's calls in order; the id of the last one that submitted an answer
+    (a submit call whose arguments did not fit submitted nothing)."""
+    submit_id = None
+    for call in calls:
+        before = len(answers)
+        await call_tools(state, [call], message_limit)
+        if len(answers) > before:
+            submit_id = call.id
+    return submit_id
 
 
 def _submit_tool(settings: LoopSettings, answers: list[str]) -> Tool:
@@ -134,14 +152,8 @@ def _submit_tool(settings: LoopSettings, answers: list[str]) -> Tool:
     return define_tool(submit, settings.submit_name, settings.submit_description)
 
 
-def _submit_call_id(calls: list[Any], submit_name: str | None) -> str | None:
-    """The id of the last call of the submit tool in this turn."""
-    ids = [c.id for c in calls if c.function == submit_name]
-    return ids[-1] if ids else None
-
-
 async def _another_attempt(
-    state: TaskState, settings: LoopSettings, answer: str, submitted: int, call_id: str | None
+    state: TaskState, settings: LoopSettings, answer: str, submitted: int, call_id: str
 ) -> bool:
     """Make *answer* the state's output; judge it while attempts remain. True when the
     model is to try again (it was told why)."""
