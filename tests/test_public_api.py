@@ -24,6 +24,7 @@ PACKAGES = [
     "assay.pipeline",
     "assay.cli",
     "assay.sandbox",
+    "assay.agent",
 ]
 
 # Dunder names a package may export on purpose.

@@ -16,6 +16,12 @@ import types as _types
 import typing as _typing
 
 if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
+    from assay.agent import (
+        AgentAttempts,
+        basic_agent,
+        handoff,
+        react,
+    )
     from assay.dataset import (
         MemoryDataset,
         Sample,
@@ -88,6 +94,10 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
 # Each public name and the package it lives in. They are imported on first use (PEP 562),
 # so ``import assay`` and the CLI start fast; ``assay.eval`` then loads the pipeline.
 _EXPORTS = {
+    "AgentAttempts": "assay.agent",
+    "basic_agent": "assay.agent",
+    "handoff": "assay.agent",
+    "react": "assay.agent",
     "MemoryDataset": "assay.dataset",
     "Sample": "assay.dataset",
     "record_event": "assay.evidence",
@@ -178,6 +188,7 @@ __all__ = [
     "INCORRECT",
     "NOANSWER",
     "PARTIAL",
+    "AgentAttempts",
     "Epochs",
     "EvalResult",
     "Generate",
@@ -196,6 +207,7 @@ __all__ = [
     "ToolError",
     "__version__",
     "accuracy",
+    "basic_agent",
     "bootstrap_stderr",
     "chain",
     "chain_of_thought",
@@ -207,6 +219,7 @@ __all__ = [
     "f1",
     "generate",
     "get_model",
+    "handoff",
     "includes",
     "match",
     "mean",
@@ -217,6 +230,7 @@ __all__ = [
     "pattern",
     "prompt_template",
     "python_tests",
+    "react",
     "record_event",
     "scorer",
     "self_critique",

@@ -73,6 +73,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 中没有试验或样本 {ident!r}",
         "请给出试验编号（t- 加 24 位十六进制，见 report.html）或样本编号",
     ),
+    "show.one_id": (
+        "assay show needs one trial or sample id: as ID, or as --trial ID (not both)",
+        "assay show RUN ID prints the trial; assay show RUN --trial ID adds its transcript "
+        "turn by turn",
+        "assay show 需要一个试验或样本编号：作为 ID 或 --trial ID（不能同时给出）",
+        "assay show RUN ID 显示该试验；assay show RUN --trial ID 另外逐轮显示其对话记录",
+    ),
     "evidence.tampered": (
         "evidence in {path} does not verify: {count} problem(s); first: {first}",
         "run 'assay verify {path}' for the full list; do not trust scores from it",

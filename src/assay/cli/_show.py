@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from assay._messages import say
+from assay.cli._transcript import transcript_lines
 from assay.errors import ConfigError
 
 SHOWN_CHARS = 2_000
@@ -26,17 +27,28 @@ _KEEP = {"\n", "\t"}
 
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
-@click.argument("ident", metavar="ID")
+@click.argument("ident", metavar="ID", required=False)
+@click.option(
+    "--trial",
+    "transcript_of",
+    metavar="ID",
+    help="Show trial ID (or each trial of sample ID) with its transcript, turn by turn.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print each trial as one JSON line.")
 @click.option("--full", is_flag=True, help=f"Show outputs longer than {SHOWN_CHARS} characters.")
-def show(run_dir: Path, ident: str, as_json: bool, full: bool) -> None:
+def show(
+    run_dir: Path, ident: str | None, transcript_of: str | None, as_json: bool, full: bool
+) -> None:
     """Show trial ID (t-…) or every trial of sample ID in RUN, checked against its digests."""
-    from assay.evidence import decode_output, find_trials, read_manifest
+    from assay.evidence import checked_events, decode_output, find_trials, read_manifest
 
+    if (ident is None) == (transcript_of is None):
+        raise ConfigError("show.one_id")
     read_manifest(run_dir)  # not a run at all: one line, exit 4
-    trials = find_trials(run_dir, ident)
+    wanted = ident if ident is not None else str(transcript_of)
+    trials = find_trials(run_dir, wanted)
     if not trials:
-        raise ConfigError("show.unknown_id", path=str(run_dir), ident=ident)
+        raise ConfigError("show.unknown_id", path=str(run_dir), ident=wanted)
     for trial in trials:
         seen = trial.bundle["observation"]
         output = decode_output(trial.output, seen["media"]) if trial.output is not None else None
@@ -49,7 +61,10 @@ def show(run_dir: Path, ident: str, as_json: bool, full: bool) -> None:
             }
             click.echo(json.dumps(record, ensure_ascii=False, sort_keys=True))
         else:
-            _print_trial(trial.bundle, trial.sample, output, trial.scores, full)
+            events = None
+            if transcript_of is not None and _is_task_state(output):
+                events = checked_events(run_dir, trial.bundle)
+            _print_trial(trial.bundle, trial.sample, output, trial.scores, full, events)
 
 
 def _print_trial(
@@ -58,6 +73,7 @@ def _print_trial(
     output: Any,
     scores: list[dict[str, Any]],
     full: bool,
+    events: list[dict[str, Any]] | None = None,
 ) -> None:
     head, seen = bundle["trial"], bundle["observation"]
     click.echo(
@@ -81,7 +97,13 @@ def _print_trial(
     if sample is not None:
         click.echo(say("out.show_input", value=_text(sample.get("input"), full)))
     click.echo(say("out.show_expected", value=_text(seen["expected"], full)))
-    if _is_task_state(output):  # a Python task's: its conversation, then the answer
+    if _is_task_state(output) and events is not None:  # --trial: turn by turn
+        click.echo(say("out.show_transcript"))
+        for line in transcript_lines(output, events, lambda value: _item(value, full)):
+            click.echo(line)
+        answer = (output.get("output") or {}).get("message") or {}
+        click.echo(say("out.show_output", value=_text(answer.get("content", ""), full)))
+    elif _is_task_state(output):  # a Python task's: its conversation, then the answer
         click.echo(say("out.show_messages"))
         for message in output["messages"]:
             click.echo("    " + _message_line(message, full))
@@ -133,6 +155,11 @@ def _text(value: Any, full: bool) -> str:
     if more:
         text += " " + say("out.show_cut", more=more)
     return text.replace("\n", "\n    ")
+
+
+def _item(value: Any, full: bool) -> str:
+    """One transcript item: like ``_text``, with its lines indented under the item."""
+    return _text(value, full).replace("\n    ", "\n          ")
 
 
 def _escaped(char: str) -> str:

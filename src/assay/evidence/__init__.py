@@ -17,7 +17,7 @@ from assay.evidence._layout import (
     SPEC,
 )
 from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_seal
-from assay.evidence._lookup import TrialEvidence, find_trials, read_trial
+from assay.evidence._lookup import TrialEvidence, checked_events, find_trials, read_trial
 from assay.evidence._pack import LOOSE_MIN, pack_names
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
@@ -60,6 +60,7 @@ __all__ = [
     "VerifyResult",
     "after_seal",
     "bundle_digest",
+    "checked_events",
     "count_call",
     "counting_calls",
     "current_recorder",

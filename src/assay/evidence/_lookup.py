@@ -22,7 +22,7 @@ from assay._digest import loads
 from assay.errors import EvidenceError
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._index import BUNDLE_INDEX, find_bundle_line
-from assay.evidence._layout import ARTIFACTS, BUNDLES, SCORES
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._store import ArtifactStore
 
 _TRIAL_ID = re.compile(r"t-[0-9a-f]{24}")
@@ -74,6 +74,23 @@ def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
         )
         for bundle, output in pairs
     ]
+
+
+def checked_events(run: Path, bundle: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trial's events the bundle lists, in order, each line checked against the hash
+    the bundle gives for its number (one edited line is exit 4, never shown)."""
+    trial = bundle["trial"]["trial_id"]
+    listed = {int(n): digest for n, digest in bundle.get("events", [])}
+    found: dict[int, dict[str, Any]] = {}
+    for line in _lines_with(run / EVENTS, f'"trial":"{trial}"'.encode()):
+        event: dict[str, Any] = loads(line)
+        n = event.get("n")
+        if event.get("trial") != trial or n not in listed or n in found:
+            continue  # after the seal (a match), or an earlier try's: not the bundle's
+        if hashlib.sha256(line).hexdigest() != listed[n]:
+            _tampered(run, f"{EVENTS}: event {n} of {trial} does not match its bundle")
+        found[n] = event
+    return [found[n] for n in sorted(found)]
 
 
 def _bundles_of_sample(run: Path, sample_id: str) -> Iterator[dict[str, Any]]:

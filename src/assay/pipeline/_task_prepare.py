@@ -103,7 +103,14 @@ def prepare_task(
 
     files_base = _files_base(task, task_ref)
     solver_target = SolverTarget(
-        model.name, model, task.plan, task.limits, task.config, sandboxes, files_base
+        model.name,
+        model,
+        task.plan,
+        task.limits,
+        task.config,
+        sandboxes=sandboxes,
+        files_base=files_base,
+        scorers=task.scorer,
     )
     return Prepared(
         spec=spec,

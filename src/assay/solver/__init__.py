@@ -11,6 +11,7 @@ from assay.solver._builtin import (
     user_message,
 )
 from assay.solver._generate import ToolCalls, generate_loop
+from assay.solver._judge import task_scorers, task_scorers_scope
 from assay.solver._multiple_choice import letters, multiple_choice, parse_answer
 from assay.solver._solver import Chain, Generate, Solver, chain, fresh_solver, solver
 from assay.solver._state import Choice, Target, TaskState
@@ -44,6 +45,8 @@ __all__ = [
     "self_critique",
     "solver",
     "system_message",
+    "task_scorers",
+    "task_scorers_scope",
     "tool",
     "use_tools",
     "user_message",

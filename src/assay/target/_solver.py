@@ -14,6 +14,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,14 @@ from assay.model import (
 from assay.sandbox import SandboxEnvironment, sandbox_scope
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
-from assay.solver import Chain, Target, TaskState, ToolCalls, generate_loop
+from assay.solver import (
+    Chain,
+    Target,
+    TaskState,
+    ToolCalls,
+    generate_loop,
+    task_scorers_scope,
+)
 from assay.target._base import InfrastructureError, TargetOutcome
 
 STATE_MEDIA = "application/vnd.assay.state+json"
@@ -54,8 +62,10 @@ class SolverTarget:
         plan: Chain,
         limits: Limits,
         config: GenerateConfig | None = None,
+        *,
         sandboxes: tuple[SandboxSpec, ...] = (),
         files_base: Path | None = None,
+        scorers: Sequence[Any] = (),
     ) -> None:
         self.id = target_id
         self.model = model
@@ -64,6 +74,7 @@ class SolverTarget:
         self.config = config or GenerateConfig()
         self.sandboxes = sandboxes  # the task's; a sample naming its own replaces them
         self.files_base = files_base  # where a sample's file paths are read from
+        self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -85,6 +96,7 @@ class SolverTarget:
                     budget_scope(Budget(self.limits)),
                     epoch_scope(epoch),  # epoch: part of the cache key
                     sandbox_scope(environments),
+                    task_scorers_scope(self.scorers),
                 ):
                     await self._solve(holder)
         except LimitExceeded as exc:

@@ -1,0 +1,22 @@
+"""Agents: ``react()``, ``basic_agent()`` and ``handoff()``, with Inspect's semantics.
+
+An agent is a solver that works in a loop: it asks the model, runs the tools the model
+calls, and stops when the model calls its ``submit`` tool (see ``_loop``). With more
+than one attempt the task's own scorer judges each answer before the last. See
+docs/agents.md.
+"""
+
+from assay.agent._basic import basic_agent
+from assay.agent._handoff import handoff
+from assay.agent._react import Agent, react
+from assay.agent._settings import AgentAttempts, AgentPrompt, AgentSubmit
+
+__all__ = [
+    "Agent",
+    "AgentAttempts",
+    "AgentPrompt",
+    "AgentSubmit",
+    "basic_agent",
+    "handoff",
+    "react",
+]
