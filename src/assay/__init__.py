@@ -84,6 +84,12 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
         task,
         task_with,
     )
+    from assay.tool import (
+        bash,
+        python,
+        text_editor,
+        think,
+    )
 
 # Each public name and the package it lives in. They are imported on first use (PEP 562),
 # so ``import assay`` and the CLI start fast; ``assay.eval`` then loads the pipeline.
@@ -142,6 +148,10 @@ _EXPORTS = {
     "Task": "assay.task",
     "task": "assay.task",
     "task_with": "assay.task",
+    "bash": "assay.tool",
+    "python": "assay.tool",
+    "text_editor": "assay.tool",
+    "think": "assay.tool",
 }
 
 
@@ -160,12 +170,13 @@ def __dir__() -> list[str]:
 
 
 class _Package(_types.ModuleType):
-    """``assay.task`` and ``assay.solver`` are the decorators users write; importing the
-    subpackages of the same names binds those modules on this one, which must not hide
-    the decorators (``import assay.task`` still finds the package in ``sys.modules``)."""
+    """``assay.task``, ``assay.solver`` and ``assay.tool`` are the decorators users write;
+    importing the subpackages of the same names binds those modules on this one, which
+    must not hide the decorators (``import assay.task`` still finds the package in
+    ``sys.modules``)."""
 
     def __setattr__(self, name: str, value: _typing.Any) -> None:
-        if name in ("task", "solver") and isinstance(value, _types.ModuleType):
+        if name in ("task", "solver", "tool") and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
@@ -196,6 +207,7 @@ __all__ = [
     "ToolError",
     "__version__",
     "accuracy",
+    "bash",
     "bootstrap_stderr",
     "chain",
     "chain_of_thought",
@@ -216,6 +228,7 @@ __all__ = [
     "multiple_choice",
     "pattern",
     "prompt_template",
+    "python",
     "python_tests",
     "record_event",
     "scorer",
@@ -226,6 +239,8 @@ __all__ = [
     "system_message",
     "task",
     "task_with",
+    "text_editor",
+    "think",
     "tool",
     "use_tools",
     "user_message",
