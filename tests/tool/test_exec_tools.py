@@ -1,0 +1,137 @@
+"""``bash()`` and ``python()`` in real sandboxes (local and bwrap): what the model is
+shown, failures and timeouts told to it rather than raised, output caps, and that the
+model's text only ever reaches the sandbox as an argument."""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+
+import anyio
+import pytest
+
+from assay.errors import ConfigError
+from assay.sandbox import SandboxEnvironment
+from assay.tool import bash, python
+from tests.sandbox._support import no_host_process_with, sleeper
+from tests.tool._support import PROVIDERS, answer, in_sandbox
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_bash_answers_stderr_then_stdout_from_the_work_folder(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> tuple[str, str, str]:
+        await env.write_file("given.txt", "placed by the harness\n")
+        tool = bash()
+        both = await answer(tool, cmd="echo out; echo err >&2")
+        only_out = await answer(tool, cmd="cat given.txt")
+        where = await answer(tool, cmd="pwd")
+        return both, only_out, where
+
+    both, only_out, where = in_sandbox(provider, body)
+    assert both == "err\n\nout\n"  # Inspect's shape: stderr, a newline, stdout
+    assert only_out == "placed by the harness\n"
+    assert where.strip().startswith("/work" if provider == "bwrap" else "/tmp/assay-sandbox-")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_command_is_bash_s_argument_never_a_string_we_quote(provider: str) -> None:
+    # quotes that would break a command line built by pasting the text into one
+    cmd = """echo "$0" 'it'"'"'s' "a;b" """
+
+    async def body(env: SandboxEnvironment) -> str:
+        return await answer(bash(), cmd=cmd)
+
+    assert in_sandbox(provider, body) == "bash it's a;b\n"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_python_runs_the_code_from_stdin_with_nothing_expanded(provider: str) -> None:
+    code = 'print("$(touch pwned)", "`touch pwned2`")\nprint(sum(range(10)))\n'
+
+    async def body(env: SandboxEnvironment) -> tuple[str, str]:
+        said = await answer(python(), code=code)
+        listing = (await env.exec(["ls", "-A"])).stdout
+        return said, listing
+
+    said, listing = in_sandbox(provider, body)
+    assert said == "$(touch pwned) `touch pwned2`\n45\n"
+    assert listing == ""  # no shell ever saw the code
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_non_zero_exit_goes_back_to_the_model_with_its_code_and_output(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> tuple[str, str]:
+        failed = await answer(bash(), cmd="echo partial; echo why >&2; exit 7")
+        raised = await answer(python(), code="print('before')\n1 / 0\n")
+        return failed, raised
+
+    failed, raised = in_sandbox(provider, body)
+    assert failed == "Error: the command exited with code 7. Its output:\nwhy\n\npartial\n"
+    assert raised.startswith("Error: the command exited with code 1. Its output:\nTraceback")
+    assert raised.endswith("ZeroDivisionError: division by zero\n\nbefore\n")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_timeout_goes_back_to_the_model_and_kills_what_the_command_started(
+    provider: str,
+) -> None:
+    marker = f"assay-tool-grandchild-{secrets.token_hex(6)}"
+    grandchild = shlex.join(sleeper(marker, "started"))
+    cmd = f"{grandchild} & while [ ! -e started ]; do sleep 0.01; done; echo up; sleep 100000"
+
+    async def body(env: SandboxEnvironment) -> tuple[str, str]:
+        said = await answer(bash(timeout=2), cmd=cmd)
+        slow = await answer(python(timeout=1), code="import time\ntime.sleep(100000)\n")
+        return said, slow
+
+    said, slow = in_sandbox(provider, body)
+    assert said.startswith(
+        "Error: the command timed out after 2 s and was killed, with everything it started. "
+        "Its output until then:\n"
+    )
+    assert said.endswith("\nup\n")  # what it printed before the kill is shown
+    assert slow.startswith("Error: the command timed out after 1 s")
+    assert no_host_process_with(marker)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_huge_output_is_capped_at_the_sandbox_s_limit_and_the_answer_says_so(
+    provider: str,
+) -> None:
+    flood = "head -c 5000000 /dev/zero | tr '\\0' x; head -c 3000000 /dev/zero | tr '\\0' e >&2"
+
+    async def body(env: SandboxEnvironment) -> str:
+        return await answer(bash(), cmd=flood)
+
+    small = in_sandbox(provider, body, output_limit=1000)
+    marker = "\n[assay: output truncated at 1000 bytes]\n"
+    assert small == f"{'e' * 1000}{marker}\n{'x' * 1000}{marker}"
+
+    default = in_sandbox(provider, body)  # the sandbox's own cap: 1 MiB of each stream
+    cut = "\n[assay: output truncated at 1048576 bytes]\n"
+    assert default == f"{'e' * 1048576}{cut}\n{'x' * 1048576}{cut}"
+
+
+def test_in_bwrap_the_tool_runs_unprivileged_and_sees_none_of_the_harness_s_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = f"sk-{secrets.token_hex(16)}"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    cmd = (
+        "id -u; env; cat /proc/*/environ /proc/*/cmdline 2>/dev/null | tr '\\0' '\\n'; "
+        "touch /usr/pwned 2>&1; kill -STOP 1 2>&1; true"
+    )
+
+    async def body(env: SandboxEnvironment) -> str:
+        return await answer(bash(), cmd=cmd)
+
+    said = in_sandbox("bwrap", body)
+    assert said.splitlines()[0] == "65534"
+    assert secret not in said and "OPENAI_API_KEY" not in said
+    assert "Read-only file system" in said
+
+
+def test_without_a_sandbox_the_call_fails_the_trial_not_the_model() -> None:
+    with pytest.raises(ConfigError) as info:
+        anyio.run(bash().execute, {"cmd": "echo hi"})
+    assert info.value.key == "sandbox.none"
