@@ -135,3 +135,12 @@ def test_without_a_sandbox_the_call_fails_the_trial_not_the_model() -> None:
     with pytest.raises(ConfigError) as info:
         anyio.run(bash().execute, {"cmd": "echo hi"})
     assert info.value.key == "sandbox.none"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_user_the_sandbox_cannot_run_as_fails_the_trial_not_the_model(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> str:
+        return await answer(bash(user="nobody"), cmd="id -u")
+
+    with pytest.raises(ValueError, match="`user` is not supported"):
+        in_sandbox(provider, body)

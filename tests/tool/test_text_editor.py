@@ -244,3 +244,36 @@ def test_a_link_planted_in_the_sandbox_is_never_followed_on_the_host(tmp_path: P
     assert all(text.startswith("Error: ") for text in said), said
     assert target.read_text() == secret
     assert sorted(p.name for p in tmp_path.iterdir()) == ["host-file.txt"]
+
+
+def test_in_bwrap_view_outside_the_work_folder_shows_only_what_the_sandbox_sees() -> None:
+    async def body(env: SandboxEnvironment) -> list[str]:
+        edit = text_editor()
+        return [
+            await answer(edit, command="view", path="/etc/hosts", view_range=[1, 1]),
+            await answer(edit, command="view", path="/etc/shadow"),
+            await answer(edit, command="view", path="/root"),
+        ]
+
+    hosts, shadow, root = in_sandbox("bwrap", body)
+    first_line = Path("/etc/hosts").read_text().split("\n")[0]
+    assert hosts == cat_n("/etc/hosts", [first_line])  # a file bound read-only inside
+    assert Path("/etc/shadow").exists()  # on the host, where the harness could read it
+    assert shadow == (
+        "Error: The path /etc/shadow does not exist or cannot be read. Please provide a valid path."
+    )
+    assert root == (
+        "Error: The path /root does not exist or cannot be read. Please provide a valid path."
+    )  # the harness's home is not in the sandbox at all
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_create_is_not_undone(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> tuple[str, str]:
+        edit = text_editor()
+        await answer(edit, command="create", path="new.txt", file_text="kept")
+        return await answer(edit, command="undo_edit", path="new.txt"), await env.read_file(
+            "new.txt"
+        )
+
+    assert in_sandbox(provider, body) == ("Error: No edit history found for new.txt.", "kept")
