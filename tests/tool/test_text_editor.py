@@ -277,3 +277,21 @@ def test_create_is_not_undone(provider: str) -> None:
         )
 
     assert in_sandbox(provider, body) == ("Error: No edit history found for new.txt.", "kept")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_file_too_big_to_read_into_the_harness_is_refused(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> list[str]:
+        made = await env.exec(["sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' a > big.txt"])
+        assert made.success, made.stderr
+        edit = text_editor()
+        return [
+            await answer(edit, command="view", path="big.txt"),
+            await answer(edit, command="str_replace", path="big.txt", old_str="a", new_str="b"),
+        ]
+
+    refused = (
+        "Error: big.txt is 5000000 bytes, more than the editor reads (4194304 bytes); look at "
+        "it in parts with bash (e.g. sed -n '1,100p')."
+    )
+    assert in_sandbox(provider, body) == [refused, refused]

@@ -24,6 +24,9 @@ from assay.solver._tools import Tool, ToolError, define_tool, tool
 Command = Literal["view", "create", "str_replace", "insert", "undo_edit"]
 SNIPPET_LINES = 4  # lines of context shown around an edit
 MAX_RESPONSE_LEN = 16000  # characters of a file shown by one view
+# bytes of a file the editor reads into the harness: a sandbox can write far bigger files
+# (up to its file size limit), and each would otherwise be read whole, here
+EDIT_LIMIT = 4 * 1024 * 1024
 TRUNCATED_NOTE = (
     "<response clipped><NOTE>To save on context only part of this file has been shown "
     "to you. You should retry this tool after you have searched inside the file with "
@@ -219,6 +222,7 @@ class _Editor:
 
     async def _read_for_edit(self, path: str) -> str:
         """The text of a regular file in the work folder (no link followed)."""
+        await self._refuse_if_too_big(path)
         try:
             data = await self.env.read_file(path, text=False)
         except (FileNotFoundError, NotADirectoryError):
@@ -241,6 +245,16 @@ class _Editor:
     async def _save_edit(self, path: str, before: str, after: str) -> None:
         await self._write(path, after)
         self.history.setdefault(self._key(path), []).append(before)
+
+    async def _refuse_if_too_big(self, path: str) -> None:
+        """A ToolError for a file past ``EDIT_LIMIT``, measured inside the sandbox (in bwrap
+        nothing runs there between two commands, so it cannot grow before it is read)."""
+        size = await self._exec(["stat", "-c", "%s", "--", path])
+        if size.success and size.stdout.strip().isdigit() and int(size.stdout) > EDIT_LIMIT:
+            raise ToolError(
+                f"{path} is {int(size.stdout)} bytes, more than the editor reads "
+                f"({EDIT_LIMIT} bytes); look at it in parts with bash (e.g. sed -n '1,100p')."
+            )
 
     async def _is_folder(self, path: str) -> bool:
         return (await self._exec(["test", "-d", path])).returncode == 0
