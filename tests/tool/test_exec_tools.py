@@ -144,3 +144,30 @@ def test_a_user_the_sandbox_cannot_run_as_fails_the_trial_not_the_model(provider
 
     with pytest.raises(ValueError, match="`user` is not supported"):
         in_sandbox(provider, body)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_text_no_process_could_be_started_with_is_told_to_the_model_not_raised(
+    provider: str,
+) -> None:
+    limit = 128 * 1024 - 1  # the longest string Linux takes as one argument
+
+    async def body(env: SandboxEnvironment) -> list[str]:
+        longest = "true #" + "x" * (limit - len("true #"))
+        return [
+            await answer(bash(), cmd="echo a\0b"),
+            await answer(bash(), cmd="echo \ud800"),
+            await answer(python(), code="print('\ud800')"),
+            await answer(bash(), cmd=longest),  # runs: the limit is Linux's, not ours
+            await answer(bash(), cmd=longest + "x"),
+        ]
+
+    said = in_sandbox(provider, body)
+    assert said[0] == "Error: the command contains a NUL byte, which no command-line argument holds"
+    assert said[1] == "Error: the command is not valid Unicode text (surrogates not allowed)"
+    assert said[2] == "Error: the code is not valid Unicode text (surrogates not allowed)"
+    assert said[3] == ""
+    assert said[4] == (
+        f"Error: the command is {limit + 1} bytes, more than one command-line argument holds "
+        f"({limit} bytes); write it to a file and run that"
+    )

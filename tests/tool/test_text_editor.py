@@ -295,3 +295,24 @@ def test_a_file_too_big_to_read_into_the_harness_is_refused(provider: str) -> No
         "it in parts with bash (e.g. sed -n '1,100p')."
     )
     assert in_sandbox(provider, body) == [refused, refused]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_path_or_text_no_file_could_take_is_told_to_the_model_not_raised(
+    provider: str,
+) -> None:
+    async def body(env: SandboxEnvironment) -> list[str]:
+        edit = text_editor()
+        return [
+            await answer(edit, command="view", path="a\0b"),
+            await answer(edit, command="view", path="x" * 200_000),
+            await answer(edit, command="create", path="f.txt", file_text="\udc80"),
+        ]
+
+    said = in_sandbox(provider, body)
+    assert said == [
+        "Error: the path contains a NUL byte, which no command-line argument holds",
+        "Error: the path is 200000 bytes, more than one command-line argument holds (131071 "
+        "bytes); no file has a path that long",
+        "Error: the file_text is not valid Unicode text (surrogates not allowed)",
+    ]

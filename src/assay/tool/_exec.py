@@ -6,12 +6,18 @@ answer (stderr, when there is any, then stdout), capped by the sandbox's output 
 (the cut is marked in the text). A command that fails or runs out of time is still an
 answer the model sees, as a ``ToolError`` with the exit code and the output, so it can
 try again; only a sandbox that cannot run it at all fails the trial.
+
+The model's text is checked before it is used: a NUL byte, a lone surrogate or an
+argument longer than Linux takes would make starting the process raise, which would
+fail the trial; a hostile model must not be able to do that, so it is told instead.
 """
 
 from __future__ import annotations
 
 from assay.sandbox import ExecResult, sandbox
 from assay.solver._tools import Tool, ToolError, define_tool, tool
+
+ARGUMENT_LIMIT = 128 * 1024 - 1  # bytes of one argv string (Linux's MAX_ARG_STRLEN, less its NUL)
 
 PYTHON_DESCRIPTION = (
     "Use the python function to execute Python code. The Python tool executes "
@@ -37,7 +43,8 @@ def bash(timeout: float | None = None, user: str | None = None) -> Tool:
         Args:
             cmd: The bash command to execute.
         """
-        result = await sandbox().exec(["bash", "-c", cmd], timeout=timeout, user=user)
+        command = checked_argument(cmd, "command")
+        result = await sandbox().exec(["bash", "-c", command], timeout=timeout, user=user)
         return answer(result, timeout)
 
     return define_tool(execute, "bash")
@@ -60,10 +67,33 @@ def python(timeout: float | None = None, user: str | None = None) -> Tool:
         Args:
             code: The python code to execute.
         """
-        result = await sandbox().exec(["python3", "-"], input=code, timeout=timeout, user=user)
+        script = checked_text(code, "code").encode("utf-8")
+        result = await sandbox().exec(["python3", "-"], input=script, timeout=timeout, user=user)
         return answer(result, timeout)
 
     return define_tool(execute, "python", PYTHON_DESCRIPTION)
+
+
+def checked_text(text: str, what: str) -> str:
+    """*text*, or a ToolError if it cannot be encoded as UTF-8 (a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"the {what} is not valid Unicode text ({exc.reason})") from None
+    return text
+
+
+def checked_argument(text: str, what: str, hint: str = "write it to a file and run that") -> str:
+    """*text*, or a ToolError if it cannot be one argument of a command line."""
+    if "\0" in text:
+        raise ToolError(f"the {what} contains a NUL byte, which no command-line argument holds")
+    size = len(checked_text(text, what).encode("utf-8"))
+    if size > ARGUMENT_LIMIT:
+        raise ToolError(
+            f"the {what} is {size} bytes, more than one command-line argument holds "
+            f"({ARGUMENT_LIMIT} bytes); {hint}"
+        )
+    return text
 
 
 def answer(result: ExecResult, timeout: float | None) -> str:

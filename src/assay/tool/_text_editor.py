@@ -20,6 +20,7 @@ from typing import Literal, TypeVar
 
 from assay.sandbox import ExecResult, SandboxEnvironment, sandbox
 from assay.solver._tools import Tool, ToolError, define_tool, tool
+from assay.tool._exec import checked_argument, checked_text
 
 Command = Literal["view", "create", "str_replace", "insert", "undo_edit"]
 SNIPPET_LINES = 4  # lines of context shown around an edit
@@ -77,6 +78,10 @@ def text_editor(timeout: float | None = None, user: str | None = None) -> Tool:
                 and 12. Indexing at 1 to start. Setting `[start_line, -1]` shows all lines
                 from `start_line` to the end of the file.
         """
+        path = checked_argument(path, "path", "no file has a path that long")
+        for text, name in [(file_text, "file_text"), (new_str, "new_str"), (old_str, "old_str")]:
+            if text is not None:
+                checked_text(text, name)
         env = sandbox()
         editor = _Editor(env, histories.setdefault(env, {}), timeout, user)
         if command == "view":
