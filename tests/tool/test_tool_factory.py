@@ -124,3 +124,12 @@ def test_a_bad_execute_fails_when_the_factory_is_called() -> None:
     with pytest.raises(ConfigError) as info:
         untyped()
     assert info.value.key == "tool.no_type_hint"
+
+
+def test_a_bad_name_for_a_factory_fails_at_definition() -> None:
+    def spaced() -> Tool:
+        raise AssertionError("never called")
+
+    with pytest.raises(ConfigError) as info:
+        tool(name="two words")(spaced)
+    assert info.value.key == "tool.bad_name"

@@ -228,6 +228,8 @@ def tool_factory(
     (the ``execute`` function, or a Tool), named *name* or after the factory."""
     label = name or factory.__name__
     where = _where(factory)
+    if not _NAME.match(label):  # now, not at the first call
+        raise ConfigError("tool.bad_name", name=label, where=where)
 
     @functools.wraps(factory)
     def make(*args: P.args, **kwargs: P.kwargs) -> Tool:
