@@ -99,10 +99,22 @@ def samples(uid: int) -> list[Sample]:
 
 
 @task
-def sandbox_task(provider: str = "bwrap", uid: int = 65534) -> Task:
+def sandbox_task(
+    provider: str = "bwrap",
+    uid: int = 65534,
+    forever: str | None = None,
+    time_limit: float | None = None,
+) -> Task:
+    """The samples above; with *forever* (a marker), one sample whose command (with no
+    timeout of its own) runs until the trial's *time_limit* ends it."""
     tools = use_tools(bash(timeout=2), python(timeout=30), text_editor(), think())
+    dataset = samples(uid)
+    if forever is not None:
+        tools = use_tools(bash())
+        dataset = [sample("forever", [[["bash", {"cmd": f"sleep 100000 # {forever}"}]]], "done")]
     return Task(
-        dataset=samples(uid),
+        dataset=dataset,
+        time_limit=time_limit,
         solver=[tools, sandboxed(provider)],
         scorer=includes(),
         model="scripted_sandbox/agent",

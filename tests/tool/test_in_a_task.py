@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,16 @@ from tests.helpers import (
     run_dirs,
     state_of,
 )
+from tests.sandbox._support import no_host_process_with
 
 TASK_FILE = Path(__file__).with_name("sandbox_task.py")
 UID = {"bwrap": 65534, "local": os.geteuid()}
 
 
-def run_task(tmp_path: Path, provider: str) -> Path:
+def run_task(tmp_path: Path, provider: str, **more: Any) -> Path:
     copy = tmp_path / "sandbox_task.py"
     shutil.copy(TASK_FILE, copy)
-    task_args = {"provider": provider, "uid": UID[provider]}
+    task_args = {"provider": provider, "uid": UID[provider], **more}
     (result,) = run_eval(f"{copy}@sandbox_task", task_args=task_args, log_dir=tmp_path / "runs")
     assert result.status == "success", result.error
     assert result.path is not None
@@ -102,3 +104,18 @@ def test_the_cli_runs_the_task_and_exits_0(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     (run,) = run_dirs(logs)
     assert tool_answers(run)["write_then_run"][-1] == "42\n"
+
+
+@pytest.mark.parametrize("provider", ["bwrap", "local"])
+def test_the_trial_s_time_limit_ends_a_command_with_no_timeout_and_all_it_started(
+    tmp_path: Path, provider: str
+) -> None:
+    marker = f"assay-forever-{secrets.token_hex(6)}"
+    run = run_task(tmp_path, provider, forever=marker, time_limit=3)
+    (call,) = events_of(run, "tool_call")
+    assert call["data"]["function"] == "bash"
+    assert events_of(run, "tool_result") == []  # cut off while the command ran
+    (bundle,) = bundles_by_sample(run).values()
+    assert bundle["observation"]["outcome"] == "answered"  # a limit is not an error
+    assert state_of(run, bundle)["limit"] == "time"
+    assert no_host_process_with(marker)
