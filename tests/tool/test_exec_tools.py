@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from assay.errors import ConfigError
-from assay.sandbox import SandboxEnvironment
-from assay.tool import bash, python
+from assay.sandbox import SandboxEnvironment, make_sandbox, sandbox_scope
+from assay.tool import bash, python, text_editor
 from tests.sandbox._support import no_host_process_with, sleeper
 from tests.tool._support import PROVIDERS, answer, in_sandbox
 
@@ -171,3 +171,24 @@ def test_text_no_process_could_be_started_with_is_told_to_the_model_not_raised(
         f"Error: the command is {limit + 1} bytes, more than one command-line argument holds "
         f"({limit} bytes); write it to a file and run that"
     )
+
+
+def test_sandbox_names_which_of_the_sample_s_sandboxes_the_tools_use() -> None:
+    async def main() -> list[str]:
+        async with make_sandbox("bwrap") as default, make_sandbox("local") as other:
+            await default.write_file("where.txt", "default\n")
+            await other.write_file("where.txt", "other\n")
+            with sandbox_scope({"default": default, "other": other}):
+                return [
+                    await answer(bash(), cmd="cat where.txt"),
+                    await answer(bash(sandbox="other"), cmd="cat where.txt"),
+                    await answer(python(sandbox="other"), code="print(open('where.txt').read())"),
+                    await answer(text_editor(sandbox="other"), command="view", path="where.txt"),
+                ]
+
+    said = anyio.run(main)
+    assert said[:3] == ["default\n", "other\n", "other\n\n"]
+    assert said[3].endswith("     1\tother\n     2\t\n")
+    with pytest.raises(ConfigError) as info:
+        in_sandbox("local", lambda env: answer(bash(sandbox="nope"), cmd="true"))
+    assert info.value.key == "sandbox.no_such_name"

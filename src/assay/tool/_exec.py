@@ -14,7 +14,8 @@ fail the trial; a hostile model must not be able to do that, so it is told inste
 
 from __future__ import annotations
 
-from assay.sandbox import ExecResult, sandbox
+from assay.sandbox import ExecResult
+from assay.sandbox import sandbox as sample_sandbox
 from assay.solver._tools import Tool, ToolError, define_tool, tool
 
 ARGUMENT_LIMIT = 128 * 1024 - 1  # bytes of one argv string (Linux's MAX_ARG_STRLEN, less its NUL)
@@ -28,13 +29,14 @@ PYTHON_DESCRIPTION = (
 
 
 @tool
-def bash(timeout: float | None = None, user: str | None = None) -> Tool:
+def bash(timeout: float | None = None, user: str | None = None, sandbox: str | None = None) -> Tool:
     """A tool running a bash command in the sample's sandbox (Inspect's ``bash``).
 
     Args:
         timeout: seconds before the command, and everything it started, is killed
             (None: no limit but the trial's).
         user: the user to run as, passed to the sandbox's ``exec``.
+        sandbox: which of the sample's sandboxes to run in (None: its default one).
     """
 
     async def execute(cmd: str) -> str:
@@ -44,14 +46,18 @@ def bash(timeout: float | None = None, user: str | None = None) -> Tool:
             cmd: The bash command to execute.
         """
         command = checked_argument(cmd, "command")
-        result = await sandbox().exec(["bash", "-c", command], timeout=timeout, user=user)
+        result = await sample_sandbox(sandbox).exec(
+            ["bash", "-c", command], timeout=timeout, user=user
+        )
         return answer(result, timeout)
 
     return define_tool(execute, "bash")
 
 
 @tool
-def python(timeout: float | None = None, user: str | None = None) -> Tool:
+def python(
+    timeout: float | None = None, user: str | None = None, sandbox: str | None = None
+) -> Tool:
     """A tool running Python code with ``python3`` in the sample's sandbox (Inspect's
     ``python``); the code goes in on stdin.
 
@@ -59,6 +65,7 @@ def python(timeout: float | None = None, user: str | None = None) -> Tool:
         timeout: seconds before the script, and everything it started, is killed
             (None: no limit but the trial's).
         user: the user to run as, passed to the sandbox's ``exec``.
+        sandbox: which of the sample's sandboxes to run in (None: its default one).
     """
 
     async def execute(code: str) -> str:
@@ -68,7 +75,9 @@ def python(timeout: float | None = None, user: str | None = None) -> Tool:
             code: The python code to execute.
         """
         script = checked_text(code, "code").encode("utf-8")
-        result = await sandbox().exec(["python3", "-"], input=script, timeout=timeout, user=user)
+        result = await sample_sandbox(sandbox).exec(
+            ["python3", "-"], input=script, timeout=timeout, user=user
+        )
         return answer(result, timeout)
 
     return define_tool(execute, "python", PYTHON_DESCRIPTION)

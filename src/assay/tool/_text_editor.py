@@ -18,7 +18,8 @@ import posixpath
 import weakref
 from typing import Literal, TypeVar
 
-from assay.sandbox import ExecResult, SandboxEnvironment, sandbox
+from assay.sandbox import ExecResult, SandboxEnvironment
+from assay.sandbox import sandbox as sample_sandbox
 from assay.solver._tools import Tool, ToolError, define_tool, tool
 from assay.tool._exec import checked_argument, checked_text
 
@@ -38,13 +39,16 @@ T = TypeVar("T")
 
 
 @tool
-def text_editor(timeout: float | None = None, user: str | None = None) -> Tool:
+def text_editor(
+    timeout: float | None = None, user: str | None = None, sandbox: str | None = None
+) -> Tool:
     """A tool viewing, creating and editing files in the sample's sandbox.
 
     Args:
         timeout: seconds each command run in the sandbox (a listing, a read outside the
             work folder) may take.
         user: the user those commands run as, passed to the sandbox's ``exec``.
+        sandbox: which of the sample's sandboxes to work in (None: its default one).
     """
     histories: weakref.WeakKeyDictionary[SandboxEnvironment, History] = weakref.WeakKeyDictionary()
 
@@ -82,7 +86,7 @@ def text_editor(timeout: float | None = None, user: str | None = None) -> Tool:
         for text, name in [(file_text, "file_text"), (new_str, "new_str"), (old_str, "old_str")]:
             if text is not None:
                 checked_text(text, name)
-        env = sandbox()
+        env = sample_sandbox(sandbox)
         editor = _Editor(env, histories.setdefault(env, {}), timeout, user)
         if command == "view":
             return await editor.view(path, view_range)
