@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
+import socket
 
 import anyio
 import pytest
@@ -192,3 +193,29 @@ def test_sandbox_names_which_of_the_sample_s_sandboxes_the_tools_use() -> None:
     with pytest.raises(ConfigError) as info:
         in_sandbox("local", lambda env: answer(bash(sandbox="nope"), cmd="true"))
     assert info.value.key == "sandbox.no_such_name"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_only_local_lets_the_tool_reach_a_server_on_the_host(provider: str) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        cmd = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+
+        async def body(env: SandboxEnvironment) -> str:
+            return await answer(bash(timeout=10), cmd=cmd)
+
+        said = in_sandbox(provider, body)
+        try:
+            connection, _ = server.accept()  # the command has ended: a connection is queued
+            connection.close()
+            reached = True
+        except BlockingIOError:
+            reached = False
+    if provider == "local":  # no isolation: the same command gets through
+        assert (said, reached) == ("connected\n", True)
+    else:
+        assert said.startswith("Error: the command exited with code 1.")
+        assert not reached
