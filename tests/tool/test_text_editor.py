@@ -316,3 +316,21 @@ def test_a_path_or_text_no_file_could_take_is_told_to_the_model_not_raised(
         "bytes); no file has a path that long",
         "Error: the file_text is not valid Unicode text (surrogates not allowed)",
     ]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_view_of_a_fifo_or_a_device_is_refused_not_read(provider: str) -> None:
+    async def body(env: SandboxEnvironment) -> list[str]:
+        made = await env.exec(["mkfifo", "pipe"])
+        assert made.success, made.stderr
+        edit = text_editor()  # no timeout: a read that blocked would hang the test
+        return [
+            await answer(edit, command="view", path="pipe"),
+            await answer(edit, command="view", path="/dev/zero"),
+        ]
+
+    assert in_sandbox(provider, body) == [
+        "Error: pipe is a fifo, not a file or a directory: it cannot be viewed.",
+        "Error: /dev/zero is a character special file, not a file or a directory: it cannot "
+        "be viewed.",
+    ]

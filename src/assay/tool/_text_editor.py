@@ -219,9 +219,17 @@ class _Editor:
             return await self._read_for_edit(path)
         except _NotEditable:
             pass
-        if await self._is_folder(path):
+        kind = await self._kind(path)
+        if kind == "directory":
             return None
-        # a file outside the work folder, or a link: read inside the sandbox, never here
+        if kind is None:
+            raise ToolError(
+                f"The path {path} does not exist or cannot be read. Please provide a valid path."
+            )
+        if kind not in ("regular file", "regular empty file"):
+            # a FIFO would block the read, /dev/zero never end it
+            raise ToolError(f"{path} is a {kind}, not a file or a directory: it cannot be viewed.")
+        # a file outside the work folder, or behind a link: read inside the sandbox, never here
         result = await self._exec(["cat", "--", path])
         if not result.success:
             raise ToolError(
@@ -265,8 +273,11 @@ class _Editor:
                 f"({EDIT_LIMIT} bytes); look at it in parts with bash (e.g. sed -n '1,100p')."
             )
 
-    async def _is_folder(self, path: str) -> bool:
-        return (await self._exec(["test", "-d", path])).returncode == 0
+    async def _kind(self, path: str) -> str | None:
+        """What *path* is inside the sandbox, links followed there (``stat``'s ``%F``:
+        ``directory``, ``regular file``, ``fifo`` ...), or None if it cannot be seen."""
+        result = await self._exec(["stat", "-L", "-c", "%F", "--", path])
+        return result.stdout.strip() if result.success else None
 
     async def _listing(self, path: str) -> str:
         result = await self._exec(["find", path, "-maxdepth", "2", "-not", "-path", "*/.*"])
