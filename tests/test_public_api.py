@@ -25,6 +25,7 @@ PACKAGES = [
     "assay.cli",
     "assay.sandbox",
     "assay.agent",
+    "assay.tool",
 ]
 
 # Dunder names a package may export on purpose.
@@ -74,10 +75,16 @@ def test_import_assay_loads_no_pipeline_until_a_name_is_used() -> None:
 
     code = (
         "import sys, assay; before = 'assay.pipeline' in sys.modules; "
-        "assay.eval; import assay.task, assay.solver; "
+        "assay.eval; import assay.task, assay.solver, assay.tool; "
         "print(before, 'assay.pipeline' in sys.modules, assay.task.__module__, "
-        "assay.solver.__module__)"
+        "assay.solver.__module__, assay.tool.__module__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # the decorators stay the decorators once their subpackages are imported
-    assert out.stdout.split() == ["False", "True", "assay.task._task", "assay.solver._solver"]
+    assert out.stdout.split() == [
+        "False",
+        "True",
+        "assay.task._task",
+        "assay.solver._solver",
+        "assay.solver._tools",
+    ]

@@ -90,6 +90,12 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
         task,
         task_with,
     )
+    from assay.tool import (
+        bash,
+        python,
+        text_editor,
+        think,
+    )
 
 # Each public name and the package it lives in. They are imported on first use (PEP 562),
 # so ``import assay`` and the CLI start fast; ``assay.eval`` then loads the pipeline.
@@ -152,6 +158,10 @@ _EXPORTS = {
     "Task": "assay.task",
     "task": "assay.task",
     "task_with": "assay.task",
+    "bash": "assay.tool",
+    "python": "assay.tool",
+    "text_editor": "assay.tool",
+    "think": "assay.tool",
 }
 
 
@@ -170,12 +180,13 @@ def __dir__() -> list[str]:
 
 
 class _Package(_types.ModuleType):
-    """``assay.task`` and ``assay.solver`` are the decorators users write; importing the
-    subpackages of the same names binds those modules on this one, which must not hide
-    the decorators (``import assay.task`` still finds the package in ``sys.modules``)."""
+    """``assay.task``, ``assay.solver`` and ``assay.tool`` are the decorators users write;
+    importing the subpackages of the same names binds those modules on this one, which
+    must not hide the decorators (``import assay.task`` still finds the package in
+    ``sys.modules``)."""
 
     def __setattr__(self, name: str, value: _typing.Any) -> None:
-        if name in ("task", "solver") and isinstance(value, _types.ModuleType):
+        if name in ("task", "solver", "tool") and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
@@ -207,6 +218,7 @@ __all__ = [
     "ToolError",
     "__version__",
     "accuracy",
+    "bash",
     "basic_agent",
     "bootstrap_stderr",
     "chain",
@@ -229,6 +241,7 @@ __all__ = [
     "multiple_choice",
     "pattern",
     "prompt_template",
+    "python",
     "python_tests",
     "react",
     "record_event",
@@ -240,6 +253,8 @@ __all__ = [
     "system_message",
     "task",
     "task_with",
+    "text_editor",
+    "think",
     "tool",
     "use_tools",
     "user_message",

@@ -48,6 +48,19 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "use_tools 收到的 {value} 不是工具",
         "请用 @tool（from assay import tool）装饰该函数后再传入",
     ),
+    "tool.factory_not_called": (
+        "use_tools was given the tool factory {name!r}, not a tool",
+        "call it to make the tool: use_tools({name}())",
+        "use_tools 收到的是工具工厂 {name!r}，而不是工具",
+        "请调用它来生成工具：use_tools({name}())",
+    ),
+    "tool.factory_result": (
+        "tool factory {name!r} returned {value}, not a function ({where})",
+        "an Inspect-style @tool factory returns the async function the model calls "
+        "(async def execute(...))",
+        "工具工厂 {name!r} 返回了 {value}，而不是函数（{where}）",
+        "Inspect 风格的 @tool 工厂应返回模型调用的异步函数（async def execute(...)）",
+    ),
     "tool.duplicate": (
         "use_tools was given two tools named {name!r}",
         'give one of them another name: @tool(name="...")',

@@ -70,6 +70,10 @@ def _flat_tools(tools: Sequence[Tool | Sequence[Tool]]) -> list[Tool]:
     flat: list[Tool] = []
     for item in tools:
         for one in item if isinstance(item, list | tuple) else [item]:
+            if getattr(one, "__assay_kind__", None) == "tool":
+                raise ConfigError(
+                    "tool.factory_not_called", name=getattr(one, "__assay_name__", "?")
+                )
             if not isinstance(one, Tool):
                 raise ConfigError("tool.not_a_tool", value=repr(one))
             flat.append(one)

@@ -9,6 +9,11 @@ JSON Schema, ``*args``) fails there, with one line naming the function and its f
 The same parameter types check each call: a model's arguments are converted with msgspec
 against them, so a wrong or missing argument reaches the tool as a ``ToolCallError``
 the model is shown, never as a crash.
+
+``@tool`` also takes Inspect's form: an outer (sync) function, the *factory*, whose call
+returns the async ``execute`` the model calls (its docstring and hints give the schema).
+A sync function annotated ``-> Tool`` or defining an ``async def`` inside is taken as a
+factory: decorating it gives a registered factory whose calls make Tools named after it.
 """
 
 from __future__ import annotations
@@ -17,15 +22,19 @@ import copy
 import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, ParamSpec, Protocol
 
 import anyio
 import msgspec
 
 from assay._digest import canonical_json, sha256_hex
+from assay._registry import registered, registry_info
 from assay.errors import ConfigError
+
+P = ParamSpec("P")
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _BY_NAME = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -58,10 +67,16 @@ class Tool:
     function itself, so a decorated function still works as plain Python."""
 
     def __init__(
-        self, function: Callable[..., Any], definition: ToolDef, arguments: type[Any]
+        self,
+        function: Callable[..., Any],
+        definition: ToolDef,
+        arguments: type[Any],
+        parallel: bool = True,
     ) -> None:
         self.function = function
         self.definition = definition
+        # Inspect's flag; calls here always run one after another, so it changes nothing
+        self.parallel = parallel
         self.schema: dict[str, Any] = msgspec.to_builtins(definition)  # sent to the model
         self._arguments = arguments
         self._fields: tuple[str, ...] = getattr(arguments, "__struct_fields__", ())
@@ -77,10 +92,14 @@ class Tool:
         return self.function(*args, **kwargs)
 
     def __repr__(self) -> str:
-        # stable (no address) and changed by any change to the definition: it is what a
-        # spec records of use_tools(...)
+        # stable (no address) and changed by any change to the definition, or to the
+        # arguments of the factory that made it: it is what a spec records of use_tools(...)
         digest = sha256_hex(canonical_json(self.schema))[:12]
-        return f"Tool({self.name!r}, sha256:{digest})"
+        info = registry_info(self)
+        if info is None:
+            return f"Tool({self.name!r}, sha256:{digest})"
+        made = canonical_json(info.args).decode()
+        return f"Tool({self.name!r}, sha256:{digest}, {info.name}{made})"
 
     async def execute(self, arguments: dict[str, Any]) -> str:
         """Check *arguments* against the parameters, call the function, and return its
@@ -131,14 +150,30 @@ def result_text(name: str, result: Any) -> str:
         ) from None
 
 
+class ToolDecorator(Protocol):
+    """What ``@tool(name=..., ...)`` returns: a decorator taking either form."""
+
+    @typing.overload
+    def __call__(self, function: Callable[P, Tool], /) -> Callable[P, Tool]: ...
+
+    @typing.overload
+    def __call__(self, function: Callable[..., Any], /) -> Tool: ...
+
+    def __call__(self, function: Callable[..., Any], /) -> Any: ...
+
+
+@typing.overload
+def tool(function: Callable[P, Tool], /) -> Callable[P, Tool]: ...
+
+
 @typing.overload
 def tool(function: Callable[..., Any], /) -> Tool: ...
 
 
 @typing.overload
 def tool(
-    *, name: str | None = None, description: str | None = None
-) -> Callable[[Callable[..., Any]], Tool]: ...
+    *, name: str | None = None, description: str | None = None, parallel: bool = True
+) -> ToolDecorator: ...
 
 
 def tool(
@@ -147,23 +182,86 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    parallel: bool = True,
+) -> Any:
     """Make a function (sync or async) a tool: ``@tool`` or ``@tool(name=..., description=...)``.
 
     The parameters need type hints; the docstring's first paragraph is the description
-    and its ``Args:`` section describes the parameters.
+    and its ``Args:`` section describes the parameters. On an Inspect-style factory (see
+    the module docstring) it gives the factory back, registered, each call making a Tool.
     """
     if function is None:
-        return lambda f: define_tool(f, name, description)
-    return define_tool(function, name, description)
+        return lambda f: _decorate(f, name, description, parallel)
+    return _decorate(function, name, description, parallel)
+
+
+def _decorate(
+    function: Callable[..., Any], name: str | None, description: str | None, parallel: bool
+) -> Any:
+    """A Tool for a tool function, a registered Tool factory for a factory."""
+    if is_tool_factory(function):
+        return tool_factory(function, name, description, parallel)
+    return define_tool(function, name, description, parallel)
+
+
+def is_tool_factory(function: Any) -> bool:
+    """True for Inspect's form: a sync function annotated ``-> Tool`` or with an
+    ``async def`` inside it (the ``execute`` it returns)."""
+    if not inspect.isfunction(function) or inspect.iscoroutinefunction(function):
+        return False
+    returns = function.__annotations__.get("return")
+    if returns is Tool or getattr(returns, "__name__", None) == "Tool":
+        return True
+    if isinstance(returns, str) and returns.rsplit(".", 1)[-1] == "Tool":
+        return True
+    nested = (c for c in function.__code__.co_consts if isinstance(c, types.CodeType))
+    return any(code.co_flags & inspect.CO_COROUTINE for code in nested)
+
+
+def tool_factory(
+    factory: Callable[P, Any],
+    name: str | None = None,
+    description: str | None = None,
+    parallel: bool = True,
+) -> Callable[P, Tool]:
+    """*factory* registered as a tool factory: each call makes a Tool of what it returns
+    (the ``execute`` function, or a Tool), named *name* or after the factory."""
+    label = name or factory.__name__
+    where = _where(factory)
+    if not _NAME.match(label):  # now, not at the first call
+        raise ConfigError("tool.bad_name", name=label, where=where)
+
+    @functools.wraps(factory)
+    def make(*args: P.args, **kwargs: P.kwargs) -> Tool:
+        made = factory(*args, **kwargs)
+        if isinstance(made, Tool):
+            if name is None and description is None and parallel:
+                return made
+            summary = made.definition.description if description is None else description
+            return define_tool(made.function, name or made.name, summary, parallel)
+        if not callable(made):
+            raise ConfigError("tool.factory_result", name=label, value=repr(made), where=where)
+        return define_tool(made, label, description, parallel)
+
+    made_by: Callable[P, Tool] = registered("tool", label)(make)
+    return made_by
 
 
 def define_tool(
-    function: Callable[..., Any], name: str | None = None, description: str | None = None
+    function: Callable[..., Any],
+    name: str | None = None,
+    description: str | None = None,
+    parallel: bool = True,
 ) -> Tool:
     """The Tool for *function* (see ``tool``); a ConfigError for a bad definition."""
     where = _where(function)
-    if not callable(function) or inspect.isclass(function) or isinstance(function, Tool):
+    made_by_factory = getattr(function, "__assay_kind__", None) == "tool"
+    if (
+        not callable(function)
+        or inspect.isclass(function)
+        or isinstance(function, Tool)
+        or made_by_factory
+    ):
         raise ConfigError("tool.not_function", value=repr(function), where=where)
     label = str(name or getattr(function, "__name__", ""))
     if not _NAME.match(label):
@@ -176,7 +274,7 @@ def define_tool(
         summary if description is None else description,
         _parameters_schema(arguments),
     )
-    return Tool(function, definition, arguments)
+    return Tool(function, definition, arguments, parallel)
 
 
 def _fields(

@@ -1,0 +1,22 @@
+"""Built-in tools that run in the sample's sandbox, and ``@tool`` (Inspect's ``tool`` module).
+
+``bash()``, ``python()`` and ``text_editor()`` act in ``sandbox()``, the current sample's
+sandbox; ``think()`` gives the model a place to think out loud. Each is a factory: call
+it (``use_tools(bash(timeout=30))``) to make the tool. See docs/tools.md.
+"""
+
+from assay.solver._tools import Tool, ToolDef, ToolError, tool
+from assay.tool._exec import bash, python
+from assay.tool._text_editor import text_editor
+from assay.tool._think import think
+
+__all__ = [
+    "Tool",
+    "ToolDef",
+    "ToolError",
+    "bash",
+    "python",
+    "text_editor",
+    "think",
+    "tool",
+]
