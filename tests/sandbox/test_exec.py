@@ -60,7 +60,7 @@ def test_a_timeout_kills_the_child_and_its_grandchild(provider: str) -> None:
             return result, "started" in started
 
     result, started = anyio.run(main)
-    assert result.timed_out and not result.success and result.returncode == -9
+    assert result.timed_out and not result.success and result.returncode == 128 + 9
     assert "timed out after 2 s" in result.stderr
     assert started, "the grandchild never ran, so its kill proves nothing"
     assert no_host_process_with(marker)
