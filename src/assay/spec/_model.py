@@ -44,6 +44,10 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     the spec, or to ``None`` for "passed from assay's environment when the call is made"
     (so a secret is named here, never held). Left out when not declared, so older specs
     keep their digests.
+
+    ``sandbox`` runs a program isolated (``bwrap``) or, said out loud, not (``local``, the
+    same as leaving it out); ``network`` keeps the host's network inside ``bwrap``. Both
+    are left out when not declared.
     """
 
     id: str
@@ -61,6 +65,8 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     config: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
     env: dict[str, str | None] | None = None
+    sandbox: str | None = None
+    network: bool = False
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
