@@ -39,3 +39,76 @@ def sleeper(marker: str, started: str) -> list[str]:
     """python3 that writes *started* then sleeps forever, *marker* in its argv."""
     code = f"import time; open({started!r}, 'w').close(); time.sleep(100000)"
     return ["/usr/bin/python3", "-c", code, marker]
+
+
+# What hostile code inside a sandbox tries against the harness (argv: the harness's real
+# pid, the run directory's real path). It prints a JSON report of what it saw and did.
+HARNESS_ATTACK = r"""
+import json, os, signal, sys
+
+def attack(harness_pid, run_dir):
+    me = os.getpid()
+    pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    dumps = []
+    for pid in pids:
+        for name in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as handle:
+                    dumps.append(handle.read().decode("utf-8", "replace"))
+            except OSError as exc:
+                dumps.append(type(exc).__name__)
+    signals = {}
+    for pid in [p for p in pids if p != me] + [harness_pid, -1]:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+                signals[f"{pid}/{sig.name}"] = "sent"
+            except OSError as exc:
+                signals[f"{pid}/{sig.name}"] = type(exc).__name__
+    reach = {}
+    for what, action in (
+        ("exists", lambda: os.path.exists(run_dir)),
+        ("list", lambda: os.listdir(run_dir)),
+        ("write", lambda: open(os.path.join(run_dir, "planted"), "w").write("x")),
+    ):
+        try:
+            reach[what] = repr(action())
+        except OSError as exc:
+            reach[what] = type(exc).__name__
+    name = os.path.basename(run_dir)
+    found = []
+    for root, folders, files in os.walk("/"):
+        folders[:] = [f for f in folders if os.path.join(root, f) not in ("/proc", "/sys")]
+        if name in folders or "spec.json" in files:
+            found.append(root)
+    return {"me": me, "pids": pids, "dumps": dumps, "signals": signals,
+            "run_dir": reach, "found": found}
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdin":  # as a program target: the sample first, then the attack
+        sample = json.load(sys.stdin)
+        harness_pid, run_dir = int(os.environ["HARNESS_PID"]), os.environ["RUN_DIR"]
+    else:
+        harness_pid, run_dir = int(sys.argv[1]), sys.argv[2]
+    print(json.dumps(attack(harness_pid, run_dir)))
+"""
+
+
+def check_attack_report(report: dict[str, object], harness_pid: int, secret: str) -> None:
+    """Assert the harness came through HARNESS_ATTACK untouched (see its comment)."""
+    assert report["pids"] != [], report  # the attack did look at /proc
+    dumps = "\n".join(report["dumps"])  # type: ignore[arg-type]
+    assert "PATH=" in dumps  # it can read the environments it sees (its own)
+    assert secret not in dumps and "OPENAI_API_KEY" not in dumps
+    # no host temp folder (a sandbox's or a call's) in any command line, bwrap's PID 1 too
+    assert "assay-sandbox-" not in dumps and "assay-call-" not in dumps
+    signals: dict[str, str] = report["signals"]  # type: ignore[assignment]
+    if harness_pid not in report["pids"]:  # type: ignore[operator]
+        assert signals[f"{harness_pid}/SIGKILL"] == "ProcessLookupError"
+        assert signals[f"{harness_pid}/SIGSTOP"] == "ProcessLookupError"
+    assert report["run_dir"] == {
+        "exists": "False",
+        "list": "FileNotFoundError",
+        "write": "FileNotFoundError",
+    }
+    assert report["found"] == []

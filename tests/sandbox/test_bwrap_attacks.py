@@ -287,3 +287,35 @@ def test_the_process_limit_is_per_sandbox_not_shared_between_them() -> None:
         return outputs
 
     assert anyio.run(main) == ["20\n"] * 3
+
+
+ROOT_PROBE = "id -u; grep CapEff /proc/self/status; touch /work/made; touch /usr/evil"
+
+
+def test_user_root_is_root_in_name_only() -> None:
+    """user="root" (Inspect's "run as root in the container") is uid 0 inside the user
+    namespace, with no capability, and writes what the default user writes: nothing
+    outside /work, and its files belong to the same host user."""
+
+    async def main() -> tuple[ExecResult, ExecResult, int]:
+        async with BwrapSandbox() as sandbox:
+            root = await sandbox.exec(["sh", "-c", ROOT_PROBE], user="root")
+            owner = os.stat(Path(sandbox.folder) / "made").st_uid
+            nobody = await sandbox.exec(["id", "-u"], user="nobody")
+            return root, nobody, owner
+
+    root, nobody, owner = anyio.run(main)
+    assert root.stdout == "0\nCapEff:\t0000000000000000\n"
+    assert root.stderr == "touch: cannot touch '/usr/evil': Read-only file system\n"
+    assert not Path("/usr/evil").exists()
+    assert owner == (65534 if os.geteuid() == 0 else os.geteuid())
+    assert nobody.stdout == "65534\n"
+
+
+def test_another_user_is_refused() -> None:
+    async def main() -> None:
+        async with BwrapSandbox() as sandbox:
+            await sandbox.exec(["id"], user="admin")
+
+    with pytest.raises(ValueError, match="'nobody' \\(uid 65534\\) or 'root'"):
+        anyio.run(main)

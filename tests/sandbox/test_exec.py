@@ -108,3 +108,19 @@ def test_the_environment_holds_only_path_and_what_is_named(provider: str) -> Non
     # local adds its reaping tag; bwrap sets PWD to the working folder it enters
     expected = {"PATH", "NAMED"} | ({"ASSAY_PROCESS_TAG"} if provider == "local" else {"PWD"})
     assert names == expected
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("signal_name", "number"), [("KILL", 9), ("TERM", 15)])
+def test_a_command_killed_by_a_signal_returns_128_plus_the_signal(
+    provider: str, signal_name: str, number: int
+) -> None:
+    """Before: bwrap said 137 for a SIGKILL inside, local said -9 (and a timeout -9 on both)."""
+
+    async def main() -> ExecResult:
+        async with new_sandbox(provider) as sandbox:
+            return await sandbox.exec(["sh", "-c", f"echo before; kill -{signal_name} $$"])
+
+    result = anyio.run(main)
+    assert (result.returncode, result.stdout) == (128 + number, "before\n")
+    assert not result.success and not result.timed_out
