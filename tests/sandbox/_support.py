@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from assay.sandbox import SandboxEnvironment, make_sandbox
@@ -43,8 +48,30 @@ def sleeper(marker: str, started: str) -> list[str]:
 
 # What hostile code inside a sandbox tries against the harness (argv: the harness's real
 # pid, the run directory's real path). It prints a JSON report of what it saw and did.
+# It sends no signal unless its PID 1 is bwrap's: run unsandboxed (as root, by mistake),
+# SIGKILL to every pid and to -1 would kill every process on the machine.
 HARNESS_ATTACK = r"""
 import json, os, signal, sys
+
+def in_a_sandbox():
+    try:
+        with open("/proc/1/cmdline", "rb") as handle:
+            return handle.read().split(b"\0")[0].endswith(b"/bwrap")
+    except OSError:
+        return False
+
+def signal_everything(pids, me, harness_pid):
+    if not in_a_sandbox():
+        return {"refused": "PID 1 is not bwrap: not signalling the host's processes"}
+    signals = {}
+    for pid in [p for p in pids if p != me] + [harness_pid, -1]:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+                signals[f"{pid}/{sig.name}"] = "sent"
+            except OSError as exc:
+                signals[f"{pid}/{sig.name}"] = type(exc).__name__
+    return signals
 
 def attack(harness_pid, run_dir):
     me = os.getpid()
@@ -57,14 +84,7 @@ def attack(harness_pid, run_dir):
                     dumps.append(handle.read().decode("utf-8", "replace"))
             except OSError as exc:
                 dumps.append(type(exc).__name__)
-    signals = {}
-    for pid in [p for p in pids if p != me] + [harness_pid, -1]:
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            try:
-                os.kill(pid, sig)
-                signals[f"{pid}/{sig.name}"] = "sent"
-            except OSError as exc:
-                signals[f"{pid}/{sig.name}"] = type(exc).__name__
+    signals = signal_everything(pids, me, harness_pid)
     reach = {}
     for what, action in (
         ("exists", lambda: os.path.exists(run_dir)),
@@ -103,6 +123,7 @@ def check_attack_report(report: dict[str, object], harness_pid: int, secret: str
     # no host temp folder (a sandbox's or a call's) in any command line, bwrap's PID 1 too
     assert "assay-sandbox-" not in dumps and "assay-call-" not in dumps
     signals: dict[str, str] = report["signals"]  # type: ignore[assignment]
+    assert "refused" not in signals, signals
     if harness_pid not in report["pids"]:  # type: ignore[operator]
         assert signals[f"{harness_pid}/SIGKILL"] == "ProcessLookupError"
         assert signals[f"{harness_pid}/SIGSTOP"] == "ProcessLookupError"
@@ -112,3 +133,36 @@ def check_attack_report(report: dict[str, object], harness_pid: int, secret: str
         "write": "FileNotFoundError",
     }
     assert report["found"] == []
+
+
+@contextmanager
+def accepting_server() -> Iterator[tuple[int, list[bytes]]]:
+    """A TCP server on the host's 127.0.0.1 that accepts every connection and keeps the
+    first bytes each one sends: (its port, what it received)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(10)
+                with contextlib.suppress(OSError):
+                    data = connection.recv(1024)
+                    if not stop.is_set():  # not the connection that wakes it to stop
+                        received.append(data)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    try:
+        yield port, received
+    finally:
+        stop.set()
+        socket.create_connection(("127.0.0.1", port)).close()  # wakes the blocked accept()
+        thread.join()
+        server.close()

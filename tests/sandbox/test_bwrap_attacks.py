@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 
 from assay.errors import EXIT_CONFIG, ConfigError
 from assay.sandbox import BwrapSandbox, ExecResult, Limits
+from tests.sandbox._support import accepting_server
 
 
 def run_inside(cmd: list[str], env: dict[str, str] | None = None, **options: object) -> ExecResult:
@@ -82,25 +81,8 @@ def test_the_work_folder_is_writable_and_persists_between_commands() -> None:
 @pytest.fixture
 def host_server() -> Iterator[int]:
     """A TCP server on the host's 127.0.0.1 that accepts every connection."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                return
-            connection.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    port = server.getsockname()[1]
-    yield port
-    stop.set()
-    socket.create_connection(("127.0.0.1", port)).close()  # wakes the blocked accept()
-    thread.join()
-    server.close()
+    with accepting_server() as (port, _):
+        yield port
 
 
 CONNECT = """

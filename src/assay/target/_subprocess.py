@@ -52,7 +52,6 @@ DEFAULT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR")
 """What a program gets of assay's environment without declaring ``env`` (when set)."""
 
 
-
 class PinnedScript(msgspec.Struct, frozen=True):
     """A script's bytes as pinned by the spec, and the mode bits of the original file."""
 
