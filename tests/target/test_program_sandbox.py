@@ -61,7 +61,7 @@ def _one_sample_run(
 
 
 PROBE = """
-import json, os, sys
+import json, os, resource, sys
 
 json.load(sys.stdin)
 try:
@@ -72,7 +72,10 @@ except OSError as exc:
 print(json.dumps({"cwd": os.getcwd(), "listing": os.listdir("."), "file": __file__,
                   "beside": os.listdir(os.path.dirname(__file__)), "uid": os.getuid(),
                   "environ": dict(os.environ), "python": sys.executable, "rewrite": rewrite,
-                  "spec_folder_seen": os.path.exists(sys.argv[1])}))
+                  "spec_folder_seen": os.path.exists(sys.argv[1]),
+                  "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU),
+                  "capabilities": [line.split()[1] for line in open("/proc/self/status")
+                                   if line.startswith("CapEff:")][0]}))
 """
 
 
@@ -88,7 +91,12 @@ print(json.dumps({"cwd": os.getcwd(), "listing": os.listdir("."), "file": __file
 )
 def test_a_bwrap_target_sees_only_its_work_folder_and_its_script(tmp_path: Path) -> None:
     folder = str(tmp_path / "spec")
-    target = {"sandbox": "bwrap", "args": [folder], "env": {"MODE": "fast", "PASSED": None}}
+    target = {
+        "sandbox": "bwrap",
+        "args": [folder],
+        "env": {"MODE": "fast", "PASSED": None},
+        "timeout": 7.5,
+    }
     proc, run = _one_sample_run(tmp_path, PROBE, target, env={"PASSED": "yes", "OTHER": "no"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     answer = _output(run)
@@ -97,6 +105,8 @@ def test_a_bwrap_target_sees_only_its_work_folder_and_its_script(tmp_path: Path)
     assert answer["rewrite"] == "Read-only file system"
     assert answer["spec_folder_seen"] is False
     assert answer["python"] == "/usr/bin/python3"
+    assert answer["cpu_limit"] == [9, 9]  # the timeout (7.5 s) rounded up, plus one second
+    assert answer["capabilities"] == "0000000000000000"
     assert answer["environ"] == {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/work",
@@ -121,9 +131,12 @@ except OSError:
 """
 
 
-@pytest.mark.parametrize(("sandbox", "cheats"), [(None, N), ("bwrap", 0)])
+@pytest.mark.parametrize(("sandbox", "cheats"), [(None, N), ("local", N), ("bwrap", 0)])
 @pytest.mark.doc(
     "docs/spec.md",
+    "Without `sandbox: bwrap` the program is not isolated (`sandbox: local` says so out loud; "
+    "it is the same as leaving `sandbox` out): it runs as assay's user, can read any file "
+    "that user can",
     "no host folder but the system's is visible, so the dataset's expected answers are out of "
     "reach even by their absolute path",
 )
@@ -294,3 +307,27 @@ def test_a_bwrap_target_cannot_read_signal_or_find_assay(tmp_path: Path) -> None
     assert not (run / "planted").exists()
     for file in (p for p in run.rglob("*") if p.is_file()):
         assert secret.encode() not in file.read_bytes(), file
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "`sandbox` and `network` are left out of `spec.json` when not declared, so older specs "
+    "keep their digests.",
+)
+def test_sandbox_stays_out_of_specs_that_do_not_declare_it(tmp_path: Path) -> None:
+    from assay.spec import load_spec
+
+    def frozen(name: str, **isolation: Any) -> tuple[str, dict[str, Any]]:
+        folder = tmp_path / name
+        write_module(folder, "answer", "print('1')\n")
+        targets = [{"id": "t", "script": "answer.py", **isolation}]
+        loaded = load_spec(simple_spec(folder, targets=targets))
+        return loaded.spec.digest, json.loads(loaded.spec.canonical())["targets"][0]
+
+    plain, target = frozen("plain")
+    assert "sandbox" not in target and "network" not in target
+    bwrap, target = frozen("bwrap", sandbox="bwrap")
+    assert bwrap != plain and target["sandbox"] == "bwrap" and "network" not in target
+    networked, target = frozen("networked", sandbox="bwrap", network=True)
+    assert networked not in (plain, bwrap) and target["network"] is True
+    assert frozen("local", sandbox="local")[0] not in (plain, bwrap)
