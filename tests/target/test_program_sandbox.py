@@ -118,6 +118,25 @@ def test_a_bwrap_target_sees_only_its_work_folder_and_its_script(tmp_path: Path)
     }
 
 
+ARGV_PROBE = (
+    "import json, os, sys; json.load(sys.stdin); print(json.dumps([sys.executable, os.getcwd()]))"
+)
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "as does `{python}` in an `argv`",
+)
+def test_an_argv_target_runs_in_bwrap_with_python_as_the_system_s(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    target = {"id": "t", "argv": ["{python}", "-c", ARGV_PROBE], "sandbox": "bwrap"}
+    samples = [{"id": "s0", "input": 0, "expected": 0}]
+    spec = simple_spec(folder, samples=samples, targets=[target], gate={})
+    proc = run_cli("run", spec, "-o", tmp_path / "run")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _output(tmp_path / "run") == ["/usr/bin/python3", "/work"]
+
+
 CHEAT = """
 import json, sys
 
