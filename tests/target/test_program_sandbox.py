@@ -350,3 +350,72 @@ def test_sandbox_stays_out_of_specs_that_do_not_declare_it(tmp_path: Path) -> No
     networked, target = frozen("networked", sandbox="bwrap", network=True)
     assert networked not in (plain, bwrap) and target["network"] is True
     assert frozen("local", sandbox="local")[0] not in (plain, bwrap)
+
+
+def _bwrap_target(tmp_path: Path, source: str) -> Any:
+    from assay.spec import load_spec
+    from assay.target import build_target
+
+    folder = tmp_path / "spec"
+    write_module(folder, "program", source)
+    targets = [{"id": "t", "script": "program.py", "sandbox": "bwrap"}]
+    loaded = load_spec(simple_spec(folder, targets=targets))
+    return build_target(loaded.spec.targets[0], loaded.root)
+
+
+ANSWER = "import json, sys; print(json.dumps(json.load(sys.stdin)['input']))\n"
+FAKES_A_BWRAP_ERROR = (
+    "import sys; sys.stderr.write('bwrap: Creating new namespace failed\\n'); sys.exit(1)\n"
+)
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "When bwrap fails before the program starts (a host without user namespaces, say), the "
+    "call is an infrastructure failure naming bwrap's error, never the program's failure",
+)
+def test_bwrap_failing_before_the_program_runs_is_an_infrastructure_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: bwrap's own failure (here a bind whose source is missing, as a host without
+    user namespaces fails) was the program's 'exited with code 1', scored failed."""
+    import anyio
+
+    from assay.dataset import Sample
+    from assay.target import InfrastructureError
+    from assay.target._isolated import IsolatedProgram
+
+    target = _bwrap_target(tmp_path, ANSWER)
+    sample = Sample(input=7, target=7, id="s0")
+    assert anyio.run(target.call, sample).value == 7  # it works as built
+    launch = IsolatedProgram.launch
+
+    def with_a_missing_bind(self: IsolatedProgram, scratch: Path) -> Any:
+        broken = launch(self, scratch)
+        broken.options += ["--ro-bind", "/nonexistent-assay-source", "/x"]
+        return broken
+
+    monkeypatch.setattr(IsolatedProgram, "launch", with_a_missing_bind)
+    with pytest.raises(InfrastructureError) as caught:
+        anyio.run(target.call, sample)
+    assert caught.value.reason == "failed_to_start"
+    assert caught.value.detail == (
+        "the sandbox could not start: bwrap: Can't find source path "
+        "/nonexistent-assay-source: No such file or directory"
+    )
+
+
+@pytest.mark.doc("docs/spec.md", "bwrap's status pipe tells, which the program cannot write to.")
+def test_a_program_faking_a_bwrap_error_is_still_its_own_failure(tmp_path: Path) -> None:
+    """bwrap's status pipe, not stderr, tells: a program cannot pass its failure off as
+    the sandbox's (an infrastructure error is retried and blocks the trial, not failed)."""
+    import anyio
+
+    from assay.dataset import Sample
+
+    outcome = anyio.run(_bwrap_target(tmp_path, FAKES_A_BWRAP_ERROR).call, Sample(input=1, id="s0"))
+    assert (outcome.kind, outcome.failure, outcome.exit_code) == (
+        "product_failure",
+        "exited with code 1",
+        1,
+    )

@@ -148,14 +148,50 @@ class BwrapLaunch:
         self.command = command
 
     @contextlib.contextmanager
-    def started(self) -> Iterator[tuple[list[str], int]]:
+    def started(self, *extra: str) -> Iterator[tuple[list[str], int]]:
         """The argv to run and the descriptor to pass it (closed when the block ends:
-        the child has its own copy once started)."""
-        fd = _memory_file(b"".join(option.encode() + b"\0" for option in self.options))
+        the child has its own copy once started); *extra* options go first."""
+        options = [*extra, *self.options]
+        fd = _memory_file(b"".join(option.encode() + b"\0" for option in options))
         try:
             yield [*self.prefix, "--args", str(fd), "--", *self.command], fd
         finally:
             os.close(fd)
+
+    @contextlib.contextmanager
+    def started_with_status(self) -> Iterator[tuple[list[str], tuple[int, int], BwrapStatus]]:
+        """``started``, plus bwrap's status pipe (``--json-status-fd``): the argv, the
+        descriptors to pass, and what tells afterwards whether the command ran at all."""
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(read_end, False)
+        status = BwrapStatus(read_end)
+        try:
+            with self.started("--json-status-fd", str(write_end)) as (argv, fd):
+                yield argv, (fd, write_end), status
+        finally:
+            os.close(write_end)
+            status.close()
+
+
+class BwrapStatus:
+    """bwrap's status lines: ``{"exit-code": N}`` comes only once the command has run, so
+    without it bwrap failed before starting it (no user namespaces, a bind that failed),
+    which is the sandbox's failure, not the command's. The command cannot write here."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.data = bytearray()
+
+    def command_ran(self) -> bool:
+        """True once bwrap has reported the command's exit (read after bwrap exited)."""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(self.fd, 65_536):
+                self.data += chunk
+        return b'"exit-code"' in self.data
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
 
 
 def bwrap_launch(

@@ -41,6 +41,7 @@ from assay._digest import fast_json
 from assay._reap import Reaper
 from assay.dataset import Sample
 from assay.errors import ConfigError
+from assay.sandbox._bwrap import BwrapStatus
 from assay.spec import PYTHON, TargetSpec, resolve_inside
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
 from assay.target._isolated import IsolatedProgram
@@ -89,40 +90,47 @@ class SubprocessTarget:
 
     async def _run(self, scratch: Path, payload: bytes) -> TargetOutcome:
         reaper = Reaper()
-        with self._how_to_start(scratch, reaper) as (argv, options):
+        with self._how_to_start(scratch, reaper) as (argv, options, status):
+            process = await self._open(argv, options)
             try:
-                process = await anyio.open_process(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    **options,
-                )
-            except OSError as exc:
-                raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
-        try:
-            with anyio.fail_after(self.timeout):
-                stdout, stderr, flooded = await self._exchange(process, reaper, payload)
-        except TimeoutError:
-            raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
-        finally:
-            reaper.kill(process.pid)
-            await _reap(process)
+                with anyio.fail_after(self.timeout):
+                    stdout, stderr, flooded = await self._exchange(process, reaper, payload)
+            except TimeoutError:
+                why = f"no answer within {self.timeout:g} s"
+                raise InfrastructureError("timeout", why) from None
+            finally:
+                reaper.kill(process.pid)
+                await _reap(process)
+            if status is not None and not flooded and not status.command_ran():
+                raise InfrastructureError("failed_to_start", _sandbox_failure(stderr))
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
+
+    async def _open(self, argv: list[str], options: dict[str, Any]) -> Process:
+        try:
+            return await anyio.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                **options,
+            )
+        except OSError as exc:
+            raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
 
     @contextlib.contextmanager
     def _how_to_start(
         self, scratch: Path, reaper: Reaper
-    ) -> Iterator[tuple[list[str], dict[str, Any]]]:
+    ) -> Iterator[tuple[list[str], dict[str, Any], BwrapStatus | None]]:
         """The argv and ``open_process`` options of one call: on the host in ``work/``, or
-        through bwrap (its options in a descriptor open until the block ends)."""
+        through bwrap (its options in a descriptor open until the block ends, and its
+        status, which tells whether the program ran at all)."""
         if self.isolated is None:
             environment = reaper.environment(self._environment())
-            yield self._argv(scratch), {"cwd": scratch / "work", "env": environment}
+            yield self._argv(scratch), {"cwd": scratch / "work", "env": environment}, None
             return
-        with self.isolated.launch(scratch).started() as (argv, fd):
-            yield argv, {"cwd": None, "env": {}, "pass_fds": (fd,)}
+        with self.isolated.launch(scratch).started_with_status() as (argv, fds, status):
+            yield argv, {"cwd": None, "env": {}, "pass_fds": fds}, status
 
     def _scratch(self) -> Path:
         """A new private folder: an empty ``work/`` and, for a script, a fresh copy. A
@@ -268,6 +276,14 @@ async def _reap(process: Process) -> None:
         if stream is not None:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
+
+
+def _sandbox_failure(stderr: bytes) -> str:
+    """Why bwrap could not start the program: its own last ``bwrap:`` line (the program
+    never ran, so nothing else wrote to stderr)."""
+    lines = stderr.decode("utf-8", errors="replace").splitlines()
+    said = [line for line in lines if line.startswith("bwrap:")]
+    return f"the sandbox could not start: {said[-1][:300] if said else 'bwrap failed'}"
 
 
 def _classify(
