@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 
@@ -124,3 +125,17 @@ def test_a_command_killed_by_a_signal_returns_128_plus_the_signal(
     result = anyio.run(main)
     assert (result.returncode, result.stdout) == (128 + number, "before\n")
     assert not result.success and not result.timed_out
+
+
+def test_local_runs_as_the_harness_s_user_and_takes_only_that_name() -> None:
+    import pwd
+
+    me = pwd.getpwuid(os.geteuid()).pw_name
+
+    async def main() -> ExecResult:
+        async with new_sandbox("local") as sandbox:
+            with pytest.raises(ValueError, match="runs as the harness's user"):
+                await sandbox.exec(["id", "-u"], user="someone-else")
+            return await sandbox.exec(["id", "-u"], user=me)
+
+    assert anyio.run(main).stdout == f"{os.geteuid()}\n"
