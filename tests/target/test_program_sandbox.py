@@ -419,3 +419,19 @@ def test_a_program_faking_a_bwrap_error_is_still_its_own_failure(tmp_path: Path)
         "exited with code 1",
         1,
     )
+
+
+FLOODS_STDERR = (
+    "import sys, time; sys.stderr.write('x' * 200_000); sys.stderr.flush(); time.sleep(60)\n"
+)
+
+
+def test_a_bwrap_program_killed_for_flooding_stderr_is_its_own_failure(tmp_path: Path) -> None:
+    """Killed for its output, bwrap has no exit code to report: that is still the
+    program's failure, not the sandbox's (which would be retried, then block the trial)."""
+    import anyio
+
+    from assay.dataset import Sample
+
+    outcome = anyio.run(_bwrap_target(tmp_path, FLOODS_STDERR).call, Sample(input=1, id="s0"))
+    assert (outcome.kind, outcome.exit_code) == ("product_failure", -9)  # killed by assay

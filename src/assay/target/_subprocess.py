@@ -94,15 +94,17 @@ class SubprocessTarget:
             process = await self._open(argv, options)
             try:
                 with anyio.fail_after(self.timeout):
-                    stdout, stderr, flooded = await self._exchange(process, reaper, payload)
+                    stdout, stderr, over = await self._exchange(process, reaper, payload)
             except TimeoutError:
                 why = f"no answer within {self.timeout:g} s"
                 raise InfrastructureError("timeout", why) from None
             finally:
                 reaper.kill(process.pid)
                 await _reap(process)
-            if status is not None and not flooded and not status.command_ran():
+            # killed for its output, it did run: bwrap just had no exit code to report
+            if status is not None and not over and not status.command_ran():
                 raise InfrastructureError("failed_to_start", _sandbox_failure(stderr))
+        flooded = "out" in over
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
 
     async def _open(self, argv: list[str], options: dict[str, Any]) -> Process:
@@ -175,20 +177,20 @@ class SubprocessTarget:
 
     async def _exchange(
         self, process: Process, reaper: Reaper, payload: bytes
-    ) -> tuple[bytes, bytes, bool]:
+    ) -> tuple[bytes, bytes, set[str]]:
+        """Send the sample, read both outputs; the names of those that passed their cap
+        (the program was killed for it then, before it exited by itself)."""
         chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
-        flooded = False
+        over: set[str] = set()
 
         async def read(name: str, stream: ByteReceiveStream | None, cap: int) -> None:
-            nonlocal flooded
             if stream is None:
                 return
             buffer = chunks[name]
             async for chunk in stream:
                 buffer += chunk
                 if len(buffer) > cap:
-                    if name == "out":
-                        flooded = True
+                    over.add(name)
                     reaper.kill(process.pid)
                     return
 
@@ -200,7 +202,7 @@ class SubprocessTarget:
             # The program has answered: anything it left running goes with it (a daemon
             # still holding its stdout open would otherwise keep the reads waiting).
             reaper.kill(process.pid)
-        return bytes(chunks["out"]), bytes(chunks["err"]), flooded
+        return bytes(chunks["out"]), bytes(chunks["err"]), over
 
 
 def _pinned_script(spec: TargetSpec, root: Path) -> PinnedScript:
