@@ -301,3 +301,28 @@ def test_another_user_is_refused() -> None:
 
     with pytest.raises(ValueError, match="'nobody' \\(uid 65534\\) or 'root'"):
         anyio.run(main)
+
+
+def test_bwrap_failing_before_the_command_runs_raises_instead_of_faking_a_result() -> None:
+    """Before: bwrap's own failure (here the work folder gone from the host) came back as
+    the command's ExecResult(returncode=1), which a scorer would take as the code failing."""
+    from assay.target import InfrastructureError
+
+    async def main() -> None:
+        async with BwrapSandbox() as sandbox:
+            os.rmdir(sandbox.folder)
+            try:
+                await sandbox.exec(["true"])
+            finally:
+                os.mkdir(sandbox.folder)  # for the cleanup
+
+    with pytest.raises(InfrastructureError) as caught:
+        anyio.run(main)
+    assert caught.value.reason == "sandbox_failed"
+    assert caught.value.detail.startswith("the sandbox could not start: bwrap: ")
+    assert "No such file or directory" in caught.value.detail
+
+
+def test_a_command_faking_a_bwrap_error_is_still_its_own_result() -> None:
+    result = run_inside(["sh", "-c", "echo 'bwrap: Creating new namespace failed' >&2; exit 1"])
+    assert (result.returncode, result.stderr) == (1, "bwrap: Creating new namespace failed\n")

@@ -24,6 +24,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 
+from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 from assay.sandbox._limits import Limits
 from assay.sandbox._process import run_capped
@@ -102,16 +103,19 @@ class BwrapSandbox(WorkFolderSandbox):
         user: str | None = None,
     ) -> ExecResult:
         launch = self.launch(cmd, cwd=cwd, env=env, user=user)
-        with launch.started() as (argv, fd):
-            return await run_capped(
+        with launch.started_with_status() as (argv, fds, status):
+            result = await run_capped(
                 argv,
                 input=input.encode("utf-8") if isinstance(input, str) else input,
                 cwd=None,
                 env={},  # bwrap itself starts with nothing of the harness's environment
                 timeout=timeout,
                 output_limit=self.output_limit,
-                pass_fds=(fd,),
+                pass_fds=fds,
             )
+            if not result.timed_out and not status.command_ran():
+                raise InfrastructureError("sandbox_failed", bwrap_failure(result.stderr))
+        return result
 
     def launch(
         self,
@@ -221,6 +225,13 @@ def bwrap_launch(
     ]
     command = [prlimit, *limits.prlimit_args(), "--", *cmd]
     return BwrapLaunch([*_drop_root(drop), bwrap], options, command)
+
+
+def bwrap_failure(stderr: str) -> str:
+    """Why bwrap could not start a command: its own last ``bwrap:`` line (the command never
+    ran, so nothing else wrote to stderr)."""
+    said = [line for line in stderr.splitlines() if line.startswith("bwrap:")]
+    return f"the sandbox could not start: {said[-1][:300] if said else 'bwrap failed'}"
 
 
 def require_programs(bwrap: str, prlimit: str, drop_root: bool) -> None:

@@ -41,7 +41,7 @@ from assay._digest import fast_json
 from assay._reap import Reaper
 from assay.dataset import Sample
 from assay.errors import ConfigError
-from assay.sandbox._bwrap import BwrapStatus
+from assay.sandbox._bwrap import BwrapStatus, bwrap_failure
 from assay.spec import PYTHON, TargetSpec, resolve_inside
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
 from assay.target._isolated import IsolatedProgram
@@ -103,7 +103,8 @@ class SubprocessTarget:
                 await _reap(process)
             # killed for its output, it did run: bwrap just had no exit code to report
             if status is not None and not over and not status.command_ran():
-                raise InfrastructureError("failed_to_start", _sandbox_failure(stderr))
+                why = bwrap_failure(stderr.decode("utf-8", errors="replace"))
+                raise InfrastructureError("failed_to_start", why)
         flooded = "out" in over
         return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
 
@@ -278,14 +279,6 @@ async def _reap(process: Process) -> None:
         if stream is not None:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
-
-
-def _sandbox_failure(stderr: bytes) -> str:
-    """Why bwrap could not start the program: its own last ``bwrap:`` line (the program
-    never ran, so nothing else wrote to stderr)."""
-    lines = stderr.decode("utf-8", errors="replace").splitlines()
-    said = [line for line in lines if line.startswith("bwrap:")]
-    return f"the sandbox could not start: {said[-1][:300] if said else 'bwrap failed'}"
 
 
 def _classify(
