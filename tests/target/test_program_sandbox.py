@@ -435,3 +435,23 @@ def test_a_bwrap_program_killed_for_flooding_stderr_is_its_own_failure(tmp_path:
 
     outcome = anyio.run(_bwrap_target(tmp_path, FLOODS_STDERR).call, Sample(input=1, id="s0"))
     assert (outcome.kind, outcome.exit_code) == ("product_failure", -9)  # killed by assay
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A missing `bwrap` is a one-line error naming the package to install (exit 2), never a "
+    "fallback to running the program unisolated.",
+)
+def test_a_bwrap_target_without_bubblewrap_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never a silent fallback to running the program unisolated."""
+    from assay.errors import EXIT_CONFIG, ConfigError
+
+    monkeypatch.setattr("assay.target._isolated.BWRAP", "/nonexistent/bwrap")
+    with pytest.raises(ConfigError) as caught:
+        _bwrap_target(tmp_path, ANSWER)
+    assert caught.value.exit_code == EXIT_CONFIG
+    line = str(caught.value)
+    assert "\n" not in line and "/nonexistent/bwrap" in line
+    assert "apt-get install bubblewrap" in line
