@@ -29,10 +29,6 @@ DESCRIPTIVE: dict[str, str] = {
         "test_the_n_needed_is_the_normal_approximation_two_sided"
     ),
     "See [cluster.md](cluster.md).": "a pointer to another page",
-    "Not isolated yet: the program runs as assay's user": (
-        "spec.md: names what a program target is not yet protected from (the sandbox is "
-        "issue 14's other item), a limit rather than a behaviour"
-    ),
     "See `docs/cache.md`.": "a pointer to another page",
     "A typical CI step: `assay run eval.yaml": "an example command line, no behaviour of its own",
     "A fixed-size run spends every planned trial": "spec.md: why `sequential` exists",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 
 from assay.errors import EXIT_CONFIG, ConfigError
 from assay.sandbox import BwrapSandbox, ExecResult, Limits
+from tests.sandbox._support import accepting_server
 
 
 def run_inside(cmd: list[str], env: dict[str, str] | None = None, **options: object) -> ExecResult:
@@ -82,25 +81,8 @@ def test_the_work_folder_is_writable_and_persists_between_commands() -> None:
 @pytest.fixture
 def host_server() -> Iterator[int]:
     """A TCP server on the host's 127.0.0.1 that accepts every connection."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                return
-            connection.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    port = server.getsockname()[1]
-    yield port
-    stop.set()
-    socket.create_connection(("127.0.0.1", port)).close()  # wakes the blocked accept()
-    thread.join()
-    server.close()
+    with accepting_server() as (port, _):
+        yield port
 
 
 CONNECT = """
@@ -287,3 +269,60 @@ def test_the_process_limit_is_per_sandbox_not_shared_between_them() -> None:
         return outputs
 
     assert anyio.run(main) == ["20\n"] * 3
+
+
+ROOT_PROBE = "id -u; grep CapEff /proc/self/status; touch /work/made; touch /usr/evil"
+
+
+def test_user_root_is_root_in_name_only() -> None:
+    """user="root" (Inspect's "run as root in the container") is uid 0 inside the user
+    namespace, with no capability, and writes what the default user writes: nothing
+    outside /work, and its files belong to the same host user."""
+
+    async def main() -> tuple[ExecResult, ExecResult, int]:
+        async with BwrapSandbox() as sandbox:
+            root = await sandbox.exec(["sh", "-c", ROOT_PROBE], user="root")
+            owner = os.stat(Path(sandbox.folder) / "made").st_uid
+            nobody = await sandbox.exec(["id", "-u"], user="nobody")
+            return root, nobody, owner
+
+    root, nobody, owner = anyio.run(main)
+    assert root.stdout == "0\nCapEff:\t0000000000000000\n"
+    assert root.stderr == "touch: cannot touch '/usr/evil': Read-only file system\n"
+    assert not Path("/usr/evil").exists()
+    assert owner == (65534 if os.geteuid() == 0 else os.geteuid())
+    assert nobody.stdout == "65534\n"
+
+
+def test_another_user_is_refused() -> None:
+    async def main() -> None:
+        async with BwrapSandbox() as sandbox:
+            await sandbox.exec(["id"], user="admin")
+
+    with pytest.raises(ValueError, match="'nobody' \\(uid 65534\\) or 'root'"):
+        anyio.run(main)
+
+
+def test_bwrap_failing_before_the_command_runs_raises_instead_of_faking_a_result() -> None:
+    """Before: bwrap's own failure (here the work folder gone from the host) came back as
+    the command's ExecResult(returncode=1), which a scorer would take as the code failing."""
+    from assay.target import InfrastructureError
+
+    async def main() -> None:
+        async with BwrapSandbox() as sandbox:
+            os.rmdir(sandbox.folder)
+            try:
+                await sandbox.exec(["true"])
+            finally:
+                os.mkdir(sandbox.folder)  # for the cleanup
+
+    with pytest.raises(InfrastructureError) as caught:
+        anyio.run(main)
+    assert caught.value.reason == "sandbox_failed"
+    assert caught.value.detail.startswith("the sandbox could not start: bwrap: ")
+    assert "No such file or directory" in caught.value.detail
+
+
+def test_a_command_faking_a_bwrap_error_is_still_its_own_result() -> None:
+    result = run_inside(["sh", "-c", "echo 'bwrap: Creating new namespace failed' >&2; exit 1"])
+    assert (result.returncode, result.stderr) == (1, "bwrap: Creating new namespace failed\n")

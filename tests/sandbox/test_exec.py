@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 
@@ -60,7 +61,7 @@ def test_a_timeout_kills_the_child_and_its_grandchild(provider: str) -> None:
             return result, "started" in started
 
     result, started = anyio.run(main)
-    assert result.timed_out and not result.success and result.returncode == -9
+    assert result.timed_out and not result.success and result.returncode == 128 + 9
     assert "timed out after 2 s" in result.stderr
     assert started, "the grandchild never ran, so its kill proves nothing"
     assert no_host_process_with(marker)
@@ -108,3 +109,33 @@ def test_the_environment_holds_only_path_and_what_is_named(provider: str) -> Non
     # local adds its reaping tag; bwrap sets PWD to the working folder it enters
     expected = {"PATH", "NAMED"} | ({"ASSAY_PROCESS_TAG"} if provider == "local" else {"PWD"})
     assert names == expected
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("signal_name", "number"), [("KILL", 9), ("TERM", 15)])
+def test_a_command_killed_by_a_signal_returns_128_plus_the_signal(
+    provider: str, signal_name: str, number: int
+) -> None:
+    """Before: bwrap said 137 for a SIGKILL inside, local said -9 (and a timeout -9 on both)."""
+
+    async def main() -> ExecResult:
+        async with new_sandbox(provider) as sandbox:
+            return await sandbox.exec(["sh", "-c", f"echo before; kill -{signal_name} $$"])
+
+    result = anyio.run(main)
+    assert (result.returncode, result.stdout) == (128 + number, "before\n")
+    assert not result.success and not result.timed_out
+
+
+def test_local_runs_as_the_harness_s_user_and_takes_only_that_name() -> None:
+    import pwd
+
+    me = pwd.getpwuid(os.geteuid()).pw_name
+
+    async def main() -> ExecResult:
+        async with new_sandbox("local") as sandbox:
+            with pytest.raises(ValueError, match="runs as the harness's user"):
+                await sandbox.exec(["id", "-u"], user="someone-else")
+            return await sandbox.exec(["id", "-u"], user=me)
+
+    assert anyio.run(main).stdout == f"{os.geteuid()}\n"

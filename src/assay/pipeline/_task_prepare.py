@@ -75,7 +75,7 @@ def prepare_task(
         solver=[json_safe(step) for step in task.plan.solvers],
         config=_result_config(model.config.merge(task.config)),
         limits=_result_limits(task, model),
-        sandbox=specs_record(sandboxes),
+        sandboxes=specs_record(sandboxes),
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),

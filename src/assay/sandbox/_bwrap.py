@@ -11,13 +11,20 @@ is kept from the host only when ``network=True``. rlimits come from ``prlimit`` 
 (see ``_limits``). When the command ends, or is killed for its timeout, bwrap's PID-1
 goes and the kernel kills everything left in the namespace, daemons included; so only
 ``/work`` carries over from one ``exec`` to the next.
+
+bwrap's options (the host path of the work folder, the variables set inside) are read
+from a memory file descriptor (``--args FD``), not its command line: a command line is
+readable by every process on the host, and inside the sandbox bwrap's own copy is PID 1,
+whose ``/proc/1/cmdline`` would otherwise show host temp paths and every value set.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
+from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 from assay.sandbox._limits import Limits
 from assay.sandbox._process import run_capped
@@ -30,6 +37,8 @@ SETPRIV = "/usr/bin/setpriv"
 MOUNT = "/work"
 SANDBOX_UID = 65534
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+# `user=` names the sandbox understands, and the uid each runs as inside
+USERS = {"nobody": SANDBOX_UID, str(SANDBOX_UID): SANDBOX_UID, "root": 0, "0": 0}
 _SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc; the rest (shadow, ssh keys, the harness's config) stays out.
 _ETC_FILES = (
@@ -47,6 +56,9 @@ _ETC_FILES = (
     "/etc/resolv.conf",
     "/etc/mime.types",
 )
+
+Bind = tuple[str, str, bool]
+"""A host folder, where the sandbox sees it, and whether the sandbox may write there."""
 
 
 class BwrapSandbox(WorkFolderSandbox):
@@ -78,12 +90,7 @@ class BwrapSandbox(WorkFolderSandbox):
         return MOUNT
 
     def check(self) -> None:
-        needed = [(self.bwrap, "bubblewrap"), (self.prlimit, "util-linux")]
-        if self.drop_root:
-            needed.append((SETPRIV, "util-linux"))
-        for program, package in needed:
-            if not os.access(program, os.X_OK):
-                raise ConfigError("sandbox.program_missing", path=program, package=package)
+        require_programs(self.bwrap, self.prlimit, self.drop_root)
 
     async def create(self) -> None:
         self.check()
@@ -98,38 +105,175 @@ class BwrapSandbox(WorkFolderSandbox):
         timeout: float | None = None,
         user: str | None = None,
     ) -> ExecResult:
-        if user is not None:
-            raise ValueError(
-                "the bwrap sandbox runs every command as uid 65534; `user` is not supported"
+        launch = self.launch(cmd, cwd=cwd, env=env, user=user)
+        with launch.started_with_status() as (argv, fds, status):
+            result = await run_capped(
+                argv,
+                input=input.encode("utf-8") if isinstance(input, str) else input,
+                cwd=None,
+                env={},  # bwrap itself starts with nothing of the harness's environment
+                timeout=timeout,
+                output_limit=self.output_limit,
+                pass_fds=fds,
             )
-        return await run_capped(
-            self.argv(cmd, cwd=cwd, env=env),
-            input=input.encode("utf-8") if isinstance(input, str) else input,
-            cwd=None,
-            env={},  # bwrap itself starts with nothing of the harness's environment
-            timeout=timeout,
-            output_limit=self.output_limit,
+            if not result.timed_out and not status.command_ran():
+                raise InfrastructureError("sandbox_failed", bwrap_failure(result.stderr))
+        return result
+
+    def launch(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+    ) -> BwrapLaunch:
+        """How to start *cmd* (an argv list, never a shell string) in this sandbox."""
+        workdir = os.path.join(MOUNT, cwd) if cwd else MOUNT
+        return bwrap_launch(
+            cmd,
+            binds=[(self.folder, MOUNT, True)],
+            workdir=workdir,
+            env={"PATH": DEFAULT_PATH, **(env or {})},
+            network=self.network,
+            limits=self.limits,
+            uid=sandbox_uid(user),
+            drop_root=self.drop_root,
+            programs=(self.bwrap, self.prlimit),
         )
 
-    def argv(self, cmd: list[str], *, cwd: str | None, env: dict[str, str] | None) -> list[str]:
-        """The full bwrap command line for *cmd* (an argv list, never a shell string)."""
-        if not cmd:
-            raise ValueError("exec needs a command (a non-empty argv list)")
-        workdir = os.path.join(MOUNT, cwd) if cwd else MOUNT
-        return [
-            *_drop_root(self.drop_root),
-            self.bwrap,
-            *_namespaces(self.network),
-            *_filesystem(self.folder),
-            "--chdir",
-            workdir,
-            *_environment({"PATH": DEFAULT_PATH, **(env or {})}),
-            "--",
-            self.prlimit,
-            *self.limits.prlimit_args(),
-            "--",
-            *cmd,
-        ]
+
+class BwrapLaunch:
+    """A bwrap command line split in two: the options, handed over in a memory file so
+    no command line shows them, and the short rest (``bwrap --args FD -- prlimit ...``)."""
+
+    def __init__(self, prefix: list[str], options: list[str], command: list[str]) -> None:
+        if any("\0" in option for option in options):
+            raise ValueError("a sandbox path or variable contains a NUL byte")
+        self.prefix = prefix
+        self.options = options
+        self.command = command
+
+    @contextlib.contextmanager
+    def started(self, *extra: str) -> Iterator[tuple[list[str], int]]:
+        """The argv to run and the descriptor to pass it (closed when the block ends:
+        the child has its own copy once started); *extra* options go first."""
+        options = [*extra, *self.options]
+        fd = _memory_file(b"".join(option.encode() + b"\0" for option in options))
+        try:
+            yield [*self.prefix, "--args", str(fd), "--", *self.command], fd
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def started_with_status(self) -> Iterator[tuple[list[str], tuple[int, int], BwrapStatus]]:
+        """``started``, plus bwrap's status pipe (``--json-status-fd``): the argv, the
+        descriptors to pass, and what tells afterwards whether the command ran at all."""
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(read_end, False)
+        status = BwrapStatus(read_end)
+        try:
+            with self.started("--json-status-fd", str(write_end)) as (argv, fd):
+                yield argv, (fd, write_end), status
+        finally:
+            os.close(write_end)
+            status.close()
+
+
+class BwrapStatus:
+    """bwrap's status lines: ``{"exit-code": N}`` comes only once the command has run, so
+    without it bwrap failed before starting it (no user namespaces, a bind that failed),
+    which is the sandbox's failure, not the command's. The command cannot write here."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.data = bytearray()
+
+    def command_ran(self) -> bool:
+        """True once bwrap has reported the command's exit (read after bwrap exited)."""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(self.fd, 65_536):
+                self.data += chunk
+        return b'"exit-code"' in self.data
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+def bwrap_launch(
+    cmd: Sequence[str],
+    *,
+    binds: Sequence[Bind],
+    workdir: str,
+    env: Mapping[str, str],
+    network: bool,
+    limits: Limits,
+    uid: int = SANDBOX_UID,
+    drop_root: bool | None = None,
+    programs: tuple[str, str] = (BWRAP, PRLIMIT),
+) -> BwrapLaunch:
+    """How to run *cmd* isolated with *binds* as the only host folders (see the module
+    docstring); *drop_root* defaults to "the harness is root"."""
+    if not cmd:
+        raise ValueError("exec needs a command (a non-empty argv list)")
+    bwrap, prlimit = programs
+    drop = os.geteuid() == 0 if drop_root is None else drop_root
+    options = [
+        *_namespaces(network, uid),
+        *_filesystem(binds),
+        "--chdir",
+        workdir,
+        *_environment(env),
+    ]
+    command = [prlimit, *limits.prlimit_args(), "--", *cmd]
+    return BwrapLaunch([*_drop_root(drop), bwrap], options, command)
+
+
+def bwrap_failure(stderr: str) -> str:
+    """Why bwrap could not start a command: its own last ``bwrap:`` line (the command never
+    ran, so nothing else wrote to stderr)."""
+    said = [line for line in stderr.splitlines() if line.startswith("bwrap:")]
+    return f"the sandbox could not start: {said[-1][:300] if said else 'bwrap failed'}"
+
+
+def require_programs(bwrap: str, prlimit: str, drop_root: bool) -> None:
+    """A one-line error naming the package to install when a program bwrap needs is missing
+    (never a fallback to running unisolated)."""
+    needed = [(bwrap, "bubblewrap"), (prlimit, "util-linux")]
+    if drop_root:
+        needed.append((SETPRIV, "util-linux"))
+    for program, package in needed:
+        if not os.access(program, os.X_OK):
+            raise ConfigError("sandbox.program_missing", path=program, package=package)
+
+
+def sandbox_uid(user: str | None) -> int:
+    """The uid inside for Inspect's ``user=``: ``nobody`` (the default) or ``root``, who is
+    root in name only (no capabilities, host uid 65534 when the harness is root)."""
+    if user is None:
+        return SANDBOX_UID
+    uid = USERS.get(user)
+    if uid is None:
+        raise ValueError(
+            f"the bwrap sandbox runs commands as 'nobody' (uid 65534) or 'root' (uid 0 with "
+            f"no capabilities), not {user!r}"
+        )
+    return uid
+
+
+def _memory_file(data: bytes) -> int:
+    """An anonymous in-memory file holding *data*, read from its start (never on disk)."""
+    fd = os.memfd_create("assay-bwrap-args", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _drop_root(drop: bool) -> list[str]:
@@ -139,19 +283,22 @@ def _drop_root(drop: bool) -> list[str]:
     return [SETPRIV, *ids, "--"]
 
 
-def _namespaces(network: bool) -> list[str]:
+def _namespaces(network: bool, uid: int) -> list[str]:
     argv = ["--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
-    argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    # --cap-drop ALL: root inside (user="root") gets no capability, even in its namespace
+    argv += ["--uid", str(uid), "--gid", str(uid), "--cap-drop", "ALL"]
     return argv + (["--share-net"] if network else [])
 
 
-def _filesystem(folder: str) -> list[str]:
+def _filesystem(binds: Sequence[Bind]) -> list[str]:
     argv = list(_system_folders())
     for path in _ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for host, inside, writable in binds:
+        argv += ["--bind" if writable else "--ro-bind", host, inside]
     # the root bwrap builds is a tmpfs: read-only once the mounts are in it
-    return [*argv, "--bind", folder, MOUNT, "--remount-ro", "/"]
+    return [*argv, "--remount-ro", "/"]
 
 
 def _system_folders() -> Iterator[str]:
@@ -163,7 +310,7 @@ def _system_folders() -> Iterator[str]:
             yield from ("--ro-bind", path, path)
 
 
-def _environment(variables: dict[str, str]) -> list[str]:
+def _environment(variables: Mapping[str, str]) -> list[str]:
     argv = ["--clearenv"]
     for name, value in variables.items():
         argv += ["--setenv", name, value]

@@ -2,7 +2,9 @@
 
 The child starts in a session of its own, so a timeout kills its whole process group
 (and *kill*, when given, reaches what left the group: the local provider's tag sweep;
-bwrap's PID namespace does that by itself). Output is read to EOF with anything past the
+bwrap's PID namespace does that by itself). A command killed by signal N, by its
+timeout too, has returncode 128 + N (137 for SIGKILL), the shell's convention, since
+that is all bwrap can report of its command's death. Output is read to EOF with anything past the
 cap dropped, so a flood costs bounded memory; once the child has exited, the readers get
 a short grace for what is still in the pipes, since a descendant that kept them open
 must not hold the result back.
@@ -34,8 +36,10 @@ async def run_capped(
     timeout: float | None,
     output_limit: int,
     kill: Callable[[int], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ExecResult:
-    """Run *argv*; return its result, ``timed_out`` if *timeout* seconds passed first."""
+    """Run *argv*; return its result, ``timed_out`` if *timeout* seconds passed first.
+    *pass_fds* are descriptors the child keeps (bwrap reads its options from one)."""
     stdout, stderr = CappedOutput(output_limit), CappedOutput(output_limit)
     process = await anyio.open_process(
         list(argv),
@@ -45,6 +49,7 @@ async def run_capped(
         cwd=cwd,
         env=dict(env),
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     timed_out = False
     try:
@@ -99,6 +104,14 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         await stream.aclose()
 
 
+def shell_returncode(returncode: int | None) -> int:
+    """*returncode* with a death by signal N as 128 + N (Python says -N), as bwrap and a
+    shell report it: bwrap can only report a signal that way, so every provider does."""
+    if returncode is None:
+        return 128 + signal.SIGKILL
+    return 128 - returncode if returncode < 0 else returncode
+
+
 def _result(
     process: Process,
     stdout: CappedOutput,
@@ -106,7 +119,7 @@ def _result(
     timed_out: bool,
     timeout: float | None,
 ) -> ExecResult:
-    returncode = process.returncode if process.returncode is not None else -signal.SIGKILL
+    returncode = shell_returncode(process.returncode)
     err = stderr.text()
     if timed_out:
         err += f"\n[assay: timed out after {timeout} s; every process it started was killed]\n"

@@ -11,8 +11,9 @@ TRUNCATED_MARKER = "\n[assay: output truncated at {limit} bytes]\n"
 class ExecResult(msgspec.Struct, frozen=True):
     """The result of ``SandboxEnvironment.exec`` (Inspect's shape, plus ``timed_out``).
 
-    ``success`` is ``returncode == 0``; a command killed for its timeout has
-    ``timed_out=True``, ``success=False`` and the kill's signal as a negative returncode.
+    ``success`` is ``returncode == 0``; a command killed by signal N has returncode
+    128 + N on every provider (bwrap cannot report it otherwise); one killed for its
+    timeout has ``timed_out=True``, ``success=False`` and returncode 137 (SIGKILL).
     """
 
     success: bool

@@ -47,6 +47,8 @@ class _RawTarget(msgspec.Struct, forbid_unknown_fields=True):
     timeout: float = 30.0
     max_output_bytes: int = 1_048_576
     env: list[str] | dict[str, str | None] | None = None
+    sandbox: str | None = None
+    network: bool | None = None
 
 
 class _RawScorer(msgspec.Struct, forbid_unknown_fields=True):
@@ -154,6 +156,7 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         reason = f"{where}.env: only a program ('script' or 'argv') takes an environment"
         raise ConfigError("spec.shape", path=display, reason=reason)
     common["env"] = _environment(raw.env, f"{where}.env", display)
+    common.update(_isolation(raw, where, display))
     if raw.url:
         if not raw.url.startswith(("http://", "https://")):
             reason = f"{where}.url: must be an http:// or https:// URL"
@@ -180,6 +183,35 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         raise ConfigError("spec.shape", path=display, reason=f"{where}.argv: contains a NUL byte")
     _check_no_file_beside(root, raw.argv, where, display)
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
+
+
+TARGET_SANDBOXES = ("bwrap", "local")
+
+
+def _isolation(raw: _RawTarget, where: str, display: str) -> dict[str, Any]:
+    """A program's ``sandbox`` and ``network`` as the frozen spec holds them (left out
+    when not declared, so older specs keep their digests)."""
+    if raw.sandbox is None and raw.network is None:
+        return {}
+    if raw.url or raw.callable:
+        reason = f"{where}.sandbox: only a program ('script' or 'argv') runs in a sandbox"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    if raw.sandbox is not None and raw.sandbox not in TARGET_SANDBOXES:
+        reason = (
+            f"{where}.sandbox: unknown sandbox {raw.sandbox!r}; a program target takes "
+            f"{' or '.join(repr(name) for name in TARGET_SANDBOXES)}"
+        )
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    if raw.network is not None and raw.sandbox != "bwrap":
+        reason = (
+            f"{where}.network: only 'sandbox: bwrap' cuts a program off the network; "
+            "add it, or drop 'network'"
+        )
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    isolation: dict[str, Any] = {"sandbox": raw.sandbox}
+    if raw.network:
+        isolation["network"] = True
+    return isolation
 
 
 def _check_no_file_beside(root: Path, argv: list[str], where: str, display: str) -> None:

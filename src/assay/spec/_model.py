@@ -45,7 +45,11 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     (so a secret is named here, never held). Left out when not declared, so older specs
     keep their digests.
 
-    ``sandbox`` lists a Python task's sandboxes (provider, options, name) for every
+    ``sandbox`` runs a program isolated (``bwrap``) or, said out loud, not (``local``, the
+    same as leaving it out); ``network`` keeps the host's network inside ``bwrap``. Both
+    are left out when not declared.
+
+    ``sandboxes`` lists a Python task's sandboxes (provider, options, name) for every
     sample that does not name its own.
     """
 
@@ -64,7 +68,9 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     config: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
     env: dict[str, str | None] | None = None
-    sandbox: list[Any] | None = None
+    sandbox: str | None = None
+    network: bool = False
+    sandboxes: list[Any] | None = None
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

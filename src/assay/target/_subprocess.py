@@ -14,6 +14,9 @@ answered, its whole process group is killed, and with it every process that inhe
 its tag (see ``assay._reap``): a target cannot leave children behind, not even daemons.
 Failing to start and timing out are infrastructure errors; a non-zero exit, output that
 is not JSON or too much output are product failures, recorded and never retried.
+
+With ``sandbox: bwrap`` the same call runs isolated (see ``_isolated``): the scratch
+folder's ``work/`` and ``program/`` are the only host folders it sees.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +41,16 @@ from assay._digest import fast_json
 from assay._reap import Reaper
 from assay.dataset import Sample
 from assay.errors import ConfigError
+from assay.sandbox._bwrap import BwrapStatus, bwrap_failure
 from assay.spec import PYTHON, TargetSpec, resolve_inside
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
+from assay.target._isolated import IsolatedProgram
 
 _JSON = "application/json"
 _decode = msgspec.json.Decoder().decode
 
 DEFAULT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR")
 """What a program gets of assay's environment without declaring ``env`` (when set)."""
-
-# Hook for ``sandbox: bwrap`` on targets (issue 14, built in ``assay.sandbox``, not here):
-# ``SubprocessTarget._run`` is where the argv, working folder (``work/``, with the script
-# copy in ``program/``) and allow-listed environment built here would be handed to the
-# sandbox instead of ``anyio.open_process``; the scratch folder is then what it binds.
 
 
 class PinnedScript(msgspec.Struct, frozen=True):
@@ -71,6 +71,11 @@ class SubprocessTarget:
         self.allowed: Mapping[str, str | None] = spec.env or {}
         self.timeout = spec.timeout
         self.max_output = spec.max_output_bytes
+        self.isolated = (
+            IsolatedProgram(spec, self.script.name if self.script else None)
+            if spec.sandbox == "bwrap"
+            else None
+        )
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
@@ -85,28 +90,50 @@ class SubprocessTarget:
 
     async def _run(self, scratch: Path, payload: bytes) -> TargetOutcome:
         reaper = Reaper()
-        argv = self._argv(scratch)
+        with self._how_to_start(scratch, reaper) as (argv, options, status):
+            process = await self._open(argv, options)
+            try:
+                with anyio.fail_after(self.timeout):
+                    stdout, stderr, over = await self._exchange(process, reaper, payload)
+            except TimeoutError:
+                why = f"no answer within {self.timeout:g} s"
+                raise InfrastructureError("timeout", why) from None
+            finally:
+                reaper.kill(process.pid)
+                await _reap(process)
+            # killed for its output, it did run: bwrap just had no exit code to report
+            if status is not None and not over and not status.command_ran():
+                why = bwrap_failure(stderr.decode("utf-8", errors="replace"))
+                raise InfrastructureError("failed_to_start", why)
+        flooded = "out" in over
+        return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
+
+    async def _open(self, argv: list[str], options: dict[str, Any]) -> Process:
         try:
-            process = await anyio.open_process(
+            return await anyio.open_process(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=scratch / "work",
-                env=reaper.environment(self._environment()),
                 start_new_session=True,
+                **options,
             )
         except OSError as exc:
             raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
-        try:
-            with anyio.fail_after(self.timeout):
-                stdout, stderr, flooded = await self._exchange(process, reaper, payload)
-        except TimeoutError:
-            raise InfrastructureError("timeout", f"no answer within {self.timeout:g} s") from None
-        finally:
-            reaper.kill(process.pid)
-            await _reap(process)
-        return _classify(stdout, stderr, process.returncode, flooded, self.max_output)
+
+    @contextlib.contextmanager
+    def _how_to_start(
+        self, scratch: Path, reaper: Reaper
+    ) -> Iterator[tuple[list[str], dict[str, Any], BwrapStatus | None]]:
+        """The argv and ``open_process`` options of one call: on the host in ``work/``, or
+        through bwrap (its options in a descriptor open until the block ends, and its
+        status, which tells whether the program ran at all)."""
+        if self.isolated is None:
+            environment = reaper.environment(self._environment())
+            yield self._argv(scratch), {"cwd": scratch / "work", "env": environment}, None
+            return
+        with self.isolated.launch(scratch).started_with_status() as (argv, fds, status):
+            yield argv, {"cwd": None, "env": {}, "pass_fds": fds}, status
 
     def _scratch(self) -> Path:
         """A new private folder: an empty ``work/`` and, for a script, a fresh copy. A
@@ -122,6 +149,8 @@ class SubprocessTarget:
                 copy = scratch / "program" / self.script.name
                 copy.write_bytes(self.script.data)
                 copy.chmod(self.script.mode)
+            if self.isolated is not None:
+                self.isolated.hand_over(scratch)
         except OSError as exc:
             remove_scratch(scratch)
             raise InfrastructureError("failed_to_start", f"scratch folder: {exc}") from None
@@ -149,20 +178,20 @@ class SubprocessTarget:
 
     async def _exchange(
         self, process: Process, reaper: Reaper, payload: bytes
-    ) -> tuple[bytes, bytes, bool]:
+    ) -> tuple[bytes, bytes, set[str]]:
+        """Send the sample, read both outputs; the names of those that passed their cap
+        (the program was killed for it then, before it exited by itself)."""
         chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
-        flooded = False
+        over: set[str] = set()
 
         async def read(name: str, stream: ByteReceiveStream | None, cap: int) -> None:
-            nonlocal flooded
             if stream is None:
                 return
             buffer = chunks[name]
             async for chunk in stream:
                 buffer += chunk
                 if len(buffer) > cap:
-                    if name == "out":
-                        flooded = True
+                    over.add(name)
                     reaper.kill(process.pid)
                     return
 
@@ -174,7 +203,7 @@ class SubprocessTarget:
             # The program has answered: anything it left running goes with it (a daemon
             # still holding its stdout open would otherwise keep the reads waiting).
             reaper.kill(process.pid)
-        return bytes(chunks["out"]), bytes(chunks["err"]), flooded
+        return bytes(chunks["out"]), bytes(chunks["err"]), over
 
 
 def _pinned_script(spec: TargetSpec, root: Path) -> PinnedScript:
