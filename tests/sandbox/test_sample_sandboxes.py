@@ -86,6 +86,7 @@ def test_files_and_setup_are_in_place_before_the_solver_and_scorers_see_the_sand
             "sandbox_files",
             "sandbox_setup",
             "sandbox_exec",
+            "score_sandbox_read",
             "score_sandbox_cleanup",
         ]
         created = next(e for e in events if e["type"] == "sandbox_create")

@@ -111,6 +111,7 @@ class _Refs(msgspec.Struct, gc=False):
     stdout: Any = None
     stderr: Any = None
     files: Any = None
+    contents: Any = None  # a file a scorer read from the sandbox
 
 
 _decode_head = msgspec.json.Decoder(_EventHead).decode
@@ -118,12 +119,15 @@ _decode_match = msgspec.json.Decoder(_MatchData).decode
 _decode_refs = msgspec.json.Decoder(_Refs).decode
 # Events whose data names artifacts no bundle lists (a grader's calls, tools' calls and
 # results); a target's own ``sampling`` does too when it is a model's (``"model"``).
-_SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec")
+_SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec", "sandbox_read")
 _REFERRING = frozenset(
     {"tool_call", "tool_result", "score_sampling", "score_tool_call", "score_tool_result"}
     | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
 )
-_FIELDS = ("prompt", "output", "arguments", "result", "command", "input", "stdout", "stderr")
+_FIELDS = (
+    *("prompt", "output", "arguments", "result"),
+    *("command", "input", "stdout", "stderr", "contents"),
+)
 SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
 

@@ -51,6 +51,8 @@ class Replay:
         self.graded: TrialCalls = graded or {}
         self.live_fallback = False
         self.trial: str | None = None  # the trial being judged: its grader calls first
+        # what each trial's scorers did in its sandbox (assay.sandbox._replayed.Recorded)
+        self.sandboxes: dict[str, dict[tuple[str, ...], deque[dict[str, Any]]]] = {}
 
     def answer(self, model: str, prompt_sha256: str) -> ModelOutput | None:
         """The recorded output, or ``None`` (live fallback) / ``ReplayMiss``.

@@ -8,10 +8,11 @@ while it judges and kept on its score record: grading usage, apart from the tria
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from assay.evidence import Usage, counting_calls, decode_output
-from assay.model import current_replay
+from assay.model import Replay, current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
 from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
@@ -41,16 +42,19 @@ async def judge(
         replay.trial = trial["trial_id"]
     records = []
     grading: dict[str, Usage] = {}
-    for scorer_id, scorer in scorers.items():
-        with counting_calls() as used:
-            verdict = await score_observation(scorer, observation)
-        if not used.empty:
-            grading[scorer_id] = used
-        records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
-        sample_id = str(trial["sample_id"])
-        metrics.add_score(trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value)
-        if task_metrics is not None:
-            task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
+    with _sandboxes_replayed(replay, trial["trial_id"]):
+        for scorer_id, scorer in scorers.items():
+            with counting_calls() as used:
+                verdict = await score_observation(scorer, observation)
+            if not used.empty:
+                grading[scorer_id] = used
+            records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
+            sample_id = str(trial["sample_id"])
+            metrics.add_score(
+                trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value
+            )
+            if task_metrics is not None:
+                task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
     metrics.add_trial(trial["target_id"], bundle["state"])
     row = TrialRow(
         index=trial["index"],
@@ -66,3 +70,15 @@ async def judge(
         grading_usage=grading or None,
     )
     return records, row
+
+
+def _sandboxes_replayed(replay: Replay | None, trial_id: str) -> AbstractContextManager[None]:
+    """While re-judging from evidence: the sandboxes the trial's scorers used, answering
+    from what they recorded (``assay.sandbox._replayed``); nothing otherwise."""
+    recorded = replay.sandboxes.get(trial_id) if replay is not None else None
+    if not recorded or replay is None:
+        return nullcontext()
+    from assay.sandbox import sandbox_scope
+    from assay.sandbox._replayed import replayed_sandboxes
+
+    return sandbox_scope(replayed_sandboxes(recorded, replay.read))

@@ -9,8 +9,10 @@ from typing import Any
 from assay._digest import loads
 from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
 from assay.model import Replay
+from assay.sandbox._replayed import Recorded, recorded_key
 
 _CALLS = (b'"type":"sampling"', b'"type":"score_sampling"')
+_SANDBOX = b'"type":"score_sandbox_'  # what a scorer did in the sample's sandbox
 
 
 def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
@@ -18,12 +20,15 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
     grader calls also by trial, in order."""
     calls: dict[tuple[str, str], str] = {}
     graded: dict[str, dict[tuple[str, str], deque[dict[str, Any]]]] = {}
+    sandboxes: dict[str, Recorded] = {}
     first, second = _CALLS
     with open(path / EVENTS, "rb") as handle:
         for line in handle:
             # one C-level search rules out most lines (both markers end in 'sampling"');
             # a call without a model (a callable target's) is not decoded at all
             if b'sampling"' not in line or b'"model"' not in line:
+                if _SANDBOX in line:
+                    _add_sandbox_use(sandboxes, loads(line))
                 continue
             if first not in line and second not in line:
                 continue
@@ -37,4 +42,13 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
     store = ArtifactStore(path / ARTIFACTS, write=False)
     replay = Replay(calls, store.get, graded)
     replay.live_fallback = live_fallback
+    replay.sandboxes = sandboxes
     return replay
+
+
+def _add_sandbox_use(sandboxes: dict[str, Recorded], event: dict[str, Any]) -> None:
+    """Keep a scorer's sandbox command or file read under its trial, in order."""
+    kind = {"score_sandbox_exec": "exec", "score_sandbox_read": "read"}.get(event["type"])
+    if kind is not None:
+        key = recorded_key(kind, event["data"])
+        sandboxes.setdefault(event["trial"], {}).setdefault(key, deque()).append(event["data"])

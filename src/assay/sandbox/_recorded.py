@@ -3,7 +3,8 @@
 The pipeline hands solvers, tools and scorers this wrapper, never the provider's
 environment itself, so no ``exec`` can go unrecorded: each is one ``sandbox_exec`` event
 (``score_sandbox_exec`` while scorers run) with the command, its input, stdout and stderr
-as artifacts, the exit code, whether it timed out and how long it took.
+as artifacts, the exit code, whether it timed out and how long it took. A file a scorer
+reads is recorded too (``score_sandbox_read``), so a re-score can answer from evidence.
 """
 
 from __future__ import annotations
@@ -52,7 +53,14 @@ class RecordedSandbox(SandboxEnvironment):
         return result
 
     async def read_file(self, path: str, text: bool = True) -> Any:
-        return await self.inner.read_file(path, text)  # type: ignore[call-overload]
+        data: bytes = await self.inner.read_file(path, text=False)
+        recorder = current_recorder()
+        if recorder is not None and recorder.scoring:  # so ``assay score`` can replay it
+            contents = recorder.store.put(data, _BYTES).sha256
+            recorder.record_if_open(
+                "sandbox_read", {"sandbox": self.name, "path": path, "contents": contents}
+            )
+        return data.decode("utf-8") if text else data
 
     async def write_file(self, path: str, contents: str | bytes) -> None:
         await self.inner.write_file(path, contents)

@@ -1,19 +1,23 @@
-"""Scoring: scorers over observations, score records, and metrics over the plan."""
+"""Scoring: scorers over observations, score records, and metrics over the plan.
+
+The scorers that run code (``python_tests``) or ask a model (``model_graded_*``) are
+imported when first used: a run that needs neither never loads the sandbox machinery or
+the model layer they pull in.
+"""
+
+import typing as _typing
 
 from assay.score._adapter import ObservationScorer, from_python_scorer
 from assay.score._bootstrap import MeanEstimate, bootstrap_mean, bootstrap_means, seed_of
 from assay.score._choice import choice
-from assay.score._code import extract_code, python_tests
 from assay.score._f1 import f1
 from assay.score._grouped import GroupedMetric, grouped
 from assay.score._match import exact, includes, match
 from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, metric_label
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
-from assay.score._model_graded import model_graded_fact, model_graded_qa
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_id, score_observation, score_record
 from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
-from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._score import (
     CORRECT,
     INCORRECT,
@@ -39,6 +43,34 @@ from assay.score._scorers import (
     same_value,
 )
 from assay.score._stats import bootstrap_stderr, std, stderr
+
+if _typing.TYPE_CHECKING:
+    from assay.score._code import extract_code, python_tests
+    from assay.score._model_graded import model_graded_fact, model_graded_qa
+    from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
+
+_LAZY = {
+    "extract_code": "assay.score._code",
+    "python_tests": "assay.score._code",
+    "model_graded_fact": "assay.score._model_graded",
+    "model_graded_qa": "assay.score._model_graded",
+    "SandboxLimits": "assay.score._sandbox",
+    "SandboxResult": "assay.score._sandbox",
+    "run_python": "assay.score._sandbox",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """A heavy scorer's name, imported from its module the first time it is asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.score' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CORRECT",
