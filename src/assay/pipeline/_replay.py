@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay._digest import loads
 from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
 from assay.model import Replay
-from assay.sandbox._replayed import Recorded, recorded_key
+
+if TYPE_CHECKING:
+    from assay.sandbox._replayed import Recorded
 
 _CALLS = (b'"type":"sampling"', b'"type":"score_sampling"')
 _SANDBOX = b'"type":"score_sandbox_'  # what a scorer did in the sample's sandbox
@@ -50,5 +52,7 @@ def _add_sandbox_use(sandboxes: dict[str, Recorded], event: dict[str, Any]) -> N
     """Keep a scorer's sandbox command or file read under its trial, in order."""
     kind = {"score_sandbox_exec": "exec", "score_sandbox_read": "read"}.get(event["type"])
     if kind is not None:
+        from assay.sandbox._replayed import recorded_key
+
         key = recorded_key(kind, event["data"])
         sandboxes.setdefault(event["trial"], {}).setdefault(key, deque()).append(event["data"])

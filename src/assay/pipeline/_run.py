@@ -50,6 +50,7 @@ from assay.pipeline._reports import remove_reports
 from assay.pipeline._sync import synchronous
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
+from assay.report._render import warm_up
 from assay.run import execute, first_error, run_trial, run_until_signalled
 from assay.score import MetricsBuilder, score_id
 from assay.spec import LoadedSpec
@@ -338,6 +339,8 @@ async def _execute_run(
     prepared: Prepared, options: RunOptions, resume: bool, built: list[Model]
 ) -> RunOutcome:
     run = _Run(prepared, options, resume=resume)
+    if not options.dry_run:
+        warm_up()  # the report's template, loaded while the trials run
     try:
         # spec.json first: a manifest never exists without the spec it names
         run.writer.write_spec(run.spec.canonical())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -21,7 +21,6 @@ from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import TaskMetricsBuilder
-from assay.sandbox._spec import SandboxSpec, sandbox_specs, specs_record
 from assay.score import (
     AnyScorer,
     Metric,
@@ -32,6 +31,9 @@ from assay.score import (
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
 from assay.task import Epochs, Task, load_tasks
+
+if TYPE_CHECKING:
+    from assay.sandbox._spec import SandboxSpec
 
 
 class TaskSettings(msgspec.Struct, frozen=True):
@@ -64,6 +66,8 @@ def prepare_task(
 
     *epochs* overrides the task's own (the Task object is not changed).
     """
+    from assay.sandbox._spec import specs_record
+
     epochs = epochs or task.epochs
     sandboxes, sampled = _sandboxes(task, samples)
     dataset = freeze(samples, getattr(task.dataset, "name", "memory"))
@@ -126,6 +130,8 @@ def prepare_task(
 def _sandboxes(task: Task, samples: Sequence[Sample]) -> tuple[tuple[SandboxSpec, ...], bool]:
     """The task's sandbox specs, and whether any sample names its own; each is checked
     (provider known, options taken) before anything runs."""
+    from assay.sandbox._spec import sandbox_specs
+
     task_specs = sandbox_specs(task.sandbox, f"Task {task.name!r} sandbox")
     checked = {spec.provider: spec for spec in task_specs}
     sampled = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -274,6 +275,18 @@ COMPARISONS_NOTE = (
     "p (Holm): the p-value adjusted over every comparison of this report: read it, not p, "
     "before calling a difference significant."
 )
+
+
+def warm_up() -> None:
+    """Load Jinja and the compiled report template now, in a worker thread while the
+    trials run: a small run's trials mostly wait on their programs, and rendering the
+    report at the end then finds it loaded (about 50 ms of a 0.7 s run)."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # rendering will say what is wrong, if anything
+            _environment().get_template("report.html.j2")
+
+    threading.Thread(target=load, name="assay-report-warm-up", daemon=True).start()
 
 
 @cache
