@@ -127,13 +127,21 @@ def run_tests(tests: str, link: Link) -> dict[str, Any]:
     except SystemExit as exc:
         return _failed(f"the tests left early (SystemExit: {exc.code})", link)
     except BaseException as exc:  # any failure of the tests is a fail
-        frames = exc.__traceback__.tb_next if exc.__traceback__ else None  # skip this frame
         sys.stdout.flush()
-        traceback.print_exception(type(exc), exc, frames)
-        sys.stderr.flush()
+        print(tests_traceback(exc), file=sys.stderr, flush=True)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return _failed(f"the tests failed: {detail}"[:500], link)
     return {"passed": True, "summary": "passed", "calls": link.calls}
+
+
+def tests_traceback(exc: BaseException) -> str:
+    """The traceback of the tests' failure, their own frames only (``tests.py``): the
+    driver's frames, and the pipe a call crossed, would only hide the line that failed.
+    The candidate's side of a call that raised is in its own stderr."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "tests.py"]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
 
 
 def _failed(summary: str, link: Link) -> dict[str, Any]:

@@ -74,6 +74,7 @@ def serve(namespace: dict[str, Any], requests: Any, responses: Any) -> None:
             answer["value"] = encode(call(namespace, request))
         except BaseException as exc:  # the test decides what it means
             answer["raised"] = [type(exc).__name__, str(exc)[:2000]]
+            _print_traceback(exc)  # the candidate's side of it, for the explanation
         sys.stdout.flush()
         sys.stderr.flush()
         send(responses, answer)
@@ -89,9 +90,12 @@ def call(namespace: dict[str, Any], request: dict[str, Any]) -> Any:
 
 
 def _print_traceback(exc: BaseException) -> None:
+    """The traceback from the program's frames on (``main.py``), not the host's."""
     sys.stdout.flush()
-    frames = exc.__traceback__.tb_next if exc.__traceback__ else None  # skip main()
-    traceback.print_exception(type(exc), exc, frames)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "main.py"]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    sys.stderr.write("".join(lines))
     sys.stderr.flush()
 
 
