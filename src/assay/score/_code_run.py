@@ -137,7 +137,9 @@ async def _run_pair(
 ) -> TestRun:
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()
-    reaper = Reaper()
+    # only a `local` candidate can leave its group (bwrap's PID namespace takes
+    # everything with it), so only then is /proc swept for the run's tag
+    reaper = None if isinstance(candidate_box, BwrapSandbox) else Reaper()
     started = time.monotonic()
     processes: list[Process] = []
     try:
@@ -147,7 +149,7 @@ async def _run_pair(
             await _spawn(candidate_box, host_argv, limits, reaper, (requests_read, responses_write))
         )
         processes.append(
-            await _spawn(driver_box, driver_argv, limits, reaper, (requests_write, responses_read))
+            await _spawn(driver_box, driver_argv, limits, None, (requests_write, responses_read))
         )
     finally:
         for fd in (requests_read, requests_write, responses_read, responses_write):
@@ -166,12 +168,12 @@ async def _spawn(
     box: WorkFolderSandbox,
     arguments: list[str],
     limits: CodeLimits,
-    reaper: Reaper,
+    reaper: Reaper | None,
     fds: tuple[int, int],
 ) -> Process:
     """Start ``python -I`` with *arguments* in *box*, read-only, passing the two *fds*."""
     return await anyio.open_process(
-        command(box, arguments, limits, reaper),
+        command(box, arguments, limits),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -182,15 +184,13 @@ async def _spawn(
     )
 
 
-def _local_environment(box: WorkFolderSandbox, reaper: Reaper) -> dict[str, str]:
+def _local_environment(box: WorkFolderSandbox, reaper: Reaper | None) -> dict[str, str]:
     """Nothing of the harness's environment (its keys above all), and the run's tag."""
     variables = {"PATH": os.defpath, "HOME": box.folder, "LANG": "C.UTF-8"}
-    return reaper.environment(variables)
+    return reaper.environment(variables) if reaper is not None else variables
 
 
-def command(
-    box: WorkFolderSandbox, arguments: list[str], limits: CodeLimits, reaper: Reaper
-) -> list[str]:
+def command(box: WorkFolderSandbox, arguments: list[str], limits: CodeLimits) -> list[str]:
     """The argv of one of the two processes: in bubblewrap with every mount read-only,
     or (``local``) the harness's own Python under ``prlimit`` with a clean environment."""
     rlimits = limits.rlimits()
@@ -222,7 +222,7 @@ Outputs = dict[str, _Capped]
 
 
 async def _supervise(
-    candidate: Process, driver: Process, tests: str, limits: CodeLimits, reaper: Reaper
+    candidate: Process, driver: Process, tests: str, limits: CodeLimits, reaper: Reaper | None
 ) -> tuple[Outputs, bool]:
     """Feed the tests, read the four outputs (capped), wait for the driver's verdict up
     to the timeout, then give the candidate a moment to leave before it is killed."""
@@ -273,17 +273,17 @@ async def _drain(stream: ByteReceiveStream | None, sink: _Capped, done: anyio.Ev
     done.set()
 
 
-def _kill(processes: Sequence[Process], reaper: Reaper) -> None:
+def _kill(processes: Sequence[Process], reaper: Reaper | None) -> None:
     """Kill each process's group (bwrap's PID namespace takes everything inside with
     it) and, for ``local``, every process carrying the run's tag."""
     for process in processes:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-    for process in processes:
-        reaper.kill(process.pid)
+    if reaper is not None and processes:
+        reaper.kill(processes[0].pid)
 
 
-async def _stop(processes: Sequence[Process], reaper: Reaper) -> None:
+async def _stop(processes: Sequence[Process], reaper: Reaper | None) -> None:
     """Kill and reap both processes, even when the caller is being cancelled."""
     _kill(processes, reaper)
     with anyio.CancelScope(shield=True):
