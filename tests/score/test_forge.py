@@ -307,3 +307,11 @@ def test_every_write_fails_at_once(forged_run: dict[str, Any], attack: str) -> N
     reason = forged_run["scores"][attack]["reason"]
     for root in (".", "/tmp", "/dev/shm"):
         assert f"{root}: 0 " in reason and "Read-only file system" in reason, reason
+
+
+def test_rescoring_the_forged_run_replays_it_and_agrees(forged_run: dict[str, Any]) -> None:
+    source = str(Path(assay.__file__).resolve().parents[1])
+    run_dir = forged_run["run"]
+    rescored = run_cli("score", run_dir, env={"PYTHONPATH": source}, timeout=300)
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr  # scores equal
+    assert "timed out" not in rescored.stdout  # nothing ran: no attack's timeout again
