@@ -23,7 +23,12 @@ import pytest
 import assay
 from tests.helpers import read_jsonl, run_cli
 
-TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(10, 20) == 30\n"
+# the checks go through builtins, so an attack that could shadow them would pass
+TESTS = (
+    "assert abs(add(2, 3) - 5) < 1e-9\n"
+    "assert abs(add(-1, 1)) < 1e-9\n"
+    "assert len(str(add(10, 20))) == 2\n"
+)
 
 HONEST = "def add(a, b):\n    return a + b\n"
 
@@ -101,6 +106,16 @@ unittest.TestCase.assertEqual = lambda *args, **kwargs: None
 unittest.TestCase.assertTrue = lambda *args, **kwargs: None
 def add(a, b):
     return Yes()
+""",
+    "shadowed_builtins": """
+def abs(x):
+    return 0
+def str(x):
+    return "ab"
+def len(x):
+    return 2
+def add(a, b):
+    return a - b
 """,
     "an_int_equal_to_everything": """
 class Yes(int):

@@ -23,6 +23,7 @@ from typing import Any
 from assay.score._code_wire import WireError, decode, encode, receive, send
 
 _NOT_RAISED = (StopIteration, StopAsyncIteration)  # would change the tests' control flow
+_BUILTIN_NAMES = frozenset(vars(builtins))
 
 
 class CandidateError(Exception):
@@ -90,13 +91,17 @@ def exception_of(raised: Any) -> Exception:
 
 
 def namespace_of(names: Any, link: Link) -> dict[str, Any]:
-    """The tests' globals: builtins, and what the candidate's program defined."""
+    """The tests' globals: builtins, and what the candidate's program defined, except
+    names of builtins (in one process a program's global ``abs`` or ``isinstance``
+    would shadow the builtin in the tests too: that was a forged pass)."""
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     if type(names) is not dict:
         return namespace
     for name, kind in names.items():
         if type(name) is not str or not name.isidentifier() or type(kind) is not dict:
             continue
+        if name in _BUILTIN_NAMES:
+            continue  # a program's `def abs(x): return 0` must not become the tests' abs
         if kind.get("callable") is True:
             namespace[name] = Remote(link, name)
         elif "value" in kind:
