@@ -109,13 +109,16 @@ def namespace_of(names: Any, link: Link) -> dict[str, Any]:
                 namespace[name] = decode(kind["value"])
             except (WireError, RecursionError, TypeError, ValueError):
                 continue
-        elif type(kind.get("module")) is str and _standard(kind["module"]):
+        elif type(kind.get("module")) is str and _standard(kind["module"], name):
             namespace[name] = importlib.import_module(kind["module"])
     return namespace
 
 
-def _standard(module: str) -> bool:
-    return module.partition(".")[0] in sys.stdlib_module_names
+def _standard(module: str, name: str) -> bool:
+    """A standard module bound under its own name (``import os.path`` binds ``os``):
+    never another module under a name the tests know (``math`` standing for ``cmath``)."""
+    top = module.partition(".")[0]
+    return top in sys.stdlib_module_names and name in (module, top, module.rpartition(".")[2])
 
 
 def run_tests(tests: str, link: Link) -> dict[str, Any]:
