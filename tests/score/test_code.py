@@ -177,3 +177,9 @@ def test_the_tests_never_reach_the_candidate() -> None:
     )
     score = judge(code, tests="assert add(1, 2) == [], 'SECRET-EXPECTATION'\n")
     assert score.value == CORRECT, score.explanation
+
+
+def test_a_big_global_table_does_not_stop_the_program_from_loading() -> None:
+    code = "TABLE = list(range(3_000_000))\nNAME = 'small'\ndef nth(n):\n    return TABLE[n]\n"
+    score = judge(code, tests="assert nth(2_999_999) == 2_999_999 and NAME == 'small'\n")
+    assert score.value == CORRECT, score.explanation

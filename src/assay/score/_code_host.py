@@ -16,6 +16,8 @@ from typing import Any
 
 from assay.score._code_wire import WireError, decode, encode, receive, send
 
+_VALUE_ITEMS = 10_000  # items (or characters) of a global copied to the tests, at most
+
 
 def main(argv: list[str]) -> None:
     """Run ``main.py``, tell the driver its names, then answer calls until the pipe ends."""
@@ -54,12 +56,21 @@ def describe(namespace: dict[str, Any]) -> dict[str, Any]:
             names[name] = {"module": getattr(value, "__name__", name)}
         elif callable(value):
             names[name] = {"callable": True}
-        else:
+        elif _small(value):
             try:
                 names[name] = {"value": encode(value)}
             except (WireError, RecursionError, ValueError):
                 continue  # an object the tests cannot use across the wire
     return names
+
+
+def _small(value: Any) -> bool:
+    """Whether a global is worth copying to the tests: a big table (a precomputed list
+    of primes) would make the first message too long to cross, for nothing."""
+    try:
+        return len(value) <= _VALUE_ITEMS if hasattr(value, "__len__") else True
+    except Exception:
+        return False
 
 
 def serve(namespace: dict[str, Any], requests: Any, responses: Any) -> None:
