@@ -27,7 +27,7 @@ import msgspec
 from assay._digest import canonical_json, sha256_hex
 from assay.evidence import record_event
 from assay.model import current_replay
-from assay.score._code_run import CodeLimits, TestRun, check_provider, run_tests
+from assay.score._code_run import CodeLimits, CodeRun, check_provider, run_tests
 from assay.score._metric import accuracy
 from assay.score._score import CORRECT, INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
@@ -129,7 +129,7 @@ def python_tests(
 
 async def tested(
     program: str, tests: str, limits: CodeLimits, sandbox: str, slots: _Slots
-) -> TestRun:
+) -> CodeRun:
     """The run of *tests* against *program*: replayed from the evidence when re-scoring
     (never run again), else run in the sandboxes and recorded as a ``score_exec`` event."""
     request = sha256_hex(
@@ -146,7 +146,7 @@ async def tested(
     if replay is not None:
         recorded = replay.recorded_exec(request)
         if recorded is not None:
-            return msgspec.convert(recorded["run"], TestRun)
+            return msgspec.convert(recorded["run"], CodeRun)
         if not replay.live_fallback:
             raise ExecNotRecorded(
                 f"python_tests: the run's evidence holds no sandbox run for request "
@@ -159,7 +159,7 @@ async def tested(
     return run
 
 
-def explain(run: TestRun) -> str:
+def explain(run: CodeRun) -> str:
     """How the tests ended, then what they printed, and the program's stderr and stdout
     (each capped)."""
     lines = [run.summary]
@@ -170,7 +170,7 @@ def explain(run: TestRun) -> str:
     return "\n".join(lines)
 
 
-def _metadata(run: TestRun) -> dict[str, Any]:
+def _metadata(run: CodeRun) -> dict[str, Any]:
     return {
         "exit_code": run.exit_code,
         "signal": run.signal,

@@ -65,7 +65,7 @@ class CodeLimits(msgspec.Struct, frozen=True, kw_only=True):
         return Limits(cpu, self.memory_bytes, 1, self.file_bytes, self.open_files)
 
 
-class TestRun(msgspec.Struct, frozen=True):
+class CodeRun(msgspec.Struct, frozen=True):
     """How one run of the tests against a candidate ended (what ``score_exec`` records)."""
 
     passed: bool
@@ -111,7 +111,7 @@ def check_provider(name: str) -> None:
 
 async def run_tests(
     program: str, tests: str, limits: CodeLimits | None = None, *, sandbox: str = "bwrap"
-) -> TestRun:
+) -> CodeRun:
     """Run *program* in the candidate's sandbox and *tests* in the driver's; the verdict.
 
     *sandbox* is ``bwrap`` (isolating) or ``local`` (no isolation: trusted code only).
@@ -134,7 +134,7 @@ async def _run_pair(
     driver_box: WorkFolderSandbox,
     tests: str,
     limits: CodeLimits,
-) -> TestRun:
+) -> CodeRun:
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()
     # only a `local` candidate can leave its group (bwrap's PID namespace takes
@@ -291,14 +291,14 @@ async def _stop(processes: Sequence[Process], reaper: Reaper | None) -> None:
             await process.aclose()
 
 
-def _result(candidate: Process, outputs: Outputs, timed_out: bool, seconds: float) -> TestRun:
+def _result(candidate: Process, outputs: Outputs, timed_out: bool, seconds: float) -> CodeRun:
     verdict = _verdict(outputs["verdict"])
     returncode = candidate.returncode
     if timed_out:
         summary = "timed out (both sandboxes were killed)"
     else:
         summary = str(verdict.get("summary") or "the test driver ended without a verdict")
-    return TestRun(
+    return CodeRun(
         passed=verdict.get("passed") is True and not timed_out,
         summary=summary,
         timed_out=timed_out,
