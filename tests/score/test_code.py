@@ -183,3 +183,9 @@ def test_a_big_global_table_does_not_stop_the_program_from_loading() -> None:
     code = "TABLE = list(range(3_000_000))\nNAME = 'small'\ndef nth(n):\n    return TABLE[n]\n"
     score = judge(code, tests="assert nth(2_999_999) == 2_999_999 and NAME == 'small'\n")
     assert score.value == CORRECT, score.explanation
+
+
+def test_a_sandbox_the_two_processes_cannot_use_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^python_tests\(sandbox='docker'\): .*'bwrap'") as info:
+        python_tests(sandbox="docker")
+    assert "\n" not in str(info.value)
