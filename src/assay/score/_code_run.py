@@ -241,8 +241,9 @@ async def _supervise(
             await _send_tests(driver, tests)
             await _close_stdin(candidate)
             await driver.wait()
-        with anyio.move_on_after(_CANDIDATE_EXIT_GRACE):
-            await candidate.wait()
+        if not clock.cancelled_caught:  # the tests are done: it normally leaves at once
+            with anyio.move_on_after(_CANDIDATE_EXIT_GRACE):
+                await candidate.wait()
         _kill([candidate, driver], reaper)
         with anyio.move_on_after(_DRAIN_GRACE):
             for event in drained:
