@@ -189,3 +189,26 @@ def test_a_sandbox_the_two_processes_cannot_use_is_refused_in_one_line() -> None
     with pytest.raises(ValueError, match=r"^python_tests\(sandbox='docker'\): .*'bwrap'") as info:
         python_tests(sandbox="docker")
     assert "\n" not in str(info.value)
+
+
+GUARDED = "try:\n    got = add(1, 1)\nexcept Exception:\n    got = 2\nassert got == 2\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "passes"),
+    [
+        ("    raise ValueError('no')\n", True),  # the tests' own except takes a raise
+        ("    import os\n    os._exit(0)\n", False),  # never a candidate that left
+        (  # nor one that answered with garbage
+            "    import os\n    for fd in range(3, 64):\n        try:\n"
+            '            os.write(fd, b\'{"id": 1, "value": {"s": [[1]]}}\\n\')\n'
+            "        except OSError:\n            pass\n    return 0\n",
+            False,
+        ),
+    ],
+)
+def test_a_tests_except_exception_cannot_swallow_a_dead_or_lying_candidate(
+    body: str, passes: bool
+) -> None:
+    score = judge(f"def add(a, b):\n{body}", tests=GUARDED)
+    assert (score.value == CORRECT) is passes, score.explanation

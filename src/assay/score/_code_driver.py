@@ -30,8 +30,16 @@ class CandidateError(Exception):
     """An exception the candidate raised, of a type the driver has no builtin for."""
 
 
-class CandidateGone(Exception):
-    """The candidate's process ended (it exited, or was killed) while the tests ran."""
+class CandidateGone(BaseException):
+    """The candidate's process ended (it exited, or was killed) while the tests ran.
+
+    A ``BaseException``, like ``ProtocolBroken``: a test's ``except Exception`` (there
+    for a function that raises) must not swallow it and pass a candidate that killed
+    itself or wrote garbage on the pipe."""
+
+
+class ProtocolBroken(BaseException):
+    """The candidate's end of the pipe answered out of order or with no plain data."""
 
 
 class Link:
@@ -51,12 +59,14 @@ class Link:
         try:
             send(self.requests, request)
             answer = receive(self.responses)
+            if answer.get("id") != number:
+                raise WireError(f"the answer to call {number} ({name}) came out of order")
+            if "value" in answer:
+                return decode(answer["value"])
         except (EOFError, BrokenPipeError) as exc:
             raise CandidateGone(f"the candidate's process ended during a call to {name}()") from exc
-        if answer.get("id") != number:
-            raise WireError(f"the answer to call {number} ({name}) came out of order")
-        if "value" in answer:
-            return decode(answer["value"])
+        except (WireError, RecursionError, TypeError, ValueError) as exc:
+            raise ProtocolBroken(f"{name}(): {exc}") from None
         raise exception_of(answer.get("raised"))
 
 
@@ -74,12 +84,12 @@ class Remote:
         return f"<candidate function {self.__name__}>"
 
 
-def exception_of(raised: Any) -> Exception:
+def exception_of(raised: Any) -> BaseException:
     """The exception to raise in the tests for the candidate's ``[type name, message]``:
     the builtin of that name (so ``except ValueError`` in a test works), else a
     ``CandidateError``; never one that is not an ``Exception`` (``SystemExit``)."""
     if type(raised) is not list or len(raised) != 2 or not all(type(x) is str for x in raised):
-        return WireError("an answer that is neither a value nor an exception")
+        return ProtocolBroken("an answer that is neither a value nor an exception")
     name, message = raised
     kind = getattr(builtins, name, None)
     if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, _NOT_RAISED):
