@@ -14,13 +14,11 @@ tests print goes to stderr).
 
 import builtins
 import importlib
-import json
 import os
 import sys
-import traceback
 from typing import Any
 
-from assay.score._code_wire import WireError, decode, encode, receive, send
+from assay.score._code_wire import WireError, decode, dumps, encode, receive, send
 
 _NOT_RAISED = (StopIteration, StopAsyncIteration)  # would change the tests' control flow
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -156,6 +154,8 @@ def tests_traceback(exc: BaseException) -> str:
     """The traceback of the tests' failure, their own frames only (``tests.py``): the
     driver's frames, and the pipe a call crossed, would only hide the line that failed.
     The candidate's side of a call that raised is in its own stderr."""
+    import traceback  # only when the tests failed: it costs start-up time otherwise
+
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "tests.py"]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
     lines += traceback.format_exception_only(type(exc), exc)
@@ -175,7 +175,7 @@ def main(argv: list[str]) -> None:
     sys.stdout = os.fdopen(1, "w", encoding="utf-8", errors="replace", closefd=False)
     tests = sys.stdin.read()
     result = run_tests(tests, Link(requests, responses))
-    verdict.write(json.dumps(result) + "\n")
+    verdict.write(dumps(result) + "\n")
     verdict.flush()
 
 

@@ -11,7 +11,6 @@ answer a call with plain data, which is what its functions do anyway.
 
 import os
 import sys
-import traceback
 from typing import Any
 
 from assay.score._code_wire import WireError, decode, encode, receive, send
@@ -102,6 +101,8 @@ def call(namespace: dict[str, Any], request: dict[str, Any]) -> Any:
 
 def _print_traceback(exc: BaseException) -> None:
     """The traceback from the program's frames on (``main.py``), not the host's."""
+    import traceback  # only when something failed: it costs start-up time otherwise
+
     sys.stdout.flush()
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "main.py"]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]

@@ -81,12 +81,14 @@ class CodeRun(msgspec.Struct, frozen=True):
 
 
 def script(name: str) -> str:
-    """The source run as ``python -I -c``: the wire module, then *name*'s module, with
-    the ``__future__`` and ``assay`` imports dropped (nothing of assay exists there)."""
-    lines = []
+    """The source run as ``python -I -c``: the wire module, then *name*'s module. Nothing
+    of assay exists there, so its imports are dropped; so is ``typing`` (its import is a
+    tenth of the start-up), the annotations naming it left unevaluated by one
+    ``from __future__ import annotations`` on top."""
+    lines = ["from __future__ import annotations"]
     for module in ("_code_wire.py", name):
         for line in (_HERE / module).read_text(encoding="utf-8").splitlines():
-            if not line.startswith(("from __future__ ", "from assay.")):
+            if not line.startswith(("from __future__ ", "from assay.", "from typing ")):
                 lines.append(line)
     return "\n".join(lines) + "\n"
 

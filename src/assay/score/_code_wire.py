@@ -13,9 +13,55 @@ line of JSON (strings escape their newlines); the reader refuses a line longer t
 
 from __future__ import annotations
 
-import binascii  # not base64: it imports re, and both processes start with this
-import json
+# _json: the C half of the json module, without json itself (``json.decoder`` imports
+# and compiles regular expressions: a third of each process's start-up here); binascii,
+# not base64, for the same reason
+import _json
+import binascii
 from typing import Any, BinaryIO
+
+
+class _Parsing:
+    """What the C scanner reads off its context (``json.decoder.JSONDecoder``'s fields)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo: dict[str, Any] = {}  # noqa: RUF012 - read by the scanner, never shared state
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))
+
+
+def _unencodable(value: Any) -> Any:
+    raise WireError(f"a {type(value).__name__} in a message (encode() makes plain data)")
+
+
+_scan = _json.make_scanner(_Parsing())  # type: ignore[arg-type]  # any object with the fields
+_encode = _json.make_encoder(
+    None, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+)
+
+
+def dumps(message: Any) -> str:
+    """*message* (JSON-ready data, as ``encode`` makes) as one line of JSON."""
+    return "".join(_encode(message, 0))
+
+
+def loads(text: str) -> Any:
+    """The JSON value that is the whole of *text* (surrounding whitespace allowed)."""
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("no JSON value") from None
+    if text[end:].strip():
+        raise ValueError("text after the JSON value")
+    return value
+
 
 MAX_MESSAGE = 16 << 20  # bytes in one message line
 _SCALARS = (type(None), bool, int, float, str)
@@ -98,7 +144,7 @@ def _pair(item: Any) -> tuple[Any, Any]:
 
 def send(stream: BinaryIO, message: dict[str, Any]) -> None:
     """Write *message* as one line and flush it."""
-    stream.write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+    stream.write(dumps(message).encode("ascii") + b"\n")
     stream.flush()
 
 
@@ -110,7 +156,7 @@ def receive(stream: BinaryIO) -> dict[str, Any]:
     if len(line) > MAX_MESSAGE or not line.endswith(b"\n"):
         raise WireError(f"a message longer than {MAX_MESSAGE} bytes")
     try:
-        message = json.loads(line)
+        message = loads(line.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise WireError(f"a message that is not JSON ({type(exc).__name__})") from None
     if type(message) is not dict:
