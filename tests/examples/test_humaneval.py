@@ -14,7 +14,7 @@ import assay
 from assay.dataset import package_file
 from assay.model import ChatMessage, get_model
 from assay.task import load_tasks
-from tests.helpers import REPO, run_cli, wait_for
+from tests.helpers import REPO, run_cli
 
 TASK = REPO / "examples" / "humaneval" / "task.py"
 REF = f"{TASK}@humaneval"
@@ -68,10 +68,12 @@ def test_the_dataset_is_the_164_problems_with_their_tests() -> None:
         assert sample.target.rstrip().endswith(f"check({sample.metadata['entry_point']})")
 
 
-def test_every_canonical_solution_passes(tmp_path: Path) -> None:
-    result = run(tmp_path, lambda p: p["canonical_solution"])
+def test_canonical_solutions_pass(tmp_path: Path) -> None:
+    # every 8th problem here (21 of them); bench/humaneval_scoring.py runs all 164
+    subset = [f"HumanEval/{i}" for i in range(0, 164, 8)]
+    result = run(tmp_path, lambda p: p["canonical_solution"], sample_id=subset)
     assert accuracy(result) == 1.0
-    assert len(scores(result)) == 164
+    assert sorted(r["sample_id"] for r in scores(result)) == sorted(subset)
 
 
 def test_a_whole_function_in_a_markdown_fence_passes(tmp_path: Path) -> None:
@@ -86,7 +88,7 @@ def test_wrong_solutions_fail_with_the_reason_kept(tmp_path: Path) -> None:
     assert accuracy(result) == 0.0
     for record in scores(result):
         assert record["status"] == "failed"
-        assert "Traceback" in record["reason"] and "main.py" in record["reason"]
+        assert "Traceback" in record["reason"] and 'File "tests.py"' in record["reason"]
 
 
 def test_an_infinite_loop_times_out_as_a_failure_not_an_error(tmp_path: Path) -> None:
@@ -102,33 +104,16 @@ def test_an_infinite_loop_times_out_as_a_failure_not_an_error(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("body", "seen"),
     [
-        ("    import os\n    os.fork()\n", "does not allow starting processes"),
-        ("    import subprocess\n    subprocess.run(['sleep', '60'])\n", "starting processes"),
+        ("    import os\n    os.fork()\n", "BlockingIOError"),
+        ("    import subprocess\n    subprocess.run(['sleep', '60'])\n", "BlockingIOError"),
+        ("    import ctypes\n    raise OSError(f'fork: {ctypes.CDLL(None).fork()}')\n", "fork: -1"),
         ("    block = bytearray(16 * 1024**3)\n", "MemoryError"),
-        ("    open('big.bin', 'wb').write(b'x' * (64 << 20))\n", "File too large"),
+        ("    open('big.bin', 'wb').write(b'x' * (64 << 20))\n", "Read-only file system"),
     ],
 )
 def test_hostile_solutions_are_stopped_by_the_limits(tmp_path: Path, body: str, seen: str) -> None:
     [record] = scores(run(tmp_path, lambda p: body, limit=1))
     assert record["status"] == "failed" and seen in record["reason"]
-
-
-def test_nothing_a_solution_starts_is_left_running(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    body = (
-        "    import ctypes, os, time\n"
-        "    if ctypes.CDLL(None).fork() == 0:\n"
-        f"        open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
-        "        time.sleep(60)\n"
-        f"    while not os.listdir({str(pids)!r}):\n"
-        "        time.sleep(0.01)\n"
-    )
-    run(tmp_path, lambda p: body, limit=2)
-    started = [int(p.name) for p in pids.iterdir()]
-    assert len(started) == 2
-    # killed with the sandbox's group; reaping may take a moment (30 s: a failure guard)
-    assert wait_for(lambda: not any(_running(pid) for pid in started))
 
 
 def test_the_cli_runs_a_limited_run_and_verify_checks_it(tmp_path: Path) -> None:
@@ -142,14 +127,6 @@ def test_the_cli_runs_a_limited_run_and_verify_checks_it(tmp_path: Path) -> None
     scores_file.write_text(scores_file.read_text().replace('"failed"', '"passed"', 1))
     tampered = run_cli("verify", run_dir)
     assert tampered.returncode == 4 and "scores.jsonl" in tampered.stdout + tampered.stderr
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def test_epochs_report_pass_at_k(tmp_path: Path) -> None:

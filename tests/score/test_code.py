@@ -53,7 +53,7 @@ def test_wrong_code_fails_and_the_explanation_keeps_what_it_printed() -> None:
     score = judge("def add(a, b):\n    print('adding', a, b)\n    return a - b")
     assert score.value == INCORRECT
     assert score.explanation is not None
-    assert score.explanation.startswith("exit status 1")
+    assert score.explanation.startswith("the tests failed: AssertionError")
     assert "AssertionError" in score.explanation and "adding 2 3" in score.explanation
 
 
@@ -91,7 +91,7 @@ def test_at_most_max_concurrency_programs_run_at_once(tmp_path: Path) -> None:
         "time.sleep(0.3)\n"
         f"open({str(log)!r}, 'a').write(json.dumps([start, time.time()]) + '\\n')\n"
     )
-    scorer = python_tests(max_concurrency=2)
+    scorer = python_tests(max_concurrency=2, sandbox="local")  # it reports through host files
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -107,3 +107,108 @@ def test_at_most_max_concurrency_programs_run_at_once(tmp_path: Path) -> None:
     assert len(spans) == 5
     most = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
     assert most == 2
+
+
+def test_plain_data_crosses_the_pipe_with_its_types() -> None:
+    code = (
+        "import math\nLIMIT = (3, 'x')\n"
+        "def values():\n"
+        "    return [(1, 2), {1, 2}, frozenset({3}), {'a': (1,), 2: None}, b'\\x00b',"
+        " 1 + 2j, 2.5, True, 10**30, float('inf')]\n"
+    )
+    tests = (
+        "got = values()\n"
+        "assert got == [(1, 2), {1, 2}, frozenset({3}), {'a': (1,), 2: None}, b'\\x00b',"
+        " 1 + 2j, 2.5, True, 10**30, float('inf')]\n"
+        "assert [type(v).__name__ for v in got] == ['tuple', 'set', 'frozenset', 'dict',"
+        " 'bytes', 'complex', 'float', 'bool', 'int', 'float']\n"
+        "assert LIMIT == (3, 'x') and math.sqrt(4) == 2\n"  # a constant, a module it imported
+    )
+    score = judge(code, tests=tests)
+    assert score.value == CORRECT, score.explanation
+    assert score.metadata is not None and score.metadata["calls"] == 1
+
+
+def test_a_candidate_exception_is_raised_in_the_tests_by_its_builtin_name() -> None:
+    code = (
+        "class Odd(Exception):\n    pass\n"
+        "def check(n):\n"
+        "    if n < 0:\n        raise ValueError('negative')\n"
+        "    if n == 1:\n        raise Odd('one')\n"
+        "    if n == 2:\n        raise SystemExit(0)\n"
+        "    return n\n"
+    )
+    tests = (
+        "try:\n    check(-1)\nexcept ValueError as e:\n    assert str(e) == 'negative'\n"
+        "else:\n    raise AssertionError('no ValueError')\n"
+        "for n in (1, 2):\n"
+        "    try:\n        check(n)\n"
+        "    except Exception as e:\n        assert type(e).__name__ == 'CandidateError', e\n"
+        "    else:\n        raise AssertionError('nothing raised')\n"
+        "assert check(5) == 5\n"
+    )
+    score = judge(code, tests=tests)
+    assert score.value == CORRECT, score.explanation
+
+
+def test_an_object_cannot_cross_so_the_tests_fail_saying_why() -> None:
+    code = "class Box:\n    pass\ndef make():\n    return Box()\n"
+    score = judge(code, tests="make()\n")
+    assert score.value == INCORRECT
+    assert score.explanation is not None
+    assert "a Box cannot cross to the test driver (plain data only)" in score.explanation
+
+
+def test_the_tests_never_reach_the_candidate() -> None:
+    # a program that looks for the tests in every file it can read (its needle is built at
+    # run time, so its own main.py does not hold it)
+    code = (
+        "import os\nfound = []\nNEEDLE = ('SECRET' + '-EXPECTATION').encode()\n"
+        "for root, dirs, files in os.walk('/', onerror=lambda e: None):\n"
+        "    if root.startswith(('/proc', '/sys', '/usr')):\n        dirs[:] = []\n"
+        "        continue\n"
+        "    for name in files:\n"
+        "        path = os.path.join(root, name)\n"
+        "        try:\n"
+        "            if os.path.isfile(path) and NEEDLE in open(path, 'rb').read():\n"
+        "                found.append(path)\n"
+        "        except OSError:\n            pass\n"
+        "def add(a, b):\n    return found\n"
+    )
+    score = judge(code, tests="assert add(1, 2) == [], 'SECRET-EXPECTATION'\n")
+    assert score.value == CORRECT, score.explanation
+
+
+def test_a_big_global_table_does_not_stop_the_program_from_loading() -> None:
+    code = "TABLE = list(range(3_000_000))\nNAME = 'small'\ndef nth(n):\n    return TABLE[n]\n"
+    score = judge(code, tests="assert nth(2_999_999) == 2_999_999 and NAME == 'small'\n")
+    assert score.value == CORRECT, score.explanation
+
+
+def test_a_sandbox_the_two_processes_cannot_use_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^python_tests\(sandbox='docker'\): .*'bwrap'") as info:
+        python_tests(sandbox="docker")
+    assert "\n" not in str(info.value)
+
+
+GUARDED = "try:\n    got = add(1, 1)\nexcept Exception:\n    got = 2\nassert got == 2\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "passes"),
+    [
+        ("    raise ValueError('no')\n", True),  # the tests' own except takes a raise
+        ("    import os\n    os._exit(0)\n", False),  # never a candidate that left
+        (  # nor one that answered with garbage
+            "    import os\n    for fd in range(3, 64):\n        try:\n"
+            '            os.write(fd, b\'{"id": 1, "value": {"s": [[1]]}}\\n\')\n'
+            "        except OSError:\n            pass\n    return 0\n",
+            False,
+        ),
+    ],
+)
+def test_a_tests_except_exception_cannot_swallow_a_dead_or_lying_candidate(
+    body: str, passes: bool
+) -> None:
+    score = judge(f"def add(a, b):\n{body}", tests=GUARDED)
+    assert (score.value == CORRECT) is passes, score.explanation

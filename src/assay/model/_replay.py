@@ -53,6 +53,14 @@ class Replay:
         self.trial: str | None = None  # the trial being judged: its grader calls first
         # what each trial's scorers did in its sandbox (assay.sandbox._replayed.Recorded)
         self.sandboxes: dict[str, dict[tuple[str, ...], deque[dict[str, Any]]]] = {}
+        # code scorers' sandbox runs (``score_exec`` data), by trial and request digest
+        self.execs: dict[str, dict[str, deque[dict[str, Any]]]] = {}
+
+    def recorded_exec(self, request: str) -> dict[str, Any] | None:
+        """The next recorded sandbox run of the current trial for *request* (a digest of
+        the program, tests and limits), or ``None``: re-scoring never runs code again."""
+        queued = self.execs.get(self.trial or "", {}).get(request)
+        return queued.popleft() if queued else None
 
     def answer(self, model: str, prompt_sha256: str) -> ModelOutput | None:
         """The recorded output, or ``None`` (live fallback) / ``ReplayMiss``.

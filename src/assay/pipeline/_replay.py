@@ -15,14 +15,17 @@ if TYPE_CHECKING:
 
 _CALLS = (b'"type":"sampling"', b'"type":"score_sampling"')
 _SANDBOX = b'"type":"score_sandbox_'  # what a scorer did in the sample's sandbox
+_EXEC = b'"type":"score_exec"'  # a code scorer's sandbox run (``python_tests``)
 
 
 def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
     """Every model call the run recorded (solver and grader calls), by model and prompt;
-    grader calls also by trial, in order."""
+    grader calls also by trial, in order; and by trial, what scorers did in sandboxes
+    (``python_tests``' runs, a scorer's commands and reads in the sample's sandbox)."""
     calls: dict[tuple[str, str], str] = {}
     graded: dict[str, dict[tuple[str, str], deque[dict[str, Any]]]] = {}
     sandboxes: dict[str, Recorded] = {}
+    execs: dict[str, dict[str, deque[dict[str, Any]]]] = {}
     first, second = _CALLS
     with open(path / EVENTS, "rb") as handle:
         for line in handle:
@@ -31,6 +34,8 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
             if b'sampling"' not in line or b'"model"' not in line:
                 if _SANDBOX in line:
                     _add_sandbox_use(sandboxes, loads(line))
+                if _EXEC in line:
+                    _add_exec(execs, loads(line))
                 continue
             if first not in line and second not in line:
                 continue
@@ -43,6 +48,7 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
                     graded.setdefault(event["trial"], {}).setdefault(key, deque()).append(data)
     store = ArtifactStore(path / ARTIFACTS, write=False)
     replay = Replay(calls, store.get, graded)
+    replay.execs = execs
     replay.live_fallback = live_fallback
     replay.sandboxes = sandboxes
     return replay
@@ -56,3 +62,10 @@ def _add_sandbox_use(sandboxes: dict[str, Recorded], event: dict[str, Any]) -> N
 
         key = recorded_key(kind, event["data"])
         sandboxes.setdefault(event["trial"], {}).setdefault(key, deque()).append(event["data"])
+
+
+def _add_exec(execs: dict[str, dict[str, deque[dict[str, Any]]]], event: dict[str, Any]) -> None:
+    """Keep a ``score_exec`` event's result under its trial and request digest."""
+    data = event["data"]
+    if event["type"] == "score_exec" and isinstance(data.get("request"), str):
+        execs.setdefault(event["trial"], {}).setdefault(data["request"], deque()).append(data)

@@ -212,16 +212,19 @@ def bwrap_launch(
     uid: int = SANDBOX_UID,
     drop_root: bool | None = None,
     programs: tuple[str, str] = (BWRAP, PRLIMIT),
+    sealed: bool = False,
 ) -> BwrapLaunch:
     """How to run *cmd* isolated with *binds* as the only host folders (see the module
-    docstring); *drop_root* defaults to "the harness is root"."""
+    docstring); *drop_root* defaults to "the harness is root". *sealed* makes ``/tmp``
+    and ``/dev`` read-only too (they live in the host's memory): nothing is writable but
+    the writable binds."""
     if not cmd:
         raise ValueError("exec needs a command (a non-empty argv list)")
     bwrap, prlimit = programs
     drop = os.geteuid() == 0 if drop_root is None else drop_root
     options = [
         *_namespaces(network, uid),
-        *_filesystem(binds),
+        *_filesystem(binds, sealed),
         "--chdir",
         workdir,
         *_environment(env),
@@ -290,13 +293,15 @@ def _namespaces(network: bool, uid: int) -> list[str]:
     return argv + (["--share-net"] if network else [])
 
 
-def _filesystem(binds: Sequence[Bind]) -> list[str]:
+def _filesystem(binds: Sequence[Bind], sealed: bool = False) -> list[str]:
     argv = list(_system_folders())
     for path in _ETC_FILES:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for host, inside, writable in binds:
         argv += ["--bind" if writable else "--ro-bind", host, inside]
+    if sealed:
+        argv += ["--remount-ro", "/tmp", "--remount-ro", "/dev"]
     # the root bwrap builds is a tmpfs: read-only once the mounts are in it
     return [*argv, "--remount-ro", "/"]
 

@@ -2,11 +2,16 @@
 
 The observation holds the model's completion and the sample's expected value; for this
 scorer the expected value *is* the test code (for HumanEval, the problem's ``test``
-followed by ``check(entry_point)``). The program run is the code taken from the
+followed by ``check(entry_point)``). The candidate's program is the code taken from the
 completion (out of a markdown fence if the model used one), optionally after the
-sample's input (a function stub the completion continues), then the tests. It passes
-when the program runs to its end with status 0; anything else fails, and the score's
-explanation keeps how it ended and what it printed, capped.
+sample's input (a function stub the completion continues). It runs in one sandbox, the
+tests in another, calling the program's functions across a pipe (see ``_code_run``):
+the sample passes when the tests run to their end, and only the tests' process can say
+so. Anything else fails, and the score's explanation keeps how it ended and what was
+printed, capped.
+
+Every run is recorded in the trial's evidence (a ``score_exec`` event); ``assay score``
+replays it instead of running the model's code again.
 """
 
 from __future__ import annotations
@@ -17,9 +22,13 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
+from assay._digest import canonical_json, sha256_hex
+from assay.evidence import record_event
+from assay.model import current_replay
+from assay.score._code_run import CodeLimits, CodeRun, check_provider, run_tests
 from assay.score._metric import accuracy
-from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 from assay.score._score import CORRECT, INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
 from assay.solver import Target, TaskState
@@ -44,10 +53,14 @@ def extract_code(completion: str) -> str:
     return _LEADING_BLANK_LINES.sub("", code).rstrip()
 
 
-def build_program(code: str, tests: str, prefix: str = "") -> str:
-    """The program a ``python_tests`` run executes: *prefix*, *code*, then *tests*."""
-    parts = [prefix.rstrip("\n"), code, tests] if prefix else [code, tests]
+def build_program(code: str, prefix: str = "") -> str:
+    """The candidate's program: *prefix* (the sample's input, when asked for), then *code*."""
+    parts = [prefix.rstrip("\n"), code] if prefix else [code]
     return "\n".join(parts) + "\n"
+
+
+class ExecNotRecorded(Exception):
+    """Re-scoring met a sandbox run the evidence does not hold (it never runs code)."""
 
 
 class _Slots:
@@ -74,58 +87,94 @@ def python_tests(
     memory_mb: int = 1024,
     output_kb: int = 16,
     max_concurrency: int | None = None,
+    sandbox: str = "bwrap",
 ) -> PythonScorer:
-    """Correct when the completion's code passes the tests in the sample's target.
+    """Correct when the tests in the sample's target pass against the completion's code.
 
     Args:
         include_input: run the sample's input (e.g. a function signature and docstring
             the model completes) before the completion's code.
-        timeout: wall-clock seconds per program; a program still running is killed
-            and scored incorrect (a slow answer is a wrong answer, not an error).
-        memory_mb: address-space limit of the program.
-        output_kb: kilobytes of stdout and of stderr kept in the explanation each.
-        max_concurrency: programs running at once (default: the number of CPUs).
+        timeout: wall-clock seconds for the program and its tests; still running then,
+            both are killed and the sample is incorrect (a slow answer is a wrong answer).
+        memory_mb: address-space limit of each of the two processes.
+        output_kb: kilobytes kept of what the program printed (stdout, stderr) and of
+            what the tests printed, each.
+        max_concurrency: test runs at once (default: the number of CPUs).
+        sandbox: ``bwrap`` (isolating, the default) or ``local`` (isolates nothing: the
+            code runs as the harness's user and can reach it; trusted code only).
     """
-    limits = SandboxLimits(
-        timeout=timeout, memory_bytes=memory_mb << 20, output_bytes=output_kb << 10
-    )
+    check_provider(sandbox)
+    limits = CodeLimits(timeout=timeout, memory_bytes=memory_mb << 20, output_bytes=output_kb << 10)
     slots = _Slots(max_concurrency or os.cpu_count() or 1)
 
     async def score(state: TaskState, target: Target) -> Score:
         if not target.text.strip():
             raise ValueError(
                 "python_tests(): the sample's target must hold the test code to run "
-                "after the completion; this sample's target is empty"
+                "against the completion; this sample's target is empty"
             )
         code = extract_code(state.output.completion)
-        prefix = state.input_text if include_input else ""
-        async with slots.limiter():
-            result = await run_python(build_program(code, target.text, prefix), limits)
-        quiet = result.passed and not result.stdout  # nothing to explain: reports stay short
+        program = build_program(code, state.input_text if include_input else "")
+        run = await tested(program, target.text, limits, sandbox, slots)
+        quiet = run.passed and not run.stdout  # nothing to explain: reports stay short
         return Score(
-            value=CORRECT if result.passed else INCORRECT,
+            value=CORRECT if run.passed else INCORRECT,
             answer=code,
-            explanation=None if quiet else explain(result),
-            metadata=_metadata(result),
+            explanation=None if quiet else explain(run),
+            metadata=_metadata(run),
         )
 
     return score
 
 
-def explain(result: SandboxResult) -> str:
-    """How the program ended, then what it printed on stderr and stdout (capped)."""
-    lines = [result.summary()]
-    for name, text in (("stderr", result.stderr), ("stdout", result.stdout)):
+async def tested(
+    program: str, tests: str, limits: CodeLimits, sandbox: str, slots: _Slots
+) -> CodeRun:
+    """The run of *tests* against *program*: replayed from the evidence when re-scoring
+    (never run again), else run in the sandboxes and recorded as a ``score_exec`` event."""
+    request = sha256_hex(
+        canonical_json(
+            {
+                "program": program,
+                "tests": tests,
+                "limits": msgspec.to_builtins(limits),
+                "sandbox": sandbox,
+            }
+        )
+    )
+    replay = current_replay()
+    if replay is not None:
+        recorded = replay.recorded_exec(request)
+        if recorded is not None:
+            return msgspec.convert(recorded["run"], CodeRun)
+        if not replay.live_fallback:
+            raise ExecNotRecorded(
+                f"python_tests: the run's evidence holds no sandbox run for request "
+                f"{request[:12]} of trial {replay.trial}; re-scoring never runs code"
+            )
+    async with slots.limiter():
+        run = await run_tests(program, tests, limits, sandbox=sandbox)
+    data = {"scorer": "python_tests", "request": request, "run": msgspec.to_builtins(run)}
+    record_event("exec", data)
+    return run
+
+
+def explain(run: CodeRun) -> str:
+    """How the tests ended, then what they printed, and the program's stderr and stdout
+    (each capped)."""
+    lines = [run.summary]
+    named = (("tests", run.tests_output), ("stderr", run.stderr), ("stdout", run.stdout))
+    for name, text in named:
         if text.strip():
             lines += [f"--- {name} ---", text.rstrip()]
     return "\n".join(lines)
 
 
-def _metadata(result: SandboxResult) -> dict[str, Any]:
+def _metadata(run: CodeRun) -> dict[str, Any]:
     return {
-        "exit_code": result.exit_code,
-        "signal": result.signal,
-        "timed_out": result.timed_out,
-        "finished": result.finished,
-        "seconds": result.seconds,
+        "exit_code": run.exit_code,
+        "signal": run.signal,
+        "timed_out": run.timed_out,
+        "calls": run.calls,
+        "seconds": run.seconds,
     }
