@@ -4,14 +4,24 @@ Keeping the catalog in one table means a translation cannot be forgotten: a test
 the table and checks that each key has both languages and the same placeholders.
 Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
 The table is kept in files by subject (``_config``, ``_models``, ``_evidence``,
-``_output``, ``_tools``, ``_sandbox``, ``_agent``) and joined here; a key may be defined once only.
+``_output``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``) and joined here; a key may be
+defined once only.
 """
 
 from __future__ import annotations
 
 import os
 
-from assay._messages import _agent, _config, _evidence, _models, _output, _sandbox, _tools
+from assay._messages import (
+    _agent,
+    _config,
+    _evidence,
+    _models,
+    _output,
+    _sandbox,
+    _sign,
+    _tools,
+)
 
 
 def _join(*parts: dict[str, tuple[str, str, str, str]]) -> dict[str, tuple[str, str, str, str]]:
@@ -32,6 +42,7 @@ MESSAGES = _join(
     _tools.MESSAGES,
     _sandbox.MESSAGES,
     _agent.MESSAGES,
+    _sign.MESSAGES,
 )
 
 LANGUAGES = ("en", "zh")

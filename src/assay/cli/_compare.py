@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from assay._messages import say
+from assay.cli._sign import check_trust, trust_option
 from assay.errors import ConfigError, EvidenceError
 
 
@@ -26,12 +27,17 @@ from assay.errors import ConfigError, EvidenceError
 @click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path))
 @click.option("--confidence", default=0.95, show_default=True, help="Level of the interval.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
-def compare(run_a: Path, run_b: Path, confidence: float, as_json: bool) -> None:
+@trust_option
+def compare(
+    run_a: Path, run_b: Path, confidence: float, as_json: bool, trust: tuple[Path, ...]
+) -> None:
     """Compare RUN_B against RUN_A: exact McNemar, paired bootstrap, flipped samples."""
     import msgspec
 
     from assay.compare import compare_runs
 
+    for run in (run_a, run_b):  # both sides of a comparison are claims
+        check_trust(run, trust)
     spec_a, spec_b = _verified_spec(run_a), _verified_spec(run_b)
     _same_samples(run_a, run_b)
     matches = _matches(run_a, run_b, spec_a, spec_b)

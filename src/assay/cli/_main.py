@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
     "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
     "cache": ("assay.cli._cache", "cache_group", "List, clear or prune the response cache."),
+    "keygen": ("assay.cli._sign", "keygen", "Write an Ed25519 key pair for signing runs."),
+    "sign": ("assay.cli._sign", "sign", "Sign a sealed run (in-toto statement, DSSE envelope)."),
 }
 
 

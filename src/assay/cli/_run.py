@@ -12,6 +12,7 @@ import click
 from assay._messages import say
 from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
+from assay.cli._sign import sign_after_run
 from assay.errors import ConfigError
 from assay.model import DEFAULT_EXPIRY
 
@@ -122,6 +123,13 @@ def cache_options(func: F) -> F:
     is_flag=True,
     help="Keep every sample's sandbox for debugging; print where each is.",
 )
+@click.option(
+    "--sign",
+    "sign_key",
+    metavar="KEY",
+    type=click.Path(path_type=Path),
+    help="Sign the run with this Ed25519 private key (PEM) as soon as it is sealed.",
+)
 @cache_options
 @prices_option
 @execution_options
@@ -146,12 +154,14 @@ def run(
     cache: bool | None,
     cache_expiry: str | None,
     prices: Path | None,
+    sign_key: Path | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
     from assay.pipeline import RunOptions, RunStopped, check_baseline_option, run_spec
     from assay.spec import load_spec
 
+    _check_sign_key(sign_key, dry_run)
     if spec.suffix == ".py" or ".py@" in str(spec):
         from assay.cli._tasks import parse_assignments, run_tasks
 
@@ -190,7 +200,7 @@ def run(
             "prices": prices,
             "progress": progress_line(execution["progress"]),
         }
-        run_tasks(str(spec), models, options)
+        run_tasks(str(spec), models, options, sign_key)
 
     if cache:  # a YAML spec's targets are programs and endpoints, not assay models
         reason = "the response cache is for Python tasks (file.py or file.py@task)"
@@ -217,7 +227,9 @@ def run(
         outcome = run_spec(loaded, run_options)
     except RunStopped as stopped:  # judged and reported: show it, then the one-line error
         _print_outcome(stopped.outcome)
+        sign_after_run(stopped.outcome.path, sign_key)  # sealed as interrupted: signable
         raise
+    sign_after_run(outcome.path, sign_key)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     print_usage(outcome.report)
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
@@ -266,6 +278,18 @@ def _print_outcome(outcome: RunOutcome) -> int:
     done = say("out.dry_run") if outcome.path is None else say("out.run_dir", path=outcome.path)
     click.echo(done)
     return code
+
+
+def _check_sign_key(path: Path | None, dry_run: bool) -> None:
+    """``--sign KEY``: a key that cannot sign is refused before any trial runs."""
+    if path is None:
+        return
+    if dry_run:
+        reason = "a dry run writes no run to sign"
+        raise ConfigError("task.option", option="--sign", reason=reason)
+    from assay.evidence._attest import load_private_key
+
+    load_private_key(path)
 
 
 def _check_sink(url: str | None) -> None:

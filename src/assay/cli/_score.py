@@ -9,16 +9,19 @@ import click
 from assay._messages import say
 from assay.cli._print import print_decision, print_usage
 from assay.cli._run import baseline_option
+from assay.cli._sign import check_trust, trust_option
 from assay.errors import EXIT_EVIDENCE
 
 
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @baseline_option
-def score(run_dir: Path, baseline: Path | None) -> None:
+@trust_option
+def score(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
     """Re-score RUN from its evidence (after verifying it); never calls a target."""
     from assay.pipeline import rescore_run
 
+    check_trust(run_dir, trust)
     result = rescore_run(run_dir, baseline)
     print_decision(result.metrics, result.gate, result.report.scorers)
     print_usage(result.report)
@@ -38,9 +41,11 @@ def score(run_dir: Path, baseline: Path | None) -> None:
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @baseline_option
-def gate(run_dir: Path, baseline: Path | None) -> None:
+@trust_option
+def gate(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
     """Re-decide RUN's gate from its verified evidence; the exit code is the decision."""
     from assay.pipeline import rescore_run
 
+    check_trust(run_dir, trust)
     result = rescore_run(run_dir, baseline)
     raise SystemExit(print_decision(result.metrics, result.gate, result.report.scorers))

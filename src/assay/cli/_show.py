@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from assay._messages import say
+from assay.cli._sign import check_trust, trust_option
 from assay.cli._transcript import transcript_lines
 from assay.errors import ConfigError
 
@@ -36,8 +37,14 @@ _KEEP = {"\n", "\t"}
 )
 @click.option("--json", "as_json", is_flag=True, help="Print each trial as one JSON line.")
 @click.option("--full", is_flag=True, help=f"Show outputs longer than {SHOWN_CHARS} characters.")
+@trust_option
 def show(
-    run_dir: Path, ident: str | None, transcript_of: str | None, as_json: bool, full: bool
+    run_dir: Path,
+    ident: str | None,
+    transcript_of: str | None,
+    as_json: bool,
+    full: bool,
+    trust: tuple[Path, ...],
 ) -> None:
     """Show trial ID (t-…) or every trial of sample ID in RUN, checked against its digests."""
     from assay.evidence import checked_events, decode_output, find_trials, read_manifest
@@ -45,6 +52,8 @@ def show(
     if (ident is None) == (transcript_of is None):
         raise ConfigError("show.one_id")
     read_manifest(run_dir)  # not a run at all: one line, exit 4
+    if trust:
+        _check_signed_whole(run_dir, trust)
     wanted = ident if ident is not None else str(transcript_of)
     trials = find_trials(run_dir, wanted)
     if not trials:
@@ -65,6 +74,23 @@ def show(
             if transcript_of is not None and _is_task_state(output):
                 events = checked_events(run_dir, trial.bundle)
             _print_trial(trial.bundle, trial.sample, output, trial.scores, full, events)
+
+
+def _check_signed_whole(run_dir: Path, trust: tuple[Path, ...]) -> None:
+    """``--trust``: the signature covers the manifest, and only a whole verify ties what
+    ``show`` reads (one bundle line, one score line) to it, so the run is verified first."""
+    from assay.errors import EvidenceError
+    from assay.evidence import verify_run
+
+    check_trust(run_dir, trust)
+    result = verify_run(run_dir)
+    if not result.ok:
+        raise EvidenceError(
+            "evidence.tampered",
+            path=str(run_dir),
+            count=len(result.problems),
+            first=result.problems[0],
+        )
 
 
 def _print_trial(

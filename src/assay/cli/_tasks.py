@@ -28,7 +28,9 @@ def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, Any]:
     return parsed
 
 
-def run_tasks(ref: str, models: tuple[str, ...], options: dict[str, Any]) -> None:
+def run_tasks(
+    ref: str, models: tuple[str, ...], options: dict[str, Any], sign_key: Path | None = None
+) -> None:
     """Run the tasks in *ref* against *models*; print each unit; exit with the worst code.
 
     A unit in error prints why on stderr. One with a gate (it ran to its end, or stopped
@@ -54,7 +56,24 @@ def run_tasks(ref: str, models: tuple[str, ...], options: dict[str, Any]) -> Non
         if result.report is not None:
             print_usage(result.report)
         click.echo(say("out.run_dir", path=result.path))
+    if sign_key is not None:
+        _sign_sealed(results, sign_key)
     raise SystemExit(code)
+
+
+def _sign_sealed(results: list[Any], sign_key: Path) -> None:
+    """``run --sign``: sign each unit's run that was sealed (one stopped before its
+    manifest was written has nothing to sign)."""
+    from assay.cli._sign import sign_after_run
+    from assay.evidence import read_manifest
+    from assay.evidence._attest import SEALED
+
+    for result in results:
+        path = Path(result.path) if result.path else None
+        if path is None or not (path / "manifest.json").exists():
+            continue
+        if read_manifest(path).get("status") in SEALED:
+            sign_after_run(path, sign_key)
 
 
 def _fmt(value: Any) -> str:

@@ -14,3 +14,6 @@ REGATES = "regates.jsonl"
 """Looks made by re-gating a finished sequential run (`assay gate`, `assay score`),
 chained to the run's events head: appended after the seal, so the manifest cannot list it."""
 REPORTS = ("report.json", "report.md", "report.html")
+ATTESTATION = "attestation.dsse.json"
+"""The run's signature (an in-toto Statement in a DSSE envelope), written by `assay sign`
+or `assay run --sign` after the seal: it signs the manifest, so the manifest cannot list it."""
