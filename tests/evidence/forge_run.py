@@ -72,7 +72,9 @@ def forge_score(score, bundle, victim, donor_score):
 def forge_metrics(data, victim, donor):
     for estimate in data["estimates"]:
         if estimate["target_id"] == victim["trial"]["target_id"]:
-            better = next(e for e in data["estimates"] if e["target_id"] == donor["trial"]["target_id"])
+            better = next(
+                e for e in data["estimates"] if e["target_id"] == donor["trial"]["target_id"]
+            )
             for key in ("value", "passed", "statuses", "ci_low", "ci_high", "stderr"):
                 estimate[key] = better[key]
     return data
@@ -127,13 +129,22 @@ def forge(run):
     # bundles.jsonl, scores.jsonl and bundles.idx, in their original order
     bundle_lines, offsets, offset = [], [], 0
     for trial in [b["trial"]["trial_id"] for b in lines(run / "bundles.jsonl")]:
-        line = canonical(new_bundles.get(trial) or forge_bundle(bundles[trial], renamed, victim, donor)) + b"\n"
+        line = (
+            canonical(
+                new_bundles.get(trial) or forge_bundle(bundles[trial], renamed, victim, donor)
+            )
+            + b"\n"
+        )
         offsets.append((bytes.fromhex(trial[2:]), offset))
         offset += len(line)
         bundle_lines.append(line)
     (run / "bundles.jsonl").write_bytes(b"".join(bundle_lines))
-    (run / "scores.jsonl").write_bytes(b"".join(new_scores[s["score_id"]] + b"\n" for s in lines(run / "scores.jsonl")))
-    (run / "bundles.idx").write_bytes(b"".join(k + o.to_bytes(8, "big") for k, o in sorted(offsets)))
+    (run / "scores.jsonl").write_bytes(
+        b"".join(new_scores[s["score_id"]] + b"\n" for s in lines(run / "scores.jsonl"))
+    )
+    (run / "bundles.idx").write_bytes(
+        b"".join(k + o.to_bytes(8, "big") for k, o in sorted(offsets))
+    )
     report = forge_report(json.loads((run / "report.json").read_bytes()), victim, donor)
     (run / "report.json").write_bytes(json.dumps(report, indent=2).encode())
     for name in ("report.md", "report.html"):
@@ -141,10 +152,14 @@ def forge(run):
         (run / name).write_text(text.replace("failed", "passed"), encoding="utf-8")
     # the manifest, repeated by a new last event whose hash it holds
     manifest = json.loads((run / "manifest.json").read_bytes())
-    manifest["files"] = {name: "sha256:" + sha((run / name).read_bytes()) for name in manifest["files"]}
+    manifest["files"] = {
+        name: "sha256:" + sha((run / name).read_bytes()) for name in manifest["files"]
+    }
     last = events[-1]
     last["prev"] = head
-    last["data"] = {k: v for k, v in manifest.items() if k not in ("schema", "events", "events_head")}
+    last["data"] = {
+        k: v for k, v in manifest.items() if k not in ("schema", "events", "events_head")
+    }
     line = compact(last)
     out.append(line)
     (run / "events.jsonl").write_bytes(b"".join(l + b"\n" for l in out))
