@@ -104,7 +104,7 @@ def forge(run):
     out = []
     raw = (run / "events.jsonl").read_bytes().splitlines()
     events = [json.loads(line) for line in raw]
-    for old_line, event in zip(raw[:-1], events[:-1]):  # the last is rebuilt at the end
+    for old_line, event in zip(raw[:-1], events[:-1], strict=True):  # last: rebuilt below
         old_hash = sha(old_line)
         data, trial = event["data"], event["trial"]
         if trial == victim["trial"]["trial_id"] and event["type"] == "sampling":
@@ -162,7 +162,7 @@ def forge(run):
     }
     line = compact(last)
     out.append(line)
-    (run / "events.jsonl").write_bytes(b"".join(l + b"\n" for l in out))
+    (run / "events.jsonl").write_bytes(b"".join(each + b"\n" for each in out))
     manifest["events_head"] = sha(line)
     (run / "manifest.json").write_bytes(canonical(manifest))
     print(victim["trial"]["trial_id"])
