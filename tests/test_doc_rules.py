@@ -36,6 +36,28 @@ DESCRIPTIVE: dict[str, str] = {
         "spec.md: the lead-in to the sequential rules listed (and tested) below it"
     ),
     "The method, its prior and its guarantee are in": "a pointer to another page",
+    "What `verify` alone proves: the run is consistent with itself.": (
+        'evidence.md, threat model: a summary of "What `verify` checks", whose rules are '
+        "named there"
+    ),
+    "Every file, record and artifact hashes to what the manifest": (
+        "evidence.md, threat model: the same summary (the tamper tests name each check)"
+    ),
+    "What neither covers:": "evidence.md: the lead-in to the list of limits below it",
+    "Trust a key as far as you trust": "evidence.md: advice to the reader, no behaviour",
+    "Checking needs only the public key; keep the private key": "evidence.md: advice",
+    "- A target that cheats.": "evidence.md: a limit of evidence, pointing to sandbox.md",
+    "Evidence records what the target did; it cannot tell": (
+        "evidence.md: a limit (what no check can see), not a behaviour"
+    ),
+    "Keeping a target from reaching the harness": "a pointer to sandbox.md's threat model",
+    "- A stolen key, or a key that should no longer be trusted": (
+        "evidence.md: a limit: there is no revocation mechanism to test"
+    ),
+    "- What happened outside the run:": "evidence.md: a limit outside the run folder",
+    "`regates.jsonl`, written after the seal, is not covered either.": (
+        "evidence.md: a limit of what the signature covers, nothing assay does"
+    ),
 }
 
 # Rules with no named test yet. This list may only shrink: a rule here that gains a

@@ -9,6 +9,7 @@ another tool could check the signature the same way.
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import shutil
@@ -86,6 +87,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, Path]) -> P
     "unencrypted, mode 0600), and `PATH.pub`, its public key (PEM).",
     "It refuses (exit 2) when either file exists.",
     "A key's fingerprint is `sha256:` and the hex SHA-256 of its 32 raw public-key bytes.",
+    "| `keygen PATH` | write a new Ed25519 key pair for signing runs: `PATH` and `PATH.pub` |",
 )
 def test_keygen_writes_a_0600_pair_and_never_overwrites(tmp_path: Path) -> None:
     key = tmp_path / "release"
@@ -149,6 +151,8 @@ def test_an_openssl_key_signs_a_run_and_its_public_half_is_trusted(tmp_path: Pat
     "(`status`, `reasons`, and per target its `status`, `gated`, `minimum` and `numbers`: "
     "passed, denominator, rate and interval per scorer), the `assay_version` that ran and "
     "the one that signed (`signed_with`), and `started` / `finished` (RFC 3339, UTC).",
+    "`assay sign RUN --key KEY` (or `assay run SPEC --sign KEY`) writes "
+    "`attestation.dsse.json` into a sealed run.",
 )
 def test_the_envelope_is_dsse_over_an_in_toto_statement_of_the_manifest(
     signed: Path, keys: dict[str, Path]
@@ -260,6 +264,12 @@ def test_trust_refuses_each_way_a_signature_can_fail(
     "(unsigned run)`); that line is a claim read from the envelope, not checked, and does "
     "not change the exit code.",
 )
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The manifest cannot list the attestation (the attestation signs the manifest), so "
+    "`verify` does not count it as evidence: without `--trust` it only reports what the "
+    "envelope claims.",
+)
 def test_plain_verify_says_signed_by_which_key_or_unsigned(
     signed: Path, keys: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -283,7 +293,7 @@ def test_plain_verify_says_signed_by_which_key_or_unsigned(
 @pytest.mark.doc(
     "docs/cli.md",
     "A key that is missing, encrypted, not PEM or not Ed25519 is exit 2.",
-    "the key is checked before any trial runs (exit 2), and `--sign` with `--dry-run` is exit 2.",
+    "The key is checked before any trial runs (exit 2), and `--sign` with `--dry-run` is exit 2.",
     "a private key given as PUB is exit 2.",
 )
 def test_a_key_that_cannot_sign_is_refused_before_anything_runs(
@@ -346,6 +356,8 @@ def answer(text):
     "(status `running`) is exit 4, as is a run that does not verify or one another process "
     "holds.",
     "`sign RUN --key KEY` verifies RUN, then writes `RUN/attestation.dsse.json`",
+    "| `sign RUN --key KEY` | verify a sealed run, then sign it: `RUN/attestation.dsse.json` "
+    '(see [evidence.md](evidence.md), "Signatures") |',
 )
 def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     tmp_path: Path, keys: dict[str, Path]
@@ -380,6 +392,11 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     assert statement(run)["predicate"]["run_status"] == "interrupted"  # type: ignore[index]
     proc = run_cli("verify", run, "--trust", keys["ci"].with_name("ci.pub"))
     assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    with open(run / ".lock", "ab") as lock:  # another process holds the run
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        proc = run_cli("sign", run, "--key", keys["other"])
+        assert proc.returncode == EXIT_EVIDENCE
+        assert "is being written by another assay process" in error_line(proc)
     # a run that does not verify is not signed
     (run / "plan.jsonl").write_bytes((run / "plan.jsonl").read_bytes() + b"\n")
     (run / ATTESTATION).unlink()
@@ -444,3 +461,55 @@ def test_the_signing_module_stays_out_of_a_plain_run() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
     )
     assert proc.stdout.strip().endswith("False"), proc.stdout
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`show --trust` verifies the whole run before it shows a trial, as `score` does.",
+)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "then `verify` checks everything the manifest binds as usual.",
+)
+def test_trust_with_an_unchanged_manifest_still_checks_every_file(
+    signed: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(signed, run)
+    report = run / "report.md"
+    report.write_bytes(report.read_bytes() + b"edited\n")  # bound by its digest only
+    pub = keys["ci"].with_name("ci.pub")
+    assert run_cli("show", run, "order-100").returncode == EXIT_PASSED  # show never reads it
+    proc = run_cli("show", run, "order-100", "--trust", pub)
+    assert proc.returncode == EXIT_EVIDENCE
+    assert "does not verify" in error_line(proc) and "report.md" in error_line(proc)
+    proc = run_cli("verify", run, "--trust", pub)
+    assert proc.returncode == EXIT_EVIDENCE
+    assert "report.md" in proc.stdout
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "With `--trust PUB`, the signature is checked against that key over the statement, the "
+    "statement's subject against `manifest.json` as it is now, and the predicate's manifest "
+    "fields against the manifest;",
+)
+def test_a_valid_signature_over_a_statement_that_misstates_the_run_is_refused(
+    signed: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(signed, run)
+    outer = envelope(run)
+    claim = json.loads(base64.b64decode(str(outer["payload"])))
+    claim["predicate"]["spec_digest"] = "sha256:" + "0" * 64  # the subject still matches
+    payload = json.dumps(claim, sort_keys=True, separators=(",", ":")).encode()
+    private = serialization.load_pem_private_key(keys["ci"].read_bytes(), password=None)
+    assert isinstance(private, ed25519.Ed25519PrivateKey)
+    kind = b"application/vnd.in-toto+json"
+    sig = private.sign(b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload))
+    outer["payload"] = base64.b64encode(payload).decode()
+    outer["signatures"][0]["sig"] = base64.b64encode(sig).decode()  # type: ignore[index]
+    (run / ATTESTATION).write_text(json.dumps(outer))
+    proc = run_cli("verify", run, "--trust", keys["ci"].with_name("ci.pub"))
+    assert proc.returncode == EXIT_EVIDENCE
+    assert "its statement's spec_digest is not the run's" in error_line(proc)

@@ -47,7 +47,10 @@ def forge(original: Path, copy: Path) -> str:
     "docs/evidence.md",
     "Anyone who can write the folder can do what assay does: recompute every digest, "
     "re-chain the event log and rewrite the manifest, and `verify` then passes.",
-    "A run signed by a key you trust cannot be changed that way: the signature's subject "
+    "a failed trial of the shipping example re-pointed at another target's output, its "
+    "score flipped, and `verify`, `score` and `gate` all pass the forged run.",
+    "It does not prove who made the run.",
+    "a run signed by a key you trust cannot be changed that way: the signature's subject "
     "is the manifest's SHA-256, and the manifest binds the event chain's head and every "
     "file's digest, so any change to the evidence changes the manifest and breaks the "
     "signature.",
@@ -82,6 +85,10 @@ def test_a_forged_run_passes_plain_verify_and_fails_trust(
     "docs/evidence.md",
     "Editing the statement to name the new manifest breaks the signature itself, and "
     "signing the forgery with another key names that key, which is not the trusted one.",
+    "- A signer who lies.",
+    "The signature says who vouches for the run, not that the run is honest: whoever holds "
+    "the key can sign a forged or hand-made run, and `assay sign` checks only that the run "
+    "verifies.",
 )
 def test_the_forger_cannot_repair_the_statement_or_sign_with_his_own_key(
     signed_run: tuple[Path, Path], tmp_path: Path
@@ -110,3 +117,7 @@ def test_the_forger_cannot_repair_the_statement_or_sign_with_his_own_key(
     proc = run_cli("verify", forged, "--trust", pub)
     assert proc.returncode == EXIT_EVIDENCE
     assert "not by a trusted key" in error_line(proc)
+    # and whoever trusts the forger's key accepts the forgery: a signer can lie
+    proc = run_cli("gate", forged, "--trust", tmp_path / "mallory.pub")
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    assert "gate: passed" in proc.stdout
