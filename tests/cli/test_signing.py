@@ -445,22 +445,56 @@ def test_run_sign_signs_a_python_task_run(tmp_path: Path, keys: dict[str, Path])
     assert statement(run)["predicate"]["gate"] is not None  # type: ignore[index]
 
 
-def test_the_signing_module_stays_out_of_a_plain_run() -> None:
-    """``cryptography`` is imported only when a key is used: a run without --sign or
-    --trust must not pay for it (nor need the extra installed)."""
+def test_plain_verify_never_imports_cryptography(signed: Path) -> None:
+    """``cryptography`` is imported only when a key is used: a plain verify of a signed
+    run reads the envelope's claim without it (nor needs the extra installed)."""
     code = (
         "import sys\n"
         "from assay.cli._main import main\n"
         "try:\n"
-        "    main(['verify', '--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('cryptography' in sys.modules)\n"
+        "    main(['verify', sys.argv[1]])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code, 'cryptography' in sys.modules)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+        [sys.executable, "-c", code, signed], capture_output=True, text=True, cwd=REPO, check=True
     )
-    assert proc.stdout.strip().endswith("False"), proc.stdout
+    assert "signature: signed by sha256:" in proc.stdout
+    assert proc.stdout.strip().endswith("exit 0 False"), proc.stdout
+
+
+WITHOUT_CRYPTOGRAPHY = (
+    "import sys\n"
+    "sys.modules['cryptography'] = None  # as if the 'sign' extra were not installed\n"
+    "from assay.cli._main import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Without the `cryptography` package (the `sign` extra: `pip install 'assay[sign]'`), "
+    "`keygen`, `sign`, `run --sign` and `--trust` are exit 2, saying so.",
+)
+def test_without_cryptography_signing_is_one_line_exit_2(
+    signed: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    for args in (
+        ["keygen", tmp_path / "k"],
+        ["sign", signed, "--key", keys["ci"]],
+        ["run", SHIPPING / "eval.yaml", "-o", tmp_path / "run", "--sign", keys["ci"]],
+        ["verify", signed, "--trust", keys["ci"].with_name("ci.pub")],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", WITHOUT_CRYPTOGRAPHY, *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+        assert proc.returncode == EXIT_CONFIG, (args, proc.stdout + proc.stderr)
+        assert "pip install 'assay[sign]'" in error_line(proc)
+    assert not (tmp_path / "k").exists() and not (tmp_path / "run").exists()
 
 
 @pytest.mark.doc(
