@@ -43,6 +43,9 @@ EXPECTED_EXIT = {
     "assay run examples/shipping/eval.yaml": 1,
     "assay run examples/shipping/eval.yaml --output runs/shipping": 1,
     "assay gate runs/shipping": 1,
+    # evidence.md, "Signatures": the same example, signed (its gate still fails)
+    "assay run examples/shipping/eval.yaml --output runs/signed --sign ci-key": 1,
+    "assay gate runs/signed --trust ci-key.pub": 1,
     # the README's RUN is the run just before, which completed: nothing to resume
     "assay resume RUN": 5,
 }
