@@ -168,7 +168,7 @@ def test_a_failing_collector_exits_5_via_the_cli(
     report = json.loads((run / "report.json").read_text())
     assert report["gate"]["status"] == "stopped" and "event sink" in report["gate"]["reasons"][0]
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
-    assert run_cli("verify", run).returncode == 0
+    assert run_cli("verify", run).returncode == 3  # consistent, and unfinished
 
 
 # -- the failure-rate threshold, through the command line --------------------------------

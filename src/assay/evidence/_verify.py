@@ -47,6 +47,9 @@ def verify_run(path: Path) -> VerifyResult:
     """
     manifest = read_manifest(path)
     check = Checker(path)
+    check.result.status = str(manifest.get("status"))
+    planned = manifest.get("planned")
+    check.result.planned = planned if isinstance(planned, int) else 0
     check.manifest_files = set(_listed_files(manifest))
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
