@@ -196,6 +196,10 @@ def sink_run(tmp_path: Path, collector: Collector, *rate: str) -> subprocess.Com
     "(default 0.5)",
     "The run directory always keeps the complete log.",
 )
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Every file in the run folder must be one assay writes:",  # sink-fallback.jsonl is one
+)
 def test_half_the_batches_refused_is_not_over_the_default_rate(
     tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]
 ) -> None:
