@@ -63,6 +63,7 @@ def test_a_complete_run_has_only_known_files(run: Path) -> None:
     "docs/evidence.md",
     "Any other file or folder is an error, not a warning: it is checked by nothing, and a "
     "reader could take it for part of the run, so verify names it (exit 4).",
+    "in a complete run they are errors too.",
 )
 @pytest.mark.parametrize(
     ("stray", "named"),
@@ -74,6 +75,7 @@ def test_a_complete_run_has_only_known_files(run: Path) -> None:
         ("artifacts/ab/not-a-digest", "artifacts/ab/not-a-digest"),
         # a crash leftover is fine only in an unfinished run
         (".manifest.json.tmp", ".manifest.json.tmp"),
+        (f"artifacts/ab/.{'ab' * 32}.4242.tmp", f"artifacts/ab/.{'ab' * 32}.4242.tmp"),
     ],
 )
 def test_a_stray_file_fails_verify_naming_it(run: Path, stray: str, named: str) -> None:
@@ -131,6 +133,10 @@ def test_a_white_space_edit_of_the_manifest_fails_verify(run: Path, edit: object
     "docs/evidence.md",
     "whose evidence has no problem is reported as unfinished, with how many of its planned "
     "trials finished and the `assay resume RUN` command that finishes it (exit 3,",
+    "The one exception is the temporary file of a write a kill interrupted (`.NAME.tmp`, "
+    "renamed into place only once whole): an unfinished run may hold some, which the next "
+    "`assay resume` removes;",
+    "a kill can leave one behind, which the next `assay resume` removes.",
 )
 @pytest.mark.doc(
     "docs/cli.md",
@@ -148,7 +154,11 @@ def test_verify_of_a_killed_run_says_it_is_unfinished(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
-    (run / ".report.json.tmp").write_text("{")  # what a kill mid-write leaves
+    # what a kill mid-write leaves: a report, a large artifact not renamed yet
+    (run / ".report.json.tmp").write_text("{")
+    loose_temp = run / "artifacts" / "ab" / f".{'ab' * 32}.4242.tmp"
+    loose_temp.parent.mkdir(parents=True)
+    loose_temp.write_bytes(b"x" * 70_000)
     verify = run_cli("verify", run)
     assert verify.returncode == 3, verify.stdout
     assert verify.stdout.strip() == (
@@ -158,7 +168,8 @@ def test_verify_of_a_killed_run_says_it_is_unfinished(tmp_path: Path) -> None:
     never.touch()
     resumed = run_cli("resume", run)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert not (run / ".report.json.tmp").exists()  # resume removed the leftover
+    assert not (run / ".report.json.tmp").exists()  # resume removed the leftovers
+    assert not loose_temp.exists()
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
     assert "5 trials" in verify.stdout and "every digest matches" in verify.stdout
