@@ -143,6 +143,7 @@ def test_a_white_space_edit_of_the_manifest_fails_verify(run: Path, edit: object
     "`verify`: the run is unfinished (killed or interrupted): every digest of what it holds "
     "matches, but only N of its M trials finished, and `assay resume RUN` finishes it",
     "`verify`: every digest matches and the run is complete",
+    "say whether the run is unfinished (how many trials finished, how to finish it)",
 )
 def test_verify_of_a_killed_run_says_it_is_unfinished(tmp_path: Path) -> None:
     spec = _spec(tmp_path / "spec", HOLD, 5)
