@@ -128,7 +128,7 @@ def test_a_run_with_no_rule_is_ungated_exit_0_and_never_reads_passed(tmp_path: P
 @pytest.mark.doc(
     "docs/cli.md",
     "and no trial was blocked, invalid or unrun and no score unscorable or errored;",
-    "| 3 | gate inconclusive: the evidence cannot tell, whether or not anything was gated |",
+    "| 3 | gate inconclusive: the evidence cannot tell, whether or not anything was gated;",
 )
 @pytest.mark.doc(
     "docs/spec.md",
