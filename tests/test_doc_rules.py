@@ -23,6 +23,9 @@ DOCS = ("docs/cli.md", "docs/spec.md", "docs/evidence.md")
 # pointer to another page). Keyed by the sentence's start; each says why.
 DESCRIPTIVE: dict[str, str] = {
     "Each line is one JSON record:": "evidence.md: the lead-in to the example event record",
+    "The files under `artifacts/`, as written:": (
+        "evidence.md: the lead-in to the layout block; its facts are the rules around it"
+    ),
     "For mean scores in [0, 1] the binomial variance is the largest possible": (
         "docs/spec.md: why the n of the min_effect rule also suits mean scores (a bound of "
         "statistics, not a behaviour); the n itself is checked by "

@@ -132,7 +132,7 @@ def test_not_a_run_is_one_line_and_exit_4(tmp_path: Path, kind: str, command: st
 @pytest.mark.doc(
     "docs/cli.md",
     "| `verify RUN` (alias `inspect`) | re-derive every digest; list each problem, naming the "
-    "file and line |",
+    "file and line;",
     "`verify`: every digest matches",
 )
 def test_verify_lists_each_problem_naming_the_file_and_line(good_run: Path, tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_a_run_with_no_rule_is_ungated_exit_0_and_never_reads_passed(tmp_path: P
 @pytest.mark.doc(
     "docs/cli.md",
     "and no trial was blocked, invalid or unrun and no score unscorable or errored;",
-    "| 3 | gate inconclusive: the evidence cannot tell, whether or not anything was gated |",
+    "| 3 | gate inconclusive: the evidence cannot tell, whether or not anything was gated;",
 )
 @pytest.mark.doc(
     "docs/spec.md",
@@ -346,8 +346,8 @@ def test_a_server_answering_200_with_no_json_stops_the_run_with_reports_and_exit
         manifest = read_manifest(run)
         assert manifest["status"] == "interrupted"
         assert {"report.json", "report.md", "report.html"} <= set(manifest["files"])
-        verified = run_cli("verify", run)
-        assert verified.returncode == EXIT_PASSED, verified.stdout + verified.stderr
+        verified = run_cli("verify", run)  # consistent, and unfinished: exit 3
+        assert verified.returncode == EXIT_INCONCLUSIVE, verified.stdout + verified.stderr
         (run / "report.md").write_text("**Gate: PASSED**\n")  # the reports are evidence
         assert run_cli("verify", run).returncode == EXIT_EVIDENCE
         (run / "report.md").unlink()
@@ -365,7 +365,7 @@ def test_a_server_answering_200_with_no_json_stops_the_run_with_reports_and_exit
         _, err = resuming.communicate(timeout=30)
         assert resuming.returncode == EXIT_INTERRUPTED, err
         assert not [p.name for p in run.glob("report.*")]
-        assert run_cli("verify", run).returncode == EXIT_PASSED
+        assert run_cli("verify", run).returncode == EXIT_INCONCLUSIVE
 
         server.push(ok(), ok())  # the server is fixed: resume runs the two trials left
         resumed = run_cli("resume", run, cwd=tmp_path, env=env)

@@ -20,6 +20,7 @@ from tests.helpers import (
     error_line,
     read_jsonl,
     run_cli,
+    simple_spec,
     state_of,
     unique_callable_spec,
 )
@@ -264,3 +265,48 @@ def test_a_python_tasks_trial_shows_its_conversation(tmp_path: Path) -> None:
     calls = [c for m in messages for c in m.get("tool_calls") or []]
     assert calls and all(f"assistant → {c['function']}(" in shown.stdout for c in calls)
     assert f"  output: {messages[-1]['content']}" in lines
+
+
+# A program that fails the way real ones do: non-zero exit with half a line of stdout,
+# or with none at all. Both are product failures, recorded as produced.
+FAILING_PROGRAM = """
+import sys
+
+text = sys.stdin.read()
+if "half" in text:
+    sys.stdout.write('{"answer": "unfinish')
+    sys.exit(3)
+if "silent" in text:
+    sys.exit(2)
+print('"fine"')
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "An output whose bytes are not the JSON its media type says (a program that exited "
+    "non-zero with empty or non-JSON stdout: a product failure, recorded as produced) is "
+    "shown as the text recorded, with the failure, and `show` exits 0.",
+)
+def test_a_program_that_exited_non_zero_with_bad_output_is_shown(tmp_path: Path) -> None:
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    (spec_dir / "prog.py").write_text(FAILING_PROGRAM)
+    samples = [
+        {"id": "half", "input": "half", "expected": "x"},
+        {"id": "silent", "input": "silent", "expected": "x"},
+    ]
+    spec = simple_spec(spec_dir, samples=samples, targets=[{"id": "p", "script": "prog.py"}])
+    run = tmp_path / "run"
+    assert run_cli("run", spec, "-o", run).returncode == 1  # both fail the gate
+    for sample, output, code in [("half", '{"answer": "unfinish', 3), ("silent", "", 2)]:
+        shown = run_cli("show", run, sample)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stderr == ""
+        lines = shown.stdout.splitlines()
+        assert lines[1] == "  state: completed (product_failure); attempts: 1 (succeeded)"
+        assert f"  output: {output}" in lines, lines
+        assert f"  failure: exited with code {code}" in lines, lines
+        as_json = run_cli("show", run, sample, "--json")
+        assert as_json.returncode == 0, as_json.stderr
+        assert json.loads(as_json.stdout)["output"] == output

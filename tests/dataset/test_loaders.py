@@ -11,7 +11,7 @@ import pytest
 from assay._messages import set_language
 from assay.dataset import FieldSpec, MemoryDataset, Sample, csv_dataset, freeze, json_dataset
 from assay.errors import EXIT_CONFIG, ConfigError
-from tests.helpers import has_cjk
+from tests.helpers import error_line, has_cjk, run_cli
 
 
 def _jsonl(tmp_path: Path, *records: object, name: str = "set.jsonl") -> Path:
@@ -450,3 +450,43 @@ def test_a_gz_file_that_is_not_gzip_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not gzip") as caught:
         json_dataset(path)
     assert "broken.jsonl.gz" in caught.value.one_line()
+
+
+DEEP_TASK = """
+from assay import Task, task
+from assay.dataset import json_dataset
+from assay.score import exact
+
+
+@task
+def deep():
+    return Task(dataset=json_dataset(DATA), scorer=exact())
+"""
+
+
+def _nested(depth: int) -> str:
+    return '{"id": "a", "input": "q", "metadata": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+@pytest.mark.parametrize("name", ["deep.jsonl", "deep.json"])
+def test_a_record_nested_2000_deep_is_one_line_exit_2(tmp_path: Path, name: str) -> None:
+    """As the YAML path says it: RecursionError in the JSON reader was exit 70."""
+    record = _nested(2_000)
+    (tmp_path / name).write_text(record + "\n" if name.endswith("l") else f"[{record}]")
+    (tmp_path / "task.py").write_text(DEEP_TASK.replace("DATA", repr(name)))
+    proc = run_cli("run", "task.py@deep", "-o", tmp_path / "run", cwd=tmp_path)
+    assert proc.returncode == EXIT_CONFIG, proc.stderr
+    line = error_line(proc)
+    where = f"{name}:1:" if name.endswith("l") else f"{name}:"
+    assert line.startswith(f"assay: {where} not valid JSON") and "nested too deeply" in line
+    assert not (tmp_path / "run").exists()  # nothing was run
+
+
+def test_a_record_nested_500_deep_loads(tmp_path: Path) -> None:
+    path = tmp_path / "ok.jsonl"
+    path.write_text(_nested(500) + "\n")
+    (sample,) = list(json_dataset(path))
+    assert (
+        sample.metadata is not None
+        and sample.metadata["x"] == json.loads(_nested(500))["metadata"]["x"]
+    )

@@ -111,6 +111,10 @@ def sized_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     "A payload of 64 KiB (65,536 bytes) or more is a file,",
     "A smaller one is a record appended to a pack, `artifacts/pack-NNNN.bin`:",
     "An artifact is found by its digest: the file of that name, else the pack record",
+    "Records in a pack are the payloads' own bytes: a record's `size` is the length of its "
+    "payload, and the digest in its header, like every artifact reference in the bundles and "
+    "events, is the SHA-256 of the uncompressed payload.",
+    "A loose file is written as `.<64 hex>.<pid>.tmp` in its folder first;",
 )
 def test_large_payloads_are_files_and_small_ones_pack_records(
     sized_run: tuple[Path, list[str]],
@@ -127,8 +131,9 @@ def test_large_payloads_are_files_and_small_ones_pack_records(
             assert len(data) >= LOOSE_MIN, (sha, len(data))
             assert sha not in packed
             path = run / "artifacts" / sha[:2] / sha
-            # written under another name, then renamed into place
-            assert any(line.endswith(f" -> {path}") for line in renamed), path
+            # written under another name in the same folder, then renamed into place
+            temp = path.parent / f".{sha}.{os.getpid()}.tmp"
+            assert f"{temp} -> {path}" in renamed, path
         else:
             ((pack, offset, size),) = packed[sha]  # once, though every sample is asked twice
             assert size < LOOSE_MIN, (sha, size)
@@ -251,3 +256,31 @@ def test_an_unsealed_run_has_no_indexes(tmp_path: Path) -> None:
     assert "Stop" in repr(info.value)
     assert list((out / "artifacts").glob("pack-*.bin"))
     assert not list(out.rglob("*.idx"))
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The writer remembers the digests of the last 16,384 small payloads it stored (a resume "
+    "starts with none): a payload seen among them is not appended again, and one seen longer "
+    "ago is appended again (both records hold the same bytes, so either answers for the "
+    "digest);",
+)
+def test_a_small_payload_is_stored_again_only_after_16384_others(tmp_path: Path) -> None:
+    root = tmp_path / "artifacts"
+    store = ArtifactStore(root)
+    first = store.put(b"again", "text/plain")
+    store.put(b"again", "text/plain")  # recent: not appended
+    for number in range(16_383):
+        store.put(b"other %d" % number, "text/plain")
+    store.put(b"again", "text/plain")  # 16,383 others since: still remembered
+    store.put(b"one more", "text/plain")
+    store.put(b"again", "text/plain")  # remembered still: it was stored just now
+    for number in range(16_384):
+        store.put(b"later %d" % number, "text/plain")
+    store.put(b"again", "text/plain")  # 16,384 others since: appended again
+    store.close()
+    records = read_pack(root / "pack-0001.bin")
+    copies = [(offset, payload) for offset, sha, payload in records if sha == first.sha256]
+    assert [payload for _, payload in copies] == [b"again", b"again"]
+    assert len(records) == 2 + 16_383 + 1 + 16_384
+    assert ArtifactStore(root, write=False).get(first.sha256) == b"again"

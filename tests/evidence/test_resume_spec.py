@@ -63,6 +63,11 @@ def stopped_yaml_run(folder: Path) -> tuple[Path, Path]:
     "A YAML run is resumed with the same spec file (refused, naming the changed fields, if it",
     "A resumed run appends to a new pack (the next number) and leaves the earlier packs",
 )
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Packs are numbered from `0001` with four digits, and each process that writes the run "
+    "opens one new pack.",
+)
 def test_a_yaml_run_resumes_only_with_its_spec_and_appends_a_new_pack(tmp_path: Path) -> None:
     spec, run = stopped_yaml_run(tmp_path)
     original = spec.read_bytes()

@@ -168,7 +168,7 @@ def test_a_failing_collector_exits_5_via_the_cli(
     report = json.loads((run / "report.json").read_text())
     assert report["gate"]["status"] == "stopped" and "event sink" in report["gate"]["reasons"][0]
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
-    assert run_cli("verify", run).returncode == 0
+    assert run_cli("verify", run).returncode == 3  # consistent, and unfinished
 
 
 # -- the failure-rate threshold, through the command line --------------------------------
@@ -195,6 +195,10 @@ def sink_run(tmp_path: Path, collector: Collector, *rate: str) -> subprocess.Com
     "A batch the collector refuses is appended to `RUN/sink-fallback.jsonl`",
     "(default 0.5)",
     "The run directory always keeps the complete log.",
+)
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "Every file in the run folder must be one assay writes:",  # sink-fallback.jsonl is one
 )
 def test_half_the_batches_refused_is_not_over_the_default_rate(
     tmp_path: Path, collector_factory: Callable[[Callable[[int], bool]], Collector]

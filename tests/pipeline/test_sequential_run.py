@@ -184,6 +184,7 @@ def test_looks_and_a_stop_the_scores_do_not_support_fail_verify(
     "docs/evidence.md",
     "Each line of `regates.jsonl` must chain to the SHA-256 of the line before (the first to "
     "the manifest's `events_head`) and repeat the run's last look.",
+    "Every file in the run folder must be one assay writes:",  # regates.jsonl is one
 )
 def test_regating_records_a_look_and_a_doctored_one_fails_verify(tmp_path: Path) -> None:
     spec = simple_spec(tmp_path, samples=samples(200, 25), gate=SEQUENTIAL)

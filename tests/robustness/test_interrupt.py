@@ -150,7 +150,9 @@ def _assert_interrupted(proc: subprocess.Popen[str], run: Path) -> None:
         assert summary["state"] == "invalid"
     assert not hanging & finished_trials(run)  # cancelled trials get no bundle
     verify = run_cli("verify", run)
-    assert verify.returncode == 0, verify.stdout  # an interrupted run is consistent
+    # an interrupted run is consistent, and verify says it is unfinished (exit 3)
+    assert verify.returncode == 3, verify.stdout
+    assert "UNFINISHED (interrupted)" in verify.stdout, verify.stdout
 
 
 def _assert_resumed_equal(run: Path, reference: dict[str, object]) -> None:

@@ -210,7 +210,8 @@ def test_a_torn_record_is_reported_then_repaired_by_resume(
 ) -> None:
     run = tmp_path / "run"
     shutil.copytree(request.getfixturevalue(case.base), run)
-    assert run_cli("verify", run).returncode == 0  # whole records only: it verifies
+    # whole records only: it verifies, as the unfinished run it is (exit 3)
+    assert run_cli("verify", run).returncode == 3
     torn = case.tear(run)
     done, starts = finished_trials(run), trial_starts(run)
 

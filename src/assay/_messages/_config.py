@@ -100,6 +100,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 第 {line} 行第 {column} 列：不是合法的 JSON（{reason}）",
         "请修正所示位置的 JSON 语法",
     ),
+    "dataset.json_deep": (
+        "{path}: not valid JSON here ({reason})",
+        "flatten the records: Python's JSON reader stops at about 1,000 levels of nesting",
+        "{path}：无法在此读取为 JSON（{reason}）",
+        "请减少记录的嵌套层数：Python 的 JSON 读取器在约 1000 层嵌套时停止",
+    ),
     "dataset.json_list": (
         "{path} holds a JSON {kind}, not a list of records",
         "a .json dataset is one list of objects; for one object per line, name the file .jsonl",

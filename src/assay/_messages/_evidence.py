@@ -260,6 +260,18 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "该评分记录与其 match 事件所记录的不一致",
         "",
     ),
+    "verify.not_canonical": (
+        "not canonical JSON (sorted keys, no spaces): its bytes were edited",
+        "",
+        "不是规范 JSON（键有序、无空白）：其字节被改动过",
+        "",
+    ),
+    "verify.unknown_file": (
+        "not a file assay writes: move it out of the run folder",
+        "",
+        "不是 assay 写入的文件：请将其移出运行目录",
+        "",
+    ),
     "verify.unreadable": ("cannot be checked ({reason})", "", "无法校验（{reason}）", ""),
     # --- verify's notes (not findings: the evidence is not in question) ------------------
     "verify.redone": (

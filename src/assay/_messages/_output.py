@@ -44,6 +44,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{bundles} 个证据包、{scores} 条评分；所有摘要一致",
         "",
     ),
+    "out.verify_unfinished": (
+        "{path} is UNFINISHED ({status}): {finished} of {planned} trials finished; every "
+        "digest of what it holds matches — finish it with `assay resume {path}`",
+        "",
+        "{path} 尚未完成（{status}）：{planned} 个试验中已完成 {finished} 个；"
+        "已有内容的所有摘要一致——用 `assay resume {path}` 完成它",
+        "",
+    ),
     "out.verify_bad": (
         "{path} does NOT verify: {count} problem(s)",
         "",

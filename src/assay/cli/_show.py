@@ -47,7 +47,7 @@ def show(
     trust: tuple[Path, ...],
 ) -> None:
     """Show trial ID (t-…) or every trial of sample ID in RUN, checked against its digests."""
-    from assay.evidence import checked_events, decode_output, find_trials, read_manifest
+    from assay.evidence import checked_events, find_trials, read_manifest
 
     if (ident is None) == (transcript_of is None):
         raise ConfigError("show.one_id")
@@ -60,7 +60,7 @@ def show(
         raise ConfigError("show.unknown_id", path=str(run_dir), ident=wanted)
     for trial in trials:
         seen = trial.bundle["observation"]
-        output = decode_output(trial.output, seen["media"]) if trial.output is not None else None
+        output = _as_recorded(trial.output, seen["media"]) if trial.output is not None else None
         if as_json:
             record = {
                 "bundle": trial.bundle,
@@ -152,6 +152,18 @@ def _print_trial(
             )
         )
     click.echo(say("out.show_digest", digest=bundle["digest"]))
+
+
+def _as_recorded(data: bytes, media: str) -> Any:
+    """The output as a scorer would read it; if its bytes are not what their media type
+    says (a program that exited non-zero with empty or half-written stdout: a product
+    failure, recorded as produced), the bytes as text: show prints what was recorded."""
+    from assay.evidence import decode_output
+
+    try:
+        return decode_output(data, media)
+    except ValueError:
+        return data.decode("utf-8", errors="replace")
 
 
 def _is_task_state(output: Any) -> bool:

@@ -8,20 +8,32 @@ import click
 
 from assay._messages import say
 from assay.cli._sign import check_trust, trust_option
-from assay.errors import EXIT_EVIDENCE, EXIT_PASSED
+from assay.errors import EXIT_EVIDENCE, EXIT_INCONCLUSIVE, EXIT_PASSED
 
 
 @click.command()
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @trust_option
 def verify(run_dir: Path, trust: tuple[Path, ...]) -> None:
-    """Verify the evidence in RUN; exit 0 when every digest matches, 4 otherwise."""
+    """Verify the evidence in RUN; exit 0 when every digest matches, 3 when it does but
+    the run is unfinished, 4 otherwise."""
     from assay.evidence import verify_run
 
     keyid = check_trust(run_dir, trust)
     result = verify_run(run_dir)
     for note in result.notes:  # how it was checked, not what was found: stderr
         click.echo(note, err=True)
+    if result.ok and result.unfinished:
+        click.echo(
+            say(
+                "out.verify_unfinished",
+                path=run_dir,
+                status=result.status,
+                finished=result.bundles,
+                planned=result.planned,
+            )
+        )
+        raise SystemExit(EXIT_INCONCLUSIVE)
     if result.ok:
         click.echo(
             say(

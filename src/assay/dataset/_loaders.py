@@ -42,6 +42,7 @@ _BOM = b"\xef\xbb\xbf"
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
 _DECODER = json.JSONDecoder()
 _NOT_SPACE = re.compile(r"[^ \t\n\r]")
+NESTED_TOO_DEEPLY = "nested too deeply"
 
 
 def json_dataset(
@@ -177,11 +178,16 @@ def _jsonl_records(path: Path, display: str) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                yield number, msgspec.json.decode(line)
+                record = msgspec.json.decode(line)
             except msgspec.DecodeError as exc:
                 raise ConfigError(
                     "dataset.json", path=display, line=number, reason=str(exc)
                 ) from None
+            except RecursionError:  # as the YAML path says it: one line, exit 2
+                raise ConfigError(
+                    "dataset.json", path=display, line=number, reason=NESTED_TOO_DEEPLY
+                ) from None
+            yield number, record
 
 
 def _lines_of(handle: Iterable[bytes], display: str) -> Iterator[bytes]:
@@ -209,6 +215,8 @@ def _json_records(text: str, display: str) -> Iterator[tuple[int, Any]]:
             column=exc.colno,
             reason=exc.msg,
         ) from None
+    except RecursionError:
+        raise ConfigError("dataset.json_deep", path=display, reason=NESTED_TOO_DEEPLY) from None
     if not isinstance(data, list):
         raise ConfigError("dataset.json_list", path=display, kind=type(data).__name__)
     count = len(data)

@@ -11,6 +11,7 @@ numbering, so its bundle covers every event it ever had.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
 from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
 from assay.evidence._usage import Usage
+from assay.evidence._verify_folder import LEFTOVER
 
 
 class ResumePoint(msgspec.Struct):
@@ -58,6 +60,7 @@ def find_resume_point(path: Path) -> ResumePoint:
     """Repair torn tails in *path* and report what finished and where the chain ends."""
     repaired: list[str] = []
     _drop_indexes(path)
+    _drop_leftovers(path)
     for name in (EVENTS, BUNDLES, SCORES):
         if cut := _cut_torn_tail(path / name):
             repaired.append(f"{name}: cut a torn last record ({cut} bytes)")
@@ -120,6 +123,24 @@ def _drop_indexes(path: Path) -> None:
     artifacts = path / ARTIFACTS
     for name in pack_names(artifacts):
         pack_index(artifacts / name).unlink(missing_ok=True)
+
+
+def _drop_leftovers(path: Path) -> None:
+    """Remove the temporary files (``.NAME.tmp``) of writes a kill interrupted.
+
+    Every such write (the manifest, the plan, a report, an index, a large artifact) is
+    renamed into place only once whole, so a leftover never holds anything the run
+    needs; removed here, under the run's lock, a completed run holds none (``verify``
+    names any file it does not expect in a sealed run)."""
+    artifacts = path / ARTIFACTS
+    folders = [path, artifacts]
+    if artifacts.is_dir():
+        folders += [artifacts / name for name in os.listdir(artifacts) if len(name) == 2]
+    for folder in folders:
+        if folder.is_dir():
+            for name in os.listdir(folder):
+                if LEFTOVER.fullmatch(name):
+                    (folder / name).unlink(missing_ok=True)
 
 
 def _cut_unbound_scores(path: Path, bound: set[str]) -> int:

@@ -95,8 +95,9 @@ class RunWriter:
             for name in (BUNDLES, SCORES):
                 mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run
                 self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
-            # The plan is derived from the spec: a resumed run simply writes it again.
-            self._files[PLAN] = open(path / PLAN, "wb", buffering=1 << 16)  # noqa: SIM115
+            # The plan is derived from the spec: a resumed run simply writes it again, under
+            # a temporary name until ``plan_written`` renames it over the old one.
+            self._files[PLAN] = open(_temp_name(path / PLAN), "wb", buffering=1 << 16)  # noqa: SIM115
         except BlockingIOError:
             self._release()
             raise RunError("run.locked", path=str(path)) from None
@@ -116,6 +117,23 @@ class RunWriter:
         """Append one planned trial."""
         if self.path is not None:
             self._files[PLAN].write(fast_json(record) + b"\n")
+
+    def plan_written(self) -> None:
+        """Put the plan written so far in place of the old one, atomically.
+
+        A resumed run rewrites a plan that is already there: written over in place, a
+        ``kill -9`` would leave it empty or half-written and the run would no longer
+        verify. So the new plan goes to a temporary file in the run folder, reaches the
+        disk (fsync) and is renamed over the old one, and the rename itself is made
+        durable (fsync of the folder). A fresh run's plan gets the same treatment: a
+        crash never leaves a partial ``plan.jsonl``."""
+        if self.path is None:
+            return
+        handle = self._files[PLAN]
+        handle.flush()
+        os.fsync(handle.fileno())
+        os.replace(_temp_name(self.path / PLAN), self.path / PLAN)
+        _sync_path(self.path)
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for one trial's events and artifacts."""
@@ -208,8 +226,13 @@ def _sync_path(path: Path) -> None:
         os.close(descriptor)
 
 
+def _temp_name(path: Path) -> Path:
+    """Where *path* is written before it is renamed into place (``.NAME.tmp``)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
+    temp = _temp_name(path)
     with open(temp, "wb") as handle:
         handle.write(data)
         handle.flush()

@@ -22,6 +22,7 @@ from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, S
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
 from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
+from assay.evidence._verify_folder import check_folder, check_manifest_bytes
 from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_records import (
     check_artifacts,
@@ -47,6 +48,9 @@ def verify_run(path: Path) -> VerifyResult:
     """
     manifest = read_manifest(path)
     check = Checker(path)
+    check.result.status = str(manifest.get("status"))
+    planned = manifest.get("planned")
+    check.result.planned = planned if isinstance(planned, int) else 0
     check.manifest_files = set(_listed_files(manifest))
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
@@ -69,6 +73,9 @@ def verify_run(path: Path) -> VerifyResult:
             check.result.notes.append(say("verify.redone", reason=scan.fallback))
         check.start(MANIFEST)
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
+        _guarded(check, MANIFEST, lambda: check_manifest_bytes(check))
+        sealed = manifest.get("status") == "complete"
+        _guarded(check, MANIFEST, lambda: check_folder(check, sealed=sealed))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
         _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))

@@ -32,11 +32,19 @@ class VerifyResult(msgspec.Struct):
     artifacts: int = 0
     bundles: int = 0
     scores: int = 0
+    status: str = "complete"
+    planned: int = 0
 
     @property
     def ok(self) -> bool:
         """True when nothing changed."""
         return not self.problems
+
+    @property
+    def unfinished(self) -> bool:
+        """True for a run that was never sealed complete (killed, or interrupted): what it
+        holds may verify, but it is not the whole run, and CI must be able to tell."""
+        return self.status != "complete"
 
 
 _ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list

@@ -349,6 +349,7 @@ async def _execute_run(
             remove_reports(run.writer.path)
         for trial in run.plan:
             run.writer.write_plan_line(msgspec.structs.asdict(trial))
+        run.writer.plan_written()
         finished = await run.judge_finished()
         if run.point is not None:
             run.run_event(

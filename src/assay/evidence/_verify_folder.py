@@ -1,0 +1,94 @@
+"""What ``verify`` checks of the run folder itself: the manifest's exact bytes, and that
+nothing is in the folder that assay does not write.
+
+The manifest is written as canonical JSON (sorted keys, compact, UTF-8, no newline), so
+its bytes are a function of its fields: a copy re-indented or with a space added is
+caught although every field still matches. A file assay does not write (a stray report,
+a note, a file dropped in ``artifacts/``) is no evidence, is checked by nothing, and a
+reader of the folder could take it for part of the run: it is a problem too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from assay._digest import canonical_json, loads
+from assay.evidence._index import BUNDLE_INDEX
+from assay.evidence._layout import (
+    ARTIFACTS,
+    ATTESTATION,
+    BUNDLES,
+    EVENTS,
+    LOCK,
+    MANIFEST,
+    PLAN,
+    REGATES,
+    REPORTS,
+    SCORES,
+    SINK_FALLBACK,
+    SPEC,
+)
+from assay.evidence._verify_checker import Checker
+
+KNOWN_FILES = frozenset(
+    {MANIFEST, SPEC, PLAN, EVENTS, BUNDLES, BUNDLE_INDEX, SCORES, *REPORTS}
+    | {REGATES, SINK_FALLBACK, LOCK, ATTESTATION}
+)
+"""Every file assay writes at the top of a run folder (some only for some runs)."""
+
+_PACK_FILE = re.compile(r"pack-[0-9]{4,}\.(bin|idx)")
+_HEX2 = re.compile(r"[0-9a-f]{2}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+LEFTOVER = re.compile(r"\..+\.tmp")
+"""A file being written under a temporary name (``.NAME.tmp``) before it is renamed
+into place: a kill leaves one behind, which the next ``assay resume`` removes."""
+
+
+def check_manifest_bytes(check: Checker) -> None:
+    """The manifest's bytes must be the canonical encoding of what they decode to."""
+    data = (check.path / MANIFEST).read_bytes()
+    if canonical_json(loads(data)) != data:
+        check.problem(MANIFEST, "verify.not_canonical")
+
+
+def check_folder(check: Checker, *, sealed: bool) -> None:
+    """Name every file in the run folder that assay does not write. Leftovers of an
+    interrupted write (``.NAME.tmp``) are expected in an unfinished run only."""
+    for name in sorted(_unknown(check.path, sealed=sealed)):
+        check.problem(name, "verify.unknown_file")
+
+
+def _unknown(root: Path, *, sealed: bool) -> list[str]:
+    found = []
+    for entry in os.scandir(root):
+        if entry.name == ARTIFACTS and entry.is_dir(follow_symlinks=False):
+            found += [
+                f"{ARTIFACTS}/{name}" for name in _unknown_artifacts(root / ARTIFACTS, sealed)
+            ]
+        elif not (entry.is_file(follow_symlinks=False) and _known(entry.name, KNOWN_FILES, sealed)):
+            found.append(entry.name)
+    return found
+
+
+def _unknown_artifacts(root: Path, sealed: bool) -> list[str]:
+    found = []
+    for entry in os.scandir(root):
+        name = entry.name
+        if _HEX2.fullmatch(name) and entry.is_dir(follow_symlinks=False):
+            for inner in os.scandir(entry.path):
+                loose = _HEX64.fullmatch(inner.name) and inner.name.startswith(name)
+                leftover = not sealed and LEFTOVER.fullmatch(inner.name)
+                if not (inner.is_file(follow_symlinks=False) and (loose or leftover)):
+                    found.append(f"{name}/{inner.name}")
+        elif not (
+            entry.is_file(follow_symlinks=False)
+            and (_PACK_FILE.fullmatch(name) or (not sealed and LEFTOVER.fullmatch(name)))
+        ):
+            found.append(name)
+    return found
+
+
+def _known(name: str, known: frozenset[str], sealed: bool) -> bool:
+    return name in known or (not sealed and LEFTOVER.fullmatch(name) is not None)
