@@ -23,7 +23,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_FAILED, EXIT_PASSED
+from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED
 from tests.helpers import REPO, SHIPPING, error_line, run_cli, simple_spec, write_module
 
 OPENSSL = shutil.which("openssl")
@@ -391,7 +391,9 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
     assert statement(run)["predicate"]["run_status"] == "interrupted"  # type: ignore[index]
     proc = run_cli("verify", run, "--trust", keys["ci"].with_name("ci.pub"))
-    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    # the signature holds; the run itself is unfinished (2 of 3 trials): exit 3
+    assert proc.returncode == EXIT_INCONCLUSIVE, proc.stdout + proc.stderr
+    assert "is UNFINISHED (interrupted)" in proc.stdout
     with open(run / ".lock", "ab") as lock:  # another process holds the run
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         proc = run_cli("sign", run, "--key", keys["other"])
