@@ -276,3 +276,22 @@ def test_a_sample_with_chat_messages_as_input_runs(tmp_path: Path) -> None:
     _, finals = states(tmp_path, task, model_args={"outputs": answer}, fail_on_error=False)
     assert seen == [["system", "user"]]
     assert finals[0]["output"]["message"]["content"] == "Default"
+
+
+def test_a_list_input_that_is_not_chat_messages_is_the_samples_error(tmp_path: Path) -> None:
+    asked: list[object] = []
+    task = Task(
+        dataset=[Sample(input=[[]], target="x", id="odd"), Sample(input="fine", target="x")],
+        scorer=includes(),
+        name="odd_input",
+    )
+    result, _ = states(
+        tmp_path,
+        task,
+        model_args={"outputs": lambda m: asked.append(m) or "x"},
+        fail_on_error=False,
+    )
+    bundles = {b["trial"]["sample_id"]: b for b in read_jsonl(result.path / "bundles.jsonl")}
+    failure = bundles["odd"]["observation"]["failure"]
+    assert failure.startswith("the sample's input is a list but not chat messages")
+    assert len(asked) == 1  # only the good sample reached the model; the run went on

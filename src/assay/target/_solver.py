@@ -78,15 +78,20 @@ class SolverTarget:
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
+        prompt, unusable = _as_input(sample.input)
         state = TaskState(
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
             epoch=epoch,
-            input=_as_input(sample.input),
+            input=prompt,
             target=Target(sample.target),
             choices=sample.choices,
             metadata=sample.metadata,
         )
+        if unusable is not None:  # the sample's error, before any model call
+            state.completed = True
+            data = canonical_json(state.to_record())
+            return TargetOutcome("error", data, STATE_MEDIA, failure=unusable)
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
@@ -166,8 +171,13 @@ def _generate_for(
     return generate
 
 
-def _as_input(value: Any) -> str | list[ChatMessage]:
-    """Text, or chat messages (a frozen dataset holds them as plain mappings)."""
+def _as_input(value: Any) -> tuple[str | list[ChatMessage], str | None]:
+    """Text, or chat messages (a frozen dataset holds them as plain mappings); with why
+    the sample cannot be asked when its input is a list of anything else."""
     if isinstance(value, list):
-        return msgspec.convert(value, list[ChatMessage])
-    return value if isinstance(value, str) else str(value)
+        try:
+            return msgspec.convert(value, list[ChatMessage]), None
+        except msgspec.ValidationError as exc:
+            why = f"the sample's input is a list but not chat messages ({exc}); give text or"
+            return "", f"{why} messages such as [{{'role': 'user', 'content': '...'}}]"
+    return (value if isinstance(value, str) else str(value)), None
