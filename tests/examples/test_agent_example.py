@@ -41,3 +41,4 @@ def test_the_agent_example_solves_every_sample_in_its_sandbox(tmp_path: Path) ->
     shown = run_cli("show", run, "--trial", trial)
     assert shown.returncode == 0, shown.stderr
     assert "call bash(" in shown.stdout and "call submit(" in shown.stdout
+    assert shown.stdout.count("ran in sandbox default: exit 0") == 2  # bash's and python's

@@ -3,10 +3,12 @@
 Built from the trial's checked evidence: the final state (its conversation, and the
 conversations of sub-agents it handed work to, kept in ``store["handoffs"]``) and the
 trial's events (``tool_result`` says whether a call failed and how; ``agent_submission``
-says which answer was submitted on which attempt and what the scorer made of it). A
+says which answer was submitted on which attempt and what the scorer made of it;
+``sandbox_exec`` events under a ``tool_call`` are the commands that call ran). A
 turn is one model answer: what the assistant said, each tool call with its arguments,
-each result, and the submission it made, if any. Messages between turns (the continue
-and incorrect-answer messages) are shown where they were said.
+each result with the sandbox commands it ran, and the submission it made, if any.
+Messages between turns (the continue and incorrect-answer messages) are shown where
+they were said.
 
 Every text is passed through the show command's ``text`` function: control and
 bidirectional characters escaped, and each item cut at the show limit unless ``--full``.
@@ -29,9 +31,16 @@ class Evidence:
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.errors: dict[tuple[str, str], list[str | None]] = {}
         self.submissions: dict[str, list[dict[str, Any]]] = {}
+        self.calls: dict[tuple[str, str], list[Any]] = {}  # each call's event number
+        self.execs: dict[Any, list[dict[str, Any]]] = {}  # sandbox commands by parent
         for event in events:
             data = event.get("data") or {}
-            if event.get("type") == "tool_result":
+            if event.get("type") == "tool_call":
+                key = (str(data.get("id")), str(data.get("function")))
+                self.calls.setdefault(key, []).append(event.get("n"))
+            elif event.get("type") == "sandbox_exec":
+                self.execs.setdefault(event.get("parent"), []).append(data)
+            elif event.get("type") == "tool_result":
                 key = (str(data.get("id")), str(data.get("function")))
                 self.errors.setdefault(key, []).append(data.get("error"))
             elif event.get("type") == "agent_submission":
@@ -41,6 +50,11 @@ class Evidence:
         """The error kind of the next result of this call (ids may repeat in handoffs)."""
         errors = self.errors.get((call_id, function))
         return errors.pop(0) if errors else None
+
+    def execs_of(self, call_id: str, function: str) -> list[dict[str, Any]]:
+        """The sandbox commands the next call with this id ran, in order."""
+        numbers = self.calls.get((call_id, function))
+        return self.execs.get(numbers.pop(0), []) if numbers else []
 
     def submission_of(self, call_id: str) -> dict[str, Any] | None:
         found = self.submissions.get(call_id)
@@ -97,6 +111,12 @@ def _result(
     error = evidence.error_of(call_id, function)
     kind = f" ({text(error)})" if error else ""
     lines = [f"{pad}  result {text(function)}{kind}: {text(message.get('content', ''))}"]
+    for ran in evidence.execs_of(call_id, function):
+        timed_out = ", timed out" if ran.get("timed_out") else ""
+        lines.append(
+            f"{pad}    ran in sandbox {text(ran.get('sandbox'))}: exit "
+            f"{text(ran.get('returncode'))}{timed_out}, {text(ran.get('seconds'))} s"
+        )
     submitted = evidence.submission_of(call_id)
     if submitted is not None:
         lines.append(f"{pad}  {_submission(submitted, call, text)}")
