@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED
-from tests.helpers import REPO, SHIPPING, error_line, run_cli, simple_spec, write_module
+from tests.helpers import REPO, SHIPPING, error_line, run_cli, simple_spec, wait_for, write_module
 
 OPENSSL = shutil.which("openssl")
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="openssl is not installed")
@@ -373,9 +372,12 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     )
     try:
         events = run / "events.jsonl"
-        while b'"sample_id":"s2"' not in (events.read_bytes() if events.exists() else b""):
+
+        def last_trial_started() -> bool:  # the run's own evidence says so
             assert process.poll() is None, process.communicate()
-            time.sleep(0.01)  # waiting on the run's own evidence: its last trial started
+            return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
+
+        assert wait_for(last_trial_started, timeout=60.0)
         proc = run_cli("sign", run, "--key", keys["ci"])
         assert proc.returncode == EXIT_EVIDENCE
         assert "is not sealed (status running)" in error_line(proc)

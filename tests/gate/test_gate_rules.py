@@ -430,7 +430,7 @@ def test_an_unusable_baseline_is_inconclusive_never_passed(tmp_path: Path, unusa
 def test_an_interrupted_baseline_is_inconclusive(tmp_path: Path) -> None:
     base_spec = spec_of(tmp_path / "base_spec", {"t": "hangs_on_demand"}, n=8)
     baseline = interrupted_run(base_spec, tmp_path / "baseline", tmp_path / "marks")
-    assert run_cli("verify", baseline).returncode == 0  # intact evidence, but unfinished
+    assert run_cli("verify", baseline).returncode == 3  # intact evidence, but unfinished
     spec = spec_of(tmp_path / "spec", {"t": "right"}, n=8, no_regression={"margin": 0.5})
     code, gate, stdout = run_gated(spec, tmp_path / "run", "--baseline", baseline)
     assert code == INCONCLUSIVE, stdout
