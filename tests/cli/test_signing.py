@@ -361,23 +361,8 @@ def answer(text):
 def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     tmp_path: Path, keys: dict[str, Path]
 ) -> None:
-    write_module(tmp_path, "blocking", BLOCKING)
-    spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
-    run = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assay", "run", spec, "--output", run, "-j", "1"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process, run = _blocked_at_its_last_trial(tmp_path)
     try:
-        events = run / "events.jsonl"
-
-        def last_trial_started() -> bool:  # the run's own evidence says so
-            assert process.poll() is None, process.communicate()
-            return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
-
-        assert wait_for(last_trial_started, timeout=60.0)
         proc = run_cli("sign", run, "--key", keys["ci"])
         assert proc.returncode == EXIT_EVIDENCE
         assert "is not sealed (status running)" in error_line(proc)
@@ -408,6 +393,51 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
     assert proc.returncode == EXIT_EVIDENCE
     assert "does not verify" in error_line(proc)
     assert not (run / ATTESTATION).exists()
+
+
+def _blocked_at_its_last_trial(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """``assay run`` of a 3-sample spec whose last trial waits for a ``go`` file: the
+    process (our own child) and its run folder, once that trial has started."""
+    write_module(tmp_path, "blocking", BLOCKING)
+    spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
+    run = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "run", spec, "--output", run, "-j", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    events = run / "events.jsonl"
+
+    def last_trial_started() -> bool:  # the run's own evidence says so
+        assert process.poll() is None, process.communicate()
+        return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
+
+    assert wait_for(last_trial_started, timeout=60.0)
+    return process, run
+
+
+@pytest.mark.doc("docs/cli.md", "`resume --sign KEY` does the same for the run it finishes")
+def test_resume_sign_signs_the_run_it_finishes(tmp_path: Path, keys: dict[str, Path]) -> None:
+    process, run = _blocked_at_its_last_trial(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    proc = run_cli("sign", run, "--key", keys["ci"])
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    (tmp_path / "go").touch()  # the last trial may answer now
+    proc = run_cli("resume", run, "--sign", keys["other"], cwd=tmp_path)
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    assert "signed" in proc.stderr
+    assert statement(run)["predicate"]["run_status"] == "complete"  # type: ignore[index]
+    proc = run_cli("verify", run, "--trust", keys["other"].with_name("other.pub"))
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    proc = run_cli("verify", run, "--trust", keys["ci"].with_name("ci.pub"))
+    assert proc.returncode == EXIT_EVIDENCE  # the interrupted run's signature was replaced
 
 
 TASKS = """

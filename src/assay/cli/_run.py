@@ -97,6 +97,16 @@ def cache_options(func: F) -> F:
     return func
 
 
+SIGN_OPTION = click.option(
+    "--sign",
+    "sign_key",
+    metavar="KEY",
+    type=click.Path(path_type=Path),
+    help="Sign the run with this Ed25519 private key (PEM) as soon as it is sealed.",
+)
+"""``--sign KEY`` of ``run`` and ``resume``, declared once."""
+
+
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Run directory to create.")
@@ -123,13 +133,7 @@ def cache_options(func: F) -> F:
     is_flag=True,
     help="Keep every sample's sandbox for debugging; print where each is.",
 )
-@click.option(
-    "--sign",
-    "sign_key",
-    metavar="KEY",
-    type=click.Path(path_type=Path),
-    help="Sign the run with this Ed25519 private key (PEM) as soon as it is sealed.",
-)
+@SIGN_OPTION
 @cache_options
 @prices_option
 @execution_options
@@ -244,12 +248,14 @@ def run(
     type=click.Path(path_type=Path),
     help="The spec, if it moved since the run started (must be unchanged).",
 )
+@SIGN_OPTION
 @cache_options
 @prices_option
 @execution_options
 def resume(
     run_dir: Path,
     spec_path: Path | None,
+    sign_key: Path | None,
     cache: bool | None,
     cache_expiry: str | None,
     prices: Path | None,
@@ -259,6 +265,7 @@ def resume(
     from assay.pipeline import RunOptions, RunStopped, resume_run
 
     _check_sink(execution["sink_url"])
+    _check_sign_key(sign_key, False)
     progress = progress_line(execution.pop("progress"))
     options = RunOptions(output=run_dir, handle_signals=True, progress=progress, **execution)
     try:
@@ -267,7 +274,9 @@ def resume(
         )
     except RunStopped as stopped:
         _print_outcome(stopped.outcome)
+        sign_after_run(stopped.outcome.path, sign_key)
         raise
+    sign_after_run(outcome.path, sign_key)
     raise SystemExit(_print_outcome(outcome))
 
 
