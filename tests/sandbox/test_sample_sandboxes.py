@@ -370,3 +370,20 @@ def test_a_sandboxed_run_leaves_no_folder_behind(
         assert os.listdir(temp) == []
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_temp_folder_the_sandbox_user_cannot_enter_is_one_line_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))  # where work folders are made
+    task = Task(dataset=[Sample(input="x")], solver=shell("true"), sandbox="bwrap")
+    (result,) = eval(task, model="mock/x", log_dir=tmp_path / "runs")
+    if os.geteuid() != 0:  # the harness is the sandbox's own user: nothing to enter
+        assert result.error is None, result.error
+        return
+    assert result.status == "error"
+    assert "the sandbox user (uid 65534) cannot enter" in (result.error or "")
+    assert "set TMPDIR to a folder every user can enter" in (result.error or "")
+    assert not list((tmp_path / "runs").glob("*/events.jsonl"))  # refused before the run

@@ -54,4 +54,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "样本文件 {path!r} 指向 {source}，但无法读取：{reason}",
         "请直接给出文件内容，或给出相对于数据集目录的路径",
     ),
+    "sandbox.temp_unreachable": (
+        "sandbox work folders are made in {folder}, but the sandbox user (uid 65534) cannot"
+        " enter {path}",
+        "set TMPDIR to a folder every user can enter (e.g. /tmp), or run assay as a user"
+        " other than root",
+        "沙箱工作目录建在 {folder} 中，但沙箱用户（uid 65534）无法进入 {path}",
+        "请将 TMPDIR 设为所有用户都能进入的目录（如 /tmp），或不以 root 身份运行 assay",
+    ),
 }

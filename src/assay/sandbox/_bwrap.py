@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 
 from assay._infra import InfrastructureError
@@ -91,6 +93,8 @@ class BwrapSandbox(WorkFolderSandbox):
 
     def check(self) -> None:
         require_programs(self.bwrap, self.prlimit, self.drop_root)
+        if self.drop_root:
+            require_reachable(tempfile.gettempdir())
 
     async def create(self) -> None:
         self.check()
@@ -249,6 +253,21 @@ def require_programs(bwrap: str, prlimit: str, drop_root: bool) -> None:
     for program, package in needed:
         if not os.access(program, os.X_OK):
             raise ConfigError("sandbox.program_missing", path=program, package=package)
+
+
+def require_reachable(folder: str) -> None:
+    """A one-line error when the sandbox user (uid 65534, as a root harness drops to it)
+    cannot enter *folder*, where work folders are made: every command would fail."""
+    path = os.path.abspath(folder)
+    while True:
+        mode = os.stat(path)
+        enters = mode.st_mode & stat.S_IXOTH or mode.st_uid == SANDBOX_UID
+        if not enters and not (mode.st_gid == SANDBOX_UID and mode.st_mode & stat.S_IXGRP):
+            raise ConfigError("sandbox.temp_unreachable", folder=folder, path=path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
 
 
 def sandbox_uid(user: str | None) -> int:
