@@ -239,23 +239,6 @@ def test_an_unknown_provider_is_refused_before_any_trial_runs(tmp_path: Path) ->
     assert not (tmp_path / "run" / "events.jsonl").exists()
 
 
-class _Counted(LocalSandbox):
-    """A local sandbox that counts how many exist at once (class-wide)."""
-
-    live = 0
-    peak = 0
-
-    async def create(self) -> None:
-        await super().create()
-        _Counted.live += 1
-        _Counted.peak = max(_Counted.peak, _Counted.live)
-
-    async def cleanup(self) -> None:
-        if self._folder is not None:
-            _Counted.live -= 1
-        await super().cleanup()
-
-
 @solver
 def yields_a_few_times() -> Any:
     async def solve(state: Any, generate: Any) -> Any:
@@ -272,13 +255,29 @@ def yields_a_few_times() -> Any:
 def test_max_sandboxes_caps_the_samples_holding_sandboxes_at_once(
     tmp_path: Path, cap: int | None, most: int
 ) -> None:
-    register_sandbox("counted", _Counted)
-    _Counted.live = _Counted.peak = 0
+    class Counted(LocalSandbox):
+        """A local sandbox counting how many exist at once (local to the test, so the
+        registry forgets it afterwards)."""
+
+        live = 0
+        peak = 0
+
+        async def create(self) -> None:
+            await super().create()
+            Counted.live += 1
+            Counted.peak = max(Counted.peak, Counted.live)
+
+        async def cleanup(self) -> None:
+            if self._folder is not None:
+                Counted.live -= 1
+            await super().cleanup()
+
+    register_sandbox("counted", Counted)
     samples = [Sample(input=str(i)) for i in range(8)]
     task = Task(dataset=samples, solver=yields_a_few_times(), sandbox="counted")
     _run(task, tmp_path, max_samples=8, max_sandboxes=cap)
-    assert _Counted.peak == most  # uncapped, all 8 trials hold one: the cap is what binds
-    assert _Counted.live == 0
+    assert Counted.peak == most  # uncapped, all 8 trials hold one: the cap is what binds
+    assert Counted.live == 0
 
 
 @pytest.mark.doc("docs/cli.md", "`--no-sandbox-cleanup` keeps every sample's sandbox after scoring")
