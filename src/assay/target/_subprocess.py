@@ -31,7 +31,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -41,10 +41,12 @@ from assay._digest import fast_json
 from assay._reap import Reaper
 from assay.dataset import Sample
 from assay.errors import ConfigError
-from assay.sandbox._bwrap import BwrapStatus, bwrap_failure
 from assay.spec import PYTHON, TargetSpec, resolve_inside
 from assay.target._base import InfrastructureError, TargetOutcome, target_payload
-from assay.target._isolated import IsolatedProgram
+
+if TYPE_CHECKING:  # the sandbox machinery loads only for a target that asks for it
+    from assay.sandbox._bwrap import BwrapStatus
+    from assay.target._isolated import IsolatedProgram
 
 _JSON = "application/json"
 _decode = msgspec.json.Decoder().decode
@@ -71,11 +73,12 @@ class SubprocessTarget:
         self.allowed: Mapping[str, str | None] = spec.env or {}
         self.timeout = spec.timeout
         self.max_output = spec.max_output_bytes
-        self.isolated = (
-            IsolatedProgram(spec, self.script.name if self.script else None)
-            if spec.sandbox == "bwrap"
-            else None
-        )
+        self.isolated = self._isolated(spec) if spec.sandbox == "bwrap" else None
+
+    def _isolated(self, spec: TargetSpec) -> IsolatedProgram:
+        from assay.target._isolated import IsolatedProgram
+
+        return IsolatedProgram(spec, self.script.name if self.script else None)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the program on *sample* and classify what happened."""
@@ -103,6 +106,8 @@ class SubprocessTarget:
                 await _reap(process)
             # killed for its output, it did run: bwrap just had no exit code to report
             if status is not None and not over and not status.command_ran():
+                from assay.sandbox._bwrap import bwrap_failure
+
                 why = bwrap_failure(stderr.decode("utf-8", errors="replace"))
                 raise InfrastructureError("failed_to_start", why)
         flooded = "out" in over
