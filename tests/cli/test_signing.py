@@ -581,3 +581,49 @@ def test_a_valid_signature_over_a_statement_that_misstates_the_run_is_refused(
     proc = run_cli("verify", run, "--trust", keys["ci"].with_name("ci.pub"))
     assert proc.returncode == EXIT_EVIDENCE
     assert "its statement's spec_digest is not the run's" in error_line(proc)
+
+
+REGRESSION_GATE = "gate:\n  no_regression:\n    margin: 0.5\n    baseline: base\n"
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`score` and `gate` also check the baseline their `no_regression` gate reads (the "
+    "`--baseline` run, else the spec's): an unsigned or untrusted baseline is refused the "
+    "same way, naming the baseline's folder.",
+)
+def test_trust_refuses_an_unsigned_baseline_of_a_signed_run(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    """A forged baseline could make any regression look like none: with --trust, the
+    baseline a no_regression gate compares with must be signed by a trusted key too."""
+    folder = tmp_path / "shipping"
+    shutil.copytree(SHIPPING, folder)
+    spec = folder / "eval.yaml"
+    text = spec.read_text()
+    spec.write_text(text[: text.index("gate:")] + REGRESSION_GATE)
+    base = run_cli("run", spec, "--output", folder / "base")
+    assert base.returncode == EXIT_INCONCLUSIVE, base.stdout + base.stderr  # no baseline yet
+    new = run_cli("run", spec, "--output", folder / "new", "--sign", keys["ci"])
+    # 3 samples cannot show a margin: the gate's own verdict, never the exit 4 of --trust
+    assert new.returncode == EXIT_INCONCLUSIVE, new.stdout + new.stderr
+    pub = f"{keys['ci']}.pub"
+
+    for command in ("gate", "score"):  # the spec's baseline, unsigned
+        proc = run_cli(command, folder / "new", "--trust", pub)
+        assert proc.returncode == EXIT_EVIDENCE, proc.stdout + proc.stderr
+        assert str(folder / "base") in error_line(proc), proc.stderr
+        assert proc.stdout == ""
+
+    other = run_cli("run", spec, "--output", folder / "other", "--sign", keys["other"])
+    assert other.returncode == EXIT_INCONCLUSIVE, other.stdout + other.stderr
+    proc = run_cli("gate", folder / "new", "--baseline", folder / "other", "--trust", pub)
+    assert proc.returncode == EXIT_EVIDENCE, proc.stdout + proc.stderr  # another key
+    assert str(folder / "other") in error_line(proc), proc.stderr
+
+    assert run_cli("sign", folder / "base", "--key", keys["ci"]).returncode == EXIT_PASSED
+    proc = run_cli("gate", folder / "new", "--trust", pub)
+    assert proc.returncode == EXIT_INCONCLUSIVE, proc.stdout + proc.stderr
+    assert "vs baseline" in proc.stdout
+    proc = run_cli("gate", folder / "new", "--baseline", folder / "other", "--trust", pub)
+    assert proc.returncode == EXIT_EVIDENCE, proc.stdout + proc.stderr  # the one given wins

@@ -21,7 +21,7 @@ def score(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None
     """Re-score RUN from its evidence (after verifying it); never calls a target."""
     from assay.pipeline import rescore_run
 
-    check_trust(run_dir, trust)
+    _check_trusted(run_dir, baseline, trust)
     result = rescore_run(run_dir, baseline)
     print_decision(result.metrics, result.gate, result.report.scorers)
     print_usage(result.report)
@@ -46,6 +46,19 @@ def gate(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
     """Re-decide RUN's gate from its verified evidence; the exit code is the decision."""
     from assay.pipeline import rescore_run
 
-    check_trust(run_dir, trust)
+    _check_trusted(run_dir, baseline, trust)
     result = rescore_run(run_dir, baseline)
     raise SystemExit(print_decision(result.metrics, result.gate, result.report.scorers))
+
+
+def _check_trusted(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
+    """``--trust``: the run, and the baseline its gate compares with, must both be signed
+    by a trusted key: a forged baseline could make any regression look like none."""
+    if not trust:
+        return
+    from assay.pipeline import baseline_of_run
+
+    check_trust(run_dir, trust)
+    used = baseline_of_run(run_dir, baseline)
+    if used is not None:
+        check_trust(used, trust)

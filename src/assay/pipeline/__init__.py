@@ -14,7 +14,7 @@ from assay.pipeline._eval import (
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._progress import Progress, ProgressCallback
-from assay.pipeline._rescore import Rescore, rescore_run, rescore_run_async
+from assay.pipeline._rescore import Rescore, baseline_of_run, rescore_run, rescore_run_async
 from assay.pipeline._resume import (
     load_for_resume,
     prepare_for_resume,
@@ -34,6 +34,7 @@ __all__ = [
     "RunOutcome",
     "RunStopped",
     "TaskSource",
+    "baseline_of_run",
     "check_baseline_option",
     "enqueue_task",
     "eval",

@@ -25,6 +25,15 @@ def check_baseline_option(spec: EvalSpec, given: Path | None) -> None:
         raise ConfigError("gate.baseline_unused", path=str(given))
 
 
+def baseline_path(spec: EvalSpec, spec_folder: Path | None, given: Path | None) -> Path | None:
+    """The baseline run the gate reads: *given* (``--baseline``), else the spec's, inside
+    its folder; ``None`` without either. ConfigError when the spec's path leaves it."""
+    rule = spec.gate.regression
+    if given is not None or rule is None or rule.baseline is None or spec_folder is None:
+        return given
+    return resolve_folder_inside(spec_folder, rule.baseline, FIELD)
+
+
 def regression_of(
     spec: EvalSpec,
     spec_folder: Path | None,
@@ -41,12 +50,10 @@ def regression_of(
     rule = spec.gate.regression
     if rule is None:
         return None
-    path = given
-    if path is None and rule.baseline is not None and spec_folder is not None:
-        try:
-            path = resolve_folder_inside(spec_folder, rule.baseline, FIELD)
-        except ConfigError as exc:  # e.g. a symlink out of the spec's folder
-            return Regression(Baseline(rule.baseline, problem=exc.one_line()))
+    try:
+        path = baseline_path(spec, spec_folder, given)
+    except ConfigError as exc:  # e.g. a symlink out of the spec's folder
+        return Regression(Baseline(str(rule.baseline), problem=exc.one_line()))
     if path is None:
         return no_baseline()
     if records is None:

@@ -32,7 +32,7 @@ from assay.evidence import (
 from assay.gate import GateDecision, decide
 from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
 from assay.model import Model, models_built, replay_scope
-from assay.pipeline._baseline import check_baseline_option, regression_of
+from assay.pipeline._baseline import baseline_path, check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
 from assay.pipeline._replay import replay_of_run
@@ -112,9 +112,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
         await close_parts([*scorers.values(), *made])  # graders built, if never asked
     differing = _compare(path, recomputed)
     built = metrics.build()
-    source = manifest.get("spec_source")
-    folder = Path(source).parent if source not in (None, "", "None") else None
-    regression = regression_of(spec, folder, baseline, _records(path), path)
+    regression = regression_of(spec, _spec_folder(manifest), baseline, _records(path), path)
     gate = decide(spec.gate, built, list(scorers), regression)
     if spec.gate.stopping is not None:  # the verdict of the last look, a look recorded
         gate = regate(path, spec, gate, built, replay_looks(spec, list(scorers), finished))
@@ -123,6 +121,23 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
         scores = (loads(line) for line in handle)
         report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def baseline_of_run(path: Path, given: Path | None) -> Path | None:
+    """The baseline run ``assay score``/``gate`` would read for the run at *path*: *given*,
+    else its spec's (``None`` without either, or when the spec's path cannot be used:
+    the gate then says why). ``--trust`` checks that run's signature too."""
+    spec = msgspec.json.decode((path / SPEC).read_bytes(), type=EvalSpec)
+    try:
+        return baseline_path(spec, _spec_folder(read_manifest(path)), given)
+    except ConfigError:
+        return None
+
+
+def _spec_folder(manifest: dict[str, Any]) -> Path | None:
+    """The folder the spec was run from: where its relative paths resolve."""
+    source = manifest.get("spec_source")
+    return Path(source).parent if source not in (None, "", "None") else None
 
 
 def regate(
