@@ -57,14 +57,18 @@ MODEL = "openai/bench"
 class Server:
     """``bench/server.py`` in a subprocess, for the length of a ``with`` block."""
 
-    def __init__(self, latency: float = LATENCY) -> None:
+    def __init__(self, latency: float = LATENCY, faults: str = "") -> None:
         self.latency = latency
+        self.faults = faults
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
 
     def __enter__(self) -> Server:
         self.proc = subprocess.Popen(
-            [sys.executable, str(BENCH / "server.py"), "--latency", str(self.latency)],
+            [
+                *(sys.executable, str(BENCH / "server.py"), "--latency", str(self.latency)),
+                *(("--faults", self.faults) if self.faults else ()),
+            ],
             stdout=subprocess.PIPE,
             text=True,
             cwd=REPO,

@@ -1,12 +1,17 @@
 """An OpenAI-compatible chat completions server on 127.0.0.1 that answers after a delay.
 
-    python bench/server.py [--port 0] [--latency 0.05]
+    python bench/server.py [--port 0] [--latency 0.05] [--faults 429=0.1,500=0.1,...]
 
 It prints ``listening PORT`` once bound, then serves ``POST /v1/chat/completions``
 (plain JSON, or server-sent events when the request asks to ``stream``), answering with
 the last user message's text after ``--latency`` seconds, with token usage counted as
 words. ``GET /stats`` returns the requests served and the server's own CPU seconds, so
 a bench can show the server was not the bottleneck.
+
+``--faults`` makes a seeded random share of the completions fail, each kind with its
+probability: ``429`` (with ``Retry-After: 1``), ``500``, ``reset`` (the connection is
+closed without an answer) and ``stall`` (the answer comes 2 s late); ``--seed`` picks
+the sequence. The issue-18 mix is ``429=0.1,500=0.1,reset=0.05,stall=0.05``.
 
 It is an asyncio Protocol over raw HTTP/1.1 with keep-alive (no framework, no coroutine
 per request): a request is parsed as its bytes arrive and answered from a timer, so one
@@ -18,12 +23,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import resource
 import signal
 import sys
 import time
 
-STATS = {"requests": 0, "connections": 0, "open": 0, "max_open": 0}
+STATS = {"requests": 0, "connections": 0, "open": 0, "max_open": 0, "faults": 0}
+FAULTS: list[tuple[float, str]] = []  # (cumulative probability, kind), from --faults
+RNG = random.Random(0)
+STALL_S = 2.0
 
 
 def _cpu() -> float:
@@ -145,12 +154,60 @@ class _Connection(asyncio.Protocol):
         else:
             request = json.loads(body)
             STATS["requests"] += 1
+            fault = _fault()
+            if fault == "reset":
+                STATS["faults"] += 1
+                assert self.transport is not None
+                self.transport.abort()
+                return
             reply = _reply(request, STATS["requests"])
-            asyncio.get_running_loop().call_later(self.latency, self._send, reply)
+            delay = self.latency
+            if fault in ("429", "500"):
+                STATS["faults"] += 1
+                reply = _failure(fault)
+            elif fault == "stall":
+                STATS["faults"] += 1
+                delay += STALL_S
+            asyncio.get_running_loop().call_later(delay, self._send, reply)
 
     def _send(self, data: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
+
+
+def _fault() -> str | None:
+    """The fault this request gets (``None``: a normal answer)."""
+    if not FAULTS:
+        return None
+    draw = RNG.random()
+    for bound, kind in FAULTS:
+        if draw < bound:
+            return kind
+    return None
+
+
+def _failure(code: str) -> bytes:
+    body = json.dumps({"error": {"message": f"injected {code}", "type": "bench_fault"}}).encode()
+    if code == "429":
+        head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n"
+    else:
+        head = "HTTP/1.1 500 Internal Server Error\r\n"
+    head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return (head + "Connection: keep-alive\r\n\r\n").encode() + body
+
+
+def _parse_faults(text: str) -> list[tuple[float, str]]:
+    """``429=0.1,500=0.1`` -> cumulative bounds for one uniform draw per request."""
+    bounds, total = [], 0.0
+    for part in filter(None, text.split(",")):
+        kind, _, share = part.partition("=")
+        if kind not in ("429", "500", "reset", "stall"):
+            raise SystemExit(f"--faults: unknown kind {kind!r} (429, 500, reset, stall)")
+        total += float(share)
+        bounds.append((total, kind))
+    if total > 1:
+        raise SystemExit("--faults: the shares add up to more than 1")
+    return bounds
 
 
 def _reply(request: dict[str, object], number: int) -> bytes:
@@ -177,7 +234,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before answering")
+    parser.add_argument("--faults", default="", help="e.g. 429=0.1,500=0.1,reset=0.05,stall=0.05")
+    parser.add_argument("--seed", type=int, default=0, help="of the faults' random sequence")
     args = parser.parse_args()
+    FAULTS.extend(_parse_faults(args.faults))
+    RNG.seed(args.seed)
     asyncio.run(main_async(args.port, args.latency))
 
 

@@ -73,7 +73,7 @@ async def call_with_retries(
             _record(model, failed + 1, "stop", exc)
             raise
         else:
-            gate.succeeded()
+            gate.succeeded(generation)
             return output
         finally:
             gate.release()

@@ -1,11 +1,19 @@
-"""The connection gate of one model: AIMD, like TCP's congestion window.
+"""The connection gate of one model: AIMD, like TCP's congestion window, on bursts only.
 
-At most ``limit`` calls are in flight. A rate-limited call (429) halves the limit
-(multiplicative decrease, never below 1); each successful call adds ``1/limit``, so the
-limit grows back by about one connection per window of calls (additive increase), up to
-``maximum``. Only one decrease happens per window: many calls that were already in
-flight when the server started refusing all come back 429 together, and that is one
-signal, not fifty. A call knows its window by the ``generation`` ``acquire`` returned.
+At most ``limit`` calls are in flight. Each successful call adds ``1/limit``, so the
+limit grows by about one connection per window of calls (additive increase), up to
+``maximum``. A *burst* of rate-limited calls (429) halves it (multiplicative decrease,
+never below 1).
+
+A window is the calls started in one ``generation`` (``acquire`` says which); it closes
+once as many of them have come back as the window allowed in flight. Its 429s are a
+burst when there are at least two and they are more than a fifth of the window: a
+server over its rate refuses most of what goes beyond it. A server that refuses one call
+in ten at random is not asking for fewer connections; halving on each of those would
+hold the limit near two for the whole run. So an isolated 429 only makes its own call
+wait (the server's ``Retry-After``, else the backoff) while the others go on. Calls of an
+older window are part of a decision already made: many calls in flight when the server
+started refusing come back 429 together, and that is one signal, not fifty.
 
 Hand-written rather than ``anyio.CapacityLimiter`` because its limit must move while
 calls hold slots; the fast path (a free slot, nobody waiting) does not suspend.
@@ -17,11 +25,24 @@ from collections import deque
 
 import anyio
 
+BURST_SHARE = 0.2
+"""A window whose 429s are more than this share of it (and at least two) is a burst."""
+
 
 class AdaptiveGate:
     """At most ``limit`` holders at once; the limit moves between 1 and ``maximum``."""
 
-    __slots__ = ("_waiters", "decreases", "generation", "in_flight", "limit", "maximum")
+    __slots__ = (
+        "_refused",
+        "_returned",
+        "_waiters",
+        "_window_size",
+        "decreases",
+        "generation",
+        "in_flight",
+        "limit",
+        "maximum",
+    )
 
     def __init__(self, maximum: int) -> None:
         self.maximum = max(1, maximum)
@@ -30,6 +51,9 @@ class AdaptiveGate:
         self.generation = 0
         self.decreases = 0
         self._waiters: deque[anyio.Event] = deque()
+        self._window_size = self.maximum
+        self._returned = 0  # calls of this window back so far
+        self._refused = 0  # of which rate-limited
 
     @property
     def window(self) -> int:
@@ -58,20 +82,34 @@ class AdaptiveGate:
         self.in_flight -= 1
         self._wake()
 
-    def succeeded(self) -> None:
-        """A call went through: grow the limit by ``1/limit`` (one per window)."""
+    def succeeded(self, generation: int | None = None) -> None:
+        """A call (started in *generation*) went through: grow the limit by ``1/limit``."""
         if self.limit < self.maximum:
             self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
             self._wake()
+        if generation == self.generation:
+            self._returned += 1
+            if self._returned >= self._window_size:
+                self._next_window()
 
     def throttled(self, generation: int) -> None:
-        """A call started in *generation* was rate-limited: halve the limit, once per
-        window (a call from an older window is part of a decrease already made)."""
+        """A call started in *generation* was rate-limited: halve the limit if its window
+        now holds a burst (a call from an older window is part of a decision made)."""
         if generation != self.generation:
             return
-        self.limit = max(1.0, self.limit / 2.0)
+        self._returned += 1
+        self._refused += 1
+        if self._refused >= 2 and self._refused > BURST_SHARE * self._window_size:
+            self.limit = max(1.0, self.limit / 2.0)
+            self.decreases += 1
+            self._next_window()
+        elif self._returned >= self._window_size:
+            self._next_window()
+
+    def _next_window(self) -> None:
         self.generation += 1
-        self.decreases += 1
+        self._window_size = max(1, int(self.limit))
+        self._returned = self._refused = 0
 
     def _wake(self) -> None:
         while self._waiters and self.in_flight < int(self.limit):
