@@ -98,6 +98,7 @@ class _Cluster(NamedTuple):
     address: str
     scheduler: subprocess.Popen[bytes]
     worker_pids: set[int]
+    workers: subprocess.Popen[bytes] | None = None
 
 
 def _worker_pids(address: str) -> set[int]:
@@ -131,7 +132,7 @@ def _started(folder: Path, workers_wanted: int = 2) -> Iterator[_Cluster]:
         )  # fmt: skip
         with distributed.Client(address, timeout=30) as client:
             client.wait_for_workers(workers_wanted, timeout=60)
-        yield _Cluster(address, scheduler, _worker_pids(address))
+        yield _Cluster(address, scheduler, _worker_pids(address), workers)
     finally:
         for proc in (workers, scheduler):
             if proc is not None:
@@ -266,34 +267,75 @@ def answer(n):
 """
 
 
-def test_a_scheduler_that_goes_away_blocks_the_calls_left_and_the_gate_is_inconclusive(
+def _slow_spec(tmp_path: Path) -> Path:
+    samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(60)]
+    return unique_callable_spec(tmp_path / "spec", SLOW, samples=samples)
+
+
+def _stopped_mid_run(proc: subprocess.Popen[str], run: Path) -> str:
+    """The run's one error line, once it has stopped with exit 5, sealed interrupted."""
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, out + err
+    line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    states = [e["data"]["state"] for e in read_jsonl(run / "events.jsonl")
+              if e["type"] == "trial_finished"]  # fmt: skip
+    assert 4 <= len(states) < 60
+    assert "blocked" not in states  # the cluster's loss is not the target's failure
+    return line
+
+
+def _finished_on(address: str, run: Path) -> None:
+    """``assay resume RUN --cluster ADDRESS`` finishes the run: every sample once."""
+    proc = run_cli("resume", run, "--cluster", address)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verify_run(run).ok
+    bundles = read_jsonl(run / "bundles.jsonl")
+    assert sorted(b["trial"]["sample_id"] for b in bundles) == [f"s{i:02d}" for i in range(60)]
+    assert {b["state"] for b in bundles} == {"completed"}
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Mid-run, a scheduler out of reach or no worker for 10 s stops the run: it is sealed "
+    "`interrupted` (exit 5) with one line naming `assay resume RUN --cluster ADDRESS`, "
+    "which finishes it.",
+)
+def test_a_scheduler_that_goes_away_interrupts_the_run_and_resume_finishes_it(
     tmp_path: Path,
 ) -> None:
-    """No hang and no crash: once the client gives up on the scheduler, each call left
-    is an infrastructure failure (``cluster``), retried, then its trial is blocked."""
-    samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(60)]
-    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=samples)
+    """No trial is blocked by the loss: the calls in flight run again on resume, and no
+    sample is counted twice."""
+    spec, run = _slow_spec(tmp_path), tmp_path / "run"
     (tmp_path / "dask").mkdir()
-    run = tmp_path / "run"
     with _started(tmp_path / "dask") as started:
         proc = start_cli("run", spec, "-o", run, "-j", "4", "--cluster", started.address)
         assert wait_for(lambda: len(finished_trials(run)) >= 4, timeout=60)
         os.killpg(started.scheduler.pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, err  # inconclusive: some trials blocked
-    assert "Traceback" not in err
-    assert verify_run(run).ok
-    states = [
-        e["data"]["state"]
-        for e in read_jsonl(run / "events.jsonl")
-        if e["type"] == "trial_finished"
-    ]
-    assert 4 <= states.count("completed") < len(samples)
-    assert states.count("completed") + states.count("blocked") == len(samples)
-    reasons = {
-        e["data"]["reason"] for e in read_jsonl(run / "events.jsonl") if e["type"] == "error"
-    }
-    assert reasons == {"cluster"}
+        line = _stopped_mid_run(proc, run)
+    assert f"lost the Dask cluster at {started.address}" in line
+    assert f"assay resume {run} --cluster {started.address}" in line
+    (tmp_path / "again").mkdir()
+    with _started(tmp_path / "again") as again:
+        _finished_on(again.address, run)
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Mid-run, a scheduler out of reach or no worker for 10 s stops the run",
+)
+def test_a_cluster_left_without_workers_interrupts_the_run(tmp_path: Path) -> None:
+    """Every worker gone and none restarted: the run no longer waits silently for one."""
+    spec, run = _slow_spec(tmp_path), tmp_path / "run"
+    (tmp_path / "dask").mkdir()
+    with _started(tmp_path / "dask", workers_wanted=1) as started:
+        proc = start_cli("run", spec, "-o", run, "-j", "4", "--cluster", started.address)
+        assert wait_for(lambda: len(finished_trials(run)) >= 4, timeout=60)
+        assert started.workers is not None
+        os.killpg(started.workers.pid, signal.SIGKILL)  # the nanny with its worker
+        line = _stopped_mid_run(proc, run)
+        assert "no worker has been connected for 10 s" in line
+        assert f"assay resume {run} --cluster {started.address}" in line
 
 
 def _closed_port() -> int:

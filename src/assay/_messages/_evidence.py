@@ -67,6 +67,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法使用位于 {address} 的 Dask 集群：{reason}",
         "请启动调度器和至少一个工作进程（dask scheduler；dask worker 地址），或检查 --cluster 地址",
     ),
+    "run.cluster_lost": (
+        "lost the Dask cluster at {address}: {reason}; the run is interrupted, finished "
+        "trials are kept in {path}",
+        "once a scheduler and workers are up, finish it with: assay resume {path} "
+        "--cluster {address}",
+        "与位于 {address} 的 Dask 集群失去联系：{reason}；运行已中断，已完成的试验保存在 {path}",
+        "调度器和工作进程恢复后，可用以下命令完成运行：assay resume {path} --cluster {address}",
+    ),
     "show.unknown_id": (
         "{path} has no trial or sample {ident!r}",
         "give a trial id (t- and 24 hex digits, as report.html lists them) or a sample id",

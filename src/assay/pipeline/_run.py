@@ -386,6 +386,8 @@ async def _execute_run(
     except Interrupted:
         raise
     except RunError as exc:
+        if exc.key == "run.cluster_lost":  # the one command that finishes it names the run
+            exc.params["path"] = str(run.writer.path)
         if exc.key == STORAGE or run.concluding:  # the reports cannot be (re)made
             with contextlib.suppress(OSError, RunError):
                 run.seal("interrupted")

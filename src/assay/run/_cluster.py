@@ -9,16 +9,24 @@ Calls waiting at the same moment go out together, as one Dask task of up to ``CH
 calls: a task costs the scheduler about 2.7 ms here (1,000 tiny tasks took 2.7 s on a
 two-worker ``LocalCluster``), far more than a quick target's answer. A worker that dies
 mid-chunk has its chunk run again elsewhere by Dask; the driver takes each call's
-first reply only, so nothing is recorded twice. A cluster that cannot run the chunk
-at all (its workers keep dying, the scheduler went away) is an infrastructure failure
-of each call in it: retried by the spec's retry policy, then the trial is blocked.
+first reply only, so nothing is recorded twice. A chunk whose workers keep dying is an
+infrastructure failure of each call in it: retried by the spec's retry policy, then the
+trial is blocked.
+
+Losing the cluster itself is not the targets' failure, and no retry can outlast it: a
+scheduler out of reach for ``LOST_AFTER`` seconds, or no worker for as long, raises
+``ClusterLost``, which stops the run. It is sealed ``interrupted`` (the trials whose
+calls were in flight have no bundle, so they run again) and ``assay resume RUN
+--cluster ADDRESS`` finishes it once a cluster is back.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +38,7 @@ from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
 from assay.run._cluster_worker import Call, Reply, call_chunk
+from assay.run._groups import first_error
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
 
@@ -39,6 +48,16 @@ PYTHON_TASK_ON_CLUSTER = (
 )
 CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
+LOST_AFTER = 10.0  # seconds without the scheduler, or without a worker, mid-run
+WATCH_EVERY = 0.5  # seconds between two looks at the client's state
+
+
+class ClusterLost(RunError):
+    """The scheduler, or every worker, has been gone for ``LOST_AFTER`` seconds: the run
+    stops, sealed ``interrupted``; the pipeline adds the run's folder to the message."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        super().__init__("run.cluster_lost", address=address, reason=reason, path="RUN")
 
 
 @asynccontextmanager
@@ -50,12 +69,36 @@ async def cluster_targets(
     for spec in specs:
         if spec.kind == "solver":
             raise ConfigError("task.option", option="--cluster", reason=PYTHON_TASK_ON_CLUSTER)
-    client = await _connect(address)
+    with _dask_logs_quiet():
+        client = await _connect(address)
+        try:
+            yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+        finally:
+            with anyio.CancelScope(shield=True):
+                await client.close()
+
+
+@contextmanager
+def _dask_logs_quiet() -> Iterator[None]:
+    """Silence Dask's own loggers while the client lives: a lost scheduler makes them
+    print tracebacks, and assay says what happened in one line of its own."""
+    import distributed  # its loggers exist, with their configured levels, once imported
+
+    del distributed
+    loggers = [logging.getLogger("distributed")]
+    loggers += [
+        logging.getLogger(name)
+        for name in list(logging.root.manager.loggerDict)
+        if name.startswith("distributed.")
+    ]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
     try:
-        yield {spec.id: ClusterTarget(spec, root, client) for spec in specs}
+        yield
     finally:
-        with anyio.CancelScope(shield=True):
-            await client.close()
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 async def _connect(address: str) -> Any:
@@ -88,9 +131,10 @@ async def _connect(address: str) -> Any:
 class ClusterTarget:
     """A target whose calls run on the cluster's workers, in chunks."""
 
-    def __init__(self, spec: TargetSpec, root: Path, client: Any) -> None:
+    def __init__(self, spec: TargetSpec, root: Path, client: Any, address: str) -> None:
         self.id = spec.id
-        self._chunks = _Chunks(client, msgspec.json.encode(spec), str(root.resolve()))
+        target = msgspec.json.encode(spec)
+        self._chunks = _Chunks(client, target, str(root.resolve()), address)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Send the call, replay what it recorded, and answer as the target did."""
@@ -125,10 +169,11 @@ class _Chunks:
     yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
     and sends them, so every call is sent by a chunk that holds it."""
 
-    def __init__(self, client: Any, target: bytes, root: str) -> None:
+    def __init__(self, client: Any, target: bytes, root: str, address: str) -> None:
         self._client = client
         self._target = target
         self._root = root
+        self._address = address
         self._queue: deque[_Waiting] = deque()
 
     async def send(self, call: Call) -> Reply:
@@ -167,17 +212,55 @@ class _Chunks:
 
         try:
             future = self._client.submit(call_chunk, self._target, self._root, calls, pure=False)
-            replies: list[Reply] = await future
-        except (KilledWorker, CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
-            # The cluster could not run the chunk (its workers kept dying; the scheduler
-            # went away and the client gave up on it): each call failed on infrastructure.
+            replies = await self._watched(future)
+        except KilledWorker as exc:  # the chunk's workers kept dying: the calls failed
             failure = ("cluster", _reason(exc), None, None)
             return [Reply([], infra=failure) for _ in calls]
+        except (CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
+            if self._client.status == "running":
+                failure = ("cluster", _reason(exc), None, None)
+                return [Reply([], infra=failure) for _ in calls]
+            why = f"the scheduler went away ({type(exc).__name__})"
+            raise ClusterLost(self._address, why) from exc
         return replies
+
+    async def _watched(self, future: Any) -> list[Reply]:
+        """The chunk's replies, awaited while ``_watch`` looks after the cluster."""
+        replies: list[Reply] = []
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._watch)
+                replies = await future
+                group.cancel_scope.cancel()
+        except BaseExceptionGroup as errors:  # the one that matters, not a group of them
+            raise first_error(errors) from None
+        return replies
+
+    async def _watch(self) -> None:
+        """Raise ClusterLost once the scheduler has been out of reach, or the cluster
+        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever)."""
+        unreachable = no_worker = None
+        while True:
+            await anyio.sleep(WATCH_EVERY)
+            now = time.monotonic()
+            if self._client.status != "running":
+                unreachable = unreachable or now
+                no_worker = None
+            else:
+                unreachable = None
+                workers = self._client.scheduler_info().get("workers") or {}
+                no_worker = (no_worker or now) if not workers else None
+            if unreachable is not None and now - unreachable >= LOST_AFTER:
+                why = f"the scheduler has been out of reach for {LOST_AFTER:g} s"
+                raise ClusterLost(self._address, why)
+            if no_worker is not None and now - no_worker >= LOST_AFTER:
+                why = f"no worker has been connected for {LOST_AFTER:g} s"
+                raise ClusterLost(self._address, why)
 
 
 _CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)
 
 
 def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:300]
+    """One line: Dask's messages span several."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
