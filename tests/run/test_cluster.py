@@ -338,6 +338,42 @@ def test_a_cluster_left_without_workers_interrupts_the_run(tmp_path: Path) -> No
         assert f"assay resume {run} --cluster {started.address}" in line
 
 
+HELD = """
+import pathlib
+import time
+
+RELEASE = pathlib.Path(%r)
+
+
+def answer(n):
+    while n == 0 and not RELEASE.exists():  # held until the test lets it go
+        time.sleep(0.05)
+    return str(n)
+"""
+
+
+def test_no_chunk_waits_for_its_slowest_call(cluster: tuple[str, set[int]], tmp_path: Path) -> None:
+    """One call of 40 is held until the 39 others are recorded, which only happens if
+    its chunk came back without it; it is then fetched from its worker, not retried."""
+    address, _ = cluster
+    release = tmp_path / "release"
+    samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(40)]
+    spec = unique_callable_spec(tmp_path / "spec", HELD % str(release), samples=samples)
+    run = tmp_path / "run"
+    proc = start_cli("run", spec, "-o", run, "-j", "64", "--cluster", address)
+    try:
+        others_done = wait_for(lambda: len(finished_trials(run)) >= 39, timeout=60)
+    finally:
+        release.touch()
+        out, err = proc.communicate(timeout=120)
+    assert others_done, "the held call held its chunk"
+    assert proc.returncode == 0, out + err
+    assert verify_run(run).ok
+    assert {b["state"] for b in read_jsonl(run / "bundles.jsonl")} == {"completed"}
+    for trial, events in trial_events(run).items():  # fetched, not retried
+        assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

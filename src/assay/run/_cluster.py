@@ -7,7 +7,10 @@ into the trial's recorder, so a run on a cluster leaves the evidence a local run
 
 Calls waiting at the same moment go out together, as one Dask task of up to ``CHUNK``
 calls: a task costs the scheduler about 2.7 ms here (1,000 tiny tasks took 2.7 s on a
-two-worker ``LocalCluster``), far more than a quick target's answer. A worker that dies
+two-worker ``LocalCluster``), far more than a quick target's answer. No chunk waits
+for its slowest call: the worker answers with what is done and keeps the stragglers
+running (``_cluster_worker``); each straggler's own trial then fetches its reply with a
+``collect`` task pinned to that worker. A worker that dies
 mid-chunk has its chunk run again elsewhere by Dask; the driver takes each call's
 first reply only, so nothing is recorded twice. A chunk whose workers keep dying is an
 infrastructure failure of each call in it: retried by the spec's retry policy, then the
@@ -22,13 +25,14 @@ calls were in flight have no bundle, so they run again) and ``assay resume RUN
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -37,7 +41,7 @@ import msgspec
 from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
-from assay.run._cluster_worker import Call, Reply, call_chunk
+from assay.run._cluster_worker import Call, Chunk, Reply, call_chunk, call_key, collect
 from assay.run._groups import first_error
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
@@ -50,6 +54,8 @@ CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
 LOST_AFTER = 10.0  # seconds without the scheduler, or without a worker, mid-run
 WATCH_EVERY = 0.5  # seconds between two looks at the client's state
+STRAGGLER_GRACE = 10.0  # seconds past a call's timeout before its lost worker is given up
+_T = TypeVar("_T")
 
 
 class ClusterLost(RunError):
@@ -134,7 +140,7 @@ class ClusterTarget:
     def __init__(self, spec: TargetSpec, root: Path, client: Any, address: str) -> None:
         self.id = spec.id
         target = msgspec.json.encode(spec)
-        self._chunks = _Chunks(client, target, str(root.resolve()), address)
+        self._chunks = _Chunks(client, target, str(root.resolve()), address, spec.timeout)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Send the call, replay what it recorded, and answer as the target did."""
@@ -155,12 +161,13 @@ class ClusterTarget:
 class _Waiting:
     """One call waiting for its chunk's reply."""
 
-    __slots__ = ("call", "done", "reply", "taken")
+    __slots__ = ("call", "done", "reply", "taken", "worker")
 
     def __init__(self, call: Call) -> None:
         self.call = call
         self.taken = False  # in a chunk already (it stays in the queue until popped)
         self.reply: Reply | None = None
+        self.worker: str | None = None  # where it still runs, when its chunk came back without it
         self.done = anyio.Event()
 
 
@@ -169,8 +176,9 @@ class _Chunks:
     yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
     and sends them, so every call is sent by a chunk that holds it."""
 
-    def __init__(self, client: Any, target: bytes, root: str, address: str) -> None:
+    def __init__(self, client: Any, target: bytes, root: str, address: str, timeout: float):
         self._client = client
+        self._timeout = timeout
         self._target = target
         self._root = root
         self._address = address
@@ -190,51 +198,82 @@ class _Chunks:
                     chunk.append(other)
             await self._run(chunk)
         await mine.done.wait()
-        assert mine.reply is not None
+        if mine.reply is None:  # a straggler, still running on mine.worker
+            mine.reply = await self._collected(mine)
         return mine.reply
 
     async def _run(self, chunk: list[_Waiting]) -> None:
         try:
-            replies = await self._replies([waiting.call for waiting in chunk])
+            worker, replies = await self._replies([waiting.call for waiting in chunk])
             for waiting, reply in zip(chunk, replies, strict=True):
                 waiting.reply = reply
+                waiting.worker = worker if reply is None else None
         finally:  # cancelled, or failed: the others of the chunk must not wait forever
             for waiting in chunk:
-                if waiting.reply is None:
+                if waiting.reply is None and waiting.worker is None:
                     waiting.reply = Reply([], infra=_CANCELLED)
                 waiting.done.set()
 
-    async def _replies(self, calls: list[Call]) -> list[Reply]:
+    async def _collected(self, straggler: _Waiting) -> Reply:
+        """The reply of a call its chunk left running on ``straggler.worker``. A worker
+        lost since cannot answer: the call is then an infrastructure failure, found
+        when the call's own timeout has passed with some margin."""
+        key = call_key(straggler.call)
+        future = self._client.submit(
+            collect, [key], workers=[straggler.worker], allow_other_workers=False, pure=False
+        )
+
+        def failed(reason: str) -> dict[str, Reply | None]:
+            return {key: Reply([], infra=("cluster", reason, None, None))}
+
+        with anyio.move_on_after(self._timeout + STRAGGLER_GRACE):
+            got: dict[str, Reply | None] = await self._awaited(future, failed)
+            reply = got.get(key)
+            if reply is not None:
+                return reply
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await future.cancel()  # an asynchronous client's cancel is awaited
+        return Reply([], infra=("cluster", "the worker running this call was lost", None, None))
+
+    async def _replies(self, calls: list[Call]) -> tuple[str | None, list[Reply | None]]:
+        def failed(reason: str) -> Chunk:
+            return Chunk("", [Reply([], infra=("cluster", reason, None, None))] * len(calls))
+
+        chunk = await self._awaited(
+            self._client.submit(call_chunk, self._target, self._root, calls, pure=False), failed
+        )
+        return chunk.worker or None, chunk.replies
+
+    async def _awaited(self, future: Any, failed: Callable[[str], _T]) -> _T:
+        """A task's result, or ``failed(reason)`` when the cluster could not run it (its
+        workers kept dying); ClusterLost when the cluster itself is gone."""
         from concurrent.futures import CancelledError
 
         from distributed import KilledWorker
         from distributed.client import ClosedClientError
 
         try:
-            future = self._client.submit(call_chunk, self._target, self._root, calls, pure=False)
-            replies = await self._watched(future)
-        except KilledWorker as exc:  # the chunk's workers kept dying: the calls failed
-            failure = ("cluster", _reason(exc), None, None)
-            return [Reply([], infra=failure) for _ in calls]
+            result: _T = await self._watched(future)
+        except KilledWorker as exc:
+            return failed(_reason(exc))
         except (CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
             if self._client.status == "running":
-                failure = ("cluster", _reason(exc), None, None)
-                return [Reply([], infra=failure) for _ in calls]
+                return failed(_reason(exc))
             why = f"the scheduler went away ({type(exc).__name__})"
             raise ClusterLost(self._address, why) from exc
-        return replies
+        return result
 
-    async def _watched(self, future: Any) -> list[Reply]:
-        """The chunk's replies, awaited while ``_watch`` looks after the cluster."""
-        replies: list[Reply] = []
+    async def _watched(self, future: Any) -> Any:
+        """A task's result, awaited while ``_watch`` looks after the cluster."""
+        result: Any = None
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._watch)
-                replies = await future
+                result = await future
                 group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:  # the one that matters, not a group of them
             raise first_error(errors) from None
-        return replies
+        return result
 
     async def _watch(self) -> None:
         """Raise ClusterLost once the scheduler has been out of reach, or the cluster

@@ -5,17 +5,25 @@ subprocess target's reaper), so a worker keeps one loop, in a daemon thread, for
 whole life, and builds each target once, from its spec, on that loop. A chunk's calls
 run there at once; each records into its own ``DetachedRecorder``, whose ops go back
 with the answer for the driver to replay.
+
+No chunk waits for its slowest call. ``call_chunk`` returns once every call is done, or,
+once half of them are, after ``STRAGGLER_FACTOR`` times as long as that took at most
+(never less than ``MIN_WAIT``): model calls have a long tail, and one 3 s call would
+otherwise hold 63 quick answers. The calls still running stay on this worker's loop,
+under their keys, and the driver fetches each with ``collect`` as soon as it is done.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
+from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
 from assay.dataset import Sample
@@ -43,39 +51,126 @@ class Reply(msgspec.Struct):
     infra: tuple[str, str, float | None, int | None] | None = None
 
 
+class Chunk(msgspec.Struct):
+    """What ``call_chunk`` returns: the worker it ran on, and each call's reply, or
+    ``None`` for a call still running there (``collect`` fetches it by its key)."""
+
+    worker: str
+    replies: list[Reply | None]
+
+
+STRAGGLER_FACTOR = 3.0
+MIN_WAIT = 0.05  # seconds: below this, waiting for the rest costs less than a round trip
+
 _start_lock = threading.Lock()
 _portal: BlockingPortal | None = None
-_targets: dict[tuple[bytes, str], Target] = {}  # touched only on the portal's loop
+_tasks: TaskGroup | None = None  # the loop's own: calls may outlive their chunk
+# touched only on the portal's loop:
+_targets: dict[tuple[bytes, str], Target] = {}
+_running: dict[str, _Running] = {}  # calls returned to the driver as still running
 
 
-def call_chunk(target: bytes, root: str, calls: list[Call]) -> list[Reply]:
+class _Running:
+    """A call on this worker's loop: its reply once done, and the event saying so."""
+
+    __slots__ = ("done", "reply")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.reply: Reply | None = None
+
+
+def call_key(call: Call) -> str:
+    """A call's name on the worker: its trial and where the trial's recorder stood."""
+    return f"{call.trial_id}@{call.last}"
+
+
+def call_chunk(target: bytes, root: str, calls: list[Call]) -> Chunk:
     """Put *calls* to the target *target* (its spec as JSON; *root*, its spec's folder)
-    at once, and return their replies in order. Dask runs this in a worker thread."""
-    return _event_loop().call(_call_all, target, root, calls)
+    at once; return their replies in order, ``None`` for the stragglers (see the module
+    doc). Dask runs this in a worker thread."""
+    from distributed import get_worker
+
+    address = get_worker().address
+    return Chunk(address, _event_loop().call(_call_all, target, root, calls))
 
 
-async def _call_all(target: bytes, root: str, calls: list[Call]) -> list[Reply]:
+def collect(keys: list[str]) -> dict[str, Reply | None]:
+    """The replies of the calls named *keys* left running by ``call_chunk`` on this
+    worker: waits for the first of them, then returns every one done (``None``: a key
+    this worker does not hold — the chunk ran on a worker since lost)."""
+    from distributed import secede
+
+    secede()  # type: ignore[no-untyped-call]  # waiting on a straggler must not hold one of the worker's task threads
+    return _event_loop().call(_collect, keys)
+
+
+async def _call_all(target: bytes, root: str, calls: list[Call]) -> list[Reply | None]:
     built = _targets.get((target, root))
     if built is None:
         spec = msgspec.json.decode(target, type=TargetSpec)
         built = _targets[(target, root)] = build_target(spec, Path(root))
-    replies: list[Reply] = [Reply([])] * len(calls)
+    running = [_Running() for _ in calls]
+    half, everyone = anyio.Event(), anyio.Event()
+    finished = 0
 
-    async def one(index: int, call: Call) -> None:
-        recorder = DetachedRecorder(call.trial_id, call.last, call.parent)
-        with recorder.bound():
-            try:
-                outcome = await built.call(call.sample, call.epoch)
-            except InfrastructureError as exc:
-                failure = (exc.reason, exc.detail, exc.retry_after, exc.status)
-                replies[index] = Reply(recorder.ops, infra=failure)
-                return
-        replies[index] = Reply(recorder.ops, outcome)
+    async def one(call: Call, mine: _Running) -> None:
+        nonlocal finished
+        try:
+            mine.reply = await _call(built, call)
+        except Exception as exc:  # a bug: the call's failure, not the worker loop's end
+            mine.reply = Reply([], infra=("cluster", f"{type(exc).__name__}: {exc}", None, None))
+        mine.done.set()
+        finished += 1
+        if finished * 2 >= len(calls):
+            half.set()
+        if finished == len(calls):
+            everyone.set()
 
-    async with anyio.create_task_group() as group:
-        for index, call in enumerate(calls):
-            group.start_soon(one, index, call)
-    return replies
+    assert _tasks is not None  # made with the loop
+    for call, mine in zip(calls, running, strict=True):
+        _tasks.start_soon(one, call, mine)  # outlives this chunk if it must
+    started = time.monotonic()
+    await half.wait()
+    with anyio.move_on_after(max(MIN_WAIT, (STRAGGLER_FACTOR - 1) * (time.monotonic() - started))):
+        await everyone.wait()
+    for call, mine in zip(calls, running, strict=True):
+        if mine.reply is None:
+            _running[call_key(call)] = mine
+    return [mine.reply for mine in running]
+
+
+async def _collect(keys: list[str]) -> dict[str, Reply | None]:
+    held = {key: _running.get(key) for key in keys}
+    waiting = [mine for mine in held.values() if mine is not None]
+    if waiting and all(mine.reply is None for mine in waiting):
+        async with anyio.create_task_group() as group:
+
+            async def first_done(call: _Running) -> None:
+                await call.done.wait()
+                group.cancel_scope.cancel()
+
+            for call in waiting:
+                group.start_soon(first_done, call)
+    done: dict[str, Reply | None] = {}
+    for key, held_call in held.items():
+        if held_call is None:
+            done[key] = None
+        elif held_call.reply is not None:
+            done[key] = held_call.reply
+            del _running[key]
+    return done
+
+
+async def _call(built: Target, call: Call) -> Reply:
+    recorder = DetachedRecorder(call.trial_id, call.last, call.parent)
+    with recorder.bound():
+        try:
+            outcome = await built.call(call.sample, call.epoch)
+        except InfrastructureError as exc:
+            failure = (exc.reason, exc.detail, exc.retry_after, exc.status)
+            return Reply(recorder.ops, infra=failure)
+    return Reply(recorder.ops, outcome)
 
 
 def _event_loop() -> BlockingPortal:
@@ -87,7 +182,8 @@ def _event_loop() -> BlockingPortal:
             started: queue.Queue[BlockingPortal] = queue.Queue()
 
             async def serve() -> None:
-                async with BlockingPortal() as portal:
+                global _tasks
+                async with anyio.create_task_group() as _tasks, BlockingPortal() as portal:
                     started.put(portal)
                     await portal.sleep_until_stopped()
 
