@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 
 import anyio
@@ -218,3 +219,13 @@ def test_a_cancelled_run_leaves_nothing_behind() -> None:
 def test_an_unknown_sandbox_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match=r"'bwrap' .* or 'local'"):
         anyio.run(lambda: run_python("print(1)", sandbox="docker"))
+
+
+def test_the_local_provider_runs_both_processes_on_the_host_as_the_harness_s_user() -> None:
+    code = "import os\nprint(os.getuid())\ndef add(a, b):\n    return a + b\n"
+    result = anyio.run(
+        lambda: run_python(code, SandboxLimits(timeout=5.0), tests="assert add(1, 2) == 3\n",
+                           sandbox="local")
+    )  # fmt: skip
+    assert result.passed, result.summary()
+    assert result.stdout == f"{os.geteuid()}\n"  # not the sandbox user: no isolation

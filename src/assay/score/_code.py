@@ -101,7 +101,8 @@ def python_tests(
         memory_mb: address-space limit of each of the two processes.
         output_kb: kilobytes kept of what the program printed (stdout, stderr) and of
             what the tests printed, each.
-        max_concurrency: test runs at once (default: the number of CPUs).
+        max_concurrency: test runs at once (default: the number of CPUs); in a run with
+            ``max_sandboxes`` each run also takes its sample's slot of that cap.
         sandbox: ``bwrap`` (isolating, the default) or ``local`` (isolates nothing: the
             code runs as the harness's user and can reach it; trusted code only).
     """
