@@ -140,8 +140,11 @@ def test_processes_can_be_allowed_and_die_with_the_sandbox() -> None:
         "    os.setsid()\n"
         f"    {sleeper(marker).splitlines()[1]}\n"
         "def running(pid):\n"
-        "    with open(f'/proc/{pid}/cmdline', 'rb') as handle:\n"
-        f"        return {marker.encode()!r} in handle.read()\n"
+        "    try:\n"
+        "        with open(f'/proc/{pid}/cmdline', 'rb') as handle:\n"
+        f"            return {marker.encode()!r} in handle.read()\n"
+        "    except OSError:  # a process that has just ended\n"
+        "        return False\n"
         "while not any(running(p) for p in os.listdir('/proc') if p.isdigit()):\n"
         "    pass  # the daemon is up (and stays up once this program ends)\n"
     )
