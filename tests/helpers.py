@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -205,6 +206,32 @@ def state_of(run: Path, bundle: dict[str, Any]) -> dict[str, Any]:
     """The final TaskState record (the output artifact) of a Python-task trial's bundle."""
     decoded: dict[str, Any] = json.loads(artifact_bytes(run, bundle["observation"]["output"]))
     return decoded
+
+
+def states_by_sample(run: Path) -> dict[str, dict[str, Any]]:
+    """Each sample's final TaskState record, by sample id."""
+    return {sid: state_of(run, b) for sid, b in bundles_by_sample(run).items()}
+
+
+def run_task_copy(
+    task_file: Path, task_name: str, folder: Path, **task_args: Any
+) -> tuple[Path, ModuleType]:
+    """Run a fresh copy of *task_file*'s task *task_name* with *task_args* through
+    ``eval`` (logs in *folder*/runs): its run directory, and the module the copy was
+    loaded as (where a scripted task keeps what its tools ran). A copy, so every run
+    loads the file anew and ``assay score`` can rebuild the task from the run."""
+    from assay.pipeline import eval as run_eval
+
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / task_file.name
+    copy.write_bytes(task_file.read_bytes())
+    (result,) = run_eval(f"{copy}@{task_name}", task_args=task_args, log_dir=folder / "runs")
+    assert result.status == "success", result.error
+    assert result.path is not None
+    module = next(
+        m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(copy)
+    )
+    return result.path, module
 
 
 def run_dirs(log_dir: Path) -> list[Path]:

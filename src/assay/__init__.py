@@ -10,10 +10,11 @@ first used.
 
 __version__ = "0.1.0"
 
-import importlib as _importlib
 import sys as _sys
 import types as _types
 import typing as _typing
+
+from assay._import_path import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from assay.agent import (
@@ -165,14 +166,8 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Import a public name from its package the first time it is asked for."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+# each public name imported from its package the first time it is asked for
+__getattr__ = _lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

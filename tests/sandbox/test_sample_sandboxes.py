@@ -15,13 +15,15 @@ from typing import Any
 import anyio
 import pytest
 
-from assay import Sample, Score, Task, accuracy, eval, scorer, solver
+from assay import Sample, Score, Task, accuracy, eval, python_tests, scorer, solver
+from assay.model import ModelOutput
 from assay.sandbox import LocalSandbox, register_sandbox, sandbox
 from tests.helpers import (
     artifact_bytes,
     edit_artifact,
     error_line,
     events_of,
+    read_jsonl,
     run_cli,
     run_dirs,
     simple_spec,
@@ -250,15 +252,11 @@ def yields_a_few_times() -> Any:
     return solve
 
 
-@pytest.mark.doc("docs/cli.md", "at most N samples hold sandboxes at once.")
-@pytest.mark.parametrize(("cap", "most"), [(None, 8), (1, 1), (3, 3)])
-def test_max_sandboxes_caps_the_samples_holding_sandboxes_at_once(
-    tmp_path: Path, cap: int | None, most: int
-) -> None:
-    class Counted(LocalSandbox):
-        """A local sandbox counting how many exist at once (local to the test, so the
-        registry forgets it afterwards)."""
+def counting_local_sandbox() -> type[LocalSandbox]:
+    """A local sandbox class counting how many of its kind exist at once (made afresh for
+    each test, so the registry forgets it afterwards)."""
 
+    class Counted(LocalSandbox):
         live = 0
         peak = 0
 
@@ -272,12 +270,78 @@ def test_max_sandboxes_caps_the_samples_holding_sandboxes_at_once(
                 Counted.live -= 1
             await super().cleanup()
 
-    register_sandbox("counted", Counted)
+    return Counted
+
+
+@pytest.mark.doc("docs/cli.md", "at most N samples hold sandboxes at once.")
+@pytest.mark.parametrize(("cap", "most"), [(None, 8), (1, 1), (3, 3)])
+def test_max_sandboxes_caps_the_samples_holding_sandboxes_at_once(
+    tmp_path: Path, cap: int | None, most: int
+) -> None:
+    counted = counting_local_sandbox()
+    register_sandbox("counted", counted)
     samples = [Sample(input=str(i)) for i in range(8)]
     task = Task(dataset=samples, solver=yields_a_few_times(), sandbox="counted")
     _run(task, tmp_path, max_samples=8, max_sandboxes=cap)
-    assert Counted.peak == most  # uncapped, all 8 trials hold one: the cap is what binds
-    assert Counted.live == 0
+    assert counted.peak == most  # uncapped, all 8 trials hold one: the cap is what binds
+    assert counted.live == 0
+
+
+@solver
+def answers_with_the_input() -> Any:
+    async def solve(state: Any, generate: Any) -> Any:
+        state.output = ModelOutput.from_content(state.model, state.input_text)
+        return state
+
+    return solve
+
+
+# The program waits until TOGETHER programs of the run have started (each leaves a file
+# in a shared folder: the local sandbox can reach it), so that many runs surely overlap.
+BARRIER_PROGRAM = """
+import os, time
+open(os.path.join({folder!r}, {name!r}), "w").close()
+while len(os.listdir({folder!r})) < {together}:
+    time.sleep(0.01)
+def add(a, b):
+    return a + b
+"""
+
+
+@pytest.mark.doc("docs/sandbox.md", "the two that `python_tests` and `run_python` make")
+@pytest.mark.parametrize(
+    ("cap", "together", "own", "most"),
+    [(None, 8, False, 16), (1, 1, False, 2), (2, 2, False, 4), (1, 1, True, 3)],
+)
+def test_python_tests_sandboxes_count_against_max_sandboxes(
+    tmp_path: Path, cap: int | None, together: int, own: bool, most: int
+) -> None:
+    """python_tests makes two sandboxes per run (the candidate's, the driver's): they take
+    the sample's slot of the cap, so with a cap of N at most 2N exist at once (one more
+    each when the sample has a sandbox of its own, which already holds the slot)."""
+    counted = counting_local_sandbox()
+    register_sandbox("local", counted)  # python_tests(sandbox="local") makes these
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    samples = [
+        Sample(
+            id=str(i),
+            input=BARRIER_PROGRAM.format(folder=str(barrier), name=str(i), together=together),
+            target="assert add(2, 3) == 5\n",
+        )
+        for i in range(8)
+    ]
+    task = Task(
+        dataset=samples,
+        solver=answers_with_the_input(),
+        scorer=python_tests(sandbox="local", timeout=60.0, max_concurrency=8),
+        sandbox="local" if own else None,
+    )
+    run = _run(task, tmp_path, max_samples=8, max_sandboxes=cap)
+    statuses = {r["status"] for r in read_jsonl(run / "scores.jsonl")}
+    assert statuses == {"passed"}
+    assert counted.peak == most
+    assert counted.live == 0
 
 
 @pytest.mark.doc("docs/cli.md", "`--no-sandbox-cleanup` keeps every sample's sandbox after scoring")

@@ -1,5 +1,6 @@
-"""The forge suite: model answers that try to make ``python_tests`` say "passed" without
-passing the tests, or to break the harness, each a real program in a real run.
+"""The forge suite: model answers that try to make ``python_tests`` (and ``run_python``
+with ``tests=``, in a scorer of the same run) say "passed" without passing the tests, or
+to break the harness, each a real program in a real run.
 
 Every attack answers the same problem (``add``) wrongly or not at all, then tries to
 get a pass some other way: reading the verdict's secrets out of frames, leaving early
@@ -7,8 +8,8 @@ with status 0, writing a forged verdict to every file descriptor it has, patchin
 builtins, ``assert`` or ``unittest``, returning an object equal to everything, killing
 or stopping every process it can see, reading the harness's keys, fork bombs, 3,000
 nested folders, filling the disk, an endless loop, a flood of output, garbage on the
-pipe. Each must score ``failed``; the run must finish with every sample scored and the
-honest answer passing, and no key may reach the run's files.
+pipe. Each must score ``failed`` with both scorers; the run must finish with every
+sample scored and the honest answer passing, and no key may reach the run's files.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 import assay
-from tests.helpers import read_jsonl, run_cli
+from tests.helpers import events_of, read_jsonl, run_cli
 
 # the checks go through builtins, so an attack that could shadow them would pass
 TESTS = (
@@ -29,6 +30,9 @@ TESTS = (
     "assert abs(add(-1, 1)) < 1e-9\n"
     "assert len(str(add(10, 20))) == 2\n"
 )
+
+# python_tests, and a scorer of the task's own on run_python(program, tests=...)
+SCORERS = ("python_tests", "run_python_tests")
 
 HONEST = "def add(a, b):\n    return a + b\n"
 
@@ -240,8 +244,10 @@ TASK = """
 import json
 from pathlib import Path
 
-from assay import Sample, Task, python_tests, solver, task
+from assay import CORRECT, INCORRECT, Sample, Score, Task, accuracy, python_tests, scorer
+from assay import solver, task
 from assay.model import ModelOutput
+from assay.score import SandboxLimits, run_python
 
 ATTACKS = json.loads(Path(__file__).with_name("attacks.json").read_text())
 
@@ -255,6 +261,19 @@ def answer_with_the_input():
     return solve
 
 
+@scorer(metrics=[accuracy()])
+def run_python_tests():
+    # the same check as python_tests, as a scorer of one's own on run_python
+
+    async def score(state, target):
+        limits = SandboxLimits(timeout=3.0, memory_bytes=512 << 20)
+        result = await run_python(state.output.completion, limits, tests=target.text)
+        said = [result.summary(), result.tests_output, result.stderr, result.stdout]
+        return Score(value=CORRECT if result.passed else INCORRECT, explanation="\\n".join(said))
+
+    return score
+
+
 @task
 def forge():
     samples = [Sample(id=name, input=code, target=ATTACKS["tests"]) for name, code in
@@ -262,7 +281,7 @@ def forge():
     return Task(
         dataset=samples,
         solver=answer_with_the_input(),
-        scorer=python_tests(timeout=3.0, memory_mb=512),
+        scorer=[python_tests(timeout=3.0, memory_mb=512), run_python_tests()],
     )
 """
 
@@ -284,32 +303,37 @@ def forged_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         env={"OPENAI_API_KEY": key, "PYTHONPATH": source}, timeout=600,
     )  # fmt: skip
     [run_dir] = (folder / "runs").iterdir()
-    scores = {r["sample_id"]: r for r in read_jsonl(run_dir / "scores.jsonl")}
+    scores = {(r["scorer_id"], r["sample_id"]): r for r in read_jsonl(run_dir / "scores.jsonl")}
     return {"done": done, "run": run_dir, "scores": scores, "key": key}
 
 
 def test_the_run_finishes_and_scores_every_sample(forged_run: dict[str, Any]) -> None:
     done = forged_run["done"]
     assert done.returncode == 0, done.stderr  # ungated: exit 0 (docs/cli.md)
-    assert set(forged_run["scores"]) == {"honest", *ATTACKS}
-    assert forged_run["scores"]["honest"]["status"] == "passed"
+    samples = {"honest", *ATTACKS}
+    assert set(forged_run["scores"]) == {(s, sample) for s in SCORERS for sample in samples}
+    for name in SCORERS:
+        assert forged_run["scores"][name, "honest"]["status"] == "passed"
 
 
+@pytest.mark.parametrize("scorer", SCORERS)
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_the_attack_scores_failed(forged_run: dict[str, Any], attack: str) -> None:
-    record = forged_run["scores"][attack]
+def test_the_attack_scores_failed(forged_run: dict[str, Any], attack: str, scorer: str) -> None:
+    record = forged_run["scores"][scorer, attack]
     assert record["status"] == "failed", record
     assert len(record["reason"] or "") < 200_000  # capped, however much was printed
 
 
-def test_the_candidate_ran_in_the_sandbox(forged_run: dict[str, Any]) -> None:
-    reason = forged_run["scores"]["read_the_keys"]["reason"]
+@pytest.mark.parametrize("scorer", SCORERS)
+def test_the_candidate_ran_in_the_sandbox(forged_run: dict[str, Any], scorer: str) -> None:
+    reason = forged_run["scores"][scorer, "read_the_keys"]["reason"]
     assert f"uid={SANDBOX_UID}" in reason  # so the guarded attacks did run
 
 
-def test_no_key_reaches_the_run_folder(forged_run: dict[str, Any]) -> None:
+@pytest.mark.parametrize("scorer", SCORERS)
+def test_no_key_reaches_the_run_folder(forged_run: dict[str, Any], scorer: str) -> None:
     key = forged_run["key"].encode()
-    reason = forged_run["scores"]["read_the_keys"]["reason"]
+    reason = forged_run["scores"][scorer, "read_the_keys"]["reason"]
     assert "'PATH'" in reason  # what it found was printed, into the score's reason
     for path in forged_run["run"].rglob("*"):
         if path.is_file():
@@ -317,9 +341,10 @@ def test_no_key_reaches_the_run_folder(forged_run: dict[str, Any]) -> None:
     assert key not in (forged_run["done"].stdout + forged_run["done"].stderr).encode()
 
 
+@pytest.mark.parametrize("scorer", SCORERS)
 @pytest.mark.parametrize("attack", ["deep_folders", "fill_the_disk"])
-def test_every_write_fails_at_once(forged_run: dict[str, Any], attack: str) -> None:
-    reason = forged_run["scores"][attack]["reason"]
+def test_every_write_fails_at_once(forged_run: dict[str, Any], attack: str, scorer: str) -> None:
+    reason = forged_run["scores"][scorer, attack]["reason"]
     for root in (".", "/tmp", "/dev/shm"):
         assert f"{root}: 0 " in reason and "Read-only file system" in reason, reason
 
@@ -330,3 +355,5 @@ def test_rescoring_the_forged_run_replays_it_and_agrees(forged_run: dict[str, An
     rescored = run_cli("score", run_dir, env={"PYTHONPATH": source}, timeout=300)
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr  # scores equal
     assert "timed out" not in rescored.stdout  # nothing ran: no attack's timeout again
+    replayed = {e["data"]["scorer"] for e in events_of(run_dir, "score_exec")}
+    assert replayed == {"python_tests", "run_python"}  # both were recorded, to replay

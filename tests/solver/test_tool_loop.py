@@ -7,22 +7,20 @@ no tool)."""
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from assay.evidence import verify_run
-from assay.pipeline import eval as run_eval
 from assay.pipeline import rescore_run
 from tests.helpers import (
     artifact_bytes,
-    bundles_by_sample,
     events_of,
     read_jsonl,
     run_cli,
+    run_task_copy,
     state_of,
+    states_by_sample,
 )
 
 TASK_FILE = Path(__file__).with_name("tool_task.py")
@@ -30,20 +28,10 @@ TASK_FILE = Path(__file__).with_name("tool_task.py")
 
 def run_tools(tmp_path: Path, **task_args: Any) -> tuple[Path, ModuleType]:
     """Run a fresh copy of the tool task with *task_args*; its run and its module."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    copy = tmp_path / "tool_task.py"
-    shutil.copy(TASK_FILE, copy)
-    (result,) = run_eval(f"{copy}@tools_task", task_args=task_args, log_dir=tmp_path / "runs")
-    assert result.status == "success", result.error
-    assert result.path is not None
-    module = next(
-        m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(copy)
-    )
-    return result.path, module
+    return run_task_copy(TASK_FILE, "tools_task", tmp_path, **task_args)
 
 
-def states(run: Path) -> dict[str, dict[str, Any]]:
-    return {sid: state_of(run, b) for sid, b in bundles_by_sample(run).items()}
+states = states_by_sample
 
 
 def model_calls(run: Path) -> list[dict[str, Any]]:

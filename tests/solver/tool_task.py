@@ -1,19 +1,17 @@
 """A Python task with tools, run by the tool-loop tests through ``eval`` (as a file, so
 ``assay score`` can rebuild it from the run directory).
 
-The model is the mock provider, scripted by each sample's input: a JSON list of turns,
-each a list of ``[tool, arguments]`` calls. On its k-th turn the model makes the k-th
-turn's calls; once the script runs out it answers ``done: <last tool message>``.
+The model is the mock provider, scripted by each sample's input (tests/scripted_tools.py:
+a JSON list of turns of ``[tool, arguments]`` calls, then ``done: <last tool message>``);
 ``"forever"`` calls ``add`` on every turn.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from assay import Sample, Task, ToolError, generate, includes, task, tool, use_tools
+from assay import Task, ToolError, generate, includes, task, tool, use_tools
 from assay.model import (
     ChatMessage,
     GenerateConfig,
@@ -23,6 +21,7 @@ from assay.model import (
     assistant_message,
     modelapi,
 )
+from tests.scripted_tools import scripted_sample, scripted_turns
 
 CALLS: list[tuple[str, Any]] = []
 """Every tool run, in order: the tests check what ran (and that re-scoring runs none)."""
@@ -65,22 +64,17 @@ def nap(seconds: float) -> str:
     return "rested"
 
 
+_TURNS = scripted_turns("mock/tools")
+
+
 def scripted(messages: list[ChatMessage]) -> ModelOutput:
     """The scripted model (see the module docstring)."""
     prompt = next(m.content for m in messages if m.role == "user")
-    turn = sum(1 for m in messages if m.role == "assistant")
     if prompt == "forever":
+        turn = sum(1 for m in messages if m.role == "assistant")
         call = ToolCall(f"call_{turn}", "add", {"x": turn, "y": 1})
         return ModelOutput("mock/tools", assistant_message("", [call]), "tool_calls")
-    script = json.loads(prompt)
-    if turn < len(script):
-        calls = [
-            ToolCall(f"call_{turn}_{i}", name, arguments)
-            for i, (name, arguments) in enumerate(script[turn])
-        ]
-        return ModelOutput("mock/tools", assistant_message("", calls), "tool_calls")
-    last = messages[-1].content if messages[-1].role == "tool" else ""
-    return ModelOutput.from_content("mock/tools", f"done: {last}")
+    return _TURNS(messages)
 
 
 @modelapi("scripted")
@@ -88,10 +82,7 @@ def scripted_provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI
     return MockAPI(name, config, outputs=scripted)
 
 
-def sample(sample_id: str, turns: list[list[list[Any]]] | str, target: str) -> Sample:
-    script = turns if isinstance(turns, str) else json.dumps(turns)
-    return Sample(input=script, target=target, id=sample_id)
-
+sample = scripted_sample
 
 SAMPLES = [
     sample("sum", [[["add", {"x": 2, "y": 3}]]], "done: 5"),

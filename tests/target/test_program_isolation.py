@@ -20,30 +20,19 @@ from typing import Any
 import pytest
 
 from tests.helpers import (
-    artifact_bytes,
-    bundles_by_sample,
     error_line,
     process_gone,
-    read_jsonl,
     run_cli,
     simple_spec,
     write_module,
 )
-
-N = 20
-
-
-def _passed(run: Path) -> list[str]:
-    """The sample ids the run scored ``passed``."""
-    return sorted(
-        r["sample_id"] for r in read_jsonl(run / "scores.jsonl") if r["status"] == "passed"
-    )
-
-
-def _secret_samples(n: int = N) -> list[dict[str, Any]]:
-    """Samples whose expected answers are random: only a cheat can know them."""
-    return [{"id": f"s{i}", "input": f"s{i}", "expected": secrets.token_hex(8)} for i in range(n)]
-
+from tests.target._programs import (
+    N,
+    output_json,
+    passed_samples,
+    program_spec,
+    secret_samples,
+)
 
 CHEAT = """
 import json, os, sys
@@ -72,13 +61,10 @@ print(json.dumps("no idea"))
 )
 def test_a_script_cannot_read_the_expected_answers_beside_the_spec(tmp_path: Path) -> None:
     """Before: 20 of 20 passed (the script ran in the spec's folder and read data.jsonl)."""
-    folder = tmp_path / "spec"
-    write_module(folder, "cheat", CHEAT)
-    targets = [{"id": "cheat", "script": "cheat.py"}]
-    spec = simple_spec(folder, samples=_secret_samples(), targets=targets)
+    spec = program_spec(tmp_path / "spec", CHEAT, name="cheat", samples=secret_samples())
     proc = run_cli("run", spec, "-o", tmp_path / "run")
     assert proc.returncode == 1, proc.stderr  # gate failed
-    assert _passed(tmp_path / "run") == []
+    assert passed_samples(tmp_path / "run") == []
 
 
 PROBE = """
@@ -98,13 +84,11 @@ print(json.dumps({"cwd": os.getcwd(), "listing": sorted(os.listdir(".")),
 )
 def test_the_script_runs_from_a_lone_copy_in_an_empty_folder(tmp_path: Path) -> None:
     folder = tmp_path / "spec"
-    write_module(folder, "probe", PROBE)
-    targets = [{"id": "probe", "script": "probe.py"}]
     samples = [{"id": f"s{i}", "input": i, "expected": i} for i in range(2)]
-    spec = simple_spec(folder, samples=samples, targets=targets, gate={})
+    spec = program_spec(folder, PROBE, name="probe", samples=samples, gate={})
     proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "1")
     assert proc.returncode == 0, proc.stderr
-    answers = [json.loads(_output(tmp_path / "run", sid)) for sid in ("s0", "s1")]
+    answers = [output_json(tmp_path / "run", sid) for sid in ("s0", "s1")]
     for answer in answers:
         assert answer["listing"] == []
         assert Path(answer["cwd"]).name == "work"
@@ -113,11 +97,6 @@ def test_the_script_runs_from_a_lone_copy_in_an_empty_folder(tmp_path: Path) -> 
         assert not Path(answer["file"]).is_relative_to(folder)
         assert not Path(answer["cwd"]).exists()  # removed after the call
     assert answers[0]["cwd"] != answers[1]["cwd"]  # a new folder per call
-
-
-def _output(run: Path, sample_id: str) -> bytes:
-    """The exact bytes the target answered for *sample_id*."""
-    return artifact_bytes(run, bundles_by_sample(run)[sample_id]["artifacts"]["output"])
 
 
 ENV_PROBE = """
@@ -132,20 +111,14 @@ print(json.dumps({"names": sorted(os.environ), "environ": dict(os.environ),
 
 
 def _env_run(tmp_path: Path, env: Any) -> tuple[Path, str, list[dict[str, Any]]]:
-    folder = tmp_path / "spec"
-    write_module(folder, "probe", ENV_PROBE)
-    target: dict[str, Any] = {"id": "probe", "script": "probe.py"}
-    if env is not None:
-        target["env"] = env
-    spec = simple_spec(
-        folder, samples=[{"id": "s0", "input": 0, "expected": 0}], targets=[target], gate={}
-    )
+    target = {} if env is None else {"env": env}
+    spec = program_spec(tmp_path / "spec", ENV_PROBE, target, name="probe", gate={})
     key = "sk-test-secret-" + secrets.token_hex(8)
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, env={"OPENAI_API_KEY": key, "OTHER_TOKEN": key})
     assert proc.returncode == 0, proc.stderr
     assert key not in proc.stdout + proc.stderr
-    return run, key, [json.loads(_output(run, "s0"))]
+    return run, key, [output_json(run)]
 
 
 @pytest.mark.doc(
@@ -170,7 +143,7 @@ def test_a_program_does_not_get_the_harness_secrets(tmp_path: Path) -> None:
     "passes the name through)",
 )
 @pytest.mark.parametrize("env", [["OPENAI_API_KEY"], {"OPENAI_API_KEY": None, "MODE": "fast"}])
-def test_a_named_variable_is_passed(tmp_path: Path, env: Any) -> None:
+def test_a_named_variable_ispassed_samples(tmp_path: Path, env: Any) -> None:
     run, key, (answer,) = _env_run(tmp_path, env)
     assert answer["key_hash"] == hashlib.sha256(key.encode()).hexdigest()
     assert "OTHER_TOKEN" not in answer["names"]
@@ -211,7 +184,7 @@ def test_a_script_that_rewrites_itself_keeps_answering_as_pinned(tmp_path: Path)
     proc = run_cli("run", spec, "-o", run, "-j", "1")
     assert "ANSWER = 'rewritten'" in script.read_text()  # the attack did happen
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(_passed(run)) == N
+    assert len(passed_samples(run)) == N
     assert run_cli("verify", run).returncode == 0
     pinned = json.loads((run / "spec.json").read_text())["targets"][0]["digest"]
     assert pinned == "sha256:" + hashlib.sha256(REWRITER.encode()).hexdigest()

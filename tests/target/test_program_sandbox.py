@@ -19,10 +19,8 @@ from typing import Any
 import pytest
 
 from tests.helpers import (
-    artifact_bytes,
     bundles_by_sample,
     error_line,
-    read_jsonl,
     run_cli,
     simple_spec,
     write_module,
@@ -35,27 +33,20 @@ from tests.sandbox._support import (
     no_host_process_with,
     sleeper,
 )
-
-N = 20
-
-
-def _output(run: Path, sample_id: str = "s0") -> Any:
-    """What the target answered for *sample_id*, as JSON."""
-    return json.loads(artifact_bytes(run, bundles_by_sample(run)[sample_id]["artifacts"]["output"]))
+from tests.target._programs import (
+    ONE_SAMPLE,
+    N,
+    output_json,
+    passed_samples,
+    program_spec,
+    secret_samples,
+)
 
 
 def _one_sample_run(
     tmp_path: Path, source: str, target: dict[str, Any], env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    folder = tmp_path / "spec"
-    write_module(folder, "program", source)
-    spec = simple_spec(
-        folder,
-        samples=[{"id": "s0", "input": 0, "expected": 0}],
-        targets=[{"id": "t", "script": "program.py", **target}],
-        gate={},
-        retry={"max_attempts": 1},
-    )
+    spec = program_spec(tmp_path / "spec", source, target, gate={}, retry={"max_attempts": 1})
     run = tmp_path / "run"
     return run_cli("run", spec, "-o", run, env=env), run
 
@@ -99,7 +90,7 @@ def test_a_bwrap_target_sees_only_its_work_folder_and_its_script(tmp_path: Path)
     }
     proc, run = _one_sample_run(tmp_path, PROBE, target, env={"PASSED": "yes", "OTHER": "no"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    answer = _output(run)
+    answer = output_json(run)
     assert (answer["cwd"], answer["listing"], answer["uid"]) == ("/work", [], 65534)
     assert (answer["file"], answer["beside"]) == ("/program/program.py", ["program.py"])
     assert answer["rewrite"] == "Read-only file system"
@@ -130,11 +121,10 @@ ARGV_PROBE = (
 def test_an_argv_target_runs_in_bwrap_with_python_as_the_system_s(tmp_path: Path) -> None:
     folder = tmp_path / "spec"
     target = {"id": "t", "argv": ["{python}", "-c", ARGV_PROBE], "sandbox": "bwrap"}
-    samples = [{"id": "s0", "input": 0, "expected": 0}]
-    spec = simple_spec(folder, samples=samples, targets=[target], gate={})
+    spec = simple_spec(folder, samples=ONE_SAMPLE, targets=[target], gate={})
     proc = run_cli("run", spec, "-o", tmp_path / "run")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _output(tmp_path / "run") == ["/usr/bin/python3", "/work"]
+    assert output_json(tmp_path / "run") == ["/usr/bin/python3", "/work"]
 
 
 CHEAT = """
@@ -164,18 +154,14 @@ def test_a_bwrap_target_cannot_read_the_answers_by_their_absolute_path(
 ) -> None:
     """Unsandboxed, the cheat passes 20/20 (the attack works); under bwrap, 0."""
     folder = tmp_path / "spec"
-    write_module(folder, "cheat", CHEAT)
-    target: dict[str, Any] = {"id": "cheat", "script": "cheat.py"}
-    target["args"] = [str(folder / "data.jsonl")]
+    target: dict[str, Any] = {"args": [str(folder / "data.jsonl")]}
     if sandbox:
         target["sandbox"] = sandbox
-    samples = [{"id": f"s{i}", "input": i, "expected": secrets.token_hex(8)} for i in range(N)]
-    spec = simple_spec(folder, samples=samples, targets=[target])
+    spec = program_spec(folder, CHEAT, target, name="cheat", samples=secret_samples())
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run)
     assert proc.returncode == (0 if cheats else 1), proc.stdout + proc.stderr
-    passed = [r for r in read_jsonl(run / "scores.jsonl") if r["status"] == "passed"]
-    assert len(passed) == cheats
+    assert len(passed_samples(run)) == cheats
 
 
 CONNECT = """
@@ -206,7 +192,7 @@ def test_a_bwrap_target_has_no_network_unless_it_says_so(
             target["network"] = network
         proc, run = _one_sample_run(tmp_path, CONNECT, target)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _output(run) == outcome
+    assert output_json(run) == outcome
 
 
 HANG_WITH_A_DAEMON = """
@@ -299,18 +285,12 @@ AS_HARNESS = (
 def test_a_bwrap_target_cannot_read_signal_or_find_assay(tmp_path: Path) -> None:
     secret = "sk-fake-" + secrets.token_hex(16)
     run = tmp_path / f"run-{secrets.token_hex(4)}"
-    folder = tmp_path / "spec"
-    write_module(folder, "attack", HARNESS_ATTACK)
     target = {
-        "id": "t",
-        "script": "attack.py",
         "args": ["stdin"],
         "sandbox": "bwrap",
         "env": {"HARNESS_PID": None, "RUN_DIR": str(run)},
     }
-    spec = simple_spec(
-        folder, samples=[{"id": "s0", "input": 0, "expected": 0}], targets=[target], gate={}
-    )
+    spec = program_spec(tmp_path / "spec", HARNESS_ATTACK, target, name="attack", gate={})
     harness = subprocess.Popen(
         [sys.executable, "-c", AS_HARNESS, "run", str(spec), "-o", str(run)],
         stdout=subprocess.PIPE,
@@ -320,7 +300,7 @@ def test_a_bwrap_target_cannot_read_signal_or_find_assay(tmp_path: Path) -> None
     )
     stdout, stderr = harness.communicate(timeout=300)
     assert harness.returncode == 0, stdout + stderr  # neither killed nor stopped
-    report = _output(run)
+    report = output_json(run)
     assert f"{harness.pid}/SIGKILL" in report["signals"]  # aimed at assay's real pid
     check_attack_report(report, harness.pid, secret)
     assert not (run / "planted").exists()

@@ -1,45 +1,28 @@
 """A Python task whose model uses the built-in tools in a real sandbox, run by
 test_in_a_task.py through ``eval`` and the CLI.
 
-The model is the mock provider, scripted by each sample's input: a JSON list of turns,
-each a list of ``[tool, arguments]`` calls; once the script runs out it answers
-``done: <last tool message>``. Until ``Task(sandbox=)`` is wired, the ``sandboxed``
-solver makes the sample's sandbox itself and binds it around ``generate``.
+The model is the mock provider, scripted by each sample's input (tests/scripted_tools.py:
+a JSON list of turns of ``[tool, arguments]`` calls, then ``done: <last tool message>``).
+The ``sandboxed`` solver makes the sample's sandbox itself and binds it around
+``generate``.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from assay import Sample, Task, includes, solver, task, use_tools
 from assay.model import (
-    ChatMessage,
     GenerateConfig,
     MockAPI,
-    ModelOutput,
-    ToolCall,
-    assistant_message,
     modelapi,
 )
 from assay.sandbox import make_sandbox, sandbox_scope
 from assay.solver import Generate, Solver, TaskState
 from assay.tool import bash, python, text_editor, think
+from tests.scripted_tools import scripted_sample, scripted_turns
 
-
-def scripted(messages: list[ChatMessage]) -> ModelOutput:
-    """The scripted model (see the module docstring)."""
-    prompt = next(m.content for m in messages if m.role == "user")
-    turn = sum(1 for m in messages if m.role == "assistant")
-    script = json.loads(prompt)
-    if turn < len(script):
-        calls = [
-            ToolCall(f"call_{turn}_{i}", name, arguments)
-            for i, (name, arguments) in enumerate(script[turn])
-        ]
-        return ModelOutput("mock/sandboxed", assistant_message("", calls), "tool_calls")
-    last = messages[-1].content if messages[-1].role == "tool" else ""
-    return ModelOutput.from_content("mock/sandboxed", f"done: {last}")
+scripted = scripted_turns("mock/sandboxed")
 
 
 @modelapi("scripted_sandbox")
@@ -59,8 +42,7 @@ def sandboxed(provider: str) -> Solver:
     return solve
 
 
-def sample(sample_id: str, turns: list[list[list[Any]]], target: str) -> Sample:
-    return Sample(input=json.dumps(turns), target=target, id=sample_id)
+sample = scripted_sample
 
 
 def samples(uid: int) -> list[Sample]:

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from assay.evidence import verify_run
-from assay.pipeline import eval as run_eval
 from assay.pipeline import rescore_run
 from tests.helpers import (
     artifact_bytes,
@@ -23,7 +22,9 @@ from tests.helpers import (
     read_jsonl,
     run_cli,
     run_dirs,
+    run_task_copy,
     state_of,
+    states_by_sample,
 )
 from tests.sandbox._support import no_host_process_with
 
@@ -32,20 +33,14 @@ UID = {"bwrap": 65534, "local": os.geteuid()}
 
 
 def run_task(tmp_path: Path, provider: str, **more: Any) -> Path:
-    copy = tmp_path / "sandbox_task.py"
-    shutil.copy(TASK_FILE, copy)
     task_args = {"provider": provider, "uid": UID[provider], **more}
-    (result,) = run_eval(f"{copy}@sandbox_task", task_args=task_args, log_dir=tmp_path / "runs")
-    assert result.status == "success", result.error
-    assert result.path is not None
-    return result.path
+    return run_task_copy(TASK_FILE, "sandbox_task", tmp_path, **task_args)[0]
 
 
 def tool_answers(run: Path) -> dict[str, list[str]]:
-    states = {sid: state_of(run, b) for sid, b in bundles_by_sample(run).items()}
     return {
         sid: [m["content"] for m in state["messages"] if m["role"] == "tool"]
-        for sid, state in states.items()
+        for sid, state in states_by_sample(run).items()
     }
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,6 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
-from assay._messages import say
 from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
@@ -48,6 +46,7 @@ from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import remove_reports
 from assay.pipeline._sync import synchronous
+from assay.pipeline._trial_sandboxes import RunSandboxes, bound
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
 from assay.report._render import warm_up
@@ -97,10 +96,9 @@ class _Run:
             else None
         )
         self.baseline = options.baseline
-        self.uses_sandboxes = prepared.sandboxes
-        self.max_sandboxes = options.max_sandboxes
-        self.sandbox_limiter: anyio.CapacityLimiter | None = None
-        self.sandbox_cleanup = options.sandbox_cleanup
+        self.sandboxes = RunSandboxes(
+            prepared.sandboxes, options.max_sandboxes, options.sandbox_cleanup
+        )
         self.rng = random.Random()
         self.started = time.time()
         self.flushed = time.monotonic()
@@ -172,20 +170,9 @@ class _Run:
 
     async def trial(self, item: Trial | Requeued) -> None:
         """Run one trial (or continue a re-queued one), then seal, judge and count it."""
-        if not self.uses_sandboxes:
-            await self._trial(item, None)
-            return
-        from assay.sandbox._lifecycle import trial_sandboxes
-
-        if self.sandbox_limiter is None and self.max_sandboxes is not None:
-            self.sandbox_limiter = anyio.CapacityLimiter(self.max_sandboxes)
         trial_id = item.trial.trial_id if isinstance(item, Requeued) else item.trial_id
-
-        def kept(name: str, path: str) -> None:
-            print(say("out.sandbox_kept", name=name, trial=trial_id, path=path), file=sys.stderr)
-
-        async with trial_sandboxes(self.sandbox_limiter, self.sandbox_cleanup, kept) as boxes:
-            await self._trial(item, boxes)
+        async with self.sandboxes.around(trial_id) as sandboxes:
+            await self._trial(item, sandboxes)
 
     async def _trial(self, item: Trial | Requeued, sandboxes: TrialSandboxes | None) -> None:
         if isinstance(item, Requeued):
@@ -220,7 +207,7 @@ class _Run:
         # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do;
         # scorers see the sandboxes the solver left, which go once they are done
         with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial.repetition):
-            with _bound(sandboxes):
+            with bound(sandboxes):
                 records, row = await judge(
                     bundle, output, self.scorers, self.metrics, self.task_metrics
                 )
@@ -416,12 +403,3 @@ async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
 
 
 run_spec = synchronous(run_spec_async, "run_spec")
-
-
-def _bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[None]:
-    """What ``sandbox()`` returns inside the block: the trial's sandboxes, if it has any."""
-    if sandboxes is None:
-        return contextlib.nullcontext()
-    from assay.sandbox import sandbox_scope
-
-    return sandbox_scope(sandboxes.environments)

@@ -3,6 +3,7 @@ calls sent to a Dask cluster."""
 
 import typing as _typing
 
+from assay._import_path import lazy_exports as _lazy_exports
 from assay.run._executor import execute
 from assay.run._groups import first_error
 from assay.run._retry import backoff_delay
@@ -15,16 +16,9 @@ if _typing.TYPE_CHECKING:
 _CLUSTER = {"PYTHON_TASK_ON_CLUSTER", "ClusterTarget", "cluster_targets"}
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """The cluster's names, imported when first used: a run without ``--cluster`` never
-    loads Dask's side (nor the targets a worker rebuilds)."""
-    if name not in _CLUSTER:
-        raise AttributeError(f"module 'assay.run' has no attribute {name!r}")
-    from assay.run import _cluster
-
-    value = getattr(_cluster, name)
-    globals()[name] = value
-    return value
+# the cluster's names, imported when first used: a run without ``--cluster`` never
+# loads Dask's side (nor the targets a worker rebuilds)
+__getattr__ = _lazy_exports(__name__, dict.fromkeys(_CLUSTER, "assay.run._cluster"), globals())
 
 
 __all__ = [

@@ -8,7 +8,9 @@ sample's files (``sandbox_files``: each path and the SHA-256 of the bytes placed
 runs its setup script (``sandbox_setup``: what ``sandbox_exec`` records; a non-zero exit
 fails the attempt). The sandboxes stay up while the scorers run, then go
 (``score_sandbox_cleanup``), unless the run keeps them for debugging (then the event and
-the terminal say where). ``max_sandboxes`` caps how many trials hold sandboxes at once.
+the terminal say where). ``max_sandboxes`` caps how many trials hold sandboxes at once:
+the sandboxes a scorer makes for itself (``python_tests``, ``run_python``) take the
+trial's slot too (``sandbox_slot``), so they count against the same cap.
 """
 
 from __future__ import annotations
@@ -91,6 +93,21 @@ class TrialSandboxes:
                 self.limiter.release_on_behalf_of(self)
                 self._holding = False
 
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold a slot of the cap for sandboxes made outside ``open`` (a scorer's own)
+        inside the block: none more when the trial holds one already (its sandboxes
+        stay up while it is scored), and none when the run sets no cap."""
+        if self.limiter is None or self._holding:
+            yield
+            return
+        borrower = object()  # each block its own: two scorers' runs are two slots
+        await self.limiter.acquire_on_behalf_of(borrower)
+        try:
+            yield
+        finally:
+            self.limiter.release_on_behalf_of(borrower)
+
     async def _create(self, spec: SandboxSpec) -> None:
         environment = spec.make()
         started = time.monotonic()
@@ -130,6 +147,18 @@ async def trial_sandboxes(
     finally:
         _current.reset(token)
         await sandboxes.close()
+
+
+@asynccontextmanager
+async def sandbox_slot() -> AsyncIterator[None]:
+    """Inside the block, the current trial holds a slot of the run's ``max_sandboxes``
+    (see ``TrialSandboxes.slot``); outside a trial, or with no cap, nothing is held."""
+    sandboxes = _current.get()
+    if sandboxes is None:
+        yield
+        return
+    async with sandboxes.slot():
+        yield
 
 
 def current_trial_sandboxes() -> TrialSandboxes | None:

@@ -7,6 +7,7 @@ the model layer they pull in.
 
 import typing as _typing
 
+from assay._import_path import lazy_exports as _lazy_exports
 from assay.score._adapter import ObservationScorer, from_python_scorer
 from assay.score._bootstrap import MeanEstimate, bootstrap_mean, bootstrap_means, seed_of
 from assay.score._choice import choice
@@ -60,16 +61,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """A heavy scorer's name, imported from its module the first time it is asked for."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.score' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

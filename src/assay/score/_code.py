@@ -16,8 +16,10 @@ replays it instead of running the model's code again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -99,7 +101,8 @@ def python_tests(
         memory_mb: address-space limit of each of the two processes.
         output_kb: kilobytes kept of what the program printed (stdout, stderr) and of
             what the tests printed, each.
-        max_concurrency: test runs at once (default: the number of CPUs).
+        max_concurrency: test runs at once (default: the number of CPUs); in a run with
+            ``max_sandboxes`` each run also takes its sample's slot of that cap.
         sandbox: ``bwrap`` (isolating, the default) or ``local`` (isolates nothing: the
             code runs as the harness's user and can reach it; trusted code only).
     """
@@ -128,10 +131,19 @@ def python_tests(
 
 
 async def tested(
-    program: str, tests: str, limits: CodeLimits, sandbox: str, slots: _Slots
+    program: str,
+    tests: str,
+    limits: CodeLimits,
+    sandbox: str,
+    slots: _Slots | None = None,
+    *,
+    scorer_name: str = "python_tests",
 ) -> CodeRun:
     """The run of *tests* against *program*: replayed from the evidence when re-scoring
-    (never run again), else run in the sandboxes and recorded as a ``score_exec`` event."""
+    (never run again), else run in the sandboxes and recorded as a ``score_exec`` event.
+
+    A live run holds one of *slots* (the scorer's ``max_concurrency``) and, in a run
+    with ``max_sandboxes``, a slot of that cap: its two sandboxes are the sample's."""
     request = sha256_hex(
         canonical_json(
             {
@@ -149,14 +161,25 @@ async def tested(
             return msgspec.convert(recorded["run"], CodeRun)
         if not replay.live_fallback:
             raise ExecNotRecorded(
-                f"python_tests: the run's evidence holds no sandbox run for request "
+                f"{scorer_name}: the run's evidence holds no sandbox run for request "
                 f"{request[:12]} of trial {replay.trial}; re-scoring never runs code"
             )
-    async with slots.limiter():
+    from assay.sandbox._lifecycle import sandbox_slot
+
+    async with sandbox_slot(), _held(slots):
         run = await run_tests(program, tests, limits, sandbox=sandbox)
-    data = {"scorer": "python_tests", "request": request, "run": msgspec.to_builtins(run)}
+    data = {"scorer": scorer_name, "request": request, "run": msgspec.to_builtins(run)}
     record_event("exec", data)
     return run
+
+
+@contextlib.asynccontextmanager
+async def _held(slots: _Slots | None) -> AsyncIterator[None]:
+    if slots is None:
+        yield
+        return
+    async with slots.limiter():
+        yield
 
 
 def explain(run: CodeRun) -> str:

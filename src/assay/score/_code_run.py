@@ -41,7 +41,7 @@ from assay._reap import Reaper
 from assay.sandbox import BwrapSandbox, Limits, make_sandbox
 from assay.sandbox._bwrap import DEFAULT_PATH, BwrapLaunch, bwrap_launch
 from assay.sandbox._workfolder import WorkFolderSandbox
-from assay.score._sandbox import _Capped
+from assay.score._capped import Capped
 
 PROVIDERS = ("bwrap", "local")
 _HERE = Path(__file__).parent
@@ -232,7 +232,7 @@ def local_command(arguments: list[str], limits: CodeLimits) -> list[str]:
     return [*prefix, sys.executable, "-I", *arguments]
 
 
-Outputs = dict[str, _Capped]
+Outputs = dict[str, Capped]
 
 
 async def _supervise(
@@ -241,10 +241,10 @@ async def _supervise(
     """Feed the tests, read the four outputs (capped), wait for the driver's verdict up
     to the timeout, then give the candidate a moment to leave before it is killed."""
     outputs = {
-        "stdout": _Capped(limits.output_bytes),
-        "stderr": _Capped(limits.output_bytes),
-        "verdict": _Capped(_VERDICT_BYTES),
-        "tests": _Capped(limits.output_bytes),
+        "stdout": Capped(limits.output_bytes),
+        "stderr": Capped(limits.output_bytes),
+        "verdict": Capped(_VERDICT_BYTES),
+        "tests": Capped(limits.output_bytes),
     }
     streams = [candidate.stdout, candidate.stderr, driver.stdout, driver.stderr]
     async with anyio.create_task_group() as group:
@@ -279,7 +279,7 @@ async def _close_stdin(process: Process) -> None:
             await process.stdin.aclose()
 
 
-async def _drain(stream: ByteReceiveStream | None, sink: _Capped, done: anyio.Event) -> None:
+async def _drain(stream: ByteReceiveStream | None, sink: Capped, done: anyio.Event) -> None:
     closed = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
     with contextlib.suppress(*closed):
         if stream is not None:
@@ -327,7 +327,7 @@ def _result(candidate: Process, outputs: Outputs, timed_out: bool, seconds: floa
     )
 
 
-def _verdict(output: _Capped) -> dict[str, Any]:
+def _verdict(output: Capped) -> dict[str, Any]:
     """The driver's last stdout line, decoded (empty when it wrote none)."""
     lines = output.text().strip().splitlines()
     try:

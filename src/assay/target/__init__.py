@@ -2,6 +2,7 @@
 
 import typing as _typing
 
+from assay._import_path import lazy_exports as _lazy_exports
 from assay.target._base import InfrastructureError, Target, TargetOutcome, target_payload
 from assay.target._build import build_target
 from assay.target._callable import CallableTarget, load_callable, outcome_from_value
@@ -12,16 +13,10 @@ if _typing.TYPE_CHECKING:
     from assay.target._solver import STATE_MEDIA, SolverTarget
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """A Python task's target, imported when first used: a YAML spec's run never loads
-    the solver, model and sandbox machinery it needs."""
-    if name not in ("STATE_MEDIA", "SolverTarget"):
-        raise AttributeError(f"module 'assay.target' has no attribute {name!r}")
-    from assay.target import _solver
-
-    value = getattr(_solver, name)
-    globals()[name] = value
-    return value
+# a Python task's target, imported when first used: a YAML spec's run never loads the
+# solver, model and sandbox machinery it needs
+_SOLVER = {"STATE_MEDIA": "assay.target._solver", "SolverTarget": "assay.target._solver"}
+__getattr__ = _lazy_exports(__name__, _SOLVER, globals())
 
 
 __all__ = [
