@@ -95,14 +95,20 @@ class _Worker:
         self.launcher = launcher
         self.current: _Program | None = None
         self.starting = anyio.Lock()
+        self.in_flight = 0
 
     def load(self) -> int:
-        """Calls in flight here: a new call goes to the worker with the fewest."""
-        return 0 if self.current is None else len(self.current.pending)
+        """Calls in flight here (waiting for the process to start included): a new call
+        goes to the worker with the fewest."""
+        return self.in_flight
 
     async def call(self, request_id: int, line: bytes) -> TargetOutcome:
-        program = await self._program()
-        return await program.ask(request_id, line)
+        self.in_flight += 1
+        try:
+            program = await self._program()
+            return await program.ask(request_id, line)
+        finally:
+            self.in_flight -= 1
 
     async def _program(self) -> _Program:
         """The live process, or a new one when there is none or it has failed."""
@@ -216,6 +222,7 @@ class _Program:
 
     async def ask(self, request_id: int, line: bytes) -> TargetOutcome:
         """Write the request, then wait for its answer, reading for every call in turn."""
+        self._drain_stderr()  # written before this call: not its stderr
         call = self.pending[request_id] = _Call()
         if self.failure is not None:  # failed since it was chosen: try again elsewhere
             call.settle(self.failure)
