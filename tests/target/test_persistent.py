@@ -293,6 +293,7 @@ def test_stderr_goes_with_the_call_it_was_written_for(tmp_path: Path) -> None:
 GARBAGE = {
     "not JSON": 'print("hello, this is not JSON", flush=True)',
     "unknown id": 'print(json.dumps({"id": request["id"] + 1000, "output": 1}), flush=True)',
+    "endless line": 'sys.stdout.write("x" * 5000); sys.stdout.flush()',  # never ends the line
 }
 
 
@@ -301,11 +302,13 @@ GARBAGE = {
     [
         ("not JSON", "stdout line b'hello, this is not JSON': not a JSON answer"),
         ("unknown id", "no call in flight has id"),
+        ("endless line", "a line passed 1000 bytes"),
     ],
 )
 @pytest.mark.doc(
     "docs/spec.md",
-    "garbage on stdout (a line that is not one JSON answer, an `id` no call waits for",
+    "garbage on stdout (a line that is not one JSON answer, an `id` no call waits for, a line "
+    "longer than `max_output_bytes`)",
 )
 def test_garbage_on_stdout_is_a_clear_error_never_a_hang(
     tmp_path: Path, kind: str, expected: str
@@ -314,7 +317,8 @@ def test_garbage_on_stdout_is_a_clear_error_never_a_hang(
         "import json, sys\nfor line in sys.stdin:\n    request = json.loads(line)\n"
         f"    {GARBAGE[kind]}\n"
     )
-    spec, _ = _spec(tmp_path, "import sys\nsys.argv.pop(1)\n" + source, _samples("a"))
+    program = "import sys\nsys.argv.pop(1)\n" + source
+    spec, _ = _spec(tmp_path, program, _samples("a"), max_output_bytes=1000)
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run)
     assert proc.returncode == 3, proc.stdout + proc.stderr  # blocked: inconclusive
@@ -483,6 +487,22 @@ def test_bad_protocol_settings_are_refused_in_one_line(
     assert message in error_line(proc)
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.doc("docs/spec.md", "Both are left out of `spec.json` when not declared.")
+def test_protocol_and_workers_stay_out_of_the_spec_unless_declared(tmp_path: Path) -> None:
+    from assay.spec import load_spec
+
+    def frozen_target(**declared: Any) -> dict[str, Any]:
+        folder = tmp_path / json.dumps(declared, sort_keys=True).strip("{}").replace('"', "")
+        spec, _ = _spec(folder, ECHO, _samples("a"), **declared)
+        target: dict[str, Any] = json.loads(load_spec(spec).spec.canonical())["targets"][0]
+        return target
+
+    per_call = frozen_target(protocol=None)  # as if not written at all
+    assert "protocol" not in per_call and "workers" not in per_call
+    assert frozen_target()["protocol"] == "jsonl"
+    assert frozen_target(workers=3)["workers"] == 3
 
 
 def _documented_example() -> tuple[str, str]:
