@@ -7,30 +7,34 @@ call writes one JSON line to its stdin, ``{"id": N, "sample_id", "input", "metad
 and reads one JSON line back from its stdout, ``{"id": N, "output": ...}`` or
 ``{"id": N, "error": ...}``. Answers are matched by ``id``, so they may come in any order.
 
-Reading without a task of its own: a target has no lifetime a background task could live
-in, so the calls waiting on one process take turns reading for all of them. The one
-reading (the *reader*) hands every answer it reads to its call and, once its own has come,
-wakes another waiting call to read next. Stdout and stderr are raw non-blocking pipes:
-stderr is drained before each stdout chunk is dispatched, so what a program writes to
-stderr before it answers goes with that answer (every call in flight gets a copy of the
-bytes read while it was), as a per-call program's stderr does.
+The pipes are the event loop's: a target has no lifetime a background task could live
+in, so the process's stdout and stderr are watched by reader callbacks on assay's
+(asyncio) loop, registered while the process lives, and each call only waits on a future
+that the stdout callback settles when its answer line comes. Stdin is written without
+waiting when the pipe has room, and by a writer callback otherwise. A per-call cost of a
+task, a lock or a stream layer would be most of the cost here: a program that answers at
+once costs tens of microseconds a call. Stderr is drained before each stdout chunk is
+dispatched, so what a program writes to stderr before it answers goes with that answer
+(every call in flight gets a copy of the bytes read while it was), as a per-call
+program's stderr does.
 
 Failures of the process are the infrastructure's, never the product's: a crash (its
 stdout closes), a hang (a call past its timeout) or garbage on stdout (a line that is not
-one JSON answer, an id no call is waiting for) kills the process group, fails every call
-in flight with ``InfrastructureError`` (so the trials retry them, on a fresh process, the
-next call starting one) and leaves the reason in the evidence. The scratch folder, the
-environment allow-list, the pinned script's copy and ``sandbox: bwrap`` are the per-call
-program's (``SubprocessTarget``), made once per process; the process group and its tagged
-descendants are reaped when the process fails and when the run ends (``aclose``).
+one JSON answer, an id no call is waiting for, a line past ``max_output_bytes``) kills
+the process group, fails every call in flight with ``InfrastructureError`` (so the trials
+retry them, on a fresh process, the next call starting one) and leaves the reason in the
+evidence. The scratch folder, the environment allow-list, the pinned script's copy and
+``sandbox: bwrap`` are the per-call program's (``SubprocessTarget``), made once per
+process; the process group and its tagged descendants are reaped when the process fails
+and when the run ends (``aclose``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,15 @@ class _Answer(msgspec.Struct):
 _decode_answer = msgspec.json.Decoder(_Answer).decode
 
 
+class _Ended:
+    """What a call in flight gets when stdout closes: the failure is worked out after
+    (it needs the exit code, which the callback that saw the end cannot wait for)."""
+
+
+_ENDED = _Ended()
+_Result = TargetOutcome | InfrastructureError | _Ended
+
+
 class PersistentTarget:
     """A pool of ``workers`` long-lived processes; each call goes to the least busy."""
 
@@ -89,7 +102,7 @@ class PersistentTarget:
 
 class _Worker:
     """One place in the pool: its current process, started on demand, replaced when it
-    fails."""
+    has failed."""
 
     def __init__(self, launcher: SubprocessTarget) -> None:
         self.launcher = launcher
@@ -105,16 +118,19 @@ class _Worker:
     async def call(self, request_id: int, line: bytes) -> TargetOutcome:
         self.in_flight += 1
         try:
-            program = await self._program()
+            program = self.current
+            if program is None or not program.usable():
+                program = await self._replace()
             return await program.ask(request_id, line)
         finally:
             self.in_flight -= 1
 
-    async def _program(self) -> _Program:
-        """The live process, or a new one when there is none or it has failed."""
+    async def _replace(self) -> _Program:
+        """A new process in place of none, or of one that has failed (one start at a
+        time: the calls that wait meanwhile all get the new one)."""
         async with self.starting:
             current = self.current
-            if current is None or not current.alive():
+            if current is None or not current.usable():
                 if current is not None:
                     await current.fail(InfrastructureError("crashed", "the program exited"))
                 current = self.current = await _Program.start(self.launcher)
@@ -127,20 +143,17 @@ class _Worker:
 
 
 class _Call:
-    """A request in flight: what it came to (an outcome or a failure), its stderr, and
-    the event that wakes it (answered, failed, or asked to read for the others)."""
+    """A request in flight: the future its answer settles, and its stderr window."""
 
-    __slots__ = ("result", "stderr", "wake")
+    __slots__ = ("future", "stderr")
 
-    def __init__(self) -> None:
-        self.result: TargetOutcome | InfrastructureError | None = None
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[_Result] = loop.create_future()
         self.stderr = bytearray()
-        self.wake = anyio.Event()
 
-    def settle(self, result: TargetOutcome | InfrastructureError) -> None:
-        if self.result is None:
-            self.result = result
-        self.wake.set()
+    def settle(self, result: _Result) -> None:
+        if not self.future.done():
+            self.future.set_result(result)
 
 
 class _Program:
@@ -159,17 +172,17 @@ class _Program:
         self.reaper = reaper
         self.stack = stack
         self.status = status
+        self.loop = asyncio.get_running_loop()
         self.process: Process | None = None
-        self.out_fd = self.err_fd = -1
+        self.in_fd = self.out_fd = self.err_fd = -1
         self.pending: dict[int, _Call] = {}
         self.abandoned: set[int] = set()  # cancelled calls: their answers are dropped
+        self.outgoing = bytearray()  # request bytes stdin had no room for yet
         self.partial = bytearray()  # the start of a stdout line not yet ended
         self.tail = b""
-        self.err_open = True
-        self.reading = False
+        self.ended = False
         self.failure: InfrastructureError | None = None
         self.cleaned = False
-        self.writing = anyio.Lock()
         self.max_line = launcher.max_output
         self.timeout = launcher.timeout
 
@@ -192,51 +205,56 @@ class _Program:
         return program
 
     async def _open(self, argv: list[str], options: dict[str, Any]) -> None:
-        out_read, out_write = os.pipe2(os.O_CLOEXEC)
-        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        """Start the process on three pipes of our own (non-blocking on our side) and
+        watch its stdout and stderr from the loop."""
+        pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(3)]
+        theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
+        ours = (pipes[0][1], pipes[1][0], pipes[2][0])
         try:
             self.process = await anyio.open_process(
                 argv,
-                stdin=subprocess.PIPE,
-                stdout=out_write,
-                stderr=err_write,
+                stdin=theirs[0],
+                stdout=theirs[1],
+                stderr=theirs[2],
                 start_new_session=True,
                 **options,
             )
         except OSError as exc:
-            os.close(out_read)
-            os.close(err_read)
+            for fd in ours:
+                os.close(fd)
             why = f"{self.launcher.argv[0]}: {exc}"
             raise InfrastructureError("failed_to_start", why) from None
         finally:
-            os.close(out_write)
-            os.close(err_write)
-        os.set_blocking(out_read, False)
-        os.set_blocking(err_read, False)
-        self.out_fd, self.err_fd = out_read, err_read
+            for fd in theirs:
+                os.close(fd)
+        for fd in ours:
+            os.set_blocking(fd, False)
+        self.in_fd, self.out_fd, self.err_fd = ours
+        self.loop.add_reader(self.out_fd, self._on_stdout)
+        self.loop.add_reader(self.err_fd, self._on_stderr)
 
-    def alive(self) -> bool:
-        return self.failure is None and self.process is not None and self.process.returncode is None
+    def usable(self) -> bool:
+        """Whether a new call may go to this process: it runs and speaks the protocol
+        (and on this loop: a target kept across event loops starts a process anew)."""
+        if self.failure is not None or self.ended or self.process is None:
+            return False
+        if self.process.returncode is not None:
+            return False
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
 
     # -- one call ---------------------------------------------------------------------
 
     async def ask(self, request_id: int, line: bytes) -> TargetOutcome:
-        """Write the request, then wait for its answer, reading for every call in turn."""
+        """Write the request, then wait for the future its answer settles."""
         self._drain_stderr()  # written before this call: not its stderr
-        call = self.pending[request_id] = _Call()
-        if self.failure is not None:  # failed since it was chosen: try again elsewhere
-            call.settle(self.failure)
+        call = self.pending[request_id] = _Call(self.loop)
+        self._write(line)
         try:
             with anyio.fail_after(self.timeout):
-                if call.result is None:
-                    await self._send(line)
-                while call.result is None:
-                    if not self.reading:
-                        await self._read_for(call)
-                    else:
-                        await call.wake.wait()
-                        if call.result is None:
-                            call.wake = anyio.Event()
+                result = await call.future
         except TimeoutError:
             why = f"no answer within {self.timeout:g} s"
             await self.fail(InfrastructureError("timeout", f"{why}; the program is restarted"))
@@ -245,74 +263,72 @@ class _Program:
             self.abandoned.add(request_id)
             raise
         finally:
-            del self.pending[request_id]
-            if not self.reading:
-                self._wake_a_reader()
-        if isinstance(call.result, InfrastructureError):
-            raise call.result
-        assert call.result is not None
-        return call.result
+            self.pending.pop(request_id, None)
+        if isinstance(result, TargetOutcome):
+            return result
+        raise await self._failed(result)
 
-    async def _send(self, line: bytes) -> None:
-        stdin = self.process.stdin if self.process is not None else None
-        if stdin is None:
+    async def _failed(self, result: InfrastructureError | _Ended) -> InfrastructureError:
+        """The failure a call was settled with (for an end, worked out now), once the
+        process is cleaned up."""
+        if isinstance(result, _Ended):
+            result = await self._end_failure()
+        await self.fail(result)
+        assert self.failure is not None
+        return self.failure
+
+    def _write(self, line: bytes) -> None:
+        """Write now what stdin has room for; the loop writes the rest when it can."""
+        if self.failure is not None or self.ended:
+            self._settle_all()
+            return
+        if self.outgoing:
+            self.outgoing += line
             return
         try:
-            async with self.writing:
-                await stdin.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await self._ended()  # it died: what it exited with is the failure
+            written = os.write(self.in_fd, line)
+        except BlockingIOError:
+            written = 0
+        except OSError:  # a broken pipe: it has gone
+            self._end_now()
+            return
+        if written < len(line):
+            self.outgoing += line[written:]
+            self.loop.add_writer(self.in_fd, self._on_stdin)
 
-    async def _read_for(self, call: _Call) -> None:
-        """Read stdout (and stderr beside it) until *call* has its answer or the process
-        fails, then let another waiting call read."""
-        self.reading = True
+    def _on_stdin(self) -> None:
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._pump_stderr)
-                await self._pump_stdout(call)
-                group.cancel_scope.cancel()
-        finally:
-            self.reading = False
-            self._wake_a_reader()
+            written = os.write(self.in_fd, self.outgoing)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._end_now()
+            return
+        del self.outgoing[:written]
+        if not self.outgoing:
+            self.loop.remove_writer(self.in_fd)
 
-    def _wake_a_reader(self) -> None:
-        for waiting in self.pending.values():
-            if waiting.result is None:
-                waiting.wake.set()
-                return
+    # -- what the process writes -------------------------------------------------------
 
-    async def _pump_stdout(self, call: _Call) -> None:
-        while call.result is None:
-            try:
-                data = os.read(self.out_fd, 1 << 20)
-            except BlockingIOError:
-                try:
-                    await anyio.wait_readable(self.out_fd)
-                except anyio.ClosedResourceError:
-                    return  # failed meanwhile: every call has its failure
-                continue
-            except OSError:
-                data = b""
-            self._drain_stderr()  # what it wrote before answering goes with the answer
-            if not data:
-                await self._ended()
-                return
-            self._take(data)
-            if self.failure is not None:  # garbage: the process was killed for it
-                await self.fail(self.failure)
+    def _on_stdout(self) -> None:
+        try:
+            data = os.read(self.out_fd, 1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        self._drain_stderr()  # what it wrote before answering goes with the answer
+        if not data:
+            self._end_now()
+            return
+        self._take(data)
 
-    async def _pump_stderr(self) -> None:
-        while self.err_open:
-            try:
-                await anyio.wait_readable(self.err_fd)
-            except anyio.ClosedResourceError:
-                return
-            self._drain_stderr()
+    def _on_stderr(self) -> None:
+        self._drain_stderr()
 
     def _drain_stderr(self) -> None:
         """Read what stderr holds now, without waiting; each call in flight gets it."""
-        while self.err_open:
+        while self.err_fd >= 0:
             try:
                 data = os.read(self.err_fd, 65_536)
             except BlockingIOError:
@@ -320,15 +336,13 @@ class _Program:
             except OSError:
                 data = b""
             if not data:
-                self.err_open = False
+                self.loop.remove_reader(self.err_fd)
                 return
             self.tail = (self.tail + data)[-_TAIL:]
-            for waiting in self.pending.values():
-                room = _STDERR_CAP - len(waiting.stderr)
-                if waiting.result is None and room > 0:
-                    waiting.stderr += data[:room]
-
-    # -- answers ----------------------------------------------------------------------
+            for call in self.pending.values():
+                room = _STDERR_CAP - len(call.stderr)
+                if room > 0 and not call.future.done():
+                    call.stderr += data[:room]
 
     def _take(self, data: bytes) -> None:
         """Split stdout into lines and settle the call each one answers."""
@@ -355,7 +369,7 @@ class _Program:
             self._garbage(line, f"not a JSON answer ({exc})")
             return
         call = self.pending.get(answer.id)
-        if call is None or call.result is not None:
+        if call is None or call.future.done():
             if answer.id in self.abandoned:
                 self.abandoned.discard(answer.id)  # its call was cancelled: nobody waits
             else:
@@ -370,8 +384,22 @@ class _Program:
 
     # -- failing and ending -----------------------------------------------------------
 
-    async def _ended(self) -> None:
-        """Stdout closed (or stdin broke): the process is gone, or going; say how."""
+    def _end_now(self) -> None:
+        """Stdout closed (or stdin broke): the process is gone, or going."""
+        self.ended = True
+        self._unwatch()
+        self._settle_all()
+
+    def _settle_all(self) -> None:
+        result: _Result = self.failure if self.failure is not None else _ENDED
+        for call in self.pending.values():
+            call.settle(result)
+
+    async def _end_failure(self) -> InfrastructureError:
+        """How the process ended: its exit code and the end of its stderr (or bwrap's
+        error, when the program never ran)."""
+        if self.failure is not None:
+            return self.failure
         process = self.process
         if process is not None:
             with anyio.move_on_after(1, shield=True):
@@ -380,22 +408,28 @@ class _Program:
         code = None if process is None else process.returncode
         stderr = self.tail.decode("utf-8", errors="replace")
         if self.status is not None and code is not None and not self.status.command_ran():
-            await self.fail(InfrastructureError("failed_to_start", bwrap_failure(stderr)))
-            return
+            return InfrastructureError("failed_to_start", bwrap_failure(stderr))
         how = "closed its stdout" if code is None else f"exited with code {code}"
-        detail = f"the program {how} with {len(self.pending)} call(s) in flight; "
-        detail += f"it is restarted; its stderr ended: {stderr[-500:]!r}"
-        await self.fail(InfrastructureError("crashed", detail))
+        detail = f"the program {how} with call(s) in flight; it is restarted; "
+        detail += f"its stderr ended: {stderr[-500:]!r}"
+        return InfrastructureError("crashed", detail)
 
     def _fail_now(self, failure: InfrastructureError) -> None:
-        """Fail every call in flight and kill the process group (the sync half of
-        ``fail``: the reader calls it between two lines)."""
+        """Fail every call in flight and kill the process group (the half of ``fail``
+        that a loop callback can do)."""
         if self.failure is None:
             self.failure = failure
+            self._unwatch()
             if self.process is not None:
                 self.reaper.kill(self.process.pid)
-        for call in self.pending.values():
-            call.settle(self.failure)
+        self._settle_all()
+
+    def _unwatch(self) -> None:
+        for fd in (self.out_fd, self.err_fd):
+            if fd >= 0:
+                self.loop.remove_reader(fd)
+        if self.in_fd >= 0:
+            self.loop.remove_writer(self.in_fd)
 
     async def fail(self, failure: InfrastructureError) -> None:
         """Fail the calls in flight, kill everything the process started, remove its
@@ -408,14 +442,10 @@ class _Program:
             if self.process is not None:
                 with anyio.move_on_after(5):
                     await self.process.wait()
-                if self.process.stdin is not None:
-                    await self.process.stdin.aclose()
-            for fd in (self.out_fd, self.err_fd):
+            for fd in (self.in_fd, self.out_fd, self.err_fd):
                 if fd >= 0:
-                    anyio.notify_closing(fd)
                     os.close(fd)
-            self.out_fd = self.err_fd = -1
-            self.err_open = False
+            self.in_fd = self.out_fd = self.err_fd = -1
             self.stack.close()
             await anyio.to_thread.run_sync(_clear, self.scratch)
 

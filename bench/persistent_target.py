@@ -1,0 +1,167 @@
+"""Persistent program targets: trials/s of a YAML ``script:`` target that answers at once.
+
+The same Python program is evaluated three ways (N samples, an ``exact`` scorer, a gate
+of 1.0, 16 trials in flight), each run in a fresh process through the library
+(``_child.py run``: ``load_spec`` + ``run_spec``, evidence, scores and reports included):
+
+- **per call**: the program as a plain ``script:`` target, one process per trial (its
+  floor is this machine's process start);
+- **jsonl, 1 worker** and **jsonl, 2 workers**: the same answers from a program that
+  keeps running (``protocol: jsonl``), one request line per trial.
+
+A fourth figure isolates the protocol from the rest of the harness: ``PersistentTarget``
+called directly (no plan, evidence or scoring), 64 calls in flight, in this process.
+
+    python bench/persistent_target.py [--quick] [--samples 20000] [--runs 3] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import Row, checked, median, remove, run_child, scratch_dir, settle, show_rows
+
+TARGET_RATE = 5_000.0  # trials/s, protocol: jsonl, a program answering at once (issue 19)
+PER_CALL_SAMPLES = 300  # a process per trial runs about 80/s: enough to measure it
+
+PER_CALL_PROGRAM = """import json, sys
+sample = json.load(sys.stdin)
+print(json.dumps(sample["input"]))
+"""
+
+JSONL_PROGRAM = """import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.write(json.dumps({"id": request["id"], "output": request["input"]}) + "\\n")
+    sys.stdout.flush()
+"""
+
+SPEC = """evaluation: persistent-bench
+dataset: data.jsonl
+targets:
+  - id: program
+    script: program.py
+{extra}scorers:
+  - id: exact
+    type: exact
+gate:
+  minimum: 1.0
+"""
+
+MODES: dict[str, tuple[str, str]] = {
+    "per call": (PER_CALL_PROGRAM, ""),
+    "jsonl, 1 worker": (JSONL_PROGRAM, "    protocol: jsonl\n"),
+    "jsonl, 2 workers": (JSONL_PROGRAM, "    protocol: jsonl\n    workers: 2\n"),
+}
+
+
+def make_spec(folder: Path, samples: int, program: str, extra: str) -> Path:
+    """A spec folder: *samples* samples, *program* as ``program.py``, the target's *extra*."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "data.jsonl", "w", encoding="utf-8") as handle:
+        for i in range(samples):
+            line = {"id": f"s{i:07d}", "input": f"question {i}", "expected": f"question {i}"}
+            handle.write(json.dumps(line, separators=(",", ":")) + "\n")
+    (folder / "program.py").write_text(program, encoding="utf-8")
+    spec = folder / "eval.yaml"
+    spec.write_text(SPEC.format(extra=extra), encoding="utf-8")
+    return spec
+
+
+def measure_run(mode: str, samples: int, runs: int, base: Path) -> dict[str, Any]:
+    """Median trials/s (load + run) and CPU per trial of *runs* runs of *mode*."""
+    program, extra = MODES[mode]
+    spec = make_spec(base / mode.replace(" ", "").replace(",", "-"), samples, program, extra)
+    per_run = []
+    for k in range(runs):
+        out = base / f"run-{k}"
+        settle()
+        report = checked(run_child(["run", str(spec), str(out)]), f"{mode} run").report
+        if report["gate"] != "passed":
+            raise RuntimeError(f"{mode}: gate {report['gate']}, expected passed")
+        per_run.append(report)
+        remove(out)
+    return {
+        "samples": samples,
+        "runs": runs,
+        "rate": median(r["trials"] / r["total_s"] for r in per_run),
+        "cpu_us_per_trial": median(1e6 * r["cpu_s"] / r["trials"] for r in per_run),
+        "rates": [round(r["trials"] / r["total_s"], 1) for r in per_run],
+    }
+
+
+def measure_calls(calls: int, in_flight: int, base: Path) -> float:
+    """Calls/s of ``PersistentTarget.call`` alone (no harness around it)."""
+    import anyio
+    from assay.dataset import Sample
+    from assay.spec import load_spec
+    from assay.target import build_target
+
+    program, extra = MODES["jsonl, 1 worker"]
+    loaded = load_spec(make_spec(base / "calls", 1, program, extra))
+    target: Any = build_target(loaded.spec.targets[0], loaded.root)
+    samples = [Sample(id=f"s{i}", input=f"question {i}") for i in range(calls)]
+
+    async def main() -> float:
+        await target.call(samples[0])  # start the process outside the timing
+        queue = iter(samples)
+
+        async def caller() -> None:
+            for sample in queue:
+                await target.call(sample)
+
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for _ in range(in_flight):
+                group.start_soon(caller)
+        rate = calls / (time.perf_counter() - started)
+        await target.aclose()
+        return rate
+
+    return anyio.run(main)
+
+
+def rows_for(results: dict[str, dict[str, Any]], call_rate: float) -> list[Row]:
+    rows = []
+    for mode, figures in results.items():
+        name = f"program target, {mode}, N={figures['samples']:,}"
+        rate = Row(name, "trials/s (load+run)", figures["rate"], "/s", extra=figures)
+        if mode.startswith("jsonl"):
+            rate.target = f">= {TARGET_RATE:,.0f}/s"
+            rate.ok = figures["rate"] >= TARGET_RATE
+        rows.append(rate)
+        rows.append(Row(name, "CPU per trial (load+run)", figures["cpu_us_per_trial"], "µs"))
+    rows.append(
+        Row("program target, jsonl, target alone", "calls/s (64 in flight)", call_rate, "/s")
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one run per mode")
+    parser.add_argument("--samples", type=int, default=20_000, help="N for the jsonl modes")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tmp", help="folder for spec and run folders (default: temp dir)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args()
+    runs = 1 if args.quick else args.runs
+    base = scratch_dir(args.tmp)
+    try:
+        results = {}
+        for mode in MODES:
+            samples = PER_CALL_SAMPLES if mode == "per call" else args.samples
+            results[mode] = measure_run(mode, samples, runs, base)
+            print(f"{mode}: {results[mode]['rate']:,.0f} trials/s", flush=True)
+        call_rate = measure_calls(args.samples, 64, base)
+    finally:
+        remove(base)
+    show_rows(rows_for(results, call_rate), args.json)
+
+
+if __name__ == "__main__":
+    main()
