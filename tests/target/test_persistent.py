@@ -201,6 +201,43 @@ def test_a_crash_mid_call_restarts_the_program_and_retries_the_call(tmp_path: Pa
     assert process_gone(first) and process_gone(second)
 
 
+CRASH_WITH_THREE_IN_FLIGHT = """
+import json, os, sys
+
+log, marker = sys.argv[1], sys.argv[2]
+with open(log, "a") as handle:
+    handle.write(f"{os.getpid()}\\n")
+held = []
+for line in sys.stdin:
+    held.append(json.loads(line))
+    if len(held) < 3:
+        continue
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)  # three calls in flight, none answered
+    for request in held:
+        print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
+    held = []
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "is an infrastructure failure of every call in flight: the process group is killed, the "
+    "calls are retried (`retry`)",
+)
+def test_a_crash_fails_every_call_in_flight_and_each_is_retried(tmp_path: Path) -> None:
+    marker = tmp_path / "crashed"
+    samples = _samples("a", "b", "c")
+    spec, log = _spec(tmp_path, CRASH_WITH_THREE_IN_FLIGHT, samples, args=[str(marker)])
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, "-j", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for sample_id in ("s0", "s1", "s2"):
+        assert _attempts(run, sample_id) == [("infra_failed", "crashed"), ("succeeded", None)]
+    assert len(_pids(log)) == 2
+
+
 HANG_ONCE = """
 import json, os, sys, time
 
