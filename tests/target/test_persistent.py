@@ -272,6 +272,33 @@ def test_a_hang_times_out_and_the_call_is_retried_on_a_fresh_process(tmp_path: P
     assert process_gone(hung) and process_gone(fresh)
 
 
+ONE_AT_A_TIME = """
+import json, sys, time
+
+sys.argv.pop(1)
+for line in sys.stdin:
+    request = json.loads(line)
+    time.sleep(0.3)  # a slow model, answering one call at a time
+    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "A call's `timeout` counts from its request or from the program's latest answer, "
+    "whichever is later, so calls queued behind a program that answers one at a time do not "
+    "time out while it works through them.",
+)
+def test_calls_queued_behind_a_slow_program_do_not_time_out(tmp_path: Path) -> None:
+    samples = _samples(*(f"q{i}" for i in range(8)))
+    spec, _ = _spec(tmp_path, ONE_AT_A_TIME, samples, timeout=1.5, retry={"max_attempts": 1})
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, "-j", "8")
+    # the last of the eight waits about 2.4 s from its request, past the 1.5 s timeout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert all(_attempts(run, f"s{i}") == [("succeeded", None)] for i in range(8))
+
+
 POOLED = """
 import json, os, sys
 

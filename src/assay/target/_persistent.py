@@ -145,13 +145,15 @@ class _Worker:
 
 
 class _Call:
-    """A request in flight: the future its answer settles, and its stderr window."""
+    """A request in flight: the future its answer settles, its stderr window, and the
+    timer that times it out."""
 
-    __slots__ = ("future", "stderr")
+    __slots__ = ("future", "stderr", "timer")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.future: asyncio.Future[_Result] = loop.create_future()
         self.stderr = bytearray()
+        self.timer: asyncio.TimerHandle | None = None
 
     def settle(self, result: _Result) -> None:
         if not self.future.done():
@@ -184,6 +186,7 @@ class _Program:
         self.partial = bytearray()  # the start of a stdout line not yet ended
         self.tail = b""
         self.ended = False
+        self.last_answer = 0.0  # loop time of the latest answer, for timeouts
         self.failure: InfrastructureError | None = None
         self.cleaned = False
         self.max_line = launcher.max_output
@@ -255,7 +258,7 @@ class _Program:
         settles. The timeout is a loop timer, not a cancel scope: a tenth of the cost."""
         self._drain_stderr()  # written before this call: not its stderr
         call = self.pending[request_id] = _Call(self.loop)
-        timer = self.loop.call_later(self.timeout, call.settle, _TIMED_OUT)
+        call.timer = self.loop.call_later(self.timeout, self._expire, call)
         self._write(line)
         try:
             result = await call.future
@@ -263,7 +266,8 @@ class _Program:
             self.abandoned.add(request_id)
             raise
         finally:
-            timer.cancel()
+            if call.timer is not None:
+                call.timer.cancel()
             self.pending.pop(request_id, None)
         if isinstance(result, TargetOutcome):
             return result
@@ -272,6 +276,17 @@ class _Program:
             await self.fail(InfrastructureError("timeout", f"{why}; the program is restarted"))
             raise InfrastructureError("timeout", why)
         raise await self._failed(result)
+
+    def _expire(self, call: _Call) -> None:
+        """Time *call* out, unless the program answered another call in the meantime:
+        a call counts from its request or from the latest answer, whichever is later, so
+        calls queued behind a program that answers one at a time do not time out while
+        it works through them."""
+        remaining = self.last_answer + self.timeout - self.loop.time()
+        if remaining > 0 and not call.future.done():
+            call.timer = self.loop.call_later(remaining, self._expire, call)
+        else:
+            call.settle(_TIMED_OUT)
 
     async def _failed(self, result: InfrastructureError | _Ended) -> InfrastructureError:
         """The failure a call was settled with (for an end, worked out now), once the
@@ -379,6 +394,7 @@ class _Program:
                 self._garbage(line, f"no call in flight has id {answer.id}")
             return
         call.settle(_outcome(answer, line, bytes(call.stderr)))
+        self.last_answer = self.loop.time()
 
     def _garbage(self, line: bytes, why: str) -> None:
         """A line no call can own: the process no longer speaks the protocol."""
