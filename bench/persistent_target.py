@@ -85,25 +85,37 @@ def make_spec(folder: Path, samples: int, program: str, extra: str) -> Path:
     return spec
 
 
-def measure_run(mode: str, samples: int, runs: int, base: Path) -> dict[str, Any]:
-    """Median trials/s (load + run) and CPU per trial of *runs* runs of *mode*."""
-    program, extra = MODES[mode]
-    spec = make_spec(base / mode.replace(" ", "").replace(",", "-"), samples, program, extra)
-    per_run = []
-    for k in range(runs):
-        out = base / f"run-{k}"
-        settle()
-        report = checked(run_child(["run", str(spec), str(out)]), f"{mode} run").report
-        if report["gate"] != "passed":
-            raise RuntimeError(f"{mode}: gate {report['gate']}, expected passed")
-        per_run.append(report)
-        remove(out)
+def run_once(spec: Path, mode: str, out: Path) -> dict[str, Any]:
+    """One run of *spec* into *out* in a fresh process (``_child.py run``); its report."""
+    settle()
+    report: dict[str, Any] = checked(run_child(["run", str(spec), str(out)]), mode).report
+    remove(out)
+    if report["gate"] != "passed":
+        raise RuntimeError(f"{mode}: gate {report['gate']}, expected passed")
+    return report
+
+
+def measure_runs(samples: int, runs: int, base: Path) -> dict[str, dict[str, Any]]:
+    """Median trials/s (load + run) and CPU per trial of each mode; the modes take turns
+    run by run, so a change in the machine's load falls on all of them alike."""
+    specs = {}
+    for mode, (program, extra) in MODES.items():
+        folder = base / mode.replace(" ", "").replace(",", "-")
+        n = PER_CALL_SAMPLES if mode == "per call" else samples
+        specs[mode] = make_spec(folder, n, program, extra)
+    reports: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    for _ in range(runs):
+        for mode, spec in specs.items():
+            reports[mode].append(run_once(spec, mode, base / "run"))
     return {
-        "samples": samples,
-        "runs": runs,
-        "rate": median(r["trials"] / r["total_s"] for r in per_run),
-        "cpu_us_per_trial": median(1e6 * r["cpu_s"] / r["trials"] for r in per_run),
-        "rates": [round(r["trials"] / r["total_s"], 1) for r in per_run],
+        mode: {
+            "samples": per_run[0]["trials"],
+            "runs": runs,
+            "rate": median(r["trials"] / r["total_s"] for r in per_run),
+            "cpu_us_per_trial": median(1e6 * r["cpu_s"] / r["trials"] for r in per_run),
+            "rates": [round(r["trials"] / r["total_s"], 1) for r in per_run],
+        }
+        for mode, per_run in reports.items()
     }
 
 
@@ -157,6 +169,14 @@ def rows_for(results: dict[str, dict[str, Any]], call_rate: float) -> list[Row]:
     return rows
 
 
+def measure(runs: int, samples: int, base: Path) -> list[Row]:
+    """Every mode's rows (``run_all.py`` calls this too)."""
+    results = measure_runs(samples, runs, base)
+    for mode, figures in results.items():
+        print(f"  {mode}: {figures['rate']:,.0f} trials/s", flush=True)
+    return rows_for(results, measure_calls(samples, 64, base))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one run per mode")
@@ -165,18 +185,12 @@ def main() -> None:
     parser.add_argument("--tmp", help="folder for spec and run folders (default: temp dir)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
-    runs = 1 if args.quick else args.runs
     base = scratch_dir(args.tmp)
     try:
-        results = {}
-        for mode in MODES:
-            samples = PER_CALL_SAMPLES if mode == "per call" else args.samples
-            results[mode] = measure_run(mode, samples, runs, base)
-            print(f"{mode}: {results[mode]['rate']:,.0f} trials/s", flush=True)
-        call_rate = measure_calls(args.samples, 64, base)
+        rows = measure(1 if args.quick else args.runs, args.samples, base)
     finally:
         remove(base)
-    show_rows(rows_for(results, call_rate), args.json)
+    show_rows(rows, args.json)
 
 
 if __name__ == "__main__":
