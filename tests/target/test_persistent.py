@@ -450,12 +450,13 @@ def test_no_process_is_left_after_the_run(tmp_path: Path) -> None:
 
 
 WHERE_AM_I = """
-import json, os, sys
+import json, os, resource, sys
 
 sys.argv.pop(1)
 for line in sys.stdin:
     request = json.loads(line)
-    seen = {"cwd": os.getcwd(), "file": os.path.abspath(__file__), "env": sorted(os.environ)}
+    seen = {"cwd": os.getcwd(), "file": os.path.abspath(__file__), "env": sorted(os.environ),
+            "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)}
     print(json.dumps({"id": request["id"], "output": seen}), flush=True)
 """
 
@@ -465,7 +466,7 @@ for line in sys.stdin:
     "docs/spec.md",
     "The process runs in a scratch folder of its own",
     "with the same environment allow-list, pinned script copy and `sandbox: bwrap` as a "
-    "per-call program",
+    "per-call program (under bwrap without the CPU limit: the per-call timeout bounds a hang)",
 )
 def test_the_program_runs_in_a_scratch_folder_with_the_allowed_environment(
     tmp_path: Path, sandbox: str
@@ -480,6 +481,7 @@ def test_the_program_runs_in_a_scratch_folder_with_the_allowed_environment(
     assert not seen["cwd"].startswith(spec_folder) and not seen["file"].startswith(spec_folder)
     if sandbox == "bwrap":
         assert (seen["cwd"], seen["file"]) == ("/work", "/program/program.py")
+        assert seen["cpu_limit"] == [-1, -1]  # long-lived: no CPU limit, the timeout rules
     else:
         assert Path(seen["cwd"]).name == "work" and "ASSAY_PROCESS_TAG" in seen["env"]
         assert not Path(seen["cwd"]).exists()  # the scratch folder went with the process
