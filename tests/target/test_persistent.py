@@ -487,6 +487,37 @@ def test_the_program_runs_in_a_scratch_folder_with_the_allowed_environment(
         assert not Path(seen["cwd"]).exists()  # the scratch folder went with the process
 
 
+CRASH_ON_BOOM = """
+import json, os, sys
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["input"] == "boom":
+        print("dying", file=sys.stderr, flush=True)
+        os._exit(3)
+    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
+"""
+
+
+@pytest.mark.doc(
+    "docs/spec.md",
+    "with the same environment allow-list, pinned script copy and `sandbox: bwrap` as a "
+    "per-call program",
+)
+def test_under_bwrap_a_crash_is_the_programs_exit_and_the_others_still_answer(
+    tmp_path: Path,
+) -> None:
+    spec, _ = _spec(tmp_path, CRASH_ON_BOOM, _samples("a", "boom", "c"), sandbox="bwrap")
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, "-j", "1")
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # "boom" blocked: inconclusive
+    assert _attempts(run, "s1") == [("infra_failed", "crashed")] * 2
+    assert _attempts(run, "s2") == [("succeeded", None)]  # on the process started after
+    details = _error_details(run)
+    assert len(details) == 2
+    assert all("exited with code 3" in d and "dying" in d for d in details)
+
+
 STOP_ONCE = """
 import json, os, signal, sys, time
 
