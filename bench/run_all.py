@@ -29,6 +29,7 @@ import evidence
 import micro
 import network
 import overhead
+import persistent_target
 import sidebyside
 import startup
 from _common import BENCH, REPO, Row, inspect_python, print_table, remove, save_rows, scratch_dir
@@ -121,6 +122,10 @@ def main() -> None:
                     base=base,
                 ),
             )
+        attempt(
+            "persistent program target",
+            lambda: persistent_target.measure(runs=runs, samples=10_000, base=base),
+        )
         kept = results[max(results)]["kept_run"] if results else None
         if kept:
             attempt("evidence", lambda: evidence.measure(run=Path(kept), runs=evidence_runs))

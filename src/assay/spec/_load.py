@@ -49,6 +49,8 @@ class _RawTarget(msgspec.Struct, forbid_unknown_fields=True):
     env: list[str] | dict[str, str | None] | None = None
     sandbox: str | None = None
     network: bool | None = None
+    protocol: str | None = None
+    workers: int | None = None
 
 
 class _RawScorer(msgspec.Struct, forbid_unknown_fields=True):
@@ -157,6 +159,7 @@ def _target(root: Path, raw: _RawTarget, display: str, index: int) -> TargetSpec
         raise ConfigError("spec.shape", path=display, reason=reason)
     common["env"] = _environment(raw.env, f"{where}.env", display)
     common.update(_isolation(raw, where, display))
+    common.update(_persistence(raw, where, display))
     if raw.url:
         if not raw.url.startswith(("http://", "https://")):
             reason = f"{where}.url: must be an http:// or https:// URL"
@@ -212,6 +215,34 @@ def _isolation(raw: _RawTarget, where: str, display: str) -> dict[str, Any]:
     if raw.network:
         isolation["network"] = True
     return isolation
+
+
+TARGET_PROTOCOLS = ("jsonl",)
+MAX_WORKERS = 64
+
+
+def _persistence(raw: _RawTarget, where: str, display: str) -> dict[str, Any]:
+    """A program's ``protocol`` and ``workers`` as the frozen spec holds them (left out
+    when not declared, so older specs keep their digests)."""
+    if raw.protocol is None and raw.workers is None:
+        return {}
+    if raw.url or raw.callable:
+        reason = f"{where}.protocol: only a program ('script' or 'argv') takes a protocol"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    if raw.protocol is None:
+        reason = f"{where}.workers: only 'protocol: jsonl' keeps a pool; add it, or drop 'workers'"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    if raw.protocol not in TARGET_PROTOCOLS:
+        reason = (
+            f"{where}.protocol: unknown protocol {raw.protocol!r}; a program target takes "
+            "'jsonl' (one long-lived process), or no 'protocol' (a process per call)"
+        )
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    workers = 1 if raw.workers is None else raw.workers
+    if not 1 <= workers <= MAX_WORKERS:
+        reason = f"{where}.workers: a whole number of processes from 1 to {MAX_WORKERS}"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+    return {"protocol": raw.protocol, "workers": workers}
 
 
 def _check_no_file_beside(root: Path, argv: list[str], where: str, display: str) -> None:

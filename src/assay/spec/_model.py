@@ -49,6 +49,10 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     same as leaving it out); ``network`` keeps the host's network inside ``bwrap``. Both
     are left out when not declared.
 
+    ``protocol: jsonl`` keeps a program running for the whole run (a pool of ``workers``
+    processes) and sends it one request per line instead of starting it per call; both
+    are left out when not declared.
+
     ``sandboxes`` lists a Python task's sandboxes (provider, options, name) for every
     sample that does not name its own.
     """
@@ -71,6 +75,8 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     sandbox: str | None = None
     network: bool = False
     sandboxes: list[Any] | None = None
+    protocol: str | None = None
+    workers: int = 1
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

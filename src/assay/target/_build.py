@@ -8,6 +8,7 @@ from assay.spec import TargetSpec
 from assay.target._base import Target
 from assay.target._callable import CallableTarget
 from assay.target._http import HttpTarget
+from assay.target._persistent import PersistentTarget
 from assay.target._subprocess import SubprocessTarget
 
 
@@ -17,4 +18,6 @@ def build_target(spec: TargetSpec, root: Path) -> Target:
         return CallableTarget(spec, root)
     if spec.kind == "http":
         return HttpTarget(spec)
+    if spec.protocol == "jsonl":
+        return PersistentTarget(spec, root)
     return SubprocessTarget(spec, root)

@@ -43,8 +43,10 @@ class IsolatedProgram:
         self.argv = _inside_argv(spec, script)
         self.network = spec.network
         self.allowed = spec.env or {}
-        # the CPU limit follows the timeout; the other rlimits are the sandbox defaults
-        self.limits = Limits(cpu_seconds=math.ceil(spec.timeout) + 1)
+        # the CPU limit follows the timeout (a long-lived program has none: its per-call
+        # timeout bounds a hang); the other rlimits are the sandbox defaults
+        cpu = None if spec.protocol else math.ceil(spec.timeout) + 1
+        self.limits = Limits(cpu_seconds=cpu)
 
     def hand_over(self, scratch: Path) -> None:
         """Give the scratch folder to the sandbox's host user (when assay is root): the

@@ -84,7 +84,7 @@ class SubprocessTarget:
         """Run the program on *sample* and classify what happened."""
         payload = fast_json(target_payload(sample))
         with anyio.CancelScope(shield=True):  # made, so always removed in the finally below
-            scratch = await anyio.to_thread.run_sync(self._scratch)
+            scratch = await anyio.to_thread.run_sync(self.make_scratch)
         try:
             return await self._run(scratch, payload)
         finally:
@@ -93,7 +93,7 @@ class SubprocessTarget:
 
     async def _run(self, scratch: Path, payload: bytes) -> TargetOutcome:
         reaper = Reaper()
-        with self._how_to_start(scratch, reaper) as (argv, options, status):
+        with self.how_to_start(scratch, reaper) as (argv, options, status):
             process = await self._open(argv, options)
             try:
                 with anyio.fail_after(self.timeout):
@@ -127,7 +127,7 @@ class SubprocessTarget:
             raise InfrastructureError("failed_to_start", f"{self.argv[0]}: {exc}") from None
 
     @contextlib.contextmanager
-    def _how_to_start(
+    def how_to_start(
         self, scratch: Path, reaper: Reaper
     ) -> Iterator[tuple[list[str], dict[str, Any], BwrapStatus | None]]:
         """The argv and ``open_process`` options of one call: on the host in ``work/``, or
@@ -140,7 +140,7 @@ class SubprocessTarget:
         with self.isolated.launch(scratch).started_with_status() as (argv, fds, status):
             yield argv, {"cwd": None, "env": {}, "pass_fds": fds}, status
 
-    def _scratch(self) -> Path:
+    def make_scratch(self) -> Path:
         """A new private folder: an empty ``work/`` and, for a script, a fresh copy. A
         folder that cannot be made (a full disk) is an infrastructure failure."""
         try:
