@@ -42,6 +42,9 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
         eval,
         eval_async,
     )
+    from assay.report import (
+        read_run,
+    )
     from assay.score import (
         CORRECT,
         INCORRECT,
@@ -116,6 +119,7 @@ _EXPORTS = {
     "enqueue_task": "assay.pipeline",
     "eval": "assay.pipeline",
     "eval_async": "assay.pipeline",
+    "read_run": "assay.report",
     "CORRECT": "assay.score",
     "INCORRECT": "assay.score",
     "NOANSWER": "assay.score",
@@ -244,6 +248,7 @@ __all__ = [
     "python",
     "python_tests",
     "react",
+    "read_run",
     "record_event",
     "scorer",
     "self_critique",

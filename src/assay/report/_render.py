@@ -13,7 +13,7 @@ import msgspec
 from assay.evidence import Usage
 from assay.gate import NOT_GATED
 from assay.report._chart import interval_chart
-from assay.report._model import Report
+from assay.report._model import Report, TrialRow
 from assay.score import MetricEstimate
 
 if TYPE_CHECKING:
@@ -25,14 +25,35 @@ def to_json(report: Report) -> bytes:
     return msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MD_INLINE = re.compile(r"([\\`*|\[\]~])")
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|[-+=](?=[\s=-]|$)|\d+[.)](?=\s|$))")
 
 
 def md_escape(value: object) -> str:
-    """Make any text inert in Markdown: HTML entities for <>&, backslashes for the rest."""
+    """Make any text inert in Markdown while it still reads as plain text.
+
+    Only what Markdown would act on is escaped: ``<``, ``>`` and ``&`` as HTML entities
+    (no raw HTML), a backslash, backtick, ``*``, ``|`` (a table cell), ``[``/``]`` (a
+    link), ``~``, an ``_`` that could start or end emphasis (not one inside a word such
+    as ``accuracy_by_topic``), and a leading ``# ``, ``- ``, ``+ ``, ``1. `` or ``---``
+    that would start a heading, a list or a rule. ``shipping-fee`` and ``0.6667`` stay as
+    they are; line breaks become spaces (one value never splits a table row).
+    """
     text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("\r", " ").replace("\n", " ")
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_INLINE.sub(r"\\\1", text)
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _MD_LINE_START.sub(_escape_marker, text, count=1)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    """``\\#``, ``\\-`` ...; an ordered list's ``1.`` becomes ``1\\.`` (CommonMark
+    escapes the punctuation, not the digit)."""
+    space, marker = match.group(1), match.group(2)
+    if marker[0].isdigit():
+        return f"{space}{marker[:-1]}\\{marker[-1]}"
+    return f"{space}\\{marker}"
 
 
 def gate_note(report: Report) -> str:
@@ -50,17 +71,89 @@ def gate_note(report: Report) -> str:
 def to_markdown(report: Report) -> str:
     """A review-friendly Markdown summary: gate, per-target metrics, the trials."""
     e = md_escape
-    note = gate_note(report)
-    lines = [
-        f"# Evaluation {e(report.evaluation)}",
-        "",
-        f"**Gate: {report.gate.status.upper()}**" + (f" — {e(note)}" if note else ""),
-        "",
+    lines = [f"# Evaluation {e(report.evaluation)}", "", *_gate_lines(report)]
+    lines += [
         f"- spec digest: `{report.spec_digest}`",
         f"- run status: {e(report.run_status)}; planned trials: {report.planned}",
         "",
         "## Targets",
         "",
+        *_target_lines(report),
+    ]
+    lines += _task_metric_lines(report)
+    lines += _mean_lines(report)
+    lines += _regression_lines(report)
+    lines += _usage_lines(report)
+    lines += _grading_lines(report)
+    lines += ["", "## Gate reasons", "", *_reason_lines(report)]
+    lines += _comparison_lines(report)
+    lines += ["", "## Trials", ""]
+    if report.trials_omitted:
+        lines.append(f"{report.trials_omitted} passing trial(s) not listed.")
+        lines.append("")
+    lines += [
+        "| # | trial | target | sample | rep | state | scores |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report.trials:
+        lines.append(
+            f"| {row.index} | `{row.trial_id}` | {e(row.target_id)} | {e(row.sample_id)} | "
+            f"{row.repetition} | {row.state} | {e(_scores_text(row))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+SUMMARY_TRIALS = 20
+"""Non-passing trials a CI summary lists (report.md lists them all)."""
+
+
+def to_summary(report: Report) -> str:
+    """The Markdown a CI job page shows (``$GITHUB_STEP_SUMMARY``): the gate, the
+    targets, task metrics, the reasons and the first non-passing trials."""
+    e = md_escape
+    lines = [f"### assay: {e(report.evaluation)}", "", *_gate_lines(report)]
+    lines += [*_target_lines(report), *_task_metric_lines(report)]
+    reasons = _reason_lines(report)
+    if reasons:
+        lines += ["", *reasons]
+    failing = [row for row in report.trials if _not_passing(row)]
+    if failing:
+        lines += ["", "| target | sample | rep | state | scores |", "|---|---|---|---|---|"]
+        for row in failing[:SUMMARY_TRIALS]:
+            lines.append(
+                f"| {e(row.target_id)} | {e(row.sample_id)} | {row.repetition} | "
+                f"{row.state} | {e(_scores_text(row))} |"
+            )
+        if len(failing) > SUMMARY_TRIALS:
+            lines += [
+                "",
+                f"{len(failing) - SUMMARY_TRIALS} more non-passing trial(s): see report.md.",
+            ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _not_passing(row: TrialRow) -> bool:
+    return any(status != "passed" for status in row.scores.values())
+
+
+def _scores_text(row: TrialRow) -> str:
+    return "; ".join(
+        f"{k}: {v}" + (f" ({row.reasons[k]})" if row.reasons.get(k) else "")
+        for k, v in row.scores.items()
+    )
+
+
+def _gate_lines(report: Report) -> list[str]:
+    note = gate_note(report)
+    return [
+        f"**Gate: {report.gate.status.upper()}**" + (f" — {md_escape(note)}" if note else ""),
+        "",
+    ]
+
+
+def _target_lines(report: Report) -> list[str]:
+    e = md_escape
+    lines = [
         "| target | gate | scorer | pass rate | interval | passed / denominator | ± stderr "
         "| trial states |",
         "|---|---|---|---|---|---|---|---|",
@@ -75,33 +168,48 @@ def to_markdown(report: Report) -> str:
                 f"{est.value:.4f} | {_interval_text(est)} | {est.passed} / {est.denominator} | "
                 f"{_stderr_text(est)} | {e(state_text)} |"
             )
-    lines += _mean_lines(report)
-    lines += _regression_lines(report)
-    lines += _usage_lines(report)
-    lines += _grading_lines(report)
-    lines += ["", "## Gate reasons", ""]
-    for decision in report.gate.targets:
-        for reason in decision.reasons:
-            lines.append(f"- {e(decision.target_id)} ({decision.status}): {e(reason)}")
-    lines += _comparison_lines(report)
-    lines += ["", "## Trials", ""]
-    if report.trials_omitted:
-        lines.append(f"{report.trials_omitted} passing trial(s) not listed.")
-        lines.append("")
-    lines += [
-        "| # | trial | target | sample | rep | state | scores |",
-        "|---|---|---|---|---|---|---|",
+    return lines
+
+
+def _reason_lines(report: Report) -> list[str]:
+    return [
+        f"- {md_escape(decision.target_id)} ({decision.status}): {md_escape(reason)}"
+        for decision in report.gate.targets
+        for reason in decision.reasons
     ]
-    for row in report.trials:
-        scores = "; ".join(
-            f"{k}: {v}" + (f" ({row.reasons[k]})" if row.reasons.get(k) else "")
-            for k, v in row.scores.items()
-        )
-        lines.append(
-            f"| {row.index} | `{row.trial_id}` | {e(row.target_id)} | {e(row.sample_id)} | "
-            f"{row.repetition} | {row.state} | {e(scores)} |"
-        )
-    return "\n".join(lines) + "\n"
+
+
+def task_metric_rows(report: Report) -> list[tuple[str, str, str, str]]:
+    """(target, scorer, metric, value) of a Python task's metrics (``report.task_metrics``):
+    a grouped metric (``accuracy_by_topic``) gives one row per group, named
+    ``metric · group``; values as ``0.6667``."""
+    rows = []
+    for target, by_scorer in report.task_metrics.items():
+        for scorer_id, metrics in by_scorer.items():
+            for name, value in metrics.items():
+                if isinstance(value, dict):
+                    for group, grouped in value.items():
+                        rows.append((target, scorer_id, f"{name} · {group}", _metric_text(grouped)))
+                else:
+                    rows.append((target, scorer_id, name, _metric_text(value)))
+    return rows
+
+
+def _metric_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _task_metric_lines(report: Report) -> list[str]:
+    rows = task_metric_rows(report)
+    if not rows:
+        return []
+    e = md_escape
+    lines = ["", "## Task metrics", "", "| target | scorer | metric | value |", "|---|---|---|---|"]
+    for target, scorer_id, name, value in rows:
+        lines.append(f"| {e(target)} | {e(scorer_id)} | {e(name)} | {e(value)} |")
+    return lines
 
 
 def cost_text(cost: float | None) -> str:
@@ -337,4 +445,5 @@ def to_html(report: Report) -> str:
         grading_rows=grading_rows(report),
         gate_note=gate_note(report),
         comparisons_note=COMPARISONS_NOTE,
+        task_metric_rows=task_metric_rows(report),
     )
