@@ -240,7 +240,7 @@ class _Run:
 
     def progress(self, *, final: bool = False) -> Progress:
         """How far the run has got: every trial with a report row is finished."""
-        done = len(self.rows.rows) + self.rows.omitted
+        done = self.rows.kept() + self.rows.omitted
         kept = len(self.point.finished) if self.point is not None else 0
         elapsed = time.time() - self.started
         return Progress(self.spec.evaluation, done, len(self.plan), elapsed, final, kept)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import json
 import re
 import threading
 from functools import cache
@@ -13,7 +16,8 @@ import msgspec
 from assay.evidence import Usage
 from assay.gate import NOT_GATED
 from assay.report._chart import interval_chart
-from assay.report._model import Report, TrialRow
+from assay.report._details import TrialDetail
+from assay.report._model import MAX_TRIAL_ROWS, Report, TrialRow
 from assay.score import MetricEstimate
 
 if TYPE_CHECKING:
@@ -89,7 +93,7 @@ def to_markdown(report: Report) -> str:
     lines += _comparison_lines(report)
     lines += ["", "## Trials", ""]
     if report.trials_omitted:
-        lines.append(f"{report.trials_omitted} passing trial(s) not listed.")
+        lines.append(omitted_note(report))
         lines.append("")
     lines += [
         "| # | trial | target | sample | rep | state | scores |",
@@ -210,6 +214,15 @@ def _task_metric_lines(report: Report) -> list[str]:
     for target, scorer_id, name, value in rows:
         lines.append(f"| {e(target)} | {e(scorer_id)} | {e(name)} | {e(value)} |")
     return lines
+
+
+def omitted_note(report: Report) -> str:
+    """What a big run's report leaves out, and which trials it kept."""
+    return (
+        f"{report.trials_omitted:,} trial(s) not listed: a report lists at most "
+        f"{MAX_TRIAL_ROWS:,} trials, the non-passing ones first, then passing ones "
+        "(`assay export RUN` writes every trial)."
+    )
 
 
 def cost_text(cost: float | None) -> str:
@@ -434,9 +447,41 @@ def _compiled_templates() -> jinja2.BytecodeCache | None:
         return None
 
 
-def to_html(report: Report) -> str:
-    """A standalone HTML page; every value is escaped by the template engine."""
+SCRIPT_NAME = "report.js"
+"""The page's one script (filters and search), inline and allowed by its hash alone."""
+
+
+@cache
+def page_script() -> tuple[str, str]:
+    """(the filter script's text, its CSP source ``'sha256-…'``): the Content-Security-
+    Policy runs that exact script and nothing else, so text from a run can never run
+    even if it got past escaping."""
+    from importlib.resources import files
+
+    text = (files("assay.report") / "templates" / SCRIPT_NAME).read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return text, f"'sha256-{digest}'"
+
+
+def trial_filters(report: Report) -> dict[str, list[str]]:
+    """The choices of the page's filters: the states, ``scorer=status`` pairs and
+    targets its listed trials have, in the order first seen."""
+    states: dict[str, None] = {}
+    scores: dict[str, None] = {}
+    targets: dict[str, None] = {}
+    for row in report.trials:
+        states.setdefault(row.state, None)
+        targets.setdefault(row.target_id, None)
+        for scorer_id, status in row.scores.items():
+            scores.setdefault(f"{scorer_id}={status}", None)
+    return {"states": list(states), "scores": sorted(scores), "targets": list(targets)}
+
+
+def to_html(report: Report, details: dict[str, TrialDetail] | None = None) -> str:
+    """A standalone HTML page; every value is escaped by the template engine. *details*
+    (by trial id) are what each listed trial shows when opened."""
     template = _environment().get_template("report.html.j2")
+    script, script_hash = page_script()
     return template.render(
         report=report,
         chart=interval_chart(report),
@@ -446,4 +491,10 @@ def to_html(report: Report) -> str:
         gate_note=gate_note(report),
         comparisons_note=COMPARISONS_NOTE,
         task_metric_rows=task_metric_rows(report),
+        details=details or {},
+        filters=trial_filters(report),
+        omitted_note=omitted_note(report),
+        script=script,
+        script_hash=script_hash,
+        json=json,
     )
