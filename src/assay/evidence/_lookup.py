@@ -81,9 +81,7 @@ def every_trial(run: Path) -> Iterator[TrialEvidence]:
     checks it (an export must not carry edited bytes either). The bundles are read in one
     pass and sorted by plan position; each trial's output and sample are read as it is
     yielded, so only the bundles and score records are held at once."""
-    bundles = [
-        _checked_bundle(run, line) for line in _lines_with(run / BUNDLES, b'"trial_id"')
-    ]
+    bundles = [_checked_bundle(run, line) for line in _lines_with(run / BUNDLES, b'"trial_id"')]
     bundles.sort(key=lambda bundle: bundle["trial"]["index"])
     scores = _scores_of(run, {bundle["trial"]["trial_id"] for bundle in bundles})
     for bundle in bundles:
