@@ -57,8 +57,6 @@ def read_details(run: Path | None, trial_ids: set[str]) -> dict[str, TrialDetail
 
 
 def _detail(bundle: dict[str, Any], store: Any) -> TrialDetail:
-    from assay.report._export import answer_of
-
     seen = bundle["observation"]
     sample_sha = bundle.get("artifacts", {}).get("sample")
     sample = loads(store.get(sample_sha)) if sample_sha else {}
@@ -69,6 +67,23 @@ def _detail(bundle: dict[str, Any], store: Any) -> TrialDetail:
         answer=detail_text(answer_of(output, seen.get("media", ""))),
         failure=detail_text(seen.get("failure")) if seen.get("failure") else "",
     )
+
+
+def answer_of(output: bytes | None, media: str) -> Any:
+    """What the target answered: a Python task's final message, else the output as
+    recorded (text that is not the JSON its media type says is kept as text)."""
+    if output is None:
+        return None
+    from assay.evidence import decode_output
+
+    try:
+        value = decode_output(output, media)
+    except ValueError:
+        return output.decode("utf-8", errors="replace")
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        message = (value.get("output") or {}).get("message") or {}
+        return message.get("content", "")
+    return value
 
 
 def detail_text(value: Any) -> str:

@@ -19,6 +19,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.errors import ConfigError
+from assay.report._details import answer_of
 
 TRIAL_COLUMNS = [
     "trial_id",
@@ -92,23 +93,6 @@ def trial_rows(run: Path) -> Iterator[dict[str, Any]]:
             for field in SCORE_FIELDS:
                 row[f"{scorer_id}.{field}"] = score.get(field)
         yield row
-
-
-def answer_of(output: bytes | None, media: str) -> Any:
-    """What the target answered: a Python task's final message, else the output as
-    recorded (text that is not the JSON its media type says is kept as text)."""
-    if output is None:
-        return None
-    from assay.evidence import decode_output
-
-    try:
-        value = decode_output(output, media)
-    except ValueError:
-        return output.decode("utf-8", errors="replace")
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        message = (value.get("output") or {}).get("message") or {}
-        return message.get("content", "")
-    return value
 
 
 def write_export(run: Path, fmt: str, out: IO[str]) -> int:
