@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -486,6 +487,28 @@ def test_export_refuses_an_edited_output(tmp_path: Path) -> None:
     assert "changed" in error_line(proc)
     assert not out.exists()
     assert not list(tmp_path.glob(".trials.csv*"))  # no partial file left either
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--trust PUB` refuses a run not signed by a trusted key (exit 4), as it does for `verify`.",
+)
+def test_export_with_trust_refuses_an_unsigned_run(
+    shipping: dict[str, Any], tmp_path: Path
+) -> None:
+    pytest.importorskip("cryptography", reason="the sign extra")
+    key = tmp_path / "key"
+    assert run_cli("keygen", key).returncode == EXIT_PASSED
+    proc = run_cli("export", shipping["run"], "--trust", key.with_name("key.pub"))
+    assert proc.returncode == EXIT_EVIDENCE
+    assert "is not signed (no attestation.dsse.json)" in error_line(proc)
+    assert proc.stdout == ""  # not a row before the refusal
+    signed = tmp_path / "signed"
+    shutil.copytree(shipping["run"], signed)
+    assert run_cli("sign", signed, "--key", key).returncode == EXIT_PASSED
+    proc = run_cli("export", signed, "--trust", key.with_name("key.pub"))
+    assert proc.returncode == EXIT_PASSED, proc.stderr
+    assert len(proc.stdout.splitlines()) == 7  # the header and six trials
 
 
 @pytest.mark.doc(
