@@ -248,7 +248,7 @@ class _Run:
         elapsed = time.time() - self.started
         first = next(iter(self.scorers), None)
         rates = {}
-        for target_id, states in self.metrics.states.items():
+        for target_id in self.metrics.states:
             statuses = self.metrics.scores.get((target_id, first or ""))
             if statuses:
                 rates[target_id] = (statuses["passed"], sum(statuses.values()))
