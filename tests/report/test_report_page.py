@@ -19,7 +19,14 @@ import pytest
 
 from assay.errors import EXIT_FAILED, EXIT_PASSED
 from assay.report import MAX_TRIAL_ROWS, TrialRow, TrialRows
-from tests.helpers import SHIPPING, run_cli, write_dataset, write_module, write_spec
+from tests.helpers import (
+    SHIPPING,
+    run_cli,
+    unique_callable_spec,
+    write_dataset,
+    write_module,
+    write_spec,
+)
 from tests.robustness.test_escaping_browser import ARGS, CHROMIUM
 
 TARGETS = """
@@ -232,3 +239,25 @@ def test_past_the_cap_non_passing_trials_are_kept_first() -> None:
     assert len(kept) == MAX_TRIAL_ROWS and rows.omitted == 10
     assert {row.index for row in kept if row.scores["exact"] == "failed"} == failing
     assert [row.index for row in kept] == sorted(row.index for row in kept)
+
+
+BIG_TARGET = """
+def answer(text):
+    return "wrong" if text in ("q3", "q1004") else text
+"""
+
+
+def test_a_report_past_the_cap_says_what_it_left_out(tmp_path: Path) -> None:
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(1005)]
+    spec = unique_callable_spec(tmp_path / "spec", BIG_TARGET, samples=samples)
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run)
+    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    report = json.loads((run / "report.json").read_text())
+    assert len(report["trials"]) == MAX_TRIAL_ROWS and report["trials_omitted"] == 5
+    failed = [row["sample_id"] for row in report["trials"] if row["scores"]["exact"] != "passed"]
+    assert failed == ["s3", "s1004"]  # the last one came after the list was full
+    note = "5 trial(s) not listed: a report lists at most 1,000 trials, the non-passing ones first"
+    assert note in (run / "report.md").read_text(encoding="utf-8")
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert note in html and html.count('<details class="trial"') == MAX_TRIAL_ROWS
