@@ -40,6 +40,10 @@ settings.register_profile(
 )
 settings.load_profile("assay-ci" if os.environ.get("CI") else "assay-dev")
 
+# On GitHub Actions every `assay run` appends to the job's summary (docs/cli.md): the
+# suite's thousands of runs must not. A test that checks the summary sets its own file.
+os.environ.pop("GITHUB_STEP_SUMMARY", None)
+
 
 @pytest.fixture(autouse=True)
 def _process_state_put_back() -> Iterator[None]:

@@ -32,6 +32,7 @@ DESCRIPTIVE: dict[str, str] = {
         "test_the_n_needed_is_the_normal_approximation_two_sided"
     ),
     "See [cluster.md](cluster.md).": "a pointer to another page",
+    "The mapping:": "cli.md, --junit: the lead-in to the JUnit mapping table (each row named)",
     "See `docs/cache.md`.": "a pointer to another page",
     "A typical CI step: `assay run eval.yaml": "an example command line, no behaviour of its own",
     "A fixed-size run spends every planned trial": "spec.md: why `sequential` exists",

@@ -43,6 +43,9 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
         eval,
         eval_async,
     )
+    from assay.report import (
+        read_run,
+    )
     from assay.score import (
         CORRECT,
         INCORRECT,
@@ -117,6 +120,7 @@ _EXPORTS = {
     "enqueue_task": "assay.pipeline",
     "eval": "assay.pipeline",
     "eval_async": "assay.pipeline",
+    "read_run": "assay.report",
     "CORRECT": "assay.score",
     "INCORRECT": "assay.score",
     "NOANSWER": "assay.score",
@@ -239,6 +243,7 @@ __all__ = [
     "python",
     "python_tests",
     "react",
+    "read_run",
     "record_event",
     "scorer",
     "self_critique",

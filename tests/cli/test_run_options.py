@@ -3,10 +3,13 @@ default, how many trials are in flight (``-j``), and the progress line on a term
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -78,6 +81,8 @@ def run_on_a_terminal(*args: str | Path) -> tuple[int, str, str]:
     """``assay ARGS`` with stderr on a pseudo-terminal: (exit code, stdout, what the
     terminal received)."""
     master, slave = os.openpty()
+    # a terminal 200 columns wide: the whole bar fits (a narrower one cuts its end)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "assay", *map(str, args)],
         stdout=subprocess.PIPE,
@@ -102,8 +107,12 @@ def run_on_a_terminal(*args: str | Path) -> tuple[int, str, str]:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "On a terminal it is one line redrawn every half second.",
+    "On a terminal it is a bar drawn by tqdm, redrawn every half second and cut to the "
+    "terminal's width",
     "Default: on a terminal only, and not with `--dry-run` (whose events are printed there).",
+    "each target's running pass rate (its first scorer's passes over the trials scored so "
+    "far), the trials that ended blocked, invalid or in error, the retries (attempts after a "
+    "trial's first)",
 )
 def test_on_a_terminal_the_line_is_on_by_default_but_not_for_a_dry_run(tmp_path: Path) -> None:
     spec = SHIPPING / "eval.yaml"
@@ -111,7 +120,11 @@ def test_on_a_terminal_the_line_is_on_by_default_but_not_for_a_dry_run(tmp_path:
     assert code == EXIT_FAILED, stdout + terminal  # the shipping gate fails
     final = terminal.rsplit("\r", 2)[-2]  # the last redraw, before the closing line end
     assert terminal.startswith("\r") and terminal.endswith("\x1b[K\r\n")
-    assert final.startswith("shipping-fee: 6/6 trials (100%), "), terminal
+    assert final.startswith("shipping-fee: 100%|" + "█" * 20 + "| 6/6, "), terminal
+    assert final.endswith(
+        ", pass buggy-release 67%, fixed-release 100%, 0 error(s), 0 retry(ies)\x1b[K"
+    ), terminal
+    assert not re.search(r"(?<![0-9,])0/s", final)  # a rate, never 0/s
     assert terminal.count("\n") == 1 and "\x1b[K" in terminal  # one line, redrawn in place
     assert "trials" not in stdout
 

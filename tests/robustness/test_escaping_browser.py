@@ -14,6 +14,8 @@ Markdown escaping is tested in tests/report. Needs ``apt-get install chromium`` 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import tomllib
 import warnings
 from collections.abc import Iterator
@@ -200,9 +202,19 @@ def test_no_element_or_attribute_came_from_data(loaded: Loaded) -> None:
         f"[...document.querySelectorAll('{hostile_tags}')]"
         ".filter(e => !(e.tagName === 'STYLE' && e.parentElement === document.head))"
         ".filter(e => !(e.tagName === 'META' && e.parentElement === document.head))"
+        # the template's own: one details per trial, the search box, the filter script
+        ".filter(e => !(e.tagName === 'DETAILS' && e.className === 'trial'"
+        "  && e.parentElement.id === 'trial-list'))"
+        ".filter(e => !(e.tagName === 'INPUT' && e.id === 'filter-search'"
+        "  && e.parentElement.parentElement.id === 'filters'))"
+        ".filter(e => !(e.tagName === 'SCRIPT' && e === document.body.lastElementChild))"
         ".map(e => e.outerHTML.slice(0, 80))"
     )
     assert tags == []
+    trials = len(PAYLOADS) * 3  # every sample × the three targets
+    assert loaded.js("document.querySelectorAll('details').length") == trials
+    assert loaded.js("document.querySelectorAll('input').length") == 1
+    assert loaded.js("document.querySelectorAll('script').length") == 1
     assert loaded.js("document.querySelectorAll('head > style').length") == 1
     svgs = loaded.js("[...document.querySelectorAll('svg')].map(e => e.id)")
     assert set(svgs) <= {"interval-chart"}, svgs  # only the template's own chart
@@ -229,7 +241,11 @@ def test_the_content_security_policy_blocks_everything(own_page: Loaded) -> None
         "document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').content"
     )
     assert csp.replace(" ", "").startswith("default-src'none'"), csp
-    assert "script-src" not in csp and "unsafe-eval" not in csp
+    # script-src allows one script: the template's own, by the hash of its text
+    script = own_page.js("document.querySelector('script').textContent")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    assert csp.endswith(f"script-src 'sha256-{digest}'"), csp
+    assert "unsafe" not in csp.split("script-src")[1] and "unsafe-eval" not in csp
     before = len(own_page.requests)
     # Injected from outside (the DevTools protocol is not subject to the CSP): a script
     # element, an inline handler, an image from the network. The page's CSP must block all.

@@ -4,8 +4,8 @@ Keeping the catalog in one table means a translation cannot be forgotten: a test
 the table and checks that each key has both languages and the same placeholders.
 Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
 The table is kept in files by subject (``_config``, ``_models``, ``_evidence``,
-``_output``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``) and joined here; a key may be
-defined once only.
+``_output``, ``_reports``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``) and joined
+here; a key may be defined once only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from assay._messages import (
     _evidence,
     _models,
     _output,
+    _reports,
     _sandbox,
     _sign,
     _tools,
@@ -39,6 +40,7 @@ MESSAGES = _join(
     _models.MESSAGES,
     _evidence.MESSAGES,
     _output.MESSAGES,
+    _reports.MESSAGES,
     _tools.MESSAGES,
     _sandbox.MESSAGES,
     _agent.MESSAGES,

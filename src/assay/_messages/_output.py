@@ -29,11 +29,21 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "out.run_dir": ("evidence and reports: {path}", "", "证据与报告：{path}", ""),
     "out.progress": (
-        "{evaluation}: {done}/{planned} trials ({percent}%), {rate}/s{left}",
+        "{evaluation}: {done}/{planned} trials ({percent}%){more}",
         "",
-        "{evaluation}：{done}/{planned} 个试验（{percent}%），每秒 {rate} 个{left}",
+        "{evaluation}：{done}/{planned} 个试验（{percent}%）{more}",
         "",
     ),
+    "out.progress_rate": (", {rate}/s", "", "，每秒 {rate} 个", ""),
+    "out.progress_slow": (", {seconds} s/trial", "", "，每个试验 {seconds} 秒", ""),
+    "out.progress_pass": (", pass {rates}", "", "，通过率 {rates}", ""),
+    "out.progress_errors": (
+        ", {errors} error(s), {retries} retry(ies)",
+        "",
+        "，{errors} 个错误，{retries} 次重试",
+        "",
+    ),
+    "out.progress_usage": (", {tokens} tokens, {cost}", "", "，{tokens} 个词元，{cost}", ""),
     "out.progress_left": (", about {time} left", "", "，约剩 {time}", ""),
     "out.dry_run": ("dry run: nothing was written", "", "演练模式：未写入任何文件", ""),
     "out.verify_ok": (

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from assay._messages import say
+from assay.cli._ci import check_junit_path, junit_option, write_ci_outputs
 from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.cli._sign import sign_after_run
@@ -49,6 +50,7 @@ def execution_options(func: F) -> F:
             help="Stop the run once more than this share of sink batches has failed.",
         ),
         baseline_option,
+        junit_option,
         click.option(
             "--progress/--no-progress",
             default=None,
@@ -166,6 +168,8 @@ def run(
     from assay.spec import load_spec
 
     _check_sign_key(sign_key, dry_run)
+    junit = execution.pop("junit")
+    check_junit_path(junit)
     if spec.suffix == ".py" or ".py@" in str(spec):
         from assay.cli._tasks import parse_assignments, run_tasks
 
@@ -204,7 +208,7 @@ def run(
             "prices": prices,
             "progress": progress_line(execution["progress"]),
         }
-        run_tasks(str(spec), models, options, sign_key)
+        run_tasks(str(spec), models, options, sign_key, junit)
 
     if cache:  # a YAML spec's targets are programs and endpoints, not assay models
         reason = "the response cache is for Python tasks (file.py or file.py@task)"
@@ -232,10 +236,12 @@ def run(
     except RunStopped as stopped:  # judged and reported: show it, then the one-line error
         _print_outcome(stopped.outcome)
         sign_after_run(stopped.outcome.path, sign_key)  # sealed as interrupted: signable
+        write_ci_outputs([stopped.outcome.report], junit)
         raise
     sign_after_run(outcome.path, sign_key)
     code = print_decision(outcome.metrics, outcome.gate, [s.id for s in loaded.spec.scorers])
     print_usage(outcome.report)
+    write_ci_outputs([outcome.report], junit)
     click.echo(say("out.dry_run") if dry_run else say("out.run_dir", path=outcome.path))
     raise SystemExit(code)
 
@@ -266,6 +272,8 @@ def resume(
 
     _check_sink(execution["sink_url"])
     _check_sign_key(sign_key, False)
+    junit = execution.pop("junit")
+    check_junit_path(junit)
     progress = progress_line(execution.pop("progress"))
     options = RunOptions(output=run_dir, handle_signals=True, progress=progress, **execution)
     try:
@@ -275,9 +283,12 @@ def resume(
     except RunStopped as stopped:
         _print_outcome(stopped.outcome)
         sign_after_run(stopped.outcome.path, sign_key)
+        write_ci_outputs([stopped.outcome.report], junit)
         raise
     sign_after_run(outcome.path, sign_key)
-    raise SystemExit(_print_outcome(outcome))
+    code = _print_outcome(outcome)
+    write_ci_outputs([outcome.report], junit)
+    raise SystemExit(code)
 
 
 def _print_outcome(outcome: RunOutcome) -> int:

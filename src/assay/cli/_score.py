@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from assay._messages import say
+from assay.cli._ci import check_junit_path, junit_option, write_ci_outputs
 from assay.cli._print import print_decision, print_usage
 from assay.cli._run import baseline_option
 from assay.cli._sign import check_trust, trust_option
@@ -17,14 +18,19 @@ from assay.errors import EXIT_EVIDENCE
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @baseline_option
 @trust_option
-def score(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
+@junit_option
+def score(
+    run_dir: Path, baseline: Path | None, trust: tuple[Path, ...], junit: Path | None
+) -> None:
     """Re-score RUN from its evidence (after verifying it); never calls a target."""
     from assay.pipeline import rescore_run
 
+    check_junit_path(junit)
     _check_trusted(run_dir, baseline, trust)
     result = rescore_run(run_dir, baseline)
     print_decision(result.metrics, result.gate, result.report.scorers)
     print_usage(result.report)
+    write_ci_outputs([result.report], junit)
     if result.differing:
         click.echo(
             say(
@@ -42,13 +48,17 @@ def score(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None
 @click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
 @baseline_option
 @trust_option
-def gate(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:
+@junit_option
+def gate(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...], junit: Path | None) -> None:
     """Re-decide RUN's gate from its verified evidence; the exit code is the decision."""
     from assay.pipeline import rescore_run
 
+    check_junit_path(junit)
     _check_trusted(run_dir, baseline, trust)
     result = rescore_run(run_dir, baseline)
-    raise SystemExit(print_decision(result.metrics, result.gate, result.report.scorers))
+    code = print_decision(result.metrics, result.gate, result.report.scorers)
+    write_ci_outputs([result.report], junit)
+    raise SystemExit(code)
 
 
 def _check_trusted(run_dir: Path, baseline: Path | None, trust: tuple[Path, ...]) -> None:

@@ -29,7 +29,11 @@ def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, Any]:
 
 
 def run_tasks(
-    ref: str, models: tuple[str, ...], options: dict[str, Any], sign_key: Path | None = None
+    ref: str,
+    models: tuple[str, ...],
+    options: dict[str, Any],
+    sign_key: Path | None = None,
+    junit: Path | None = None,
 ) -> None:
     """Run the tasks in *ref* against *models*; print each unit; exit with the worst code.
 
@@ -58,6 +62,9 @@ def run_tasks(
         click.echo(say("out.run_dir", path=result.path))
     if sign_key is not None:
         _sign_sealed(results, sign_key)
+    from assay.cli._ci import write_ci_outputs
+
+    write_ci_outputs([r.report for r in results if r.report is not None], junit)
     raise SystemExit(code)
 
 

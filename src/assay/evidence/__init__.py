@@ -17,7 +17,13 @@ from assay.evidence._layout import (
     SPEC,
 )
 from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink, after_seal
-from assay.evidence._lookup import TrialEvidence, checked_events, find_trials, read_trial
+from assay.evidence._lookup import (
+    TrialEvidence,
+    checked_events,
+    every_trial,
+    find_trials,
+    read_trial,
+)
 from assay.evidence._pack import LOOSE_MIN, pack_names
 from assay.evidence._recorder import TrialRecorder, current_recorder, record_event
 from assay.evidence._resume import ResumePoint, find_resume_point
@@ -65,6 +71,7 @@ __all__ = [
     "counting_calls",
     "current_recorder",
     "decode_output",
+    "every_trial",
     "find_resume_point",
     "find_trials",
     "pack_names",

@@ -76,6 +76,23 @@ def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
     ]
 
 
+def every_trial(run: Path) -> Iterator[TrialEvidence]:
+    """Every finished trial of *run* in plan order, each part checked as ``find_trials``
+    checks it (an export must not carry edited bytes either). The bundles are read in one
+    pass and sorted by plan position; each trial's output and sample are read as it is
+    yielded, so only the bundles and score records are held at once."""
+    bundles = [_checked_bundle(run, line) for line in _lines_with(run / BUNDLES, b'"trial_id"')]
+    bundles.sort(key=lambda bundle: bundle["trial"]["index"])
+    scores = _scores_of(run, {bundle["trial"]["trial_id"] for bundle in bundles})
+    for bundle in bundles:
+        yield TrialEvidence(
+            bundle,
+            _checked_output(run, bundle),
+            _bound(run, bundle, scores.get(bundle["trial"]["trial_id"])),
+            _checked_sample(run, bundle),
+        )
+
+
 def checked_events(run: Path, bundle: dict[str, Any]) -> list[dict[str, Any]]:
     """The trial's events the bundle lists, in order, each line checked against the hash
     the bundle gives for its number (one edited line is exit 4, never shown)."""

@@ -17,7 +17,13 @@ PROGRESS_EVERY = 0.5
 class Progress(msgspec.Struct, frozen=True):
     """One report: trials finished of those planned (*kept*, those a resume found
     finished, included), seconds since this process started on the run, and whether
-    it is the last one."""
+    it is the last one.
+
+    Then how the run is going so far: *pass_rates* by target, ``(passed, scored)`` of
+    the first scorer; *errors*, trials that ended blocked, invalid or in error; *retries*,
+    attempts after a trial's first (this process's trials); *tokens* and *cost* (USD,
+    ``None`` when a model has no price) of the targets' model calls.
+    """
 
     evaluation: str
     done: int
@@ -25,6 +31,11 @@ class Progress(msgspec.Struct, frozen=True):
     elapsed: float
     final: bool = False
     kept: int = 0
+    pass_rates: dict[str, tuple[int, int]] = {}
+    errors: int = 0
+    retries: int = 0
+    tokens: int = 0
+    cost: float | None = 0.0
 
     @property
     def rate(self) -> float:

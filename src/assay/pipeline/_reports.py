@@ -69,12 +69,17 @@ def _grading_usage(spec: EvalSpec, rows: TrialRows) -> dict[str, dict[str, Usage
     return grading
 
 
-def render_reports(report: Report) -> dict[str, bytes]:
-    """``report.json``, ``report.md`` and ``report.html`` as bytes."""
+def render_reports(report: Report, run: Path | None = None) -> dict[str, bytes]:
+    """``report.json``, ``report.md`` and ``report.html`` as bytes; the HTML's trials
+    open on their input, expected answer and answer, read from the run at *run* (its
+    bundles and artifacts flushed; ``None`` for a dry run: scores only)."""
+    from assay.report._details import read_details
+
+    details = read_details(run, {row.trial_id for row in report.trials})
     return {
         "report.json": to_json(report),
         "report.md": to_markdown(report).encode("utf-8"),
-        "report.html": to_html(report).encode("utf-8"),
+        "report.html": to_html(report, details).encode("utf-8"),
     }
 
 

@@ -77,6 +77,7 @@ class _Run:
         self.scorers = prepared.scorers
         self.task_metrics = prepared.new_task_metrics()
         self.errors = ErrorBudget(prepared.spec.errors, len(self.plan))
+        self.retries = 0  # attempts after a trial's first, for the progress line
         self.queue = WorkQueue(iter(()))
         self.http: HttpSink | None = None
         output = None if options.dry_run else options.output
@@ -201,6 +202,7 @@ class _Run:
             self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
             return
         bundle = bundle_of(result, recorder, record["expected"])
+        self.retries += max(0, len(bundle["attempts"]) - 1)
         line, digest = seal_bundle(bundle)
         self.writer.write_bundle(line)
         output = result.outcome.output if result.outcome is not None else None
@@ -226,11 +228,34 @@ class _Run:
             self.http.check()
 
     def progress(self, *, final: bool = False) -> Progress:
-        """How far the run has got: every trial with a report row is finished."""
-        done = len(self.rows.rows) + self.rows.omitted
+        """How far the run has got (every trial with a report row is finished) and how
+        it is going, read off the counters the run keeps for its report anyway."""
+        done = self.rows.kept() + self.rows.omitted
         kept = len(self.point.finished) if self.point is not None else 0
         elapsed = time.time() - self.started
-        return Progress(self.spec.evaluation, done, len(self.plan), elapsed, final, kept)
+        first = next(iter(self.scorers), None)
+        rates = {}
+        for target_id in self.metrics.states:
+            statuses = self.metrics.scores.get((target_id, first or ""))
+            if statuses:
+                rates[target_id] = (statuses["passed"], sum(statuses.values()))
+        errors = self.errors.errored + sum(
+            states["blocked"] + states["invalid"] for states in self.metrics.states.values()
+        )
+        usage = self.rows.usage_total()
+        return Progress(
+            self.spec.evaluation,
+            done,
+            len(self.plan),
+            elapsed,
+            final,
+            kept,
+            pass_rates=rates,
+            errors=errors,
+            retries=self.retries,
+            tokens=usage.input_tokens + usage.output_tokens,
+            cost=usage.cost,
+        )
 
     async def flush_forever(self) -> None:
         """Push finished trials to disk every FLUSH_EVERY seconds, even while every

@@ -68,7 +68,9 @@ class Report(msgspec.Struct, frozen=True):
 
 
 class TrialRows:
-    """Collects the rows a report lists: all of a small run, the non-passing of a big one.
+    """Collects the rows a report lists: every trial of a run of up to MAX_TRIAL_ROWS;
+    past that, the non-passing trials first, then passing ones while room is left (a
+    passing row gives its place to a non-passing one that comes later).
 
     Every row's usage is summed per target, and its grading usage per target and
     scorer, listed or not.
@@ -76,10 +78,16 @@ class TrialRows:
 
     def __init__(self, planned: int) -> None:
         self.list_all = planned <= MAX_TRIAL_ROWS
-        self.rows: list[TrialRow] = []
+        self.failing: list[TrialRow] = []
+        self.passing: list[TrialRow] = []
         self.omitted = 0
         self.usage: dict[str, Usage] = {}
         self.grading: dict[str, dict[str, Usage]] = {}
+
+    @property
+    def rows(self) -> list[TrialRow]:
+        """The rows kept so far (in no particular order)."""
+        return self.failing + self.passing
 
     def add(self, row: TrialRow) -> None:
         """Keep *row* if the report lists it; count it as omitted otherwise."""
@@ -90,11 +98,20 @@ class TrialRows:
             graded = self.grading.setdefault(row.target_id, {})
             for scorer_id, used in row.grading_usage.items():
                 graded.setdefault(scorer_id, Usage()).add(used)
-        keep = self.list_all or any(status != "passed" for status in row.scores.values())
-        if keep and len(self.rows) < MAX_TRIAL_ROWS:
-            self.rows.append(row)
+        passing = all(status == "passed" for status in row.scores.values())
+        kept = self.passing if passing else self.failing
+        if self.list_all or len(self.failing) + len(self.passing) < MAX_TRIAL_ROWS:
+            kept.append(row)
+        elif not passing and self.passing:
+            self.passing.pop()  # a passing row makes room for a non-passing one
+            self.failing.append(row)
+            self.omitted += 1
         else:
             self.omitted += 1
+
+    def kept(self) -> int:
+        """How many rows are kept (the trials a report lists)."""
+        return len(self.failing) + len(self.passing)
 
     def in_plan_order(self) -> list[TrialRow]:
         """The kept rows sorted by plan position."""

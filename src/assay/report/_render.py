@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import json
 import re
 import threading
 from functools import cache
@@ -13,7 +16,8 @@ import msgspec
 from assay.evidence import Usage
 from assay.gate import NOT_GATED
 from assay.report._chart import interval_chart
-from assay.report._model import Report
+from assay.report._details import TrialDetail
+from assay.report._model import MAX_TRIAL_ROWS, Report, TrialRow
 from assay.score import MetricEstimate
 
 if TYPE_CHECKING:
@@ -25,14 +29,35 @@ def to_json(report: Report) -> bytes:
     return msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MD_INLINE = re.compile(r"([\\`*|\[\]~])")
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|[-+=](?=[\s=-]|$)|\d+[.)](?=\s|$))")
 
 
 def md_escape(value: object) -> str:
-    """Make any text inert in Markdown: HTML entities for <>&, backslashes for the rest."""
+    """Make any text inert in Markdown while it still reads as plain text.
+
+    Only what Markdown would act on is escaped: ``<``, ``>`` and ``&`` as HTML entities
+    (no raw HTML), a backslash, backtick, ``*``, ``|`` (a table cell), ``[``/``]`` (a
+    link), ``~``, an ``_`` that could start or end emphasis (not one inside a word such
+    as ``accuracy_by_topic``), and a leading ``# ``, ``- ``, ``+ ``, ``1. `` or ``---``
+    that would start a heading, a list or a rule. ``shipping-fee`` and ``0.6667`` stay as
+    they are; line breaks become spaces (one value never splits a table row).
+    """
     text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("\r", " ").replace("\n", " ")
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_INLINE.sub(r"\\\1", text)
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _MD_LINE_START.sub(_escape_marker, text, count=1)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    """``\\#``, ``\\-`` ...; an ordered list's ``1.`` becomes ``1\\.`` (CommonMark
+    escapes the punctuation, not the digit)."""
+    space, marker = match.group(1), match.group(2)
+    if marker[0].isdigit():
+        return f"{space}{marker[:-1]}\\{marker[-1]}"
+    return f"{space}\\{marker}"
 
 
 def gate_note(report: Report) -> str:
@@ -50,17 +75,89 @@ def gate_note(report: Report) -> str:
 def to_markdown(report: Report) -> str:
     """A review-friendly Markdown summary: gate, per-target metrics, the trials."""
     e = md_escape
-    note = gate_note(report)
-    lines = [
-        f"# Evaluation {e(report.evaluation)}",
-        "",
-        f"**Gate: {report.gate.status.upper()}**" + (f" — {e(note)}" if note else ""),
-        "",
+    lines = [f"# Evaluation {e(report.evaluation)}", "", *_gate_lines(report)]
+    lines += [
         f"- spec digest: `{report.spec_digest}`",
         f"- run status: {e(report.run_status)}; planned trials: {report.planned}",
         "",
         "## Targets",
         "",
+        *_target_lines(report),
+    ]
+    lines += _task_metric_lines(report)
+    lines += _mean_lines(report)
+    lines += _regression_lines(report)
+    lines += _usage_lines(report)
+    lines += _grading_lines(report)
+    lines += ["", "## Gate reasons", "", *_reason_lines(report)]
+    lines += _comparison_lines(report)
+    lines += ["", "## Trials", ""]
+    if report.trials_omitted:
+        lines.append(omitted_note(report))
+        lines.append("")
+    lines += [
+        "| # | trial | target | sample | rep | state | scores |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report.trials:
+        lines.append(
+            f"| {row.index} | `{row.trial_id}` | {e(row.target_id)} | {e(row.sample_id)} | "
+            f"{row.repetition} | {row.state} | {e(_scores_text(row))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+SUMMARY_TRIALS = 20
+"""Non-passing trials a CI summary lists (report.md lists them all)."""
+
+
+def to_summary(report: Report) -> str:
+    """The Markdown a CI job page shows (``$GITHUB_STEP_SUMMARY``): the gate, the
+    targets, task metrics, the reasons and the first non-passing trials."""
+    e = md_escape
+    lines = [f"### assay: {e(report.evaluation)}", "", *_gate_lines(report)]
+    lines += [*_target_lines(report), *_task_metric_lines(report)]
+    reasons = _reason_lines(report)
+    if reasons:
+        lines += ["", *reasons]
+    failing = [row for row in report.trials if _not_passing(row)]
+    if failing:
+        lines += ["", "| target | sample | rep | state | scores |", "|---|---|---|---|---|"]
+        for row in failing[:SUMMARY_TRIALS]:
+            lines.append(
+                f"| {e(row.target_id)} | {e(row.sample_id)} | {row.repetition} | "
+                f"{row.state} | {e(_scores_text(row))} |"
+            )
+        if len(failing) > SUMMARY_TRIALS:
+            lines += [
+                "",
+                f"{len(failing) - SUMMARY_TRIALS} more non-passing trial(s): see report.md.",
+            ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _not_passing(row: TrialRow) -> bool:
+    return any(status != "passed" for status in row.scores.values())
+
+
+def _scores_text(row: TrialRow) -> str:
+    return "; ".join(
+        f"{k}: {v}" + (f" ({row.reasons[k]})" if row.reasons.get(k) else "")
+        for k, v in row.scores.items()
+    )
+
+
+def _gate_lines(report: Report) -> list[str]:
+    note = gate_note(report)
+    return [
+        f"**Gate: {report.gate.status.upper()}**" + (f" — {md_escape(note)}" if note else ""),
+        "",
+    ]
+
+
+def _target_lines(report: Report) -> list[str]:
+    e = md_escape
+    lines = [
         "| target | gate | scorer | pass rate | interval | passed / denominator | ± stderr "
         "| trial states |",
         "|---|---|---|---|---|---|---|---|",
@@ -75,33 +172,57 @@ def to_markdown(report: Report) -> str:
                 f"{est.value:.4f} | {_interval_text(est)} | {est.passed} / {est.denominator} | "
                 f"{_stderr_text(est)} | {e(state_text)} |"
             )
-    lines += _mean_lines(report)
-    lines += _regression_lines(report)
-    lines += _usage_lines(report)
-    lines += _grading_lines(report)
-    lines += ["", "## Gate reasons", ""]
-    for decision in report.gate.targets:
-        for reason in decision.reasons:
-            lines.append(f"- {e(decision.target_id)} ({decision.status}): {e(reason)}")
-    lines += _comparison_lines(report)
-    lines += ["", "## Trials", ""]
-    if report.trials_omitted:
-        lines.append(f"{report.trials_omitted} passing trial(s) not listed.")
-        lines.append("")
-    lines += [
-        "| # | trial | target | sample | rep | state | scores |",
-        "|---|---|---|---|---|---|---|",
+    return lines
+
+
+def _reason_lines(report: Report) -> list[str]:
+    return [
+        f"- {md_escape(decision.target_id)} ({decision.status}): {md_escape(reason)}"
+        for decision in report.gate.targets
+        for reason in decision.reasons
     ]
-    for row in report.trials:
-        scores = "; ".join(
-            f"{k}: {v}" + (f" ({row.reasons[k]})" if row.reasons.get(k) else "")
-            for k, v in row.scores.items()
-        )
-        lines.append(
-            f"| {row.index} | `{row.trial_id}` | {e(row.target_id)} | {e(row.sample_id)} | "
-            f"{row.repetition} | {row.state} | {e(scores)} |"
-        )
-    return "\n".join(lines) + "\n"
+
+
+def task_metric_rows(report: Report) -> list[tuple[str, str, str, str]]:
+    """(target, scorer, metric, value) of a Python task's metrics (``report.task_metrics``):
+    a grouped metric (``accuracy_by_topic``) gives one row per group, named
+    ``metric · group``; values as ``0.6667``."""
+    rows = []
+    for target, by_scorer in report.task_metrics.items():
+        for scorer_id, metrics in by_scorer.items():
+            for name, value in metrics.items():
+                if isinstance(value, dict):
+                    for group, grouped in value.items():
+                        rows.append((target, scorer_id, f"{name} · {group}", _metric_text(grouped)))
+                else:
+                    rows.append((target, scorer_id, name, _metric_text(value)))
+    return rows
+
+
+def _metric_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _task_metric_lines(report: Report) -> list[str]:
+    rows = task_metric_rows(report)
+    if not rows:
+        return []
+    e = md_escape
+    lines = ["", "## Task metrics", "", "| target | scorer | metric | value |", "|---|---|---|---|"]
+    for target, scorer_id, name, value in rows:
+        lines.append(f"| {e(target)} | {e(scorer_id)} | {e(name)} | {e(value)} |")
+    return lines
+
+
+def omitted_note(report: Report) -> str:
+    """What a big run's report leaves out, and which trials it kept."""
+    return (
+        f"{report.trials_omitted:,} trial(s) not listed: a report lists at most "
+        f"{MAX_TRIAL_ROWS:,} trials, the non-passing ones first, then passing ones "
+        "(`assay export RUN` writes every trial)."
+    )
 
 
 def cost_text(cost: float | None) -> str:
@@ -326,9 +447,41 @@ def _compiled_templates() -> jinja2.BytecodeCache | None:
         return None
 
 
-def to_html(report: Report) -> str:
-    """A standalone HTML page; every value is escaped by the template engine."""
+SCRIPT_NAME = "report.js"
+"""The page's one script (filters and search), inline and allowed by its hash alone."""
+
+
+@cache
+def page_script() -> tuple[str, str]:
+    """(the filter script's text, its CSP source ``'sha256-…'``): the Content-Security-
+    Policy runs that exact script and nothing else, so text from a run can never run
+    even if it got past escaping."""
+    from importlib.resources import files
+
+    text = (files("assay.report") / "templates" / SCRIPT_NAME).read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return text, f"'sha256-{digest}'"
+
+
+def trial_filters(report: Report) -> dict[str, list[str]]:
+    """The choices of the page's filters: the states, ``scorer=status`` pairs and
+    targets its listed trials have, in the order first seen."""
+    states: dict[str, None] = {}
+    scores: dict[str, None] = {}
+    targets: dict[str, None] = {}
+    for row in report.trials:
+        states.setdefault(row.state, None)
+        targets.setdefault(row.target_id, None)
+        for scorer_id, status in row.scores.items():
+            scores.setdefault(f"{scorer_id}={status}", None)
+    return {"states": list(states), "scores": sorted(scores), "targets": list(targets)}
+
+
+def to_html(report: Report, details: dict[str, TrialDetail] | None = None) -> str:
+    """A standalone HTML page; every value is escaped by the template engine. *details*
+    (by trial id) are what each listed trial shows when opened."""
     template = _environment().get_template("report.html.j2")
+    script, script_hash = page_script()
     return template.render(
         report=report,
         chart=interval_chart(report),
@@ -337,4 +490,11 @@ def to_html(report: Report) -> str:
         grading_rows=grading_rows(report),
         gate_note=gate_note(report),
         comparisons_note=COMPARISONS_NOTE,
+        task_metric_rows=task_metric_rows(report),
+        details=details or {},
+        filters=trial_filters(report),
+        omitted_note=omitted_note(report),
+        script=script,
+        script_hash=script_hash,
+        json=json,
     )

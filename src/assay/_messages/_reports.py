@@ -1,0 +1,24 @@
+"""Messages about what is written beside a run: JUnit XML, CI summaries, exports."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str, str, str]] = {
+    "export.no_pandas": (
+        "assay.read_run needs the 'pandas' package, which is not installed",
+        "install it: pip install pandas (or use 'assay export RUN --format csv')",
+        "assay.read_run 需要 'pandas' 包，但它没有安装",
+        "请安装：pip install pandas（或改用 'assay export RUN --format csv'）",
+    ),
+    "ci.unwritable": (
+        "cannot write {what} {path}: {reason}",
+        "choose a file in a folder you can write to",
+        "无法写入{what} {path}：{reason}",
+        "请选择可写目录中的文件",
+    ),
+    "out.exported": (
+        "exported {count} trial(s) to {path}",
+        "",
+        "已导出 {count} 个试验到 {path}",
+        "",
+    ),
+}

@@ -1,0 +1,51 @@
+"""``assay export RUN``: every trial of a run as CSV or JSON lines, for a spreadsheet or
+a notebook (``assay.read_run`` gives the same rows as pandas DataFrames)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from assay._messages import say
+from assay.cli._sign import check_trust, trust_option
+from assay.errors import RunError
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "jsonl"]),
+    default="csv",
+    show_default=True,
+    help="CSV (one header row, JSON for non-text cells) or one JSON object a line.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="File to write [default: stdout].",
+)
+@trust_option
+def export(run_dir: Path, fmt: str, output: Path | None, trust: tuple[Path, ...]) -> None:
+    """Write one row per trial of RUN: ids, target, sample, repetition, state, input,
+    expected, answer, and each scorer's status, value and reason."""
+    from assay.report import write_export
+
+    check_trust(run_dir, trust)
+    if output is None:
+        write_export(run_dir, fmt, sys.stdout)
+        return
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with open(partial, "w", encoding="utf-8", newline="") as handle:
+            count = write_export(run_dir, fmt, handle)
+        partial.replace(output)
+    except OSError as exc:
+        raise RunError.storage(output, exc) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    click.echo(say("out.exported", count=count, path=output), err=True)
