@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "score": ("assay.cli._score", "score", "Re-score a run from its verified evidence alone."),
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
     "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
+    "view": ("assay.cli._view", "view", "Browse runs in a local web viewer (127.0.0.1)."),
     "cache": ("assay.cli._cache", "cache_group", "List, clear or prune the response cache."),
     "keygen": ("assay.cli._sign", "keygen", "Write an Ed25519 key pair for signing runs."),
     "sign": ("assay.cli._sign", "sign", "Sign a sealed run (in-toto statement, DSSE envelope)."),
