@@ -9,7 +9,6 @@ dependency of the OpenAI client), imported only when the viewer starts.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -31,9 +30,9 @@ def serve(
     started: Callable[[str], None] = print,
 ) -> None:
     """Serve the viewer over *root* until interrupted; *started* is told the URL once the
-    socket is bound (port 0: any free port, so the URL is the only way to know it)."""
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(root, host, port, open_browser, started))
+    socket is bound (port 0: any free port, so the URL is the only way to know it).
+    Ctrl-C ends it as it ends any command: KeyboardInterrupt, exit 130."""
+    asyncio.run(_serve(root, host, port, open_browser, started))
 
 
 async def _serve(

@@ -64,7 +64,7 @@ def build_app(root: Path) -> web.Application:
 
     viewer = Viewer(root)
     app = web.Application(middlewares=[_middleware()])
-    app["viewer"] = viewer
+    app[_viewer_key()] = viewer
     app.router.add_get("/", _runs_page)
     app.router.add_get("/view.css", _stylesheet)
     app.router.add_get("/runs/{run}/", _run_page)
@@ -76,8 +76,15 @@ def build_app(root: Path) -> web.Application:
     return app
 
 
+@cache
+def _viewer_key() -> web.AppKey[Viewer]:
+    from aiohttp import web
+
+    return web.AppKey("viewer", Viewer)
+
+
 async def _close(app: web.Application) -> None:
-    app["viewer"].verdicts.close()
+    app[_viewer_key()].verdicts.close()
 
 
 def _middleware() -> Any:
@@ -89,8 +96,8 @@ def _middleware() -> Any:
     async def headers(request: web.Request, handler: Any) -> web.StreamResponse:
         try:
             response: web.StreamResponse = await handler(request)
-        except web.HTTPException as exc:
-            response = exc
+        except web.HTTPException as exc:  # not a response since aiohttp 3.9: make one
+            response = web.Response(status=exc.status, text=exc.text, headers=exc.headers)
         except Exception as exc:  # a bug: one line in the page, the headers still sent
             log.exception("assay view: %s %s failed", request.method, request.path)
             text = f"internal error: {type(exc).__name__} (the server's log has the traceback)"
@@ -105,8 +112,7 @@ def _middleware() -> Any:
 
 
 def _viewer(request: web.Request) -> Viewer:
-    viewer: Viewer = request.app["viewer"]
-    return viewer
+    return request.app[_viewer_key()]
 
 
 async def _html(template: str, status: int = 200, **values: Any) -> web.Response:

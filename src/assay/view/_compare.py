@@ -61,7 +61,9 @@ def compare_page(viewer: Viewer, a: str, path_a: Path, b: str, path_b: Path) -> 
         problem = "the runs share no target id and do not have one target each"
         return ComparePage(a, b, verdicts[0], verdicts[1], [], [], problem)
     repetitions = (int(spec_a.get("repetitions", 1)), int(spec_b.get("repetitions", 1)))
-    comparisons = compare_runs(_records(path_a), _records(path_b), matches, 0.95, repetitions)
+    comparisons = compare_runs(
+        _records(path_a), _records(path_b), matches, 0.95, repetitions, labels=("", "")
+    )
     table_a, table_b = viewer.tables.table(path_a), viewer.tables.table(path_b)
     flips = [_flips(c, table_a, table_b) for c in comparisons]
     return ComparePage(a, b, verdicts[0], verdicts[1], comparisons, flips)
