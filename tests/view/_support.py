@@ -4,6 +4,7 @@ runs the viewer tests look at, made with the real CLI."""
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,28 +19,43 @@ from tests.helpers import SHIPPING, read_jsonl, run_cli, write_dataset, write_sp
 @contextmanager
 def served(root: Path) -> Iterator[httpx.Client]:
     """The viewer over *root*, served by aiohttp on 127.0.0.1 port 0 until the block
-    ends; yields an httpx client whose base URL is the server's."""
+    ends; yields an httpx client whose base URL is the server's. The server's event loop
+    lives wholly in its own thread (Playwright's sync API runs a loop in this one)."""
     from aiohttp import web
 
     from assay.view import build_app
 
     loop = asyncio.new_event_loop()
     runner = web.AppRunner(build_app(root), access_log=None)
-    thread = threading.Thread(target=loop.run_forever, name="view-server", daemon=True)
+    bound: queue.Queue[int | BaseException] = queue.Queue()
+
+    async def start() -> None:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(start())
+            bound.put(runner.addresses[0][1])
+        except BaseException as exc:
+            bound.put(exc)
+            return
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, name="view-server", daemon=True)
+    thread.start()
+    port = bound.get(timeout=60)
     try:
-        loop.run_until_complete(runner.setup())
-        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", 0).start())
-        port = runner.addresses[0][1]
-        thread.start()
+        if isinstance(port, BaseException):
+            raise port
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             yield client
     finally:
-        if thread.is_alive():
+        if loop.is_running():
             asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=60)
             loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=60)
-        else:
-            loop.run_until_complete(runner.cleanup())
+        thread.join(timeout=60)
         loop.close()
 
 
