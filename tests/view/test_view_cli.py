@@ -24,10 +24,11 @@ URL_LINE = "assay view: serving on "
 
 
 @contextmanager
-def viewer(*args: str | Path, cwd: Path | None = None) -> Iterator[str]:
-    """``assay view ARGS --port 0 --no-browser`` started; yields the URL it printed, then
-    stops it with Ctrl-C and checks it exited 130."""
-    proc = start_cli("view", *args, "--port", "0", "--no-browser", cwd=cwd)
+def viewer(*args: str | Path, cwd: Path | None = None, port: int | None = 0) -> Iterator[str]:
+    """``assay view ARGS --no-browser`` (on ``--port 0`` unless *port* is None) started;
+    yields the URL it printed, then stops it with Ctrl-C and checks it exited 130."""
+    ports = [] if port is None else ["--port", str(port)]
+    proc = start_cli("view", *args, *ports, "--no-browser", cwd=cwd)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # the server's own evidence that it listens
@@ -41,7 +42,13 @@ def viewer(*args: str | Path, cwd: Path | None = None) -> Iterator[str]:
     assert code == 130
 
 
-@pytest.mark.doc("docs/cli.md", "| 130 | interrupted |")
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 130 | interrupted |",
+    "| `view [DIR] [--host H] [--port P] [--no-browser]` | a local web viewer over the runs "
+    "under `DIR` (default `runs`, or one run's folder) on 127.0.0.1 port 7575 (`--port 0`: "
+    "any free port); prints its URL and opens it unless `--no-browser`; Ctrl-C stops it",
+)
 def test_view_binds_localhost_and_prints_its_url(tmp_path: Path) -> None:
     shipping_run(tmp_path / "runs")
     with viewer(tmp_path / "runs") as url:
@@ -50,13 +57,16 @@ def test_view_binds_localhost_and_prints_its_url(tmp_path: Path) -> None:
     assert page.status_code == 200 and 'data-run="shipping"' in page.text
 
 
-def test_view_lists_the_runs_folder_by_default(tmp_path: Path) -> None:
+@pytest.mark.doc("docs/cli.md", "(default `runs`, or one run's folder) on 127.0.0.1 port 7575")
+def test_view_lists_the_runs_folder_by_default_on_port_7575(tmp_path: Path) -> None:
     shipping_run(tmp_path / "runs")
-    with viewer(cwd=tmp_path) as url:
+    with viewer(cwd=tmp_path, port=None) as url:
+        assert url == "http://127.0.0.1:7575/"
         page = httpx.get(url, timeout=60)
     assert 'data-run="shipping"' in page.text
 
 
+@pytest.mark.doc("docs/cli.md", "a local web viewer over the runs under `DIR` (default `runs`,")
 def test_view_of_one_run_folder_lists_that_run(tmp_path: Path) -> None:
     run = shipping_run(tmp_path / "runs")
     with viewer(run) as url:

@@ -49,11 +49,6 @@ def _trial_ids(html: str) -> list[str]:
     return re.findall(r'class="trial-link mono" href="/runs/[^/]+/trials/(t-[0-9a-f]{24})"', html)
 
 
-@pytest.mark.doc(
-    "docs/cli.md",
-    "| `view [DIR] [--host H] [--port P] [--no-browser]` | a local web viewer over the runs "
-    "under `DIR` (default `runs`, or one run's folder)",
-)
 def test_the_run_list_shows_each_run_newest_first(runs: Path) -> None:
     with served(runs) as client:
         response = client.get("/")
