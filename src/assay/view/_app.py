@@ -192,7 +192,10 @@ async def _run_page(request: web.Request) -> web.Response:
     name = request.match_info["run"]
     path = viewer.run_path(name)
     summary = await asyncio.to_thread(viewer.catalog.summary, name, path)
-    verdict = await asyncio.to_thread(viewer.verdicts.verdict, path, summary.status)
+    viewer.tables.warm(path)
+    verdict = await asyncio.to_thread(
+        viewer.verdicts.verdict, path, summary.status, summary.planned
+    )
     report = viewer.catalog.report(path)
     others = [run for run in viewer.catalog.runs() if run != name]
     return await _html(
@@ -258,7 +261,8 @@ async def _trial_page(request: web.Request) -> web.Response:
     except ValueError:
         events_page = 1
     try:
-        found = await asyncio.to_thread(trial_page, path, trial_id, events_page)
+        table = await asyncio.to_thread(viewer.tables.table, path)
+        found = await asyncio.to_thread(trial_page, table, trial_id, events_page)
     except EvidenceError as exc:
         return await _evidence_error(name, exc)
     if found is None:

@@ -51,9 +51,10 @@ def compare_page(viewer: Viewer, a: str, path_a: Path, b: str, path_b: Path) -> 
     """Compare run *b* against run *a* (targets paired by id, or the only target of each)."""
     from assay.compare import compare_runs
 
+    summaries = [viewer.catalog.summary(name, path) for name, path in ((a, path_a), (b, path_b))]
     verdicts = [
-        viewer.verdicts.verdict(path, viewer.catalog.summary(name, path).status)
-        for name, path in ((a, path_a), (b, path_b))
+        viewer.verdicts.verdict(path, run.status, run.planned)
+        for run, path in zip(summaries, (path_a, path_b), strict=True)
     ]
     spec_a, spec_b = _spec(path_a), _spec(path_b)
     matches = _matches(spec_a, spec_b)

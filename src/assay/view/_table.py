@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import threading
 from array import array
 from collections.abc import Callable, Iterator
@@ -25,13 +26,14 @@ from typing import Any
 import msgspec
 
 from assay._digest import loads
-from assay.evidence import BUNDLES, MANIFEST, PLAN, SCORES, decode_output
-from assay.view._artifacts import read_artifact
+from assay.evidence import BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, decode_output
+from assay.view._artifacts import ArtifactReader
 
 PENDING = "pending"
 NOT_SCORED = "-"
 PREVIEW_CHARS = 160
 PER_PAGE = 50
+_EVENT_TRIAL = re.compile(rb'"trial":"(t-[0-9a-f]{24})"')
 SORTS = ("index", "sample", "target", "state", "score")
 
 
@@ -128,23 +130,98 @@ class _Codes:
         return found
 
 
-class _HashedLines:
-    """The whole lines of a file, hashing every byte read (to compare with the manifest)."""
+CHUNK = 1 << 22
+"""Bytes read (and decoded as one JSON array) at a time: few calls, bounded memory."""
+
+
+class _HashedChunks:
+    """A JSONL file read in chunks of whole lines, each decoded as one JSON array of
+    records, with every byte read hashed (to compare with the manifest). A torn last
+    line is hashed but not decoded."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.digest = hashlib.sha256()
+        self.unreadable = 0
 
-    def __iter__(self) -> Iterator[bytes]:
+    def lines(self) -> Iterator[bytes]:
+        """Blocks of whole lines, each ending with a newline."""
         try:
             handle = open(self.path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return
         with handle:
-            for line in handle:
-                self.digest.update(line)
-                if line.endswith(b"\n"):
-                    yield line
+            rest = b""
+            while data := handle.read(CHUNK):
+                self.digest.update(data)
+                data = rest + data
+                cut = data.rfind(b"\n") + 1
+                rest = data[cut:]
+                if cut:
+                    yield data[:cut]
+
+    def records(self, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:
+        """Each whole line's record, decoded a chunk at a time."""
+        for _, item in self.placed_records(decoder, offsets=False):
+            yield item
+
+    def placed_records(
+        self, decoder: msgspec.json.Decoder[Any], *, offsets: bool = True
+    ) -> Iterator[tuple[int, Any]]:
+        """Each whole line's byte offset (0 unless *offsets*) and record."""
+        offset = 0
+        for block in self.lines():
+            try:
+                items = decoder.decode(b"[" + block[:-1].replace(b"\n", b",") + b"]")
+                starts = _line_starts(block) if offsets else [0] * len(items)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                starts = _line_starts(block)
+                items = self._one_by_one(block, starts, decoder)
+            for start, item in zip(starts, items, strict=True):
+                if item is not None:
+                    yield offset + start, item
+            offset += len(block)
+
+    def _one_by_one(
+        self, block: bytes, starts: list[int], decoder: msgspec.json.Decoder[Any]
+    ) -> list[Any]:
+        """A block with a line that is not a record: each line alone, the bad ones None
+        (counted: the table names the file as changed)."""
+        items: list[Any] = []
+        for start, end in zip(starts, [*starts[1:], len(block)], strict=True):
+            try:
+                items.append(decoder.decode(b"[" + block[start : end - 1] + b"]")[0])
+            except (msgspec.DecodeError, msgspec.ValidationError, IndexError):
+                items.append(None)
+                self.unreadable += 1
+        return items
+
+
+def _line_starts(block: bytes) -> list[int]:
+    """Where each line of *block* (whole lines) starts."""
+    starts = [0]
+    at = block.find(b"\n")
+    while at >= 0 and at + 1 < len(block):
+        starts.append(at + 1)
+        at = block.find(b"\n", at + 1)
+    return starts
+
+
+class _Shas:
+    """Optional SHA-256 digests, 32 bytes each in one buffer (all zeros: none)."""
+
+    NONE = bytes(32)
+
+    def __init__(self, count: int) -> None:
+        self.data = bytearray(32 * count)
+
+    def set(self, at: int, sha: str | None) -> None:
+        if sha:
+            self.data[32 * at : 32 * at + 32] = bytes.fromhex(sha)
+
+    def get(self, at: int) -> str | None:
+        raw = bytes(self.data[32 * at : 32 * at + 32])
+        return None if raw == self.NONE else raw.hex()
 
 
 class TrialTable:
@@ -152,6 +229,7 @@ class TrialTable:
 
     def __init__(self, run: Path) -> None:
         self.run = run
+        self.artifacts = ArtifactReader(run)
         self.problems: list[str] = []
         self.trial_ids: list[str] = []
         self.sample_ids: list[str] = []
@@ -164,8 +242,12 @@ class TrialTable:
         self.scorers: list[str] = []
         self.status_of: dict[str, bytearray] = {}
         self.value_of: dict[str, array[float]] = {}
-        self.sample_sha: list[str | None] = []
-        self.output: list[tuple[str, str] | None] = []
+        self.score_at: dict[str, array[int]] = {}  # byte offset of each score line, or -1
+        self._spans: tuple[array[int], array[int]] | None = None
+        self.sample_sha = _Shas(0)
+        self.output_sha = _Shas(0)
+        self.medias = _Codes("text/plain")
+        self.media_of = bytearray()
         self._sorted: dict[tuple[str, ...], list[int]] = {}
         self._lock = threading.Lock()
         listed = _listed_digests(run)
@@ -176,58 +258,105 @@ class TrialTable:
     def __len__(self) -> int:
         return len(self.trial_ids)
 
-    def _check(self, lines: _HashedLines, name: str, listed: dict[str, str]) -> None:
+    def _check(self, chunks: _HashedChunks, name: str, listed: dict[str, str]) -> None:
         want = listed.get(name)
-        if want is not None and want != "sha256:" + lines.digest.hexdigest():
+        if want is not None and want != "sha256:" + chunks.digest.hexdigest():
             self.problems.append(f"{name} does not match the digest in {MANIFEST}")
+        if chunks.unreadable:
+            self.problems.append(f"{name}: {chunks.unreadable} line(s) are not records")
 
     def _read_plan(self, listed: dict[str, str]) -> None:
-        decode = msgspec.json.Decoder(_PlanLine).decode
-        lines = _HashedLines(self.run / PLAN)
-        for line in lines:
-            plan = decode(line)
+        chunks = _HashedChunks(self.run / PLAN)
+        samples: dict[str, str] = {}  # one string per sample, shared by its trials
+        for plan in chunks.records(msgspec.json.Decoder(list[_PlanLine])):
             if plan.index != len(self.trial_ids):
                 self.problems.append(f"{PLAN}: trial {plan.index} is out of order")
                 break
             self.trial_ids.append(plan.trial_id)
-            self.sample_ids.append(str(plan.sample_id))
+            sample = str(plan.sample_id)
+            self.sample_ids.append(samples.setdefault(sample, sample))
             self.target_of.append(self.targets.code(plan.target_id))
             self.repetition.append(plan.repetition)
-        self._check(lines, PLAN, listed)
+        self._check(chunks, PLAN, listed)
         count = len(self.trial_ids)
         self.state_of = bytearray(count)
-        self.sample_sha = [None] * count
-        self.output = [None] * count
+        self.media_of = bytearray(count)
+        self.sample_sha, self.output_sha = _Shas(count), _Shas(count)
 
     def _read_bundles(self, listed: dict[str, str]) -> None:
-        decode = msgspec.json.Decoder(_BundleLine).decode
-        lines = _HashedLines(self.run / BUNDLES)
-        for line in lines:
-            bundle = decode(line)
+        chunks = _HashedChunks(self.run / BUNDLES)
+        count = len(self.trial_ids)
+        for bundle in chunks.records(msgspec.json.Decoder(list[_BundleLine])):
             at = bundle.trial.index
-            if 0 <= at < len(self.trial_ids):
+            if 0 <= at < count:
                 self.state_of[at] = self.states.code(bundle.state)
-                self.sample_sha[at] = bundle.artifacts.sample
-                seen = bundle.observation
-                self.output[at] = (seen.output, seen.media) if seen.output else None
-        self._check(lines, BUNDLES, listed)
+                self.sample_sha.set(at, bundle.artifacts.sample)
+                self.output_sha.set(at, bundle.observation.output)
+                self.media_of[at] = self.medias.code(bundle.observation.media)
+        self._check(chunks, BUNDLES, listed)
 
     def _read_scores(self, listed: dict[str, str]) -> None:
-        decode = msgspec.json.Decoder(_ScoreLine).decode
-        lines = _HashedLines(self.run / SCORES)
+        chunks = _HashedChunks(self.run / SCORES)
         count = len(self.trial_ids)
-        for line in lines:
-            score = decode(line)
+        for offset, score in chunks.placed_records(msgspec.json.Decoder(list[_ScoreLine])):
             if not 0 <= score.index < count:
                 continue
             if score.scorer_id not in self.status_of:
                 self.scorers.append(score.scorer_id)
                 self.status_of[score.scorer_id] = bytearray(count)
                 self.value_of[score.scorer_id] = array("d", [math.nan]) * count
+                self.score_at[score.scorer_id] = array("q", [-1]) * count
+            self.score_at[score.scorer_id][score.index] = offset
             self.status_of[score.scorer_id][score.index] = self.statuses.code(score.status)
             value = score.value
             self.value_of[score.scorer_id][score.index] = math.nan if value is None else value
-        self._check(lines, SCORES, listed)
+        self._check(chunks, SCORES, listed)
+
+    # -- one trial's records ---------------------------------------------------------------
+
+    def score_records(self, at: int) -> list[dict[str, Any]]:
+        """The score records of the trial at plan position *at*, read at their offsets
+        (``scores.jsonl`` was hashed against the manifest when the table was built)."""
+        records = []
+        with open(self.run / SCORES, "rb") as handle:
+            for scorer in self.scorers:
+                offset = self.score_at[scorer][at]
+                if offset >= 0:
+                    handle.seek(offset)
+                    records.append(loads(handle.readline()))
+        return records
+
+    def prepare_spans(self) -> None:
+        """Find every trial's span of the event log now (on a background thread, right
+        after the table is built: a trial page then finds it ready)."""
+        if len(self):
+            self.event_span(0)
+
+    def event_span(self, at: int) -> tuple[int, int]:
+        """The bytes of ``events.jsonl`` that hold every event of the trial at *at*: from
+        its first line to the end of its last. Found by one pass over the log the first
+        time a trial page asks (kept: two integers a trial), not by a pass a page."""
+        with self._lock:
+            if self._spans is None:
+                self._spans = self._scan_spans()
+            first, last = self._spans
+        return first[at], last[at]
+
+    def _scan_spans(self) -> tuple[array[int], array[int]]:
+        count = len(self.trial_ids)
+        first, last = array("q", [-1]) * count, array("q", [0]) * count
+        position = {t: at for at, t in enumerate(self.trial_ids)}
+        offset = 0
+        for block in _HashedChunks(self.run / EVENTS).lines():
+            for match in _EVENT_TRIAL.finditer(block):
+                at = position.get(match.group(1).decode(), -1)
+                if at >= 0:
+                    start = block.rfind(b"\n", 0, match.start()) + 1
+                    if first[at] < 0:
+                        first[at] = offset + start
+                    last[at] = offset + block.index(b"\n", match.end()) + 1
+            offset += len(block)
+        return first, last
 
     # -- queries -------------------------------------------------------------------------
 
@@ -305,12 +434,12 @@ class TrialTable:
         return found, False
 
     def _input_text(self, at: int, seen: dict[str, str] | None = None) -> str:
-        sha = self.sample_sha[at]
+        sha = self.sample_sha.get(at)
         if sha is None:
             return ""
         if seen is not None and sha in seen:
             return seen[sha]
-        record = loads(read_artifact(self.run, sha))
+        record = loads(self.artifacts.read(sha))
         value = record.get("input") if isinstance(record, dict) else record
         text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
         if seen is not None:
@@ -318,12 +447,12 @@ class TrialTable:
         return text
 
     def _output_text(self, at: int) -> str:
-        output = self.output[at]
-        if output is None:
+        sha = self.output_sha.get(at)
+        if sha is None:
             return ""
-        data = read_artifact(self.run, output[0])
+        data = self.artifacts.read(sha)
         try:
-            value = decode_output(data, output[1])
+            value = decode_output(data, self.medias.names[self.media_of[at]])
         except ValueError:
             return data.decode("utf-8", errors="replace")
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
@@ -388,7 +517,8 @@ class TableCache:
         self._tables: dict[Path, tuple[tuple[int, ...], TrialTable]] = {}
 
     def table(self, run: Path) -> TrialTable:
-        """The run's table, built now if its files changed since it was last built."""
+        """The run's table, built now if its files changed since it was last built; the
+        spans of its trials' events are then found on a background thread."""
         key = _version(run)
         with self._lock:
             cached = self._tables.get(run)
@@ -398,7 +528,16 @@ class TableCache:
             if len(self._tables) >= 4:  # a few runs at a time: each can be big
                 self._tables.pop(next(iter(self._tables)))
             self._tables[run] = (key, table)
-            return table
+        threading.Thread(target=table.prepare_spans, name="assay-view-spans", daemon=True).start()
+        return table
+
+    def warm(self, run: Path) -> None:
+        """Build the run's table on a background thread if it is not built (a run page
+        does this: its sample table is the next page a reader opens)."""
+        with self._lock:
+            cached = self._tables.get(run)
+        if cached is None or cached[0] != _version(run):
+            threading.Thread(target=self.table, args=(run,), daemon=True).start()
 
 
 def _version(run: Path) -> tuple[int, ...]:

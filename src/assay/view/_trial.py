@@ -1,24 +1,31 @@
 """One trial as its page shows it, read through the checked lookups ``assay show`` uses.
 
-The bundle, its output, the sample and the score records come from
-``assay.evidence.find_trials`` (each checked against its digest: an edited byte is an
-EvidenceError, shown as the page's banner, never displayed); the events from
-``checked_events`` (each line against the hash its bundle lists). The transcript is the
-one ``assay show --trial`` prints. Events are shown a page at a time, so a trial with
-10,000 events opens at once; model calls (``sampling`` events) are listed apart.
+The bundle and its output come from ``assay.evidence.read_trial`` (through the bundle
+index, each checked against its digest: an edited byte is an EvidenceError, shown as the
+page's banner, never displayed), and the sample as ``assay show`` checks it. The score
+records are read at the offsets the run's table noted (``scores.jsonl`` hashed against
+the manifest), and must name this bundle; the events come from ``checked_events`` over
+the span of the log that holds this trial's events (each line against the hash its
+bundle lists), so a page of a 100,000-trial run does not read the whole log. The
+transcript is the one ``assay show --trial`` prints. Events are shown a page at a time;
+model calls (``sampling`` events) are listed apart.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 from typing import Any
 
 import msgspec
 
 from assay.cli._transcript import transcript_lines
-from assay.evidence import checked_events, decode_output, find_trials
+from assay.evidence import TrialEvidence, checked_events, decode_output, read_trial
+from assay.evidence._lookup import _bound, _checked_sample
 from assay.view._artifacts import SHA256
+from assay.view._table import TrialTable
+
+TRIAL_ID = re.compile(r"t-[0-9a-f]{24}")
 
 EVENTS_PER_PAGE = 200
 SHOWN_CHARS = 20_000
@@ -52,15 +59,22 @@ class TrialPage(msgspec.Struct):
     events_pages: int
 
 
-def trial_page(run: Path, trial_id: str, events_page: int = 1) -> TrialPage | None:
+def trial_page(table: TrialTable, trial_id: str, events_page: int = 1) -> TrialPage | None:
     """The page of *trial_id* (None if the run has no such trial)."""
-    trials = find_trials(run, trial_id)
-    if not trials:
+    run = table.run
+    found = read_trial(run, trial_id) if TRIAL_ID.fullmatch(trial_id) else None
+    if found is None:
         return None
-    trial = trials[0]
-    seen = trial.bundle["observation"]
-    output = _decoded(trial.output, seen["media"]) if trial.output is not None else None
-    events = checked_events(run, trial.bundle)
+    bundle, data = found
+    at = bundle["trial"]["index"]
+    if not (0 <= at < len(table) and table.trial_ids[at] == trial_id):
+        return None  # not in the table yet (finished since it was built): reload
+    seen = bundle["observation"]
+    output = _decoded(data, seen["media"]) if data is not None else None
+    events = checked_events(run, bundle, table.event_span(at))
+    trial = TrialEvidence(
+        bundle, data, _bound(run, bundle, table.score_records(at)), _checked_sample(run, bundle)
+    )
     start = events[0]["at"] if events else 0.0
     pages = max(1, -(-len(events) // EVENTS_PER_PAGE))
     page = min(max(1, events_page), pages)

@@ -1,16 +1,23 @@
 """Whether each run still verifies, checked in the background and kept per manifest.
 
 Why in the background: ``verify`` re-derives every digest of a run (seconds on 100,000
-trials), and a page must not wait for it. A page asks, waits a moment (enough for a
-small run), and otherwise says the check is still going; the answer is kept until the
-manifest changes. A run still being written is not verified (it is not sealed yet).
+trials), and a page must not wait for it. A page asks, waits a moment (a few seconds for
+a small run, a fraction of one for a big run), and otherwise says the check is still
+going; the answer is kept until the manifest changes. A run still being written is not
+verified (it is not sealed yet).
+
+Why in a child process: verifying a big run holds tens of MB while it works; in a child
+(one at a time, started with ``spawn``: no copy of the server's memory) that memory is
+given back when the check ends, and the server stays small.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import msgspec
@@ -19,6 +26,9 @@ from assay.errors import AssayError
 from assay.evidence import MANIFEST
 
 WAIT_SECONDS = 3.0
+BIG_RUN = 10_000
+"""Planned trials from which a page waits only ``BIG_WAIT_SECONDS`` for the verdict."""
+BIG_WAIT_SECONDS = 0.1
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -37,11 +47,14 @@ class VerifyCache:
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-view-verify")
+        self._child: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._runs: dict[Path, tuple[int, Future[Verdict]]] = {}
 
-    def verdict(self, run: Path, status: str, wait: float = WAIT_SECONDS) -> Verdict:
-        """The run's verdict, waiting up to *wait* seconds for a check started now."""
+    def verdict(self, run: Path, status: str, planned: int = 0) -> Verdict:
+        """The run's verdict, waiting a moment for a check started now (less for a run
+        of more than BIG_RUN planned trials)."""
+        wait = WAIT_SECONDS if planned <= BIG_RUN else BIG_WAIT_SECONDS
         if status == "running":
             return Verdict("unsealed")
         try:
@@ -51,19 +64,33 @@ class VerifyCache:
         with self._lock:
             known = self._runs.get(run)
             if known is None or known[0] != version:
-                known = (version, self._pool.submit(_verify, run))
+                known = (version, self._pool.submit(self._verify, run))
                 self._runs[run] = known
         try:
             return known[1].result(timeout=wait)
         except FutureTimeout:
             return Verdict("checking")
 
+    def _verify(self, run: Path) -> Verdict:
+        """Verify *run* in the child process (started on first use, kept for the next)."""
+        if self._child is None:
+            context = multiprocessing.get_context("spawn")
+            self._child = ProcessPoolExecutor(max_workers=1, mp_context=context)
+        try:
+            return self._child.submit(verify_in_child, run).result()
+        except BrokenProcessPool:  # the child died (killed, out of memory): say so
+            self._child = None
+            return Verdict("changed", ["the verification process died: run assay verify"])
+
     def close(self) -> None:
-        """Stop taking checks; a check under way is left to finish on its daemon thread."""
+        """Stop taking checks; a check under way is left to finish."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._child is not None:
+            self._child.shutdown(wait=False, cancel_futures=True)
 
 
-def _verify(run: Path) -> Verdict:
+def verify_in_child(run: Path) -> Verdict:
+    """``verify_run`` as a verdict (run in the verification child process)."""
     from assay.evidence import verify_run
 
     try:
