@@ -250,6 +250,7 @@ class TrialTable:
         self.media_of = bytearray()
         self._sorted: dict[tuple[str, ...], list[int]] = {}
         self._lock = threading.Lock()
+        self._spans_lock = threading.Lock()
         listed = _listed_digests(run)
         self._read_plan(listed)
         self._read_bundles(listed)
@@ -336,7 +337,7 @@ class TrialTable:
         """The bytes of ``events.jsonl`` that hold every event of the trial at *at*: from
         its first line to the end of its last. Found by one pass over the log the first
         time a trial page asks (kept: two integers a trial), not by a pass a page."""
-        with self._lock:
+        with self._spans_lock:  # not the queries' lock: pages go on while this scans
             if self._spans is None:
                 self._spans = self._scan_spans()
             first, last = self._spans

@@ -7,17 +7,18 @@ going; the answer is kept until the manifest changes. A run still being written 
 verified (it is not sealed yet).
 
 Why in a child process: verifying a big run holds tens of MB while it works; in a child
-(one at a time, started with ``spawn``: no copy of the server's memory) that memory is
-given back when the check ends, and the server stays small.
+(``python -c``, one at a time: no copy of the server's memory, no re-import of the
+server's main module) that memory is given back when the check ends, and the server
+stays small.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import msgspec
@@ -32,7 +33,8 @@ BIG_WAIT_SECONDS = 0.1
 
 
 class Verdict(msgspec.Struct, frozen=True):
-    """``verified``, ``changed`` (with what), ``checking``, or ``unsealed``."""
+    """``verified``, ``changed`` (with what), ``checking``, ``unsealed``, or
+    ``unchecked`` (the check itself could not run, with why)."""
 
     status: str
     problems: list[str] = []
@@ -47,7 +49,6 @@ class VerifyCache:
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-view-verify")
-        self._child: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._runs: dict[Path, tuple[int, Future[Verdict]]] = {}
 
@@ -72,21 +73,26 @@ class VerifyCache:
             return Verdict("checking")
 
     def _verify(self, run: Path) -> Verdict:
-        """Verify *run* in the child process (started on first use, kept for the next)."""
-        if self._child is None:
-            context = multiprocessing.get_context("spawn")
-            self._child = ProcessPoolExecutor(max_workers=1, mp_context=context)
+        """Verify *run* in a child process; its verdict comes back as one JSON line."""
+        command = [sys.executable, "-c", CHILD, str(run)]
         try:
-            return self._child.submit(verify_in_child, run).result()
-        except BrokenProcessPool:  # the child died (killed, out of memory): say so
-            self._child = None
-            return Verdict("changed", ["the verification process died: run assay verify"])
+            done = subprocess.run(command, capture_output=True, check=False, timeout=3600)
+            return msgspec.json.decode(done.stdout.strip().splitlines()[-1], type=Verdict)
+        except (OSError, subprocess.SubprocessError, IndexError, msgspec.DecodeError):
+            return Verdict("unchecked", ["the verification process failed: run assay verify"])
 
     def close(self) -> None:
         """Stop taking checks; a check under way is left to finish."""
         self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._child is not None:
-            self._child.shutdown(wait=False, cancel_futures=True)
+
+
+CHILD = (
+    "import sys, msgspec\n"
+    "from pathlib import Path\n"
+    "from assay.view._verified import verify_in_child\n"
+    "print(msgspec.json.encode(verify_in_child(Path(sys.argv[1]))).decode())\n"
+)
+"""What the verification child runs: ``verify_in_child``, its verdict printed as JSON."""
 
 
 def verify_in_child(run: Path) -> Verdict:
