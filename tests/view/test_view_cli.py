@@ -8,6 +8,7 @@ with how many of its trials have finished, then as complete once it is sealed.
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from tests.helpers import error_line, run_cli, start_cli, wait_for, write_datase
 from tests.view._support import served, shipping_run
 
 URL_LINE = "assay view: serving on "
+REFRESH = '<meta http-equiv="refresh" content="5">'
 
 
 @contextmanager
@@ -137,13 +139,18 @@ def test_a_run_going_on_is_listed_as_running_then_complete(tmp_path: Path) -> No
             three = 'class="trials">3 / 4<'
             assert wait_for(lambda: waiting.exists() and three in row(), 120, step=0.05)
             assert 'class="badge running status"' in row()
-            going = client.get("/runs/slow/trials")
-            assert "running" in client.get("/runs/slow/").text
-            assert going.text.count('class="badge completed"') == 3
+            assert REFRESH in client.get("/").text  # the list follows the run by itself
+            run_page = client.get("/runs/slow/").text
+            assert 'id="run-status">running<' in run_page and REFRESH in run_page
+            going = client.get("/runs/slow/trials").text
+            assert going.count('class="badge completed"') == 3
+            assert going.count('class="badge pending"') == 1  # listed, not linked: no evidence
+            assert len(re.findall(r'class="trial-link', going)) == 3
             go.touch()
             assert run.wait(timeout=120) == 0
             done = row()
             assert 'class="badge complete status"' in done and 'class="trials">4<' in done
+            assert REFRESH not in client.get("/").text
     finally:
         go.touch()
         if run.poll() is None:

@@ -131,12 +131,13 @@ def test_the_sample_table_sorts(runs: Path) -> None:
 
 
 def test_the_trial_page_shows_input_expected_answer_and_scores(runs: Path) -> None:
-    bundle = bundles_by_sample(runs / "shipping")["order-100"]
     trial = next(
         t["trial_id"]
         for t in plan(runs / "shipping")
         if t["sample_id"] == "order-100" and t["target_id"] == "buggy-release"
     )
+    bundles = read_jsonl(runs / "shipping" / "bundles.jsonl")
+    bundle = next(b for b in bundles if b["trial"]["trial_id"] == trial)
     with served(runs) as client:
         page = client.get(f"/runs/shipping/trials/{trial}")
         output = bundle["observation"]["output"]
