@@ -14,6 +14,7 @@ import shutil
 from html import unescape
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.helpers import (
@@ -21,6 +22,7 @@ from tests.helpers import (
     edit_artifact,
     read_jsonl,
     run_cli,
+    wait_for,
     write_dataset,
     write_module,
     write_spec,
@@ -43,6 +45,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _text(html: str) -> str:
     """The page's text, tags dropped and entities decoded (what a reader sees)."""
     return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+def _from_table(client: httpx.Client, url: str) -> httpx.Response:
+    """*url* once the run's table is built: the first unfiltered pages are served through
+    the indexes meanwhile (see test_the_first_pages_are_served_before_the_table)."""
+    assert wait_for(lambda: 'id="building"' not in client.get(url).text, 60, step=0.02)
+    return client.get(url)
 
 
 def _trial_ids(html: str) -> list[str]:
@@ -78,7 +87,7 @@ def test_the_run_page_shows_the_gate_and_why(runs: Path) -> None:
 def test_the_sample_table_pages_on_the_server(runs: Path) -> None:
     planned = [t["trial_id"] for t in plan(runs / "many")]
     with served(runs) as client:
-        first = client.get("/runs/many/trials")
+        first = _from_table(client, "/runs/many/trials")
         third = client.get("/runs/many/trials?page=3")
     assert _trial_ids(first.text) == planned[:50]
     assert "120 trials of 120" in _text(first.text)
@@ -247,7 +256,7 @@ def test_an_edited_scores_file_is_named_above_the_sample_table(runs: Path, tmp_p
     scores = copy / "scores.jsonl"
     scores.write_bytes(scores.read_bytes().replace(b'"status":"failed"', b'"status":"passed"'))
     with served(tmp_path / "runs") as client:
-        table = client.get("/runs/shipping/trials")
+        table = _from_table(client, "/runs/shipping/trials")
     banner = _text(table.text.split('id="verify-banner"')[1].split("</div>")[0])
     assert "scores.jsonl does not match the digest in manifest.json" in banner
 
@@ -282,3 +291,22 @@ def test_a_path_outside_the_runs_is_not_served(runs: Path) -> None:
         spec = client.get("/runs/shipping/artifacts/" + "0" * 64)
     assert dotted.status_code == 404
     assert spec.status_code == 409  # a digest the run does not hold: gone, never a path
+
+
+def test_the_first_pages_are_served_before_the_table(runs: Path) -> None:
+    """A fresh server, a big enough run: the first request finds no table yet and gets
+    its rows through the indexes, the same rows the table gives once built."""
+    planned = plan(runs / "many")
+    scores = {r["trial_id"]: r["status"] for r in read_jsonl(runs / "many" / "scores.jsonl")}
+    with served(runs) as client:
+        early = client.get("/runs/many/trials?page=2")
+        late = _from_table(client, "/runs/many/trials?page=2")
+    assert 'id="building"' in early.text  # nothing asked for the table before
+    assert (
+        _trial_ids(early.text) == [t["trial_id"] for t in planned[50:100]] == _trial_ids(late.text)
+    )
+    assert "50 trials on this page, more after it" in _text(early.text)
+    for trial_id in _trial_ids(early.text):
+        row = early.text.split(f">{trial_id}</a>")[1].split("</tr>")[0]
+        assert f'<span class="badge {scores[trial_id]}">{scores[trial_id]}</span> exact' in row
+    assert early.text.split("<tbody>")[1] == late.text.split("<tbody>")[1]

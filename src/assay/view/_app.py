@@ -234,13 +234,20 @@ def _query(request: web.Request) -> Query:
 
 
 async def _trials_page(request: web.Request) -> web.Response:
+    from assay.view._quick import can_serve, quick_page
+
     viewer = _viewer(request)
     name = request.match_info["run"]
     path = viewer.run_path(name)
     query = _query(request)
+    table = viewer.tables.ready(path)
     try:
-        table = await asyncio.to_thread(viewer.tables.table, path)
-        page = await asyncio.to_thread(table.page, query)
+        if table is None and can_serve(path, query):
+            viewer.tables.warm(path)  # meanwhile, rows through the indexes
+            page = await asyncio.to_thread(quick_page, path, query)
+        else:
+            table = await asyncio.to_thread(viewer.tables.table, path)
+            page = await asyncio.to_thread(table.page, query)
     except EvidenceError as exc:
         return await _evidence_error(name, exc)
     return await _html(

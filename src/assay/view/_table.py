@@ -481,8 +481,8 @@ class TrialTable:
             scores=scores,
         )
         if previews:
-            row.input = _cut(self._input_text(at))
-            row.output = _cut(self._output_text(at))
+            row.input = cut(self._input_text(at))
+            row.output = cut(self._output_text(at))
         return row
 
     def find(self, target: str, sample_id: str, repetition: int) -> int | None:
@@ -496,7 +496,8 @@ class TrialTable:
         return None
 
 
-def _cut(text: str) -> str:
+def cut(text: str) -> str:
+    """*text* cut to PREVIEW_CHARS for a row of the table."""
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
 
 
@@ -511,33 +512,57 @@ def _listed_digests(run: Path) -> dict[str, str]:
 
 
 class TableCache:
-    """One table per run, rebuilt when the run's files change (a run going on)."""
+    """One table per run, rebuilt when the run's files change (a run going on). A table
+    is built by one thread at a time per run, outside the cache's lock: a page that only
+    asks whether it is ready never waits for a build."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tables: dict[Path, tuple[tuple[int, ...], TrialTable]] = {}
+        self._building: dict[Path, tuple[tuple[int, ...], threading.Event]] = {}
+
+    def ready(self, run: Path) -> TrialTable | None:
+        """The run's table if it is built and current, else None (never waits)."""
+        key = _version(run)
+        with self._lock:
+            cached = self._tables.get(run)
+        return cached[1] if cached is not None and cached[0] == key else None
 
     def table(self, run: Path) -> TrialTable:
-        """The run's table, built now if its files changed since it was last built; the
-        spans of its trials' events are then found on a background thread."""
+        """The run's table, built now if its files changed since it was last built (or
+        waited for, if another thread is building it); the spans of its trials' events
+        are then found on a background thread."""
         key = _version(run)
         with self._lock:
             cached = self._tables.get(run)
             if cached is not None and cached[0] == key:
                 return cached[1]
+            building = self._building.get(run)
+            mine = building is None or building[0] != key
+            if building is None or mine:
+                building = self._building[run] = (key, threading.Event())
+        if not mine:
+            building[1].wait()
+            return self.table(run)
+        try:
             table = TrialTable(run)
-            if len(self._tables) >= 4:  # a few runs at a time: each can be big
-                self._tables.pop(next(iter(self._tables)))
-            self._tables[run] = (key, table)
+            with self._lock:
+                self._tables.pop(run, None)
+                if len(self._tables) >= 4:  # a few runs at a time: each can be big
+                    self._tables.pop(next(iter(self._tables)))
+                self._tables[run] = (key, table)
+        finally:
+            with self._lock:
+                if self._building.get(run) is building:
+                    del self._building[run]
+            building[1].set()
         threading.Thread(target=table.prepare_spans, name="assay-view-spans", daemon=True).start()
         return table
 
     def warm(self, run: Path) -> None:
         """Build the run's table on a background thread if it is not built (a run page
         does this: its sample table is the next page a reader opens)."""
-        with self._lock:
-            cached = self._tables.get(run)
-        if cached is None or cached[0] != _version(run):
+        if self.ready(run) is None:
             threading.Thread(target=self.table, args=(run,), daemon=True).start()
 
 

@@ -1,0 +1,119 @@
+"""The sample table's first pages before the run's table is built, through the indexes.
+
+Why: building the table of a 100,000-trial run takes seconds (one pass over its plan,
+bundles and scores), and a reader who opens the sample table first should see rows at
+once. An unfiltered page in plan order needs only its own trials: their plan lines (the
+first ``page × 50`` lines of ``plan.jsonl``), each bundle through ``bundles.idx`` (checked
+against its digest, as ``assay show`` reads it), its input and answer (checked artifacts)
+and its score lines. Score lines are written with their bundle, in the same order, so a
+trial's scores sit at about the same fraction of ``scores.jsonl`` as its bundle does of
+``bundles.jsonl``: a window there is searched, widened until the lines are found (the
+whole file at worst), and each line must name the bundle (else it is tampering, exit 4
+in the CLI, a banner here). Filters, counts and sorting wait for the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from assay._digest import loads
+from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, read_trial
+from assay.evidence._index import _BUNDLE, _search
+from assay.evidence._lookup import _bound, _checked_sample
+from assay.view._artifacts import ArtifactReader
+from assay.view._table import PENDING, Page, Query, Row, cut
+
+QUICK_PAGES = 20
+"""Pages served this way (each reads the plan from its start): past it, wait for the table."""
+
+WINDOW = 1 << 16
+
+
+def can_serve(run: Path, query: Query) -> bool:
+    """True when *query* is a page this module can serve: a sealed run (it has its bundle
+    index), no filter, no search, plan order, one of the first pages."""
+    plain = query.filters() == ("", "", "", "", "index") and not query.q
+    return plain and query.page <= QUICK_PAGES and (run / BUNDLE_INDEX).is_file()
+
+
+def quick_page(run: Path, query: Query) -> Page:
+    """Page *query.page* of the run's trials in plan order (``total`` None: not counted)."""
+    start = (query.page - 1) * query.per
+    plans = list(_plan_lines(run, start, query.per + 1))
+    reader = ArtifactReader(run)
+    rows = [_row(run, reader, plan) for plan in plans[: query.per]]
+    return Page(rows, None, len(plans) > query.per)
+
+
+def _plan_lines(run: Path, start: int, count: int) -> Iterator[dict[str, Any]]:
+    with open(run / PLAN, "rb") as handle:
+        for number, line in enumerate(handle):
+            if number >= start + count:
+                return
+            if number >= start and line.endswith(b"\n"):
+                yield loads(line)
+
+
+def _row(run: Path, reader: ArtifactReader, plan: dict[str, Any]) -> Row:
+    row = Row(
+        index=plan["index"],
+        trial_id=plan["trial_id"],
+        sample_id=str(plan["sample_id"]),
+        target_id=plan["target_id"],
+        repetition=plan.get("repetition", 1),
+        state=PENDING,
+        scores=[],
+    )
+    found = read_trial(run, row.trial_id)
+    if found is None:
+        return row
+    bundle, data = found
+    row.state = bundle["state"]
+    sample = _checked_sample(run, bundle) or {}
+    value = sample.get("input", "")
+    row.input = cut(value if isinstance(value, str) else str(value))
+    if data is not None:
+        row.output = cut(_answer(data, bundle["observation"]["media"]))
+    scores = _bound(run, bundle, _score_lines(run, row.trial_id))
+    row.scores = [
+        (s["scorer_id"], s["status"], None if s.get("value") is None else float(s["value"]))
+        for s in sorted(scores, key=lambda s: str(s["scorer_id"]))
+    ]
+    return row
+
+
+def _answer(data: bytes, media: str) -> str:
+    try:
+        value = decode_output(data, media)
+    except ValueError:
+        return data.decode("utf-8", errors="replace")
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = ((value.get("output") or {}).get("message") or {}).get("content", "")
+    return value if isinstance(value, str) else str(value)
+
+
+def _score_lines(run: Path, trial_id: str) -> list[dict[str, Any]]:
+    """The score lines of *trial_id*, searched near where its bundle sits (see above)."""
+    key = bytes.fromhex(trial_id.removeprefix("t-"))
+    found = _search(run / BUNDLE_INDEX, _BUNDLE, key)
+    bundles, scores = (run / BUNDLES).stat().st_size, (run / SCORES).stat().st_size
+    middle = int(scores * (found[0] / bundles)) if found is not None and bundles else 0
+    needle = f'"trial_id":"{trial_id}"'.encode()
+    width = WINDOW
+    with open(run / SCORES, "rb") as handle:
+        while True:
+            low, high = max(0, middle - width), min(scores, middle + width)
+            handle.seek(low)
+            data = handle.read(high - low)
+            lines = data.split(b"\n")
+            inner = lines[1:-1] if low > 0 else lines[:-1]  # whole lines only
+            hits = [loads(line) for line in inner if needle in line]
+            # every line of the trial is inside when the hits do not touch the edges
+            edges = (low == 0 or needle not in lines[0]) and (
+                high == scores or needle not in lines[-1]
+            )
+            if (hits and edges) or (low == 0 and high == scores):
+                return [h for h in hits if h.get("trial_id") == trial_id]
+            width *= 4
