@@ -3,9 +3,11 @@
 A run of the overhead workload (made here, or given with ``--run``) and a one-trial run
 whose trial records 10,000 events are served by ``assay view DIR --port 0 --no-browser``
 in a child process; each page is fetched over HTTP (httpx, one connection) and timed
-from request to last byte. The first fetch of the sample table builds the run's compact
-table (one pass over plan, bundles and scores, each hashed against the manifest): that is
-"cold"; every later page reads the table ("warm", the median of ``--repeat`` fetches).
+from request to last byte. The first fetch of the sample table finds no table yet: its
+rows are read through the indexes while the run's compact table is built in the
+background (one pass over plan, bundles and scores, each hashed against the manifest); a
+filtered page then waits for that build ("first time"); every later page reads the table
+("warm", the median of ``--repeat`` fetches).
 The server's peak RSS is read from ``/proc/PID/status`` (VmHWM) at the end.
 
 Issue 16 asks: first page of the sample table <= 200 ms, a trial with 10,000 events
@@ -123,8 +125,11 @@ def measure(runs: Path, big: str, chatty: str, repeat: int) -> dict[str, Any]:
             trial = middle_trial(runs / big)
             table = f"/runs/{big}/trials"
             figures["run list (ms)"] = timed_get(client, "/")
-            figures["sample table, first page, cold: builds the table (ms)"] = timed_get(
-                client, table
+            figures["sample table, first page, before the table (through the indexes) (ms)"] = (
+                timed_get(client, table)
+            )
+            figures["sample table, filtered, first time: waits for the table (ms)"] = timed_get(
+                client, table + "?status=failed"
             )
             figures["trial page, first: waits for the event spans (ms)"] = timed_get(
                 client, f"/runs/{big}/trials/{trial}"

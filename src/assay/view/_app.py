@@ -242,9 +242,9 @@ async def _trials_page(request: web.Request) -> web.Response:
     query = _query(request)
     table = viewer.tables.ready(path)
     try:
-        if table is None and can_serve(path, query):
-            viewer.tables.warm(path)  # meanwhile, rows through the indexes
+        if table is None and can_serve(path, query):  # rows through the indexes, then
             page = await asyncio.to_thread(quick_page, path, query)
+            viewer.tables.warm(path)  # the table, on a background thread
         else:
             table = await asyncio.to_thread(viewer.tables.table, path)
             page = await asyncio.to_thread(table.page, query)

@@ -22,7 +22,6 @@ from assay._digest import loads
 from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, read_trial
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
-from assay.view._artifacts import ArtifactReader
 from assay.view._table import PENDING, Page, Query, Row, cut
 
 QUICK_PAGES = 20
@@ -41,9 +40,10 @@ def can_serve(run: Path, query: Query) -> bool:
 def quick_page(run: Path, query: Query) -> Page:
     """Page *query.page* of the run's trials in plan order (``total`` None: not counted)."""
     start = (query.page - 1) * query.per
-    plans = list(_plan_lines(run, start, query.per + 1))
-    reader = ArtifactReader(run)
-    rows = [_row(run, reader, plan) for plan in plans[: query.per]]
+    plans = list(_plan_lines(run, start, query.per + 1))[: query.per + 1]
+    shown = plans[: query.per]
+    window = _ScoreWindow(run, [plan["trial_id"] for plan in shown])
+    rows = [_row(run, plan, window) for plan in shown]
     return Page(rows, None, len(plans) > query.per)
 
 
@@ -56,7 +56,7 @@ def _plan_lines(run: Path, start: int, count: int) -> Iterator[dict[str, Any]]:
                 yield loads(line)
 
 
-def _row(run: Path, reader: ArtifactReader, plan: dict[str, Any]) -> Row:
+def _row(run: Path, plan: dict[str, Any], window: _ScoreWindow) -> Row:
     row = Row(
         index=plan["index"],
         trial_id=plan["trial_id"],
@@ -76,7 +76,7 @@ def _row(run: Path, reader: ArtifactReader, plan: dict[str, Any]) -> Row:
     row.input = cut(value if isinstance(value, str) else str(value))
     if data is not None:
         row.output = cut(_answer(data, bundle["observation"]["media"]))
-    scores = _bound(run, bundle, _score_lines(run, row.trial_id))
+    scores = _bound(run, bundle, window.lines_of(row.trial_id))
     row.scores = [
         (s["scorer_id"], s["status"], None if s.get("value") is None else float(s["value"]))
         for s in sorted(scores, key=lambda s: str(s["scorer_id"]))
@@ -94,26 +94,47 @@ def _answer(data: bytes, media: str) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _score_lines(run: Path, trial_id: str) -> list[dict[str, Any]]:
-    """The score lines of *trial_id*, searched near where its bundle sits (see above)."""
-    key = bytes.fromhex(trial_id.removeprefix("t-"))
-    found = _search(run / BUNDLE_INDEX, _BUNDLE, key)
-    bundles, scores = (run / BUNDLES).stat().st_size, (run / SCORES).stat().st_size
-    middle = int(scores * (found[0] / bundles)) if found is not None and bundles else 0
-    needle = f'"trial_id":"{trial_id}"'.encode()
-    width = WINDOW
-    with open(run / SCORES, "rb") as handle:
-        while True:
-            low, high = max(0, middle - width), min(scores, middle + width)
+class _ScoreWindow:
+    """The bytes of ``scores.jsonl`` around where a page's trials' lines should be: read
+    once for the page (the trials of a page sit close together), searched per trial, and
+    widened for a trial whose lines are not wholly inside."""
+
+    def __init__(self, run: Path, trial_ids: list[str]) -> None:
+        self.run = run
+        self.size = (run / SCORES).stat().st_size
+        bundles = (run / BUNDLES).stat().st_size
+        self.middles: dict[str, int] = {}
+        for trial_id in trial_ids:
+            key = bytes.fromhex(trial_id.removeprefix("t-"))
+            found = _search(run / BUNDLE_INDEX, _BUNDLE, key)
+            fraction = found[0] / bundles if found is not None and bundles else 0.0
+            self.middles[trial_id] = int(self.size * fraction)
+        spread = list(self.middles.values()) or [0]
+        self.low, self.high = self._bounds(min(spread), max(spread), WINDOW)
+        self.lines = self._read(self.low, self.high)
+
+    def _bounds(self, first: int, last: int, width: int) -> tuple[int, int]:
+        return max(0, first - width), min(self.size, last + width)
+
+    def _read(self, low: int, high: int) -> list[bytes]:
+        with open(self.run / SCORES, "rb") as handle:
             handle.seek(low)
-            data = handle.read(high - low)
-            lines = data.split(b"\n")
+            return handle.read(high - low).split(b"\n")
+
+    def lines_of(self, trial_id: str) -> list[dict[str, Any]]:
+        """The score lines of *trial_id* (the whole file searched at worst)."""
+        low, high, lines = self.low, self.high, self.lines
+        middle, width = self.middles.get(trial_id, 0), WINDOW
+        needle = f'"trial_id":"{trial_id}"'.encode()
+        while True:
             inner = lines[1:-1] if low > 0 else lines[:-1]  # whole lines only
             hits = [loads(line) for line in inner if needle in line]
             # every line of the trial is inside when the hits do not touch the edges
-            edges = (low == 0 or needle not in lines[0]) and (
-                high == scores or needle not in lines[-1]
+            inside = (low == 0 or needle not in lines[0]) and (
+                high == self.size or needle not in lines[-1]
             )
-            if (hits and edges) or (low == 0 and high == scores):
+            if (hits and inside) or (low == 0 and high == self.size):
                 return [h for h in hits if h.get("trial_id") == trial_id]
             width *= 4
+            low, high = self._bounds(middle, middle, width)
+            lines = self._read(low, high)
