@@ -128,7 +128,12 @@ def _render(name: str, values: dict[str, Any]) -> str:
 
 @cache
 def _environment() -> jinja2.Environment:
+    """The pages' templates: autoescaped, strict about missing values, and compiled once
+    per template version into the report's bytecode cache (a new server does not pay
+    the compile on its first pages)."""
     import jinja2
+
+    from assay.report._render import _compiled_templates
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("assay.view", "templates"),
@@ -136,6 +141,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_compiled_templates(),
     )
     env.filters["seg"] = lambda value: quote(str(value), safe="")
     env.filters["when"] = _when
