@@ -17,16 +17,17 @@ from tests.helpers import SHIPPING, read_jsonl, run_cli, write_dataset, write_sp
 
 
 @contextmanager
-def served(root: Path) -> Iterator[httpx.Client]:
+def served(root: Path, **options: Any) -> Iterator[httpx.Client]:
     """The viewer over *root*, served by aiohttp on 127.0.0.1 port 0 until the block
-    ends; yields an httpx client whose base URL is the server's. The server's event loop
+    ends (*options*: ``build_app``'s); yields an httpx client whose base URL is the
+    server's. The server's event loop
     lives wholly in its own thread (Playwright's sync API runs a loop in this one)."""
     from aiohttp import web
 
     from assay.view import build_app
 
     loop = asyncio.new_event_loop()
-    runner = web.AppRunner(build_app(root), access_log=None)
+    runner = web.AppRunner(build_app(root, **options), access_log=None)
     bound: queue.Queue[int | BaseException] = queue.Queue()
 
     async def start() -> None:

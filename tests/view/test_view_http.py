@@ -48,8 +48,8 @@ def _text(html: str) -> str:
 
 
 def _from_table(client: httpx.Client, url: str) -> httpx.Response:
-    """*url* once the run's table is built: the first unfiltered pages are served through
-    the indexes meanwhile (see test_the_first_pages_are_served_before_the_table)."""
+    """*url* once the run's table is built: with ``quick_from_bytes=0`` the first
+    unfiltered pages are served through the indexes meanwhile."""
     assert wait_for(lambda: 'id="building"' not in client.get(url).text, 60, step=0.02)
     return client.get(url)
 
@@ -87,7 +87,7 @@ def test_the_run_page_shows_the_gate_and_why(runs: Path) -> None:
 def test_the_sample_table_pages_on_the_server(runs: Path) -> None:
     planned = [t["trial_id"] for t in plan(runs / "many")]
     with served(runs) as client:
-        first = _from_table(client, "/runs/many/trials")
+        first = client.get("/runs/many/trials")
         third = client.get("/runs/many/trials?page=3")
     assert _trial_ids(first.text) == planned[:50]
     assert "120 trials of 120" in _text(first.text)
@@ -256,7 +256,7 @@ def test_an_edited_scores_file_is_named_above_the_sample_table(runs: Path, tmp_p
     scores = copy / "scores.jsonl"
     scores.write_bytes(scores.read_bytes().replace(b'"status":"failed"', b'"status":"passed"'))
     with served(tmp_path / "runs") as client:
-        table = _from_table(client, "/runs/shipping/trials")
+        table = client.get("/runs/shipping/trials")
     banner = _text(table.text.split('id="verify-banner"')[1].split("</div>")[0])
     assert "scores.jsonl does not match the digest in manifest.json" in banner
 
@@ -294,11 +294,12 @@ def test_a_path_outside_the_runs_is_not_served(runs: Path) -> None:
 
 
 def test_the_first_pages_are_served_before_the_table(runs: Path) -> None:
-    """A fresh server, a big enough run: the first request finds no table yet and gets
-    its rows through the indexes, the same rows the table gives once built."""
+    """A fresh server that reads every sealed run's first pages through the indexes (by
+    default only runs of about 7,000 trials or more): the first request finds no table
+    yet and gets its rows that way, the same rows the table gives once built."""
     planned = plan(runs / "many")
     scores = {r["trial_id"]: r["status"] for r in read_jsonl(runs / "many" / "scores.jsonl")}
-    with served(runs) as client:
+    with served(runs, quick_from_bytes=0) as client:
         early = client.get("/runs/many/trials?page=2")
         late = _from_table(client, "/runs/many/trials?page=2")
     assert 'id="building"' in early.text  # nothing asked for the table before

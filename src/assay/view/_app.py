@@ -42,8 +42,9 @@ RAW_CSP = "default-src 'none'; sandbox"
 class Viewer:
     """The state the pages share: the runs' catalog, their tables and their verdicts."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, quick_from_bytes: int) -> None:
         self.root = root
+        self.quick_from_bytes = quick_from_bytes
         self.catalog = RunCatalog(root)
         self.tables = TableCache()
         self.verdicts = VerifyCache()
@@ -58,11 +59,15 @@ class Viewer:
         return path
 
 
-def build_app(root: Path) -> web.Application:
-    """The viewer over the runs under *root*."""
+def build_app(root: Path, *, quick_from_bytes: int | None = None) -> web.Application:
+    """The viewer over the runs under *root*. *quick_from_bytes*: the plan size from which
+    a run's first sample-table pages are read through the indexes while its table is
+    built (default ``assay.view._quick.QUICK_FROM_BYTES``; 0: every sealed run)."""
     from aiohttp import web
 
-    viewer = Viewer(root)
+    from assay.view._quick import QUICK_FROM_BYTES
+
+    viewer = Viewer(root, QUICK_FROM_BYTES if quick_from_bytes is None else quick_from_bytes)
     app = web.Application(middlewares=[_middleware()])
     app[_viewer_key()] = viewer
     app.router.add_get("/", _runs_page)
@@ -248,7 +253,9 @@ async def _trials_page(request: web.Request) -> web.Response:
     query = _query(request)
     table = viewer.tables.ready(path)
     try:
-        if table is None and can_serve(path, query):  # rows through the indexes, then
+        if table is None and can_serve(
+            path, query, viewer.quick_from_bytes
+        ):  # rows through the indexes, then
             page = await asyncio.to_thread(quick_page, path, query)
             viewer.tables.warm(path)  # the table, on a background thread
         else:

@@ -22,7 +22,11 @@ from assay._digest import loads
 from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, read_trial
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
-from assay.view._table import PENDING, Page, Query, Row, cut
+from assay.view._table import PENDING, Page, Query, Row, as_text, cut
+
+QUICK_FROM_BYTES = 1 << 20
+"""A run whose ``plan.jsonl`` is smaller (under about 7,000 trials) builds its table at
+once (in well under a second): its pages never need this module."""
 
 QUICK_PAGES = 20
 """Pages served this way (each reads the plan from its start): past it, wait for the table."""
@@ -30,11 +34,17 @@ QUICK_PAGES = 20
 WINDOW = 1 << 16
 
 
-def can_serve(run: Path, query: Query) -> bool:
+def can_serve(run: Path, query: Query, from_bytes: int = QUICK_FROM_BYTES) -> bool:
     """True when *query* is a page this module can serve: a sealed run (it has its bundle
-    index), no filter, no search, plan order, one of the first pages."""
+    index) whose plan has at least *from_bytes* bytes, no filter, no search, plan order,
+    one of the first pages."""
     plain = query.filters() == ("", "", "", "", "index") and not query.q
-    return plain and query.page <= QUICK_PAGES and (run / BUNDLE_INDEX).is_file()
+    if not plain or query.page > QUICK_PAGES or not (run / BUNDLE_INDEX).is_file():
+        return False
+    try:
+        return (run / PLAN).stat().st_size >= from_bytes
+    except OSError:
+        return False
 
 
 def quick_page(run: Path, query: Query) -> Page:
@@ -72,8 +82,7 @@ def _row(run: Path, plan: dict[str, Any], window: _ScoreWindow) -> Row:
     bundle, data = found
     row.state = bundle["state"]
     sample = _checked_sample(run, bundle) or {}
-    value = sample.get("input", "")
-    row.input = cut(value if isinstance(value, str) else str(value))
+    row.input = cut(as_text(sample.get("input", "")))
     if data is not None:
         row.output = cut(_answer(data, bundle["observation"]["media"]))
     scores = _bound(run, bundle, window.lines_of(row.trial_id))
@@ -91,7 +100,7 @@ def _answer(data: bytes, media: str) -> str:
         return data.decode("utf-8", errors="replace")
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         value = ((value.get("output") or {}).get("message") or {}).get("content", "")
-    return value if isinstance(value, str) else str(value)
+    return as_text(value)
 
 
 class _ScoreWindow:

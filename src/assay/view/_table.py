@@ -442,7 +442,7 @@ class TrialTable:
             return seen[sha]
         record = loads(self.artifacts.read(sha))
         value = record.get("input") if isinstance(record, dict) else record
-        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+        text = as_text(value)
         if seen is not None:
             seen[sha] = text
         return text
@@ -459,7 +459,7 @@ class TrialTable:
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
             answer = (value.get("output") or {}).get("message") or {}
             value = answer.get("content", "")
-        return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+        return as_text(value)
 
     def row(self, at: int, *, previews: bool = False) -> Row:
         """The trial at plan position *at*; with its input and output cut short if asked."""
@@ -494,6 +494,11 @@ class TrialTable:
             if same and sample == sample_id:
                 return at
         return None
+
+
+def as_text(value: Any) -> str:
+    """A value as a row shows it: a string as is, anything else as JSON."""
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 def cut(text: str) -> str:
