@@ -234,4 +234,17 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 第 {line} 行：映射的键必须是文本或数字，而不是 {kind}",
         "请把键写成普通文本（若含方括号或 '?'，请加引号）",
     ),
+    # --- assay view ----------------------------------------------------------------------
+    "view.no_folder": (
+        "{path} is not a folder of runs",
+        "give the folder assay run wrote to (default: runs) or one run's folder",
+        "{path} 不是存放运行结果的目录",
+        "请给出 assay run 写入的目录（默认 runs）或某次运行的目录",
+    ),
+    "view.no_port": (
+        "cannot listen on {host} port {port}: {reason}",
+        "choose another port with --port (0 picks a free one)",
+        "无法在 {host} 的端口 {port} 上监听：{reason}",
+        "请用 --port 换一个端口（0 表示任选空闲端口）",
+    ),
 }

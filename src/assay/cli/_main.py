@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gate": ("assay.cli._score", "gate", "Re-decide the gate from verified evidence alone."),
     "compare": ("assay.cli._compare", "compare", "Paired comparison of two runs' samples."),
     "export": ("assay.cli._export", "export", "Write every trial of a run as CSV or JSON lines."),
+    "view": ("assay.cli._view", "view", "Browse runs in a local web viewer (127.0.0.1)."),
     "cache": ("assay.cli._cache", "cache_group", "List, clear or prune the response cache."),
     "keygen": ("assay.cli._sign", "keygen", "Write an Ed25519 key pair for signing runs."),
     "sign": ("assay.cli._sign", "sign", "Sign a sealed run (in-toto statement, DSSE envelope)."),

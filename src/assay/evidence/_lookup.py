@@ -11,8 +11,9 @@ millisecond); an unsealed one, or a sample id, by one pass over ``bundles.jsonl`
 from __future__ import annotations
 
 import hashlib
+import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -93,13 +94,17 @@ def every_trial(run: Path) -> Iterator[TrialEvidence]:
         )
 
 
-def checked_events(run: Path, bundle: dict[str, Any]) -> list[dict[str, Any]]:
+def checked_events(
+    run: Path, bundle: dict[str, Any], span: tuple[int, int] | None = None
+) -> list[dict[str, Any]]:
     """The trial's events the bundle lists, in order, each line checked against the hash
-    the bundle gives for its number (one edited line is exit 4, never shown)."""
+    the bundle gives for its number (one edited line is exit 4, never shown). *span*
+    (start, end): the bytes of the log that hold them all, read instead of the whole log
+    (a viewer that indexed the log once); an event the span lacks is simply not found."""
     trial = bundle["trial"]["trial_id"]
     listed = {int(n): digest for n, digest in bundle.get("events", [])}
     found: dict[int, dict[str, Any]] = {}
-    for line in _lines_with(run / EVENTS, f'"trial":"{trial}"'.encode()):
+    for line in _lines_with(run / EVENTS, f'"trial":"{trial}"'.encode(), span):
         event: dict[str, Any] = loads(line)
         n = event.get("n")
         if event.get("trial") != trial or n not in listed or n in found:
@@ -131,14 +136,19 @@ def _scores_of(run: Path, trial_ids: set[str]) -> dict[str, list[dict[str, Any]]
     return found
 
 
-def _lines_with(path: Path, needle: bytes) -> Iterator[bytes]:
-    """The whole lines of *path* that contain *needle* (a torn last line is skipped)."""
+def _lines_with(path: Path, needle: bytes, span: tuple[int, int] | None = None) -> Iterator[bytes]:
+    """The whole lines of *path* (or of its bytes *span*, starting at a line) that
+    contain *needle* (a torn last line is skipped)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return
     with handle:
-        for line in handle:
+        lines: Iterable[bytes] = handle
+        if span is not None:
+            handle.seek(span[0])
+            lines = io.BytesIO(handle.read(max(0, span[1] - span[0])))
+        for line in lines:
             if needle in line and line.endswith(b"\n"):
                 yield line.rstrip(b"\n")
 
