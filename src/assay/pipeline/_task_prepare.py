@@ -61,11 +61,14 @@ def prepare_task(
     task_ref: dict[str, Any] | None = None,
     *,
     epochs: Epochs | None = None,
+    config: GenerateConfig | None = None,
 ) -> Prepared:
     """Freeze *task* against *model* over *samples* into a runnable Prepared.
 
-    *epochs* overrides the task's own (the Task object is not changed).
+    *epochs* overrides the task's own, and *config*'s fields the task's config (the
+    eval's ``temperature=``, ``--max-tokens``...); the Task object is not changed.
     """
+    task_config = task.config.merge(config)
     from assay.sandbox._spec import specs_record
 
     epochs = epochs or task.epochs
@@ -77,7 +80,7 @@ def prepare_task(
         kind="solver",
         model=model.name,
         solver=[json_safe(step) for step in task.plan.solvers],
-        config=_result_config(model.config.merge(task.config)),
+        config=_result_config(model.config.merge(task_config)),
         limits=_result_limits(task, model),
         sandboxes=specs_record(sandboxes),
     )
@@ -111,7 +114,7 @@ def prepare_task(
         model,
         task.plan,
         task.limits,
-        task.config,
+        task_config,
         sandboxes=sandboxes,
         files_base=files_base,
         scorers=task.scorer,
@@ -226,7 +229,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         raise ConfigError("task.endpoint_changed", model=model.name, was=was, now=now)
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
     samples = select(task.dataset, **record.get("select", {}))
-    return prepare_task(task, model, samples, settings, record, epochs=epochs)
+    config = msgspec.convert(record.get("config", {}), GenerateConfig)  # the eval's settings
+    return prepare_task(task, model, samples, settings, record, epochs=epochs, config=config)
 
 
 def _safe_id(name: str) -> str:
