@@ -96,6 +96,7 @@ def prepare_task(
         retry=RetryPolicy(max_attempts=settings.max_attempts),
         task=task_ref,
         errors=msgspec.to_builtins(settings),
+        task_info=json_safe(task.info) or None,
     )
 
     def metadata_of(position: int) -> dict[str, Any]:

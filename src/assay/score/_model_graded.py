@@ -181,8 +181,6 @@ class _GradedScorer:
         if not grades:
             return Score(value=INCORRECT, answer=answer, explanation=f"no grade found: {reply}")
         grade = (grades[-1] if isinstance(grades[-1], str) else grades[-1][0]).upper()
-        if grade == PARTIAL and not self.partial_credit:
-            grade = INCORRECT  # not offered, so not half credit in a pass/fail metric
         return Score(value=grade, answer=answer, explanation=reply)
 
     async def aclose(self) -> None:

@@ -36,6 +36,34 @@ class Score(msgspec.Struct, omit_defaults=True):
     explanation: str | None = None
     metadata: dict[str, Any] | None = None
 
+    @property
+    def text(self) -> str:
+        """The value as text (Inspect's ``Score.text``)."""
+        return str(self.value)
+
+    def as_str(self) -> str:
+        """The value, which must be a string (a letter such as ``C``)."""
+        if not isinstance(self.value, str):
+            raise ValueError(f"Score value {self.value!r} is not a str")
+        return self.value
+
+    def as_int(self) -> int:
+        """The value, which must be an int (not a bool)."""
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise ValueError(f"Score value {self.value!r} is not an int")
+        return self.value
+
+    def as_float(self) -> float:
+        """The value as a float on the metrics' scale: letters (``C`` 1, ``P`` 0.5),
+        bools and numbers, as ``value_to_float`` reads them."""
+        return value_to_float(self.value)
+
+    def as_bool(self) -> bool:
+        """The value, which must be a bool."""
+        if not isinstance(self.value, bool):
+            raise ValueError(f"Score value {self.value!r} is not a bool")
+        return self.value
+
 
 class PythonScorer(Protocol):
     """The scorer protocol: judge the final state against the target."""
