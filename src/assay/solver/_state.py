@@ -7,12 +7,20 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from assay.model import ChatMessage, ModelOutput, user_message
 from assay.solver._tools import Tool, ToolDef
+
+
+class _BoundToStore(Protocol):
+    def __init__(self, *, store: dict[str, Any], instance: str | None) -> None: ...
+
+
+S = TypeVar("S", bound=_BoundToStore)
+M = TypeVar("M")
 
 
 class Choice(msgspec.Struct):
@@ -92,6 +100,22 @@ class TaskState:
             if message.role == "user":
                 return message
         raise ValueError("the state has no user message")
+
+    def store_as(self, model_type: type[S], instance: str | None = None) -> S:
+        """The state's store seen through *model_type* (an ``assay.util.StoreModel``):
+        typed fields kept under ``Type:field`` keys (``Type:instance:field`` with
+        *instance*), so what a solver sets is in the evidence and scorers read it back."""
+        return model_type(store=self.store, instance=instance)
+
+    def metadata_as(self, metadata_type: type[M]) -> M:
+        """The sample's metadata as *metadata_type*: a pydantic model (validated with
+        ``model_validate``) or any type msgspec can convert a dict into (a dataclass,
+        a ``msgspec.Struct``, a TypedDict)."""
+        validate = getattr(metadata_type, "model_validate", None)
+        if validate is not None:
+            made: M = validate(self.metadata)
+            return made
+        return msgspec.convert(self.metadata, metadata_type)
 
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
