@@ -99,7 +99,13 @@ def cache_options(func: F) -> F:
     return func
 
 
-class SampleLimit(click.ParamType):
+if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 is not generic
+    _LimitType = click.ParamType[int | tuple[int, int], object]
+else:
+    _LimitType = click.ParamType
+
+
+class SampleLimit(_LimitType):
     """``--limit N`` (the first N samples) or ``--limit A-B`` (samples A to B, 1-based and
     inclusive, as Inspect reads it): an int, or the 0-based ``(start, stop)`` slice."""
 
@@ -225,6 +231,7 @@ SIGN_OPTION = click.option(
 @click.pass_context
 def run(
     context: click.Context,
+    /,
     spec: Path,
     output: Path | None,
     dry_run: bool,
@@ -233,7 +240,7 @@ def run(
     model_args: tuple[str, ...],
     model_base_url: str | None,
     epochs: int | None,
-    limit: int | None,
+    limit: int | tuple[int, int] | None,
     sample_ids: tuple[str, ...],
     log_dir: Path,
     max_tasks: int,

@@ -13,7 +13,7 @@ import re
 
 from assay.model import Model, get_model
 from assay.score._metric import accuracy
-from assay.score._score import INCORRECT, PARTIAL, PythonScorer, Score, scorer
+from assay.score._score import INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
 from assay.solver import Target, TaskState
 

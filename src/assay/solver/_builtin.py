@@ -4,7 +4,7 @@ self-critique."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
@@ -27,6 +27,9 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(![rsa])?(:[^{}]*)?\}")
 """``{name}``, ``{name!r}``, ``{name:>10}``: what ``str.format`` would fill by name."""
 
 
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"!r": repr, "!s": str, "!a": ascii}
+
+
 def fill_template(template: str, values: dict[str, Any]) -> str:
     """Substitute the ``{name}`` placeholders *values* knows; leave every other brace as
     written. Prompts quote flags (``picoCTF{...}``), JSON examples and code, whose
@@ -39,7 +42,7 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
             return found.group(0)
         value = values[name]
         if conversion:
-            value = {"!r": repr, "!s": str, "!a": ascii}[conversion](value)
+            value = _CONVERSIONS[conversion](value)
         return format(value, spec[1:] if spec else "")
 
     return _PLACEHOLDER.sub(fill, template)
