@@ -5,7 +5,10 @@ mock provider: prompt templates quoting braces, TaskState setters, ``store_as`` 
 
 from __future__ import annotations
 
+import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,6 @@ from pydantic import BaseModel, Field
 
 import assay.sandbox
 import assay.score
-import assay.scorer
 from assay import Sample, Task, eval, task
 from assay.model import ChatMessage, get_model
 from assay.scorer import CORRECT, PARTIAL, Score, Target, accuracy, exact, scorer
@@ -186,11 +188,23 @@ def test_task_version_tags_and_metadata_are_recorded_in_the_spec(tmp_path: Path)
 
 
 def test_assay_scorer_is_assay_score_under_inspect_s_name() -> None:
-    assert set(assay.scorer.__all__) == {*assay.score.__all__, "Target"}
+    scorer_module = importlib.import_module("assay.scorer")  # assay.scorer: the decorator
+    assert set(scorer_module.__all__) == {*assay.score.__all__, "Target"}
     for name in assay.score.__all__:
-        assert getattr(assay.scorer, name) is getattr(assay.score, name), name
-    assert assay.scorer.Target is Target_of_solvers
+        assert getattr(scorer_module, name) is getattr(assay.score, name), name
+    assert scorer_module.Target is Target_of_solvers
 
 
 def test_assay_util_has_the_sandbox_of_the_sample() -> None:
     assert sandbox is assay.sandbox.sandbox
+
+
+def test_importing_assay_scorer_keeps_the_scorer_decorator_on_assay() -> None:
+    """``assay.scorer`` is both Inspect's module name and assay's decorator: importing
+    the module must not replace ``from assay import scorer`` (the decorator)."""
+    code = (
+        "import assay.scorer; from assay import scorer; import assay; "
+        "print(scorer.__module__, assay.scorer.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["assay.score._score", "assay.score._score"]

@@ -15,9 +15,17 @@ from assay.score._grouped import GroupedMetric, grouped
 from assay.score._match import exact, includes, match
 from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, metric_label
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
+from assay.score._multi import answer, multi_scorer
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_id, score_observation, score_record
-from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
+from assay.score._reducers import (
+    Reducer,
+    ScoreReducer,
+    at_least_k,
+    get_reducer,
+    pass_at_k,
+    score_reducer,
+)
 from assay.score._score import (
     CORRECT,
     INCORRECT,
@@ -92,11 +100,13 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "Score",
+    "ScoreReducer",
     "ScoreStatus",
     "Scorer",
     "TargetCounts",
     "Verdict",
     "accuracy",
+    "answer",
     "at_least_k",
     "bootstrap_mean",
     "bootstrap_means",
@@ -120,6 +130,7 @@ __all__ = [
     "metric_label",
     "model_graded_fact",
     "model_graded_qa",
+    "multi_scorer",
     "pass_at_k",
     "pattern",
     "product_gate",
@@ -129,6 +140,7 @@ __all__ = [
     "score_id",
     "score_observation",
     "score_record",
+    "score_reducer",
     "scorer",
     "scorer_metrics",
     "seed_of",

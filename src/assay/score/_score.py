@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -86,12 +86,27 @@ class InvalidScoreValue(ValueError):
         )
 
 
-def value_to_float(value: Value) -> float:
+_NO_VALUE: Any = object()
+
+
+@overload
+def value_to_float() -> Callable[[Value], float]: ...
+@overload
+def value_to_float(value: Value) -> float: ...
+def value_to_float(value: Value = _NO_VALUE) -> float | Callable[[Value], float]:
     """Map a score value onto [0, 1]: letters, bools, numbers and numeric strings.
 
     Raises ``InvalidScoreValue`` for anything else: a value no metric can read must be
-    an error, not a 0 that reads as a failed answer.
+    an error, not a 0 that reads as a failed answer. Called with no value it returns
+    itself, so a metric written for Inspect (``to_float = value_to_float()``, then
+    ``to_float(item.score.value)``) runs unchanged.
     """
+    if value is _NO_VALUE:
+        return _to_float
+    return _to_float(value)
+
+
+def _to_float(value: Value) -> float:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, str) and value in _LETTERS:
