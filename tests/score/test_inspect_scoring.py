@@ -5,6 +5,7 @@ a custom ``@score_reducer`` (by name and by object, and again in ``assay score``
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from assay.scorer import (
     Metric,
     SampleScore,
     Score,
+    accuracy,
     answer,
     exact,
     includes,
@@ -26,9 +28,10 @@ from assay.scorer import (
     metric,
     multi_scorer,
     score_reducer,
+    scorer,
     value_to_float,
 )
-from tests.helpers import run_cli, run_dirs, write_module
+from tests.helpers import read_jsonl, run_cli, run_dirs, write_module
 from tests.score.states import judge, make_state
 
 
@@ -187,3 +190,92 @@ def test_answer_reads_what_follows_the_last_answer_marker(
 def test_answer_refuses_an_unknown_pattern() -> None:
     with pytest.raises(ValueError, match="'letter', 'word' or 'line'"):
         answer("sentence")  # type: ignore[arg-type]
+
+
+DICT_SCORES = """
+from assay import Sample, Task, task
+from assay.scorer import Score, mean, scorer, stderr
+
+
+@scorer(metrics={"correct": [mean(), stderr()], "concise": [mean()]})
+def answer_quality(max_words: int = 2):
+    async def score(state, target):
+        completion = state.output.completion
+        correct = 1 if target.text.lower() in completion.lower() else 0
+        concise = 1 if len(completion.split()) <= max_words else 0
+        return Score(value={"correct": correct, "concise": concise}, answer=completion)
+
+    return score
+
+
+@scorer(metrics=[mean()])
+def as_list():
+    async def score(state, target):
+        return Score(value=[1.0, 0.5 if target.text == "a" else 0.0])
+
+    return score
+
+
+@task
+def quality():
+    samples = [
+        Sample(input="say a", target="a", id="q1"),
+        Sample(input="say the long answer", target="answer", id="q2"),
+        Sample(input="say b", target="z", id="q3"),
+    ]
+    return Task(dataset=samples, scorer=[answer_quality(), as_list()], model="mock/m")
+"""
+
+
+def test_dict_and_list_scores_get_metrics_key_by_key_and_rescore_equal(tmp_path: Path) -> None:
+    """Inspect's multiple-scores idiom: ``metrics={key: [...]}`` on ``@scorer``, a dict
+    value per sample; a list value with a list of metrics gets them per position."""
+    write_module(tmp_path, "quality", DICT_SCORES)
+    echo = "default_output=ignored"
+    ran = run_cli("run", "quality.py@quality", "-M", echo, "-m", "mock/m", cwd=tmp_path)
+    assert ran.returncode == EXIT_PASSED, ran.stdout + ran.stderr
+    (run,) = run_dirs(tmp_path / "runs")
+    report = json.loads((run / "report.json").read_text())
+    (measured,) = report["task_metrics"].values()
+    assert measured["answer_quality"]["correct/mean"] == 0.0  # "ignored" answers nothing
+    assert measured["answer_quality"]["concise/mean"] == 1.0
+    assert "correct/stderr" in measured["answer_quality"]
+    assert measured["as_list"] == {"0/mean": 1.0, "1/mean": pytest.approx(0.5 / 3)}
+    records = [r for r in read_jsonl(run / "scores.jsonl") if r["scorer_id"] == "answer_quality"]
+    assert {r["status"] for r in records} == {"failed"}  # passed only when every key is 1
+    assert all(r["values"] == {"correct": 0.0, "concise": 1.0} for r in records)
+    rescored = run_cli("score", run, cwd=tmp_path)
+    assert rescored.returncode == EXIT_PASSED, rescored.stdout + rescored.stderr
+
+
+def test_a_dict_score_passes_when_every_value_is_one(tmp_path: Path) -> None:
+    @scorer(metrics={"*": [accuracy()]})
+    def both() -> object:
+        async def score(state: object, target: object) -> Score:
+            return Score(value={"right": CORRECT, "polite": True})
+
+        return score
+
+    task = Task(dataset=[Sample(input="say a", target="a")], scorer=both())
+    (result,) = eval(task, model=echo_model(), log_dir=tmp_path)
+    assert result.status == "success", result.error
+    assert result.task_metrics[result.model]["both"] == {
+        "right/accuracy": 1.0,
+        "polite/accuracy": 1.0,
+    }
+    (record,) = read_jsonl(result.path / "scores.jsonl")
+    assert (record["status"], record["value"]) == ("passed", 1.0)
+
+
+def test_a_dict_score_holding_a_dict_is_a_scorer_error(tmp_path: Path) -> None:
+    @scorer(metrics=[accuracy()])
+    def nested() -> object:
+        async def score(state: object, target: object) -> Score:
+            return Score(value={"a": {"b": 1}})  # type: ignore[dict-item]
+
+        return score
+
+    task = Task(dataset=[Sample(input="say a", target="a")], scorer=nested())
+    (result,) = eval(task, model=echo_model(), log_dir=tmp_path)
+    assert result.status == "error"
+    assert result.error is not None and "invalid Score value {'b': 1}" in result.error

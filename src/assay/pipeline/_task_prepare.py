@@ -20,7 +20,7 @@ from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
-from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.pipeline._task_metrics import KeyedMetrics, TaskMetricsBuilder
 from assay.score import (
     AnyScorer,
     Metric,
@@ -162,27 +162,35 @@ def _files_base(task: Task, task_ref: dict[str, Any] | None) -> Path:
 
 def task_scorers(
     task: Task, score_on_error: bool
-) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric]]]:
-    """The task's scorers adapted to the pipeline, their spec entries and their metrics."""
+) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric] | KeyedMetrics]]:
+    """The task's scorers adapted to the pipeline, their spec entries and their metrics
+    (by score key for ``metrics={...}``)."""
     scorers: dict[str, AnyScorer] = {}
     specs: list[ScorerSpec] = []
-    metrics: dict[str, dict[str, Metric]] = {}
+    metrics: dict[str, dict[str, Metric] | KeyedMetrics] = {}
     for index, product in enumerate(task.scorer):
         name = component_name(product, f"scorer{index}")
         scorer_id = name if name not in scorers else f"{name}_{index}"
         declared = task.metrics if task.metrics is not None else scorer_metrics(product)
         chosen = declared or [accuracy()]
         scorers[scorer_id] = from_python_scorer(product, score_on_error)
-        metrics[scorer_id] = _labelled(chosen)
+        metrics[scorer_id] = (
+            _labelled_by_key(chosen) if isinstance(chosen, dict) else _labelled(chosen)
+        )
         specs.append(
             ScorerSpec(
                 id=scorer_id,
                 kind="python",
                 component=json_safe(product),
-                metrics=[json_safe(m) for m in chosen],
+                metrics=[json_safe(chosen)] if isinstance(chosen, dict) else json_safe(chosen),
             )
         )
     return scorers, specs, metrics
+
+
+def _labelled_by_key(chosen: dict[str, list[Any]]) -> KeyedMetrics:
+    """``metrics={"key": [...], "*": [...]}``: each key's metrics, labelled."""
+    return KeyedMetrics({key: _labelled(list(listed)) for key, listed in chosen.items()})
 
 
 def _labelled(chosen: list[Any]) -> dict[str, Metric]:

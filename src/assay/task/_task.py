@@ -33,7 +33,7 @@ class Task:
         setup: Solver | Sequence[Solver] | None = None,
         solver: Solver | Sequence[Solver] | None = None,
         scorer: Any = None,
-        metrics: list[Any] | None = None,
+        metrics: list[Any] | dict[str, list[Any]] | None = None,
         epochs: int | Epochs | None = None,
         model: str | None = None,
         config: GenerateConfig | None = None,
