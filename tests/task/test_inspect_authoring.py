@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from assay.solver import (
 from assay.solver import Target as Target_of_solvers
 from assay.task import task_with
 from assay.util import StoreModel, sandbox, store_as
-from tests.helpers import bundles_by_sample, state_of
+from tests.helpers import bundles_by_sample, run_cli, state_of
 
 
 def recording_model(answer: str = "ok") -> tuple[object, list[list[ChatMessage]]]:
@@ -208,3 +210,31 @@ def test_importing_assay_scorer_keeps_the_scorer_decorator_on_assay() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["assay.score._score", "assay.score._score"]
+
+
+INSPECT_DOC = Path(__file__).resolve().parents[2] / "docs" / "inspect.md"
+
+
+def test_the_ported_task_in_docs_inspect_md_runs(tmp_path: Path) -> None:
+    code = re.search(r"```python\n(.*?)```", INSPECT_DOC.read_text(), re.S)
+    assert code is not None
+    (tmp_path / "ported.py").write_text(code.group(1))
+    proc = run_cli(
+        "run", "ported.py@capitals", "-m", "mock/x", "-M", "default_output=Paris", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "answer_quality: correct/mean 1.0000, correct/stderr 0.0000, concise/mean 1.0000" in (
+        proc.stdout
+    )
+
+
+def test_the_counts_under_the_inspect_table_are_the_table_s() -> None:
+    text = INSPECT_DOC.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ")][1:]  # no header
+    kinds = Counter(re.split(r"\s*\|\s*", row)[3] for row in rows)
+    expected = (
+        f"Counts: {kinds['same']} same, {kinds['different']} different, "
+        f"{kinds['not supported']} not supported ({len(rows)} idioms)."
+    )
+    assert expected in text
+    assert set(kinds) == {"same", "different", "not supported"}
