@@ -22,11 +22,17 @@ from assay.scorer import (
     Score,
     accuracy,
     answer,
+    at_least,
     exact,
     includes,
     match,
+    max_score,
+    mean_score,
+    median_score,
     metric,
+    mode_score,
     multi_scorer,
+    pass_at,
     score_reducer,
     scorer,
     value_to_float,
@@ -279,3 +285,24 @@ def test_a_dict_score_holding_a_dict_is_a_scorer_error(tmp_path: Path) -> None:
     (result,) = eval(task, model=echo_model(), log_dir=tmp_path)
     assert result.status == "error"
     assert result.error is not None and "invalid Score value {'b': 1}" in result.error
+
+
+def test_inspect_s_reducer_functions_are_recorded_by_their_names(tmp_path: Path) -> None:
+    reducers = [mean_score(), pass_at(2), at_least(3), max_score(), mode_score(), median_score()]
+    samples = [Sample(input="say a", target="a", id="q1")]
+    task = Task(dataset=samples, scorer=exact(), epochs=Epochs(3, reducers))
+    (result,) = eval(task, model=flaky_model(), log_dir=tmp_path)
+    assert result.status == "success", result.error
+    spec = json.loads((result.path / "spec.json").read_text())
+    names = ["mean", "pass_at_2", "at_least_3", "max", "mode", "median"]
+    assert spec["epochs_reducer"] == names
+    measured = result.task_metrics[result.model]["exact"]
+    values = {k: v for k, v in measured.items() if "stderr" not in k}
+    assert values == {  # epochs right, wrong, right
+        "accuracy": pytest.approx(2 / 3),
+        "pass_at_2/accuracy": 1.0,
+        "at_least_3/accuracy": 0.0,
+        "max/accuracy": 1.0,
+        "mode/accuracy": 1.0,
+        "median/accuracy": 1.0,
+    }

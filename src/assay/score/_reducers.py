@@ -149,6 +149,43 @@ def at_least_k(k: int) -> Reducer:
     return reduce
 
 
+def _named(name: str) -> Reducer:
+    """The built-in reducer *name*, marked with its name (what the spec records)."""
+    reduce = get_reducer(name)
+    setattr(reduce, REDUCER_NAME_ATTR, name)
+    return reduce
+
+
+def mean_score() -> Reducer:
+    """Inspect's name for the ``mean`` reducer (``Epochs(5, mean_score())``)."""
+    return _named("mean")
+
+
+def median_score() -> Reducer:
+    """Inspect's name for the ``median`` reducer."""
+    return _named("median")
+
+
+def mode_score() -> Reducer:
+    """Inspect's name for the ``mode`` reducer."""
+    return _named("mode")
+
+
+def max_score() -> Reducer:
+    """Inspect's name for the ``max`` reducer."""
+    return _named("max")
+
+
+def pass_at(k: int) -> Reducer:
+    """Inspect's name for ``pass_at_k(k)``: recorded as ``pass_at_<k>``."""
+    return _named(f"pass_at_{k}")
+
+
+def at_least(k: int) -> Reducer:
+    """Inspect's name for ``at_least_k(k)``: recorded as ``at_least_<k>``."""
+    return _named(f"at_least_{k}")
+
+
 _WITH_K = re.compile(r"(pass_at|at_least)_([0-9]+)")
 _MADE_WITH_K: dict[str, Callable[[int], Reducer]] = {
     "pass_at": pass_at_k,
