@@ -32,7 +32,7 @@ from assay.solver import (
 )
 from assay.solver import Target as Target_of_solvers
 from assay.task import task_with
-from assay.util import StoreModel, sandbox, store_as
+from assay.util import StoreModel, sandbox, store, store_as
 from tests.helpers import bundles_by_sample, run_cli, state_of
 
 
@@ -89,7 +89,8 @@ def tidy() -> object:
         state.output.completion = state.output.completion.strip().upper()
         attempts = state.store_as(Attempts)
         attempts.count += 1
-        attempts.notes.append(meta.topic)
+        store_as(Attempts).notes.append(meta.topic)  # the running trial's, found implicitly
+        store().set("answered", True)
         return state
 
     return solve
@@ -98,7 +99,8 @@ def tidy() -> object:
 @scorer(metrics=[accuracy()])
 def counted_once() -> object:
     async def score(state: TaskState, target: Target) -> Score:
-        attempts = state.store_as(Attempts)
+        attempts = store_as(Attempts)
+        assert store().get("answered") is True and store().has("Attempts:count")
         right = attempts.count == 1 and state.output.completion == target.text
         return Score(value=CORRECT if right else "I", answer=state.output.completion)
 
@@ -116,17 +118,21 @@ def test_state_setters_store_as_and_metadata_as_reach_the_scorer(tmp_path: Path)
     (bundle,) = bundles_by_sample(result.path).values()
     final = state_of(result.path, bundle)
     assert final["output"]["message"]["content"] == "PARIS"
-    assert final["store"] == {"Attempts:count": 1, "Attempts:notes": ["geo"]}
+    assert final["store"] == {
+        "Attempts:count": 1,
+        "Attempts:notes": ["geo"],
+        "answered": True,
+    }
 
 
 def test_store_models_share_the_store_and_instances_keep_apart() -> None:
     store: dict[str, object] = {"Attempts:count": 4}
-    first = store_as(Attempts, store)
+    first = store_as(Attempts, store=store)
     assert first.count == 4  # what is in the store wins over the default
     first.notes.append("a")
-    again = store_as(Attempts, store)
+    again = store_as(Attempts, store=store)
     assert again.notes == ["a"]
-    other = store_as(Attempts, store, instance="b")
+    other = store_as(Attempts, "b", store=store)
     other.count = 9
     assert store == {
         "Attempts:count": 4,
@@ -238,3 +244,12 @@ def test_the_counts_under_the_inspect_table_are_the_table_s() -> None:
     )
     assert expected in text
     assert set(kinds) == {"same", "different", "not supported"}
+
+
+def test_store_outside_a_trial_says_where_it_works() -> None:
+    with pytest.raises(RuntimeError, match="call them from a solver or scorer"):
+        store()
+    with pytest.raises(RuntimeError, match=re.escape("pass store=state.store")):
+        store_as(Attempts)
+    kept = store_as(Attempts, store={})  # with a store given, it works anywhere
+    assert kept.count == 0

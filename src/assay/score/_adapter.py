@@ -20,6 +20,7 @@ from assay._registry import json_safe
 from assay.score._score import InvalidScoreValue, PythonScorer, Score, value_to_float
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
 from assay.solver import TaskState
+from assay.solver._state import state_scope
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
 _encode = msgspec.json.Encoder().encode
@@ -60,7 +61,8 @@ class _Adapted:
         # Each scorer gets its own copy: one scorer's edits never reach another's view.
         record = _decode(_encode(observation.output))
         state = TaskState.from_record(record, observation.expected)
-        score = await self.scorer(state, state.target)
+        with state_scope(state):  # assay.util.store() is this trial's, as in a solver
+            score = await self.scorer(state, state.target)
         if not isinstance(score, Score):
             raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
         values = keyed_values(score.value)

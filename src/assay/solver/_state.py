@@ -7,6 +7,9 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -163,3 +166,22 @@ class TaskState:
             state.tools = [Tool.unavailable(d) for d in definitions]
             state.tool_choice = record["tool_choice"]
         return state
+
+
+_current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
+
+
+def current_state() -> TaskState | None:
+    """The state of the trial whose solvers (or scorers) run in this context, if any:
+    what ``assay.util.store()`` reads, as Inspect's ``store()`` finds the sample's."""
+    return _current.get()
+
+
+@contextmanager
+def state_scope(state: TaskState) -> Iterator[None]:
+    """Make *state* the current one while the block runs."""
+    token = _current.set(state)
+    try:
+        yield
+    finally:
+        _current.reset(token)

@@ -1,7 +1,8 @@
-"""Inspect's ``inspect_ai.util`` names that assay has: the sample's sandbox and typed
-views of a trial's store (see docs/inspect.md for what differs and what is missing)."""
+"""Inspect's ``inspect_ai.util`` names that assay has: the sample's sandbox and the
+trial's store, plain (``store()``) or typed (``StoreModel``, ``store_as``). See
+docs/inspect.md for what differs and what is missing."""
 
 from assay.sandbox import SandboxEnvironment, sandbox
-from assay.util._store import StoreModel, store_as
+from assay.util._store import Store, StoreModel, store, store_as
 
-__all__ = ["SandboxEnvironment", "StoreModel", "sandbox", "store_as"]
+__all__ = ["SandboxEnvironment", "Store", "StoreModel", "sandbox", "store", "store_as"]

@@ -5,6 +5,8 @@ final state, so solvers and scorers can share values. A ``StoreModel`` subclass 
 those values with types and defaults; ``state.store_as(Model)`` (or
 ``store_as(Model, store=...)``) gives an instance whose fields read from and write to
 the store under ``Model:field`` keys, so two models never collide on a field name.
+``store()`` and ``store_as(Model)`` find the running trial's store themselves, as
+Inspect's do, inside its solvers and scorers.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from assay.solver._state import current_state
 
 _OWN = ("store", "instance")
 
@@ -54,8 +58,63 @@ def _fields(model: type[StoreModel]) -> list[str]:
 T = TypeVar("T", bound=StoreModel)
 
 
-def store_as(model_type: type[T], store: dict[str, Any], instance: str | None = None) -> T:
-    """*store* (a ``TaskState.store``) seen through *model_type*; the same as
-    ``state.store_as(model_type, instance)``. assay has no implicit current sample, so
-    the store is passed in (Inspect's ``store_as`` finds it from the running sample)."""
-    return model_type(store=store, instance=instance)
+class Store:
+    """A trial's store (``TaskState.store``) with Inspect's ``Store`` methods."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value under *key*, else *default*."""
+        return self.data.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        """Keep *value* under *key* (it must be JSON: the store is in the evidence)."""
+        self.data[key] = value
+
+    def has(self, key: str) -> bool:
+        """Whether *key* holds a value."""
+        return key in self.data
+
+    def delete(self, key: str) -> None:
+        """Forget *key* (nothing if it holds nothing)."""
+        self.data.pop(key, None)
+
+    def keys(self) -> list[str]:
+        """The keys, in the order they were set."""
+        return list(self.data)
+
+    def values(self) -> list[Any]:
+        """The values, in the order they were set."""
+        return list(self.data.values())
+
+    def items(self) -> list[tuple[str, Any]]:
+        """The (key, value) pairs, in the order they were set."""
+        return list(self.data.items())
+
+
+def store() -> Store:
+    """The store of the trial whose solver or scorer is running (Inspect's ``store()``).
+
+    Raises:
+        RuntimeError: called outside a trial's solvers and scorers.
+    """
+    return Store(_current_store())
+
+
+def store_as(
+    model_type: type[T], instance: str | None = None, *, store: dict[str, Any] | None = None
+) -> T:
+    """The running trial's store (or *store*, a ``TaskState.store``) seen through
+    *model_type*: the same as ``state.store_as(model_type, instance)``."""
+    return model_type(store=_current_store() if store is None else store, instance=instance)
+
+
+def _current_store() -> dict[str, Any]:
+    state = current_state()
+    if state is None:
+        raise RuntimeError(
+            "store() and store_as() read the running trial's store: call them from a "
+            "solver or scorer, or pass store=state.store"
+        )
+    return state.store
