@@ -15,7 +15,6 @@ from assay.score._grouped import GroupedMetric, grouped
 from assay.score._match import exact, includes, match
 from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, metric_label
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
-from assay.score._multi import answer, multi_scorer
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_id, score_observation, score_record
 from assay.score._reducers import (
@@ -61,9 +60,12 @@ from assay.score._stats import bootstrap_stderr, std, stderr
 if _typing.TYPE_CHECKING:
     from assay.score._code import extract_code, python_tests
     from assay.score._model_graded import model_graded_fact, model_graded_qa
+    from assay.score._multi import answer, multi_scorer
     from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 
 _LAZY = {
+    "answer": "assay.score._multi",
+    "multi_scorer": "assay.score._multi",
     "extract_code": "assay.score._code",
     "python_tests": "assay.score._code",
     "model_graded_fact": "assay.score._model_graded",
