@@ -253,3 +253,19 @@ def test_store_outside_a_trial_says_where_it_works() -> None:
         store_as(Attempts)
     kept = store_as(Attempts, store={})  # with a store given, it works anywhere
     assert kept.count == 0
+
+
+def test_without_pydantic_assay_util_says_which_extra_to_install() -> None:
+    code = (
+        "import sys; sys.modules['pydantic'] = None\n"
+        "from assay.errors import ConfigError\n"
+        "try:\n"
+        "    import assay.util\n"
+        "except ConfigError as exc:\n"
+        "    print(exc.one_line())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (
+        "assay.util's StoreModel needs the pydantic package, which is not installed "
+        "— install it with: pip install 'assay[inspect]'"
+    )

@@ -162,6 +162,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r} 需要 anthropic 包，但它尚未安装",
         "请用以下命令安装：pip install 'assay[anthropic]'",
     ),
+    "util.pydantic_missing": (
+        "assay.util's StoreModel needs the pydantic package, which is not installed",
+        "install it with: pip install 'assay[inspect]'",
+        "assay.util 的 StoreModel 需要 pydantic 包，但它尚未安装",
+        "请用以下命令安装：pip install 'assay[inspect]'",
+    ),
     "anthropic.key": (
         "model {model!r}: ANTHROPIC_API_KEY is not set",
         "export ANTHROPIC_API_KEY in the environment (keys are never read from specs or -M)",

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from assay.errors import ConfigError
+
+try:
+    from pydantic import BaseModel, ConfigDict, Field
+except ImportError:  # the `inspect` extra; say how to install it, not a traceback
+    raise ConfigError("util.pydantic_missing") from None
 
 from assay.solver._state import current_state
 
