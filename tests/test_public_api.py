@@ -18,6 +18,8 @@ PACKAGES = [
     "assay.run",
     "assay.evidence",
     "assay.score",
+    "assay.scorer",
+    "assay.util",
     "assay.compare",
     "assay.gate",
     "assay.report",

@@ -179,13 +179,13 @@ def __dir__() -> list[str]:
 
 
 class _Package(_types.ModuleType):
-    """``assay.task``, ``assay.solver`` and ``assay.tool`` are the decorators users write;
-    importing the subpackages of the same names binds those modules on this one, which
-    must not hide the decorators (``import assay.task`` still finds the package in
-    ``sys.modules``)."""
+    """``assay.task``, ``assay.solver``, ``assay.tool`` and ``assay.scorer`` are the
+    decorators users write; importing the subpackages of the same names binds those
+    modules on this one, which must not hide the decorators (``import assay.task`` still
+    finds the package in ``sys.modules``)."""
 
     def __setattr__(self, name: str, value: _typing.Any) -> None:
-        if name in ("task", "solver", "tool") and isinstance(value, _types.ModuleType):
+        if name in ("task", "solver", "tool", "scorer") and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 

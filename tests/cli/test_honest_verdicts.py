@@ -232,7 +232,10 @@ def graded():
 @pytest.mark.parametrize(
     ("body", "named"),
     [
-        ("return Score(value={'a': 1})", "InvalidScoreValue: invalid Score value {'a': 1} (dict)"),
+        (
+            "return Score(value={'a': {'b': 1}})",
+            "InvalidScoreValue: invalid Score value {'b': 1} (dict)",
+        ),
         ("return Score(value='maybe')", "InvalidScoreValue: invalid Score value 'maybe' (str)"),
         ("return Score(value=float('nan'))", "InvalidScoreValue: invalid Score value nan"),
         ("return None", "TypeError: the scorer returned NoneType, not a Score"),
@@ -244,16 +247,16 @@ def graded():
     "docs/cli.md",
     "A unit that ends in error prints why on stderr, and its line says `error`, never "
     "`success`: its errors passed `fail_on_error`, or a scorer raised or returned a value "
-    "that is not a letter, a bool or a finite number (`3 scorer error(s) (the first: …)`, "
-    "naming the exception).",
+    "that is not a letter, a bool or a finite number, or a dict or list of them (`3 scorer "
+    "error(s) (the first: …)`, naming the exception).",
     "A unit whose scorers failed runs to its end and exits with its gate's code: 3, since "
     "an errored score is evidence the gate cannot stand on.",
 )
 @pytest.mark.doc(
     "docs/spec.md",
     "A scorer that raises, or returns a value that is not a letter (`C`, `I`, `P`, `N`), a "
-    "bool or a finite number, gives an `error` score naming the exception, so a run with "
-    "one is never `passed`.",
+    "bool or a finite number, or a dict or list of them, gives an `error` score naming the "
+    "exception, so a run with one is never `passed`.",
 )
 def test_a_failing_scorer_gives_error_scores_and_an_inconclusive_gate(
     tmp_path: Path, body: str, named: str

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from assay.model import ChatMessage, get_model
-from assay.score import CORRECT, INCORRECT, PARTIAL, model_graded_fact, model_graded_qa
+from assay.score import (
+    CORRECT,
+    INCORRECT,
+    PARTIAL,
+    model_graded_fact,
+    model_graded_qa,
+    value_to_float,
+)
 from tests.score.states import judge, make_state
 
 
@@ -51,12 +58,16 @@ def test_the_last_grade_wins_and_grades_are_read_leniently() -> None:
     assert judge(model_graded_qa(model=model), make_state("x", "y")).value == CORRECT
 
 
-def test_partial_credit_only_when_asked_for() -> None:
+def test_partial_credit_is_offered_only_when_asked_for_but_a_p_grade_is_always_half() -> None:
+    """As Inspect: ``partial_credit`` changes what the grader is told, not how its grade
+    is read, so a ``P`` the grader gives anyway is 0.5 (it used to become incorrect)."""
     model, prompts = grader(lambda p: "GRADE: P")
     partial = judge(model_graded_qa(model=model, partial_credit=True), make_state("x", "y"))
-    assert partial.value == PARTIAL
+    assert partial.value == PARTIAL and value_to_float(partial.value) == 0.5
     assert "one of CPI." in prompts[0] and '"P" for partially correct' in prompts[0]
-    assert judge(model_graded_qa(model=model), make_state("x", "y")).value == INCORRECT
+    unoffered = judge(model_graded_qa(model=model), make_state("x", "y"))
+    assert "one of CI." in prompts[1]
+    assert unoffered.value == PARTIAL and value_to_float(unoffered.value) == 0.5
 
 
 def test_a_reply_without_a_grade_is_incorrect_with_the_reply_shown() -> None:

@@ -66,6 +66,25 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 中没有定义任何 @task",
         "请用 @task 装饰一个返回 Task 的函数",
     ),
+    "task.python_only": (
+        "{option} is for Python tasks (file.py or file.py@task), not a YAML spec",
+        "drop {option}: a YAML spec sets its own targets, samples and repetitions (docs/spec.md)",
+        "{option} 只用于 Python 任务（file.py 或 file.py@task），不用于 YAML 规范",
+        "请去掉 {option}：YAML 规范自行设定目标、样本和重复次数（见 docs/spec.md）",
+    ),
+    "task.no_model": (
+        "task {task!r} names no model and none was given",
+        "pass --model provider/name (e.g. --model openai/gpt-4o-mini), or set Task(model=...)",
+        "任务 {task!r} 没有指定模型，也没有给出模型",
+        "请传入 --model provider/name（例如 --model openai/gpt-4o-mini），或设置 Task(model=...)",
+    ),
+    "task.unknown_args": (
+        "warning: -T {names}: task {task!r} takes no such argument (its parameters: {known}); "
+        "ignored",
+        "",
+        "警告：-T {names}：任务 {task!r} 没有这样的参数（它的参数：{known}）；已忽略",
+        "",
+    ),
     "task.changed": (
         "the task file {path} changed since the run; its scorers cannot be rebuilt as they were",
         "restore the task file the run used (its digest is in spec.json)",
@@ -142,6 +161,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "install it with: pip install 'assay[anthropic]'",
         "模型 {model!r} 需要 anthropic 包，但它尚未安装",
         "请用以下命令安装：pip install 'assay[anthropic]'",
+    ),
+    "util.pydantic_missing": (
+        "assay.util's StoreModel needs the pydantic package, which is not installed",
+        "install it with: pip install 'assay[inspect]'",
+        "assay.util 的 StoreModel 需要 pydantic 包，但它尚未安装",
+        "请用以下命令安装：pip install 'assay[inspect]'",
     ),
     "anthropic.key": (
         "model {model!r}: ANTHROPIC_API_KEY is not set",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from assay._messages import say
 from assay.cli._ci import check_junit_path, junit_option, write_ci_outputs
@@ -15,7 +16,7 @@ from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.cli._sign import sign_after_run
 from assay.errors import ConfigError
-from assay.model import DEFAULT_EXPIRY
+from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
@@ -35,11 +36,12 @@ def execution_options(func: F) -> F:
     options = [
         click.option(
             "--max-concurrency",
+            "--max-samples",
             "-j",
             type=click.IntRange(1, 10_000),
             default=16,
             show_default=True,
-            help="Trials in flight at once.",
+            help="Trials in flight at once (--max-samples, as Inspect names it).",
         ),
         click.option("--sink", "sink_url", help="Also post event batches to this HTTP URL."),
         click.option(
@@ -99,6 +101,90 @@ def cache_options(func: F) -> F:
     return func
 
 
+if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 is not generic
+    _LimitType = click.ParamType[int | tuple[int, int], object]
+else:
+    _LimitType = click.ParamType
+
+
+class SampleLimit(_LimitType):
+    """``--limit N`` (the first N samples) or ``--limit A-B`` (samples A to B, 1-based and
+    inclusive, as Inspect reads it): an int, or the 0-based ``(start, stop)`` slice."""
+
+    name = "N|A-B"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | tuple[int, int]:
+        if isinstance(value, int | tuple):
+            return value
+        first, dash, last = str(value).strip().partition("-")
+        if first.isdigit() and (not dash or last.isdigit()):
+            start, stop = int(first), int(last) if dash else None
+            if stop is None and start >= 1:
+                return start
+            if stop is not None and 1 <= start <= stop:
+                return (start - 1, stop)
+        self.fail(
+            f"{value!r} is neither a count N >= 1 nor a range A-B with 1 <= A <= B "
+            "(e.g. --limit 10 or --limit 10-20)",
+            param,
+            ctx,
+        )
+
+
+def generate_options(func: F) -> F:
+    """``--temperature``, ``--max-tokens``, ``--seed`` and ``--reasoning-effort``: the
+    GenerateConfig fields Inspect's ``eval`` takes on its command line, declared once. They
+    override the task's config for every model of the run (and are kept for ``resume``)."""
+    options = [
+        click.option("--temperature", type=float, help="Sampling temperature."),
+        click.option("--max-tokens", type=click.IntRange(1), help="Cap on output tokens."),
+        click.option("--seed", type=int, help="Sampling seed, where the provider takes one."),
+        click.option(
+            "--reasoning-effort",
+            type=click.Choice(REASONING_EFFORTS),
+            help="Reasoning effort, for reasoning models that take one (OpenAI-compatible).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+PYTHON_ONLY = (
+    "models",
+    "task_args",
+    "model_args",
+    "model_base_url",
+    "epochs",
+    "limit",
+    "sample_ids",
+    "log_dir",
+    "max_tasks",
+    "max_connections",
+    "retry_on_error",
+    "score_on_error",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "reasoning_effort",
+)
+"""``run``'s options that only a Python task can use (a YAML spec's targets are programs
+and endpoints, its samples and repetitions are the spec's): given with a YAML spec they
+are refused rather than ignored."""
+
+
+def _refuse_python_only_options(context: click.Context) -> None:
+    """A ConfigError naming the first Python-only option given on the command line."""
+    for param in context.command.params:
+        if param.name not in PYTHON_ONLY:
+            continue
+        source = context.get_parameter_source(param.name)
+        if source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            raise ConfigError("task.python_only", option=max(param.opts, key=len))
+
+
 SIGN_OPTION = click.option(
     "--sign",
     "sign_key",
@@ -121,7 +207,11 @@ SIGN_OPTION = click.option(
     help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
 )
 @click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
-@click.option("--limit", type=click.IntRange(1), help="Run only the first N samples.")
+@click.option(
+    "--limit",
+    type=SampleLimit(),
+    help="Run only the first N samples, or samples A to B (1-based, inclusive: 10-20).",
+)
 @click.option("--sample-id", "sample_ids", multiple=True, help="Run only these sample ids.")
 @click.option("--log-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
 @click.option("--max-tasks", type=click.IntRange(1), default=1, show_default=True)
@@ -135,11 +225,15 @@ SIGN_OPTION = click.option(
     is_flag=True,
     help="Keep every sample's sandbox for debugging; print where each is.",
 )
+@generate_options
 @SIGN_OPTION
 @cache_options
 @prices_option
 @execution_options
+@click.pass_context
 def run(
+    context: click.Context,
+    /,
     spec: Path,
     output: Path | None,
     dry_run: bool,
@@ -148,7 +242,7 @@ def run(
     model_args: tuple[str, ...],
     model_base_url: str | None,
     epochs: int | None,
-    limit: int | None,
+    limit: int | tuple[int, int] | None,
     sample_ids: tuple[str, ...],
     log_dir: Path,
     max_tasks: int,
@@ -161,6 +255,10 @@ def run(
     cache_expiry: str | None,
     prices: Path | None,
     sign_key: Path | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    reasoning_effort: str | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -208,8 +306,16 @@ def run(
             "prices": prices,
             "progress": progress_line(execution["progress"]),
         }
+        generate = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "reasoning_effort": reasoning_effort,
+        }
+        options.update({name: value for name, value in generate.items() if value is not None})
         run_tasks(str(spec), models, options, sign_key, junit)
 
+    _refuse_python_only_options(context)
     if cache:  # a YAML spec's targets are programs and endpoints, not assay models
         reason = "the response cache is for Python tasks (file.py or file.py@task)"
         raise ConfigError("task.option", option="--cache", reason=reason)

@@ -76,7 +76,8 @@ def _window(limit: Limit | None) -> slice:
         return slice(None)
     if _is_count(limit):
         return slice(0, limit)
-    if isinstance(limit, tuple) and len(limit) == 2 and all(map(_is_count, limit)):
+    # a list too: a run's record read back from JSON has the (start, stop) pair as one
+    if isinstance(limit, tuple | list) and len(limit) == 2 and all(map(_is_count, limit)):
         start, stop = limit
         if start <= stop:
             return slice(start, stop)

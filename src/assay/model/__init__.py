@@ -18,7 +18,7 @@ from assay.model._cache import (
 )
 from assay.model._cache_key import cache_key, current_epoch, epoch_scope
 from assay.model._calls import ModelError
-from assay.model._config import TOOL_CHOICES, GenerateConfig
+from assay.model._config import REASONING_EFFORTS, TOOL_CHOICES, GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import (
     ChatMessage,
@@ -48,6 +48,7 @@ from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 __all__ = [
     "BUILTIN_PRICES",
     "DEFAULT_EXPIRY",
+    "REASONING_EFFORTS",
     "TOOL_CHOICES",
     "AdaptiveGate",
     "Budget",

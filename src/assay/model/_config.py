@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""The ``reasoning_effort`` values (Inspect's and OpenAI's)."""
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 TOOL_CHOICES = ("auto", "none", "any")
 """The ``tool_choice`` values that are not a tool's name (a tool named so cannot be forced)."""
@@ -28,6 +35,9 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         tool_choice: with tools offered, ``"auto"`` (the model decides), ``"none"`` (no
             tool call), ``"any"`` (it must call one of them, its pick) or the name of the
             tool it must call; ``generate`` sets it from ``TaskState.tool_choice``.
+        reasoning_effort: how hard a reasoning model thinks (``"low"`` ... ``"high"``),
+            sent to OpenAI-compatible servers as ``reasoning_effort``; other providers
+            do not take it.
     """
 
     temperature: float | None = None
@@ -42,6 +52,7 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     timeout: float | None = None
     retry_backoff: float | None = None
     tool_choice: str | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field *other* sets taking precedence."""

@@ -34,6 +34,11 @@ class ChatMessage(msgspec.Struct, omit_defaults=True):
         """The message's text."""
         return self.content
 
+    @text.setter
+    def text(self, value: str) -> None:
+        """Replace the message's text (``state.user_prompt.text = ...``, as in Inspect)."""
+        self.content = value
+
 
 def system_message(content: str) -> ChatMessage:
     """A system message."""

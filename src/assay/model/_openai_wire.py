@@ -101,7 +101,7 @@ def request_params(
             choice = config.tool_choice
             named = {"type": "function", "function": {"name": choice}}
             params["tool_choice"] = _OPENAI_CHOICES.get(choice, named)
-    for field in ("temperature", "top_p", "max_tokens", "stop", "seed"):
+    for field in ("temperature", "top_p", "max_tokens", "stop", "seed", "reasoning_effort"):
         value = getattr(config, field)
         if value is not None:
             params[field] = value

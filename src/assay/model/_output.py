@@ -59,6 +59,11 @@ class ModelOutput(msgspec.Struct):
         """The text of the answer."""
         return self.message.content
 
+    @completion.setter
+    def completion(self, text: str) -> None:
+        """Replace the answer's text (a solver post-processing it, as in Inspect)."""
+        self.message.content = text
+
     @staticmethod
     def from_content(model: str, content: str, usage: ModelUsage | None = None) -> ModelOutput:
         """An answer made of plain text."""

@@ -88,6 +88,10 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             beyond ``max_samples``).
         sandbox_cleanup: ``False`` keeps every sample's sandbox for debugging and
             prints where (``--no-sandbox-cleanup``).
+        generate_config: GenerateConfig fields set for the whole eval (``temperature``,
+            ``max_tokens``, ``seed``, ``reasoning_effort``...: ``eval`` takes them as
+            keyword arguments, as Inspect's does; the CLI's ``--temperature`` etc.). They
+            win over the task's own config and are recorded so ``resume`` applies them.
     """
 
     log_dir: Path = Path("runs")
@@ -115,6 +119,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     progress: ProgressCallback | None = None
     max_sandboxes: int | None = None
     sandbox_cleanup: bool = True
+    generate_config: GenerateConfig = GenerateConfig()
 
 
 class EvalResult(msgspec.Struct):
@@ -234,6 +239,12 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     """*options* as EvalOptions: a misspelt one is a ConfigError naming the closest
     (not a TypeError), and a folder or file may be given as a str."""
     known = EvalOptions.__struct_fields__
+    generate = {k: options.pop(k) for k in list(options) if _generate_field(k, known)}
+    if generate:
+        try:
+            options["generate_config"] = msgspec.convert(generate, GenerateConfig)
+        except msgspec.ValidationError as exc:
+            raise ConfigError("model.args", model="eval()", args=str(exc)) from None
     for name in options:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
@@ -243,6 +254,12 @@ def _options(options: dict[str, Any]) -> EvalOptions:
         if isinstance(options.get(name), str):
             options[name] = Path(options[name])
     return EvalOptions(**options)
+
+
+def _generate_field(name: str, known: tuple[str, ...]) -> bool:
+    """An eval keyword that is a GenerateConfig field and not an EvalOptions one
+    (``max_connections`` is both: the eval's own option wins)."""
+    return name in GenerateConfig.__struct_fields__ and name not in known
 
 
 eval = synchronous(eval_async, "eval")
@@ -276,8 +293,12 @@ async def _run_unit(
                 "model_args": json_safe(_model_args(opts)),
                 "endpoint": model.endpoint,  # resume refuses another one
             }
+            if opts.generate_config != GenerateConfig():
+                record["config"] = msgspec.to_builtins(opts.generate_config)
         samples = _select(task, opts)
-        prepared = prepare_task(task, model, samples, settings, record, epochs=epochs)
+        prepared = prepare_task(
+            task, model, samples, settings, record, epochs=epochs, config=opts.generate_config
+        )
         output = opts.output or opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
         run_options = RunOptions(
             output=output,
@@ -356,8 +377,9 @@ def _models(
     model: str | Model | Sequence[str | Model] | None, task: Task, opts: EvalOptions
 ) -> list[Model]:
     names = [model] if isinstance(model, str | Model) else list(model or [])
-    if not names:
-        names = [task.model or "mock/default"]
+    if not names and task.model is None:  # never a silent mock: its scores would mean nothing
+        raise ConfigError("task.no_model", task=task.name)
+    names = names or [task.model or ""]
     config = GenerateConfig(max_connections=opts.max_connections)
     args = _model_args(opts)
     return [get_model(name, config, **args) for name in names]

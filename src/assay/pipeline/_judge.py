@@ -54,7 +54,7 @@ async def judge(
                 trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value
             )
             if task_metrics is not None:
-                task_metrics.add(trial, scorer_id, verdict.value, verdict.status)
+                task_metrics.add(trial, scorer_id, verdict.value, verdict.status, verdict.values)
     metrics.add_trial(trial["target_id"], bundle["state"])
     row = TrialRow(
         index=trial["index"],

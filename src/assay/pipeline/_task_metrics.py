@@ -29,7 +29,7 @@ class TaskMetricsBuilder:
         self,
         epochs: int,
         reducers: list[str],
-        metrics: dict[str, dict[str, Metric]],
+        metrics: dict[str, dict[str, Metric] | KeyedMetrics],
         samples: int,
         metadata_of: MetadataOf | None = None,
         targets: int = 1,
@@ -43,9 +43,32 @@ class TaskMetricsBuilder:
         self._pending: dict[tuple[str, str, int], list[float]] = {}
         self._values: dict[tuple[str, str, str], array[float]] = {}
         self._scored: dict[tuple[str, str], bytearray] = {}
+        self._keys: dict[str, dict[str, None]] = {}  # a dict-valued scorer's keys, in order
 
-    def add(self, trial: dict[str, Any], scorer_id: str, value: float | None, status: str) -> None:
-        """Count one trial's score; reduce the sample once its last epoch is in."""
+    def add(
+        self,
+        trial: dict[str, Any],
+        scorer_id: str,
+        value: float | None,
+        status: str,
+        values: dict[str, float] | None = None,
+    ) -> None:
+        """Count one trial's score; reduce the sample once its last epoch is in.
+
+        *values* are a dict- or list-valued score's values by key: each key is reduced
+        and measured on its own. A score without them from a scorer that gave keys
+        before (an error) counts as 0 under each of those keys.
+        """
+        if values is None and scorer_id in self._keys:
+            values = dict.fromkeys(self._keys[scorer_id], 0.0)
+        for key, keyed in (values or {}).items():
+            self._keys.setdefault(scorer_id, {})[key] = None
+            self._add_one(trial, _keyed(scorer_id, key), keyed, status)
+        self._add_one(trial, scorer_id, value, status)
+
+    def _add_one(
+        self, trial: dict[str, Any], scorer_id: str, value: float | None, status: str
+    ) -> None:
         position = trial["index"] // self.per_sample
         key = (trial["target_id"], scorer_id, position)
         values = self._pending.setdefault(key, [])
@@ -77,15 +100,41 @@ class TaskMetricsBuilder:
         empty_scored = bytearray(self.samples)
         for target in sorted(targets):
             for scorer_id, metrics in self.metrics.items():
-                scored = self._scored.get((target, scorer_id), empty_scored)
-                for reducer in self.reducers:
-                    values = self._values.get((target, scorer_id, reducer), empty_values)
-                    out = result.setdefault(target, {}).setdefault(scorer_id, {})
-                    for name, compute in metrics.items():
-                        meta = self.metadata_of if _may_read_metadata(compute) else None
-                        label = name if reducer == "mean" else f"{reducer}/{name}"
-                        out[label] = compute(_Scores(values, scored, sample_ids, meta))
+                out = result.setdefault(target, {}).setdefault(scorer_id, {})
+                for key, chosen in self._measured(scorer_id, metrics):
+                    stored = scorer_id if key is None else _keyed(scorer_id, key)
+                    scored = self._scored.get((target, stored), empty_scored)
+                    for reducer in self.reducers:
+                        values = self._values.get((target, stored, reducer), empty_values)
+                        for name, compute in chosen.items():
+                            meta = self.metadata_of if _may_read_metadata(compute) else None
+                            label = name if key is None else f"{key}/{name}"
+                            label = label if reducer == "mean" else f"{reducer}/{label}"
+                            out[label] = compute(_Scores(values, scored, sample_ids, meta))
         return result
+
+    def _measured(
+        self, scorer_id: str, metrics: dict[str, Metric] | KeyedMetrics
+    ) -> list[tuple[str | None, dict[str, Metric]]]:
+        """What to measure for a scorer: its scalar values (key ``None``), or with a
+        dict-valued score each key, with the metrics named for it (or for ``"*"``, or
+        the scorer's list of metrics, as Inspect applies them)."""
+        keys = list(self._keys.get(scorer_id, {}))
+        if not isinstance(metrics, KeyedMetrics):
+            return [(key, metrics) for key in keys] if keys else [(None, metrics)]
+        chosen = [(key, metrics.get(key, metrics.get("*", {}))) for key in keys]
+        return [(key, named) for key, named in chosen if named]
+
+
+class KeyedMetrics(dict[str, dict[str, Metric]]):
+    """A scorer's metrics by the key of its dict-valued scores (``metrics={"correct":
+    [mean()], "*": [accuracy()]}`` on ``@scorer`` or ``Task``); ``"*"`` is every key
+    not named."""
+
+
+def _keyed(scorer_id: str, key: str) -> str:
+    """Where a dict-valued score's key is kept (a separator no scorer id holds)."""
+    return f"{scorer_id}\x1f{key}"
 
 
 def _may_read_metadata(compute: Metric) -> bool:

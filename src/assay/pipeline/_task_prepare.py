@@ -20,7 +20,7 @@ from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.pipeline._prepared import Prepared
-from assay.pipeline._task_metrics import TaskMetricsBuilder
+from assay.pipeline._task_metrics import KeyedMetrics, TaskMetricsBuilder
 from assay.score import (
     AnyScorer,
     Metric,
@@ -61,11 +61,14 @@ def prepare_task(
     task_ref: dict[str, Any] | None = None,
     *,
     epochs: Epochs | None = None,
+    config: GenerateConfig | None = None,
 ) -> Prepared:
     """Freeze *task* against *model* over *samples* into a runnable Prepared.
 
-    *epochs* overrides the task's own (the Task object is not changed).
+    *epochs* overrides the task's own, and *config*'s fields the task's config (the
+    eval's ``temperature=``, ``--max-tokens``...); the Task object is not changed.
     """
+    task_config = task.config.merge(config)
     from assay.sandbox._spec import specs_record
 
     epochs = epochs or task.epochs
@@ -77,7 +80,7 @@ def prepare_task(
         kind="solver",
         model=model.name,
         solver=[json_safe(step) for step in task.plan.solvers],
-        config=_result_config(model.config.merge(task.config)),
+        config=_result_config(model.config.merge(task_config)),
         limits=_result_limits(task, model),
         sandboxes=specs_record(sandboxes),
     )
@@ -93,6 +96,7 @@ def prepare_task(
         retry=RetryPolicy(max_attempts=settings.max_attempts),
         task=task_ref,
         errors=msgspec.to_builtins(settings),
+        task_info=json_safe(task.info) or None,
     )
 
     def metadata_of(position: int) -> dict[str, Any]:
@@ -111,7 +115,7 @@ def prepare_task(
         model,
         task.plan,
         task.limits,
-        task.config,
+        task_config,
         sandboxes=sandboxes,
         files_base=files_base,
         scorers=task.scorer,
@@ -158,27 +162,35 @@ def _files_base(task: Task, task_ref: dict[str, Any] | None) -> Path:
 
 def task_scorers(
     task: Task, score_on_error: bool
-) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric]]]:
-    """The task's scorers adapted to the pipeline, their spec entries and their metrics."""
+) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric] | KeyedMetrics]]:
+    """The task's scorers adapted to the pipeline, their spec entries and their metrics
+    (by score key for ``metrics={...}``)."""
     scorers: dict[str, AnyScorer] = {}
     specs: list[ScorerSpec] = []
-    metrics: dict[str, dict[str, Metric]] = {}
+    metrics: dict[str, dict[str, Metric] | KeyedMetrics] = {}
     for index, product in enumerate(task.scorer):
         name = component_name(product, f"scorer{index}")
         scorer_id = name if name not in scorers else f"{name}_{index}"
         declared = task.metrics if task.metrics is not None else scorer_metrics(product)
         chosen = declared or [accuracy()]
         scorers[scorer_id] = from_python_scorer(product, score_on_error)
-        metrics[scorer_id] = _labelled(chosen)
+        metrics[scorer_id] = (
+            _labelled_by_key(chosen) if isinstance(chosen, dict) else _labelled(chosen)
+        )
         specs.append(
             ScorerSpec(
                 id=scorer_id,
                 kind="python",
                 component=json_safe(product),
-                metrics=[json_safe(m) for m in chosen],
+                metrics=[json_safe(chosen)] if isinstance(chosen, dict) else json_safe(chosen),
             )
         )
     return scorers, specs, metrics
+
+
+def _labelled_by_key(chosen: dict[str, list[Any]]) -> KeyedMetrics:
+    """``metrics={"key": [...], "*": [...]}``: each key's metrics, labelled."""
+    return KeyedMetrics({key: _labelled(list(listed)) for key, listed in chosen.items()})
 
 
 def _labelled(chosen: list[Any]) -> dict[str, Metric]:
@@ -226,7 +238,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         raise ConfigError("task.endpoint_changed", model=model.name, was=was, now=now)
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
     samples = select(task.dataset, **record.get("select", {}))
-    return prepare_task(task, model, samples, settings, record, epochs=epochs)
+    config = msgspec.convert(record.get("config", {}), GenerateConfig)  # the eval's settings
+    return prepare_task(task, model, samples, settings, record, epochs=epochs, config=config)
 
 
 def _safe_id(name: str) -> str:

@@ -18,7 +18,20 @@ from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, met
 from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_id, score_observation, score_record
-from assay.score._reducers import Reducer, at_least_k, get_reducer, pass_at_k
+from assay.score._reducers import (
+    Reducer,
+    ScoreReducer,
+    at_least,
+    at_least_k,
+    get_reducer,
+    max_score,
+    mean_score,
+    median_score,
+    mode_score,
+    pass_at,
+    pass_at_k,
+    score_reducer,
+)
 from assay.score._score import (
     CORRECT,
     INCORRECT,
@@ -48,9 +61,12 @@ from assay.score._stats import bootstrap_stderr, std, stderr
 if _typing.TYPE_CHECKING:
     from assay.score._code import extract_code, python_tests
     from assay.score._model_graded import model_graded_fact, model_graded_qa
+    from assay.score._multi import answer, multi_scorer
     from assay.score._sandbox import SandboxLimits, SandboxResult, run_python
 
 _LAZY = {
+    "answer": "assay.score._multi",
+    "multi_scorer": "assay.score._multi",
     "extract_code": "assay.score._code",
     "python_tests": "assay.score._code",
     "model_graded_fact": "assay.score._model_graded",
@@ -84,11 +100,14 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "Score",
+    "ScoreReducer",
     "ScoreStatus",
     "Scorer",
     "TargetCounts",
     "Verdict",
     "accuracy",
+    "answer",
+    "at_least",
     "at_least_k",
     "bootstrap_mean",
     "bootstrap_means",
@@ -107,11 +126,17 @@ __all__ = [
     "grouped",
     "includes",
     "match",
+    "max_score",
     "mean",
+    "mean_score",
+    "median_score",
     "metric",
     "metric_label",
+    "mode_score",
     "model_graded_fact",
     "model_graded_qa",
+    "multi_scorer",
+    "pass_at",
     "pass_at_k",
     "pattern",
     "product_gate",
@@ -121,6 +146,7 @@ __all__ = [
     "score_id",
     "score_observation",
     "score_record",
+    "score_reducer",
     "scorer",
     "scorer_metrics",
     "seed_of",

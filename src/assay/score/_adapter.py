@@ -11,14 +11,16 @@ a ``Score``, or a value no metric can read, raises here: the pipeline records an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 
 import msgspec
 
 from assay._registry import json_safe
-from assay.score._score import PythonScorer, Score, value_to_float
+from assay.score._score import InvalidScoreValue, PythonScorer, Score, value_to_float
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
 from assay.solver import TaskState
+from assay.solver._state import state_scope
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
 _encode = msgspec.json.Encoder().encode
@@ -28,6 +30,19 @@ _decode = msgspec.json.Decoder().decode
 def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> ObservationScorer:
     """Adapt *scorer* to judge observations; errors are scored only with *score_on_error*."""
     return _Adapted(scorer, score_on_error)
+
+
+def keyed_values(value: object) -> dict[str, float] | None:
+    """A dict value's entries (a list's by position: ``"0"``, ``"1"``...) each mapped by
+    ``value_to_float``; ``None`` for a scalar. An empty one, or one holding something
+    no metric can read, is refused (``InvalidScoreValue``), never a silent 0."""
+    if isinstance(value, list | tuple):
+        value = {str(index): item for index, item in enumerate(value)}
+    if not isinstance(value, dict):
+        return None
+    if not value:
+        raise InvalidScoreValue(value)
+    return {str(key): value_to_float(item) for key, item in value.items()}
 
 
 class _Adapted:
@@ -46,13 +61,20 @@ class _Adapted:
         # Each scorer gets its own copy: one scorer's edits never reach another's view.
         record = _decode(_encode(observation.output))
         state = TaskState.from_record(record, observation.expected)
-        score = await self.scorer(state, state.target)
+        with state_scope(state):  # assay.util.store() is this trial's, as in a solver
+            score = await self.scorer(state, state.target)
         if not isinstance(score, Score):
             raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
-        value = value_to_float(score.value)
-        status: ScoreStatus = "passed" if value >= 1.0 else "failed"
+        values = keyed_values(score.value)
+        if values is None:
+            value = value_to_float(score.value)
+            passed = value >= 1.0
+        else:
+            value = math.fsum(values.values()) / len(values)
+            passed = all(v >= 1.0 for v in values.values())
+        status: ScoreStatus = "passed" if passed else "failed"
         metadata = json_safe(score.metadata) if score.metadata is not None else None
-        return Verdict(status, value, score.explanation or "", score.answer, metadata)
+        return Verdict(status, value, score.explanation or "", score.answer, metadata, values)
 
     async def aclose(self) -> None:
         """Let the scorer release what it holds, if it can (``aclose``, optional)."""

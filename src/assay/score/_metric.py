@@ -8,20 +8,39 @@ one ``SampleScore`` per planned sample, so a sample that produced no score still
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import msgspec
 
 from assay._registry import registered, registry_info
 
+if TYPE_CHECKING:
+    from assay.score._score import Score
+
 
 class SampleScore(msgspec.Struct, frozen=True):
-    """One sample's score after epoch reduction, with its metadata for grouping."""
+    """One sample's score after epoch reduction, with its metadata for grouping.
+
+    A metric written for Inspect reads ``item.score.value`` (or ``.as_float()``) and
+    ``item.sample_metadata``: both are here, over the same reduced value.
+    """
 
     value: float
     sample_id: str
     metadata: dict[str, Any] = {}
     scored: bool = True
+
+    @property
+    def score(self) -> Score:
+        """The reduced score as a ``Score`` (Inspect's ``SampleScore.score``)."""
+        from assay.score._score import Score
+
+        return Score(value=self.value)
+
+    @property
+    def sample_metadata(self) -> dict[str, Any]:
+        """The sample's metadata (Inspect's name for ``metadata``)."""
+        return self.metadata
 
 
 Metric = Callable[[Sequence[SampleScore]], float]

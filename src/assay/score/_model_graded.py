@@ -13,7 +13,7 @@ import re
 
 from assay.model import Model, get_model
 from assay.score._metric import accuracy
-from assay.score._score import INCORRECT, PARTIAL, PythonScorer, Score, scorer
+from assay.score._score import INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
 from assay.solver import Target, TaskState
 
@@ -181,8 +181,6 @@ class _GradedScorer:
         if not grades:
             return Score(value=INCORRECT, answer=answer, explanation=f"no grade found: {reply}")
         grade = (grades[-1] if isinstance(grades[-1], str) else grades[-1][0]).upper()
-        if grade == PARTIAL and not self.partial_credit:
-            grade = INCORRECT  # not offered, so not half credit in a pass/fail metric
         return Score(value=grade, answer=answer, explanation=reply)
 
     async def aclose(self) -> None:

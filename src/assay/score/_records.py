@@ -55,6 +55,8 @@ def score_record(
         "reason": verdict.reason,
         "answer": verdict.answer,
     }
+    if verdict.values is not None:  # a dict- or list-valued score: each value by key
+        record["values"] = verdict.values
     if verdict.metadata is not None:
         record["metadata"] = verdict.metadata
     if usage is not None and not usage.empty:

@@ -2,10 +2,12 @@
 
 A Python scorer reads a TaskState rebuilt from the trial's evidence (never the live
 state) and the sample's Target. Its ``Score.value`` is a letter (``C`` correct, ``I``
-incorrect, ``P`` partial, ``N`` no answer), a bool or a number; ``value_to_float`` maps
-it onto [0, 1] for metrics, and a value of 1.0 counts as ``passed`` for the gate.
-Any other value (a dict, ``None``, a word, NaN) is refused with ``InvalidScoreValue``,
-so the trial's score is an ``error`` naming it, never a silent 0 or a pass.
+incorrect, ``P`` partial, ``N`` no answer), a bool or a number, or a dict or list of
+those (metrics are then computed key by key; the score passes when every value is 1.0);
+``value_to_float`` maps a scalar onto [0, 1] for metrics, and a value of 1.0 counts as
+``passed`` for the gate. Any other value (``None``, a word, NaN, a nested dict) is
+refused with ``InvalidScoreValue``, so the trial's score is an ``error`` naming it,
+never a silent 0 or a pass.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -26,15 +28,60 @@ PARTIAL = "P"
 NOANSWER = "N"
 
 Value = str | int | float | bool
+"""A scalar score value."""
+
+ScoreValue = Value | list[Value] | dict[str, Value]
+"""What ``Score.value`` may hold: a scalar, or (as in Inspect) a list or dict of them,
+whose metrics are computed key by key."""
 
 
 class Score(msgspec.Struct, omit_defaults=True):
     """A scorer's verdict on one trial."""
 
-    value: Value
+    value: ScoreValue
     answer: str | None = None
     explanation: str | None = None
     metadata: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """The value as text (Inspect's ``Score.text``)."""
+        return str(self.value)
+
+    def as_str(self) -> str:
+        """The value, which must be a string (a letter such as ``C``)."""
+        if not isinstance(self.value, str):
+            raise ValueError(f"Score value {self.value!r} is not a str")
+        return self.value
+
+    def as_int(self) -> int:
+        """The value, which must be an int (not a bool)."""
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise ValueError(f"Score value {self.value!r} is not an int")
+        return self.value
+
+    def as_float(self) -> float:
+        """The value as a float on the metrics' scale: letters (``C`` 1, ``P`` 0.5),
+        bools and numbers, as ``value_to_float`` reads them."""
+        return value_to_float(self.value)  # a dict or list is refused (InvalidScoreValue)
+
+    def as_dict(self) -> dict[str, Value]:
+        """The value, which must be a dict."""
+        if not isinstance(self.value, dict):
+            raise ValueError(f"Score value {self.value!r} is not a dict")
+        return self.value
+
+    def as_list(self) -> list[Value]:
+        """The value, which must be a list."""
+        if not isinstance(self.value, list):
+            raise ValueError(f"Score value {self.value!r} is not a list")
+        return self.value
+
+    def as_bool(self) -> bool:
+        """The value, which must be a bool."""
+        if not isinstance(self.value, bool):
+            raise ValueError(f"Score value {self.value!r} is not a bool")
+        return self.value
 
 
 class PythonScorer(Protocol):
@@ -58,12 +105,27 @@ class InvalidScoreValue(ValueError):
         )
 
 
-def value_to_float(value: Value) -> float:
+_NO_VALUE: Any = object()
+
+
+@overload
+def value_to_float() -> Callable[[ScoreValue], float]: ...
+@overload
+def value_to_float(value: ScoreValue) -> float: ...
+def value_to_float(value: ScoreValue = _NO_VALUE) -> float | Callable[[ScoreValue], float]:
     """Map a score value onto [0, 1]: letters, bools, numbers and numeric strings.
 
     Raises ``InvalidScoreValue`` for anything else: a value no metric can read must be
-    an error, not a 0 that reads as a failed answer.
+    an error, not a 0 that reads as a failed answer. Called with no value it returns
+    itself, so a metric written for Inspect (``to_float = value_to_float()``, then
+    ``to_float(item.score.value)``) runs unchanged.
     """
+    if value is _NO_VALUE:
+        return _to_float
+    return _to_float(value)
+
+
+def _to_float(value: ScoreValue) -> float:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, str) and value in _LETTERS:
@@ -82,14 +144,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 METRICS_ATTR = "__assay_metrics__"
 
 
-def scorer(metrics: list[Any] | None = None, name: str | None = None) -> Callable[[F], F]:
-    """Register a scorer factory; *metrics* are computed over its scores by default."""
+def scorer(
+    metrics: list[Any] | dict[str, list[Any]] | None = None, name: str | None = None
+) -> Callable[[F], F]:
+    """Register a scorer factory; *metrics* are computed over its scores by default: a
+    list, or (for dict-valued scores, as Inspect) a dict from score key (``"*"``: every
+    other key) to the metrics of that key."""
 
     def decorate(factory: F) -> F:
         @functools.wraps(factory)
         def with_metrics(*args: Any, **kwargs: Any) -> Any:
             product = factory(*args, **kwargs)
-            setattr(product, METRICS_ATTR, list(metrics or []))
+            declared = dict(metrics) if isinstance(metrics, dict) else list(metrics or [])
+            setattr(product, METRICS_ATTR, declared)
             return product
 
         # Registered after wrapping, so a scorer rebuilt by name keeps its metrics.
@@ -99,6 +166,7 @@ def scorer(metrics: list[Any] | None = None, name: str | None = None) -> Callabl
     return decorate
 
 
-def scorer_metrics(product: object) -> list[Any]:
-    """The metrics a scorer was declared with (``[]`` if none)."""
-    return list(getattr(product, METRICS_ATTR, []))
+def scorer_metrics(product: object) -> list[Any] | dict[str, list[Any]]:
+    """The metrics a scorer was declared with (``[]`` if none; a dict by score key)."""
+    declared = getattr(product, METRICS_ATTR, [])
+    return dict(declared) if isinstance(declared, dict) else list(declared)

@@ -37,6 +37,9 @@ class Verdict(msgspec.Struct, frozen=True):
     reason: str
     answer: str | None = None
     metadata: dict[str, Any] | None = None
+    values: dict[str, float] | None = None
+    """A dict- or list-valued Python score's values by key (a list's by position), each
+    on the metrics' scale; ``value`` is then their mean."""
 
 
 Scorer = Callable[[Observation], Verdict]

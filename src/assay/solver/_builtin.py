@@ -3,7 +3,8 @@ self-critique."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
@@ -19,14 +20,32 @@ from assay.solver._tools import Tool
 def render(template: str, state: TaskState, params: dict[str, Any]) -> str:
     """Fill *template* from the state: ``{prompt}``, metadata keys and *params*."""
     values = {**state.metadata, **params, "prompt": state.user_prompt.content}
-    return template.format_map(_Blank(values))
+    return fill_template(template, values)
 
 
-class _Blank(dict[str, Any]):
-    """Leaves unknown ``{placeholders}`` as they are instead of raising."""
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(![rsa])?(:[^{}]*)?\}")
+"""``{name}``, ``{name!r}``, ``{name:>10}``: what ``str.format`` would fill by name."""
 
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"!r": repr, "!s": str, "!a": ascii}
+
+
+def fill_template(template: str, values: dict[str, Any]) -> str:
+    """Substitute the ``{name}`` placeholders *values* knows; leave every other brace as
+    written. Prompts quote flags (``picoCTF{...}``), JSON examples and code, whose
+    braces ``str.format`` would take for fields and fail on; as in Inspect, only known
+    names are filled, so such text reaches the model unchanged."""
+
+    def fill(found: re.Match[str]) -> str:
+        name, conversion, spec = found.groups()
+        if name not in values:
+            return found.group(0)
+        value = values[name]
+        if conversion:
+            value = _CONVERSIONS[conversion](value)
+        return format(value, spec[1:] if spec else "")
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 @solver

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 
+from assay.solver._builtin import fill_template
 from assay.solver._solver import Generate, Solver, solver
 from assay.solver._state import TaskState
 
@@ -51,9 +52,8 @@ def multiple_choice(
         lines = "\n".join(
             f"{label}) {c.value}" for label, c in zip(labels, state.choices, strict=True)
         )
-        state.user_prompt.content = template.format(
-            question=state.input_text, choices=lines, letters=",".join(labels)
-        )
+        fields = {"question": state.input_text, "choices": lines, "letters": ",".join(labels)}
+        state.user_prompt.content = fill_template(template, fields)
         state = await generate(state)
         picked = parse_answer(state.output.completion, labels)
         for label, choice in zip(labels, state.choices, strict=True):

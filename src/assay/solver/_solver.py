@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from assay._registry import rebuild, registered
 from assay.solver._generate import ToolCalls
-from assay.solver._state import TaskState
+from assay.solver._state import TaskState, _current
 
 
 class Generate(Protocol):
@@ -55,10 +55,15 @@ class Chain:
         self.solvers = list(solvers)
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
-        for step in self.solvers:
-            state = await step(state, generate)
-            if state.completed:
-                break
+        token = _current.set(state)  # the trial's state, for assay.util.store()
+        try:
+            for step in self.solvers:
+                state = await step(state, generate)
+                _current.set(state)  # a step may return another state object
+                if state.completed:
+                    break
+        finally:
+            _current.reset(token)
         return state
 
     def fresh(self) -> Chain:

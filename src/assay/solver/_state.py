@@ -7,12 +7,23 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from assay.model import ChatMessage, ModelOutput, user_message
 from assay.solver._tools import Tool, ToolDef
+
+
+class _BoundToStore(Protocol):
+    def __init__(self, *, store: dict[str, Any], instance: str | None) -> None: ...
+
+
+S = TypeVar("S", bound=_BoundToStore)
+M = TypeVar("M")
 
 
 class Choice(msgspec.Struct):
@@ -93,6 +104,22 @@ class TaskState:
                 return message
         raise ValueError("the state has no user message")
 
+    def store_as(self, model_type: type[S], instance: str | None = None) -> S:
+        """The state's store seen through *model_type* (an ``assay.util.StoreModel``):
+        typed fields kept under ``Type:field`` keys (``Type:instance:field`` with
+        *instance*), so what a solver sets is in the evidence and scorers read it back."""
+        return model_type(store=self.store, instance=instance)
+
+    def metadata_as(self, metadata_type: type[M]) -> M:
+        """The sample's metadata as *metadata_type*: a pydantic model (validated with
+        ``model_validate``) or any type msgspec can convert a dict into (a dataclass,
+        a ``msgspec.Struct``, a TypedDict)."""
+        validate = getattr(metadata_type, "model_validate", None)
+        if validate is not None:
+            made: M = validate(self.metadata)
+            return made
+        return msgspec.convert(self.metadata, metadata_type)
+
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
         (the tools by their definitions, and only when there are any)."""
@@ -139,3 +166,22 @@ class TaskState:
             state.tools = [Tool.unavailable(d) for d in definitions]
             state.tool_choice = record["tool_choice"]
         return state
+
+
+_current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
+
+
+def current_state() -> TaskState | None:
+    """The state of the trial whose solvers (or scorers) run in this context, if any:
+    what ``assay.util.store()`` reads, as Inspect's ``store()`` finds the sample's."""
+    return _current.get()
+
+
+@contextmanager
+def state_scope(state: TaskState) -> Iterator[None]:
+    """Make *state* the current one while the block runs."""
+    token = _current.set(state)
+    try:
+        yield
+    finally:
+        _current.reset(token)

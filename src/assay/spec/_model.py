@@ -226,6 +226,9 @@ class EvalSpec(
     task: dict[str, Any] | None = None
     epochs_reducer: tuple[str, ...] = ()
     errors: dict[str, Any] | None = None
+    task_info: dict[str, Any] | None = None
+    """A Python task's own description: ``version``, ``tags``, ``metadata`` (what Inspect
+    records in its log's header), so runs of different task versions are told apart."""
 
     def canonical(self) -> bytes:
         """The canonical JSON bytes that are written to ``spec.json`` and digested."""

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
+
+from assay.score._reducers import reducer_name
 
 
 class Epochs(msgspec.Struct, frozen=True):
-    """Run each sample *epochs* times; reduce its scores with *reducer* (name or names)."""
+    """Run each sample *epochs* times; reduce its scores with *reducer*: a name
+    (``"mean"``, ``"pass_at_2"``, a ``@score_reducer``'s), a ``@score_reducer`` factory's
+    product, or a list of those."""
 
     epochs: int = 1
-    reducer: str | list[str] = "mean"
+    reducer: Any = "mean"
 
     @property
     def reducers(self) -> list[str]:
-        """The reducer names as a list."""
-        return [self.reducer] if isinstance(self.reducer, str) else list(self.reducer)
+        """The reducer names as a list (what the run's spec records)."""
+        given = self.reducer if isinstance(self.reducer, list | tuple) else [self.reducer]
+        return [reducer_name(one) for one in given]

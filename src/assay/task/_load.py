@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from assay._import_path import folder_on_path
+from assay._messages import say
 from assay._registry import registry_info
 from assay.errors import ConfigError
 from assay.task._task import Task
@@ -105,7 +106,7 @@ def load_tasks(ref: str, args: dict[str, Any] | None = None) -> list[tuple[Task,
     digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     loaded = []
     for name, factory in factories.items():
-        accepted = _accepted(factory, args or {})
+        accepted = _accepted(factory, args or {}, name)
         made = factory(**accepted)
         if not isinstance(made, Task):
             raise ConfigError("task.file", path=file, reason=f"{name}() did not return a Task")
@@ -120,9 +121,20 @@ def load_tasks(ref: str, args: dict[str, Any] | None = None) -> list[tuple[Task,
     return loaded
 
 
-def _accepted(factory: Any, args: dict[str, Any]) -> dict[str, Any]:
-    """The -T arguments *factory* accepts (all of them if it takes ``**kwargs``)."""
+def _accepted(factory: Any, args: dict[str, Any], name: str) -> dict[str, Any]:
+    """The -T arguments *factory* accepts (all of them if it takes ``**kwargs``).
+
+    The others are left out with a warning on stderr naming the task's parameters, as
+    Inspect does: a misspelt ``-T`` silently ignored would run another evaluation than
+    the one asked for. (Not an error: one ``-T`` may be meant for another task of a
+    ``file.py`` holding several.)
+    """
     parameters = inspect.signature(factory).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return dict(args)
+    unknown = [k for k in args if k not in parameters]
+    if unknown:
+        known = ", ".join(parameters) or "none"
+        line = say("task.unknown_args", names=", ".join(unknown), task=name, known=known)
+        print(f"assay: {line}", file=sys.stderr)
     return {k: v for k, v in args.items() if k in parameters}

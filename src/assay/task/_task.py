@@ -33,7 +33,7 @@ class Task:
         setup: Solver | Sequence[Solver] | None = None,
         solver: Solver | Sequence[Solver] | None = None,
         scorer: Any = None,
-        metrics: list[Any] | None = None,
+        metrics: list[Any] | dict[str, list[Any]] | None = None,
         epochs: int | Epochs | None = None,
         model: str | None = None,
         config: GenerateConfig | None = None,
@@ -46,6 +46,9 @@ class Task:
         name: str | None = None,
         metadata: dict[str, Any] | None = None,
         sandbox: Any = None,
+        version: int | str = 0,
+        tags: Sequence[str] | None = None,
+        display_name: str | None = None,
     ) -> None:
         self.dataset = _resolve_dataset(dataset)
         self.setup: Chain | None = chain(setup) if setup is not None else None
@@ -62,6 +65,23 @@ class Task:
         self._name = name
         self.metadata = dict(metadata or {})
         self.sandbox = sandbox  # each sample's sandbox(es), unless the sample names its own
+        self.version = version  # as Inspect: recorded in the run's spec (``task_info``)
+        self.tags = list(tags or [])
+        self.display_name = display_name
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """What the run records of the task itself: its version, tags, display name and
+        metadata, those that are set."""
+        info: dict[str, Any] = {"version": self.version} if self.version != 0 else {}
+        for key, value in (
+            ("tags", self.tags),
+            ("display_name", self.display_name),
+            ("metadata", self.metadata),
+        ):
+            if value:
+                info[key] = value
+        return info
 
     @property
     def name(self) -> str:

@@ -1,0 +1,8 @@
+"""Inspect's ``inspect_ai.util`` names that assay has: the sample's sandbox and the
+trial's store, plain (``store()``) or typed (``StoreModel``, ``store_as``). See
+docs/inspect.md for what differs and what is missing."""
+
+from assay.sandbox import SandboxEnvironment, sandbox
+from assay.util._store import Store, StoreModel, store, store_as
+
+__all__ = ["SandboxEnvironment", "Store", "StoreModel", "sandbox", "store", "store_as"]
