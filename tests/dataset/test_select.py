@@ -62,6 +62,8 @@ def test_sample_ids_keep_dataset_order_and_match_as_text() -> None:
 def test_sample_id_then_limit() -> None:
     assert _ids(select(_unnumbered(), sample_id=[9, 2, 5, 7], limit=2)) == [2, 5]
     assert _ids(select(_unnumbered(), sample_id=[9, 2, 5, 7], limit=(1, 3))) == [5, 7]
+    # a run's record read back from JSON gives the pair as a list: the same window
+    assert _ids(select(_unnumbered(), sample_id=[9, 2, 5, 7], limit=[1, 3])) == [5, 7]
 
 
 def test_unknown_sample_ids_are_all_named() -> None:
@@ -77,7 +79,7 @@ def test_unknown_single_id() -> None:
 
 
 @pytest.mark.parametrize(
-    "limit", [-1, True, 1.5, "3", (1,), (1, 2, 3), (3, 1), (-1, 2), (0, None), [0, 2]]
+    "limit", [-1, True, 1.5, "3", (1,), (1, 2, 3), (3, 1), (-1, 2), (0, None), [0, None], [1]]
 )
 def test_malformed_limits(limit: object) -> None:
     error = _error(_unnumbered(), limit=limit)
