@@ -84,6 +84,13 @@ def test_the_run_page_shows_the_gate_and_why(runs: Path) -> None:
     assert 'id="verify-banner"' not in response.text  # it verifies: no banner
 
 
+def test_a_run_url_without_its_last_slash_leads_to_the_run_page(runs: Path) -> None:
+    with served(runs) as client:
+        response = client.get("/runs/shipping")
+    assert response.status_code == 302
+    assert response.headers["location"] == "/runs/shipping/"
+
+
 def test_the_sample_table_pages_on_the_server(runs: Path) -> None:
     planned = [t["trial_id"] for t in plan(runs / "many")]
     with served(runs) as client:

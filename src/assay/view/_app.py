@@ -73,6 +73,7 @@ def build_app(root: Path, *, quick_from_bytes: int | None = None) -> web.Applica
     app.router.add_get("/", _runs_page)
     app.router.add_get("/view.css", _stylesheet)
     app.router.add_get("/runs/{run}/", _run_page)
+    app.router.add_get("/runs/{run}", _to_run_page)  # a URL typed without its last slash
     app.router.add_get("/runs/{run}/trials", _trials_page)
     app.router.add_get("/runs/{run}/trials/{trial}", _trial_page)
     app.router.add_get("/runs/{run}/artifacts/{sha}", _artifact)
@@ -193,6 +194,12 @@ async def _runs_page(request: web.Request) -> web.Response:
     viewer = _viewer(request)
     runs = await asyncio.to_thread(viewer.catalog.summaries)
     return await _html("runs.html.j2", runs=runs, root=str(viewer.root))
+
+
+async def _to_run_page(request: web.Request) -> web.Response:
+    from aiohttp import web
+
+    raise web.HTTPFound(request.rel_url.path + "/")
 
 
 async def _run_page(request: web.Request) -> web.Response:
