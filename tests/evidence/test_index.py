@@ -77,3 +77,37 @@ def test_pack_scan_streams_and_stops_at_a_torn_record(tmp_path: Path) -> None:
     headers = list(scan_headers(pack))
     assert [h.sha256 for h in headers[:-1]] == list(payloads)  # type: ignore[union-attr]
     assert headers[-1].header_offset == whole == whole_length(pack)
+
+
+def test_a_pack_index_from_the_writers_entries_is_the_scanned_one(tmp_path: Path) -> None:
+    """Sealing indexes the pack this process wrote from the entries it spilled while
+    writing (nothing read back); the result is byte for byte the index a scan makes."""
+    from tests.helpers import SHIPPING, run_cli
+
+    run = tmp_path / "run"
+    proc = run_cli("run", SHIPPING / "eval.yaml", "-o", run)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    pack = run / "artifacts" / "pack-0001.bin"
+    written = pack.with_suffix(".idx").read_bytes()
+    copy = tmp_path / "copy" / pack.name
+    copy.parent.mkdir()
+    copy.write_bytes(pack.read_bytes())
+    scanned = _index.write_pack_index(copy).read_bytes()  # no entries given: a scan
+    assert written == scanned
+    assert len(written) == 48 * sum(1 for _ in scan_headers(pack)) > 0
+
+
+def test_store_entries_name_each_payload_where_it_is(tmp_path: Path) -> None:
+    from assay.evidence._store import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "artifacts")
+    payloads = [b"a", b"bb" * 100, b"", b"x\ny\n"]
+    refs = [store.put(data, "text/plain") for data in payloads]
+    ((name, entries),) = store.written_packs().items()
+    index = _index.write_pack_index(tmp_path / "artifacts" / name, entries)
+    store.close()
+    for ref, data in zip(refs, payloads, strict=True):
+        offset, size = _index.find_in_pack_index(index, ref.sha256) or (-1, -1)
+        with open(tmp_path / "artifacts" / name, "rb") as handle:
+            handle.seek(offset)
+            assert handle.read(size) == data

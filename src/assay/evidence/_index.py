@@ -1,7 +1,9 @@
 """Indexes for finding one trial's evidence in a big run without reading all of it.
 
-Written once when a run is sealed, from the files themselves (nothing is kept in memory
-while the run goes on), and listed with their digests in the manifest:
+Written once when a run is sealed and listed with their digests in the manifest. The
+bundle index is read from ``bundles.jsonl``; a pack's, from the entries its writer
+spilled to a scratch file as it went (``pack_entry``), or, for a pack written by an
+earlier process (a resumed run), from the pack itself:
 
 - ``bundles.idx``: per trial, the byte offset of its bundle line, sorted by trial id;
 - ``artifacts/pack-NNNN.idx``: per pack record, its digest, offset and size, sorted by
@@ -62,10 +64,17 @@ def pack_index(pack: Path) -> Path:
     return pack.with_suffix(".idx")
 
 
-def write_pack_index(pack: Path) -> Path:
-    """Index one pack by digest; returns the index path (``.idx`` beside the pack)."""
+def pack_entry(sha256: str, offset: int, size: int) -> bytes:
+    """One record of a pack index: the payload's digest, offset and size."""
+    return _PACK.pack(bytes.fromhex(sha256), offset, size)
+
+
+def write_pack_index(pack: Path, entries: Iterable[bytes] | None = None) -> Path:
+    """Index one pack by digest; returns the index path (``.idx`` beside the pack).
+    *entries* (``pack_entry`` records, in any order): what its writer recorded as it
+    wrote it; without them the pack is scanned (a tenth of a big run's sealing)."""
     index = pack_index(pack)
-    _write_sorted(_pack_entries(pack), index)
+    _write_sorted(_pack_entries(pack) if entries is None else entries, index)
     return index
 
 

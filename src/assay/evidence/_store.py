@@ -11,14 +11,16 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import msgspec
 
-from assay.evidence._index import find_in_pack_index, pack_index, read_pack_index
+from assay.evidence._index import find_in_pack_index, pack_entry, pack_index, read_pack_index
 from assay.evidence._pack import (
     LOOSE_MIN,
     PackError,
@@ -68,6 +70,9 @@ class ArtifactStore:
         self._queue: queue.Queue[tuple[str, bytes] | None] | None = None
         self._thread: threading.Thread | None = None
         self._pack: IO[bytes] | None = None
+        self._pack_name = ""
+        self._pack_size = 0
+        self._entries: IO[bytes] | None = None  # pack_entry per record written, unnamed
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._index: dict[str, PackRecord] | None = None
         self._lookups = 0
@@ -109,8 +114,24 @@ class ArtifactStore:
             recent.popitem(last=False)  # bounded: an old duplicate is merely stored twice
         if self._pack is None:
             self.root.mkdir(parents=True, exist_ok=True)
-            self._pack = open(self.root / next_pack_name(self.root), "ab", buffering=1 << 20)  # noqa: SIM115
-        self._pack.write(record_bytes(digest, data))
+            self._pack_name = next_pack_name(self.root)
+            self._pack = open(self.root / self._pack_name, "ab", buffering=1 << 20)  # noqa: SIM115
+            self._entries = tempfile.TemporaryFile(dir=self.root)  # noqa: SIM115
+        record = record_bytes(digest, data)
+        self._pack.write(record)
+        assert self._entries is not None  # made with the pack
+        payload = self._pack_size + len(record) - len(data) - 1  # the record ends with \n
+        self._entries.write(pack_entry(digest, payload, len(data)))
+        self._pack_size += len(record)
+
+    def written_packs(self) -> dict[str, Iterator[bytes]]:
+        """The pack this store wrote, with its index entries as recorded while writing
+        (so sealing need not read the pack back): ``{name: entries}``, or nothing."""
+        if self._pack is None or self._entries is None:
+            return {}
+        self._pack.flush()
+        self._entries.flush()
+        return {self._pack_name: _entries_of(self._entries)}
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
@@ -194,6 +215,9 @@ class ArtifactStore:
         if self._pack is not None:
             self._pack.close()
             self._pack = None
+        if self._entries is not None:
+            self._entries.close()
+            self._entries = None
         if self._queue is not None and self._thread is not None:
             self._queue.put(None)
             self._thread.join()
@@ -238,3 +262,13 @@ class ArtifactStore:
         finally:
             os.close(fd)
         os.replace(temp, final)
+
+
+def _entries_of(spill: IO[bytes]) -> Iterator[bytes]:
+    """The fixed-size ``pack_entry`` records of *spill*, read from its start."""
+    size = len(pack_entry("0" * 64, 0, 0))
+    spill.seek(0)
+    while chunk := spill.read(size * 4096):
+        for start in range(0, len(chunk), size):
+            yield chunk[start : start + size]
+    spill.seek(0, 2)  # back at the end, for more writes

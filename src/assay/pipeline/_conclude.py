@@ -89,7 +89,8 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
         run.writer.write_file(name, data)
     run.writer.flush()
     if path is not None:  # the indexes are a finished run's: a resume would outdate them
-        indexes = write_indexes(path) if status == "complete" else []
+        known = run.writer.store.written_packs()
+        indexes = write_indexes(path, known) if status == "complete" else []
         files = sealed_digests(path, rendered, indexes)
     else:
         files = {}

@@ -3,6 +3,7 @@ whole: the bundle and pack indexes, and the whole-file digests the manifest list
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from assay._digest import file_sha256, sha256_hex
@@ -18,11 +19,13 @@ from assay.evidence import (
 )
 
 
-def write_indexes(path: Path) -> list[str]:
-    """Write the bundle and pack indexes of a sealed run; their names, for the manifest."""
+def write_indexes(path: Path, known: Mapping[str, Iterable[bytes]] | None = None) -> list[str]:
+    """Write the bundle and pack indexes of a sealed run; their names, for the manifest.
+    *known*: the index entries of packs this process wrote (the others are scanned)."""
     names = []
     for pack in pack_names(path / ARTIFACTS):
-        index = write_pack_index(path / ARTIFACTS / pack)
+        entries = (known or {}).get(pack)
+        index = write_pack_index(path / ARTIFACTS / pack, entries)
         names.append(f"{ARTIFACTS}/{index.name}")
     write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
     return [BUNDLE_INDEX, *names]
