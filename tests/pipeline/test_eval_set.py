@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import Sample, Task, TaskState, eval_retry, eval_set, generate, includes
+from assay import Sample, Task, TaskState, eval_retry, eval_set, includes
 from assay.errors import ConfigError
 from assay.evidence import read_manifest, verify_run
 from assay.solver import Generate
