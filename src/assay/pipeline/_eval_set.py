@@ -19,7 +19,7 @@ import anyio
 import msgspec
 
 from assay.errors import AssayError, ConfigError, Interrupted
-from assay.evidence import BUNDLES, SCORES
+from assay.log._read import has_errors
 from assay.model import Model, ResponseCache, cache_scope, load_prices, price_scope, prices_from_env
 from assay.pipeline._conclude import RunStopped
 from assay.pipeline._eval import (
@@ -164,24 +164,10 @@ def earlier_runs(log_dir: Path) -> dict[str, list[EarlierRun]]:
             path=path,
             started_at=float(manifest.get("started_at") or 0),
             complete=manifest.get("status") == "complete",
-            clean=not _holds(path / BUNDLES, _ERRORED_TRIAL)
-            and not _holds(path / SCORES, _ERRORED_SCORE),
+            clean=not has_errors(path),
         )
         found.setdefault(str(manifest.get("spec_digest")), []).append(run)
     return {digest: sorted(runs, key=lambda r: r.started_at) for digest, runs in found.items()}
-
-
-_ERRORED_TRIAL = b'"outcome":"error"'
-_ERRORED_SCORE = b'"status":"error"'
-
-
-def _holds(path: Path, needle: bytes) -> bool:
-    """Whether the canonical JSON lines of *path* hold *needle* (a missing file does not)."""
-    try:
-        with open(path, "rb") as handle:
-            return any(needle in line for line in handle)
-    except FileNotFoundError:
-        return False
 
 
 eval_set = synchronous(eval_set_async, "eval_set")
