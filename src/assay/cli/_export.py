@@ -18,10 +18,11 @@ from assay.errors import RunError
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["csv", "jsonl"]),
+    type=click.Choice(["csv", "jsonl", "inspect"]),
     default="csv",
     show_default=True,
-    help="CSV (one header row, JSON for non-text cells) or one JSON object a line.",
+    help="CSV (one header row, JSON for non-text cells), one JSON object a line, or "
+    "Inspect AI's .eval log (a zip; written to RUN.eval without --output).",
 )
 @click.option(
     "--output",
@@ -36,6 +37,9 @@ def export(run_dir: Path, fmt: str, output: Path | None, trust: tuple[Path, ...]
     from assay.report import write_export
 
     check_trust(run_dir, trust)
+    if fmt == "inspect":
+        _export_inspect(run_dir, output or run_dir.with_name(run_dir.name + ".eval"))
+        return
     if output is None:
         write_export(run_dir, fmt, sys.stdout)
         return
@@ -43,6 +47,22 @@ def export(run_dir: Path, fmt: str, output: Path | None, trust: tuple[Path, ...]
     try:
         with open(partial, "w", encoding="utf-8", newline="") as handle:
             count = write_export(run_dir, fmt, handle)
+        partial.replace(output)
+    except OSError as exc:
+        raise RunError.storage(output, exc) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    click.echo(say("out.exported", count=count, path=output), err=True)
+
+
+def _export_inspect(run_dir: Path, output: Path) -> None:
+    """Write *run_dir* as Inspect's ``.eval`` log at *output* (whole, or not at all)."""
+    from assay.log._inspect import write_inspect_log
+
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            count = write_inspect_log(run_dir, handle)
         partial.replace(output)
     except OSError as exc:
         raise RunError.storage(output, exc) from exc
