@@ -124,7 +124,7 @@ def test_an_edited_report_is_an_error_not_a_result(tmp_path: Path) -> None:
     edited = sealed.replace(b'"planned": 3', b'"planned": 4')
     assert edited != sealed
     report.write_bytes(edited)
-    with pytest.raises(EvidenceError, match="report.json"):
+    with pytest.raises(EvidenceError, match=r"report\.json"):
         read_eval_log(run, header_only=True)
 
 
