@@ -61,7 +61,8 @@ def test_read_eval_log_gives_the_header_results_and_every_sample(tmp_path: Path)
     first = next(s for s in log.samples if s.id == "s0")
     assert first.input == "q 0" and first.target == "Default"
     assert first.metadata == {"level": 1}
-    assert "Default" in str(first.completion)
+    assert first.completion == "Default output from the mock model"
+    assert first.output.completion == first.completion  # where Inspect code reads it
     assert first.scores["includes"].value == 1.0
     assert first.scores["includes"].as_float() == 1.0
     missed = next(s for s in log.samples if s.id == "s1")

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from assay import __version__
-from assay.log._read import EvalLog, EvalSample, read_eval_log, read_eval_log_samples
+from assay.log._read import (
+    EvalLog,
+    EvalSample,
+    as_text,
+    read_eval_log,
+    read_eval_log_samples,
+)
 
 LOG_VERSION = 2
 """The version of Inspect's log format written (``EvalLog.version``)."""
@@ -102,8 +108,8 @@ def _header(log: EvalLog) -> dict[str, Any]:
 
 def _sample(sample: EvalSample) -> dict[str, Any]:
     """``samples/<id>_epoch_<n>.json``: one trial as Inspect's ``EvalSample``."""
-    completion = _text(sample.completion)
-    prompt = _text(sample.input)
+    completion = sample.output.completion
+    prompt = as_text(sample.input)
     record: dict[str, Any] = {
         "id": sample.id,
         "epoch": sample.epoch,
@@ -179,16 +185,7 @@ def _reductions(by_scorer: dict[str, dict[str | int, list[float]]]) -> list[dict
     ]
 
 
-def _text(value: Any) -> str:
-    """Inspect wants text here: text as itself, nothing as empty, other values as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _target(value: Any) -> str | list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return value
-    return _text(value)
+    return as_text(value)

@@ -11,6 +11,7 @@ streamed one at a time (a run of 100k trials is never held at once).
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -63,8 +64,19 @@ class EvalSpec(msgspec.Struct, frozen=True):
     task_args: dict[str, Any]
 
 
+class SampleOutput(msgspec.Struct, frozen=True):
+    """``sample.output`` as Inspect code reads it: the model and its ``completion``."""
+
+    model: str
+    completion: str
+
+
 class EvalSample(msgspec.Struct, frozen=True):
-    """One trial: the sample it was given, the answer, and each scorer's ``Score``."""
+    """One trial: the sample it was given, the answer, and each scorer's ``Score``.
+
+    ``completion`` is the answer as recorded (a program's JSON answer stays a dict);
+    ``output.completion`` is it as text, where Inspect code looks for it.
+    """
 
     id: str | int
     epoch: int
@@ -78,6 +90,11 @@ class EvalSample(msgspec.Struct, frozen=True):
     error: str | None
     trial_id: str
     bundle_digest: str
+
+    @property
+    def output(self) -> SampleOutput:
+        """The answer where Inspect has it: ``sample.output.completion``."""
+        return SampleOutput(model=self.model, completion=as_text(self.completion))
 
 
 class EvalLog(msgspec.Struct):
@@ -264,6 +281,15 @@ def _score_of(record: dict[str, Any]) -> Score:
         explanation=record.get("reason") or None,
         metadata={"status": record.get("status")},
     )
+
+
+def as_text(value: Any) -> str:
+    """A recorded value as text: text as itself, nothing as empty, other values as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _iso(seconds: Any) -> str:
