@@ -100,8 +100,30 @@ def test_units_differing_in_arguments_are_different_units(tmp_path: Path) -> Non
     assert len(read_jsonl(log.path / "bundles.jsonl")) == 2
 
 
+def test_retry_cleanup_removes_the_errored_runs_once_the_unit_succeeds(tmp_path: Path) -> None:
+    calls: list[str] = []
+    eval_set(flaky_task(calls, {"s1"}), log_dir=tmp_path, model="mock/one", retry_attempts=0)
+    other = tmp_path / "notes"
+    other.mkdir()  # not a run: left alone
+
+    success, (log,) = eval_set(
+        flaky_task(calls, set()), log_dir=tmp_path, model="mock/one", retry_cleanup=True
+    )
+
+    assert success is True
+    assert run_dirs(tmp_path) == [log.path]
+    assert other.is_dir()
+
+
 @pytest.mark.parametrize(
-    ("option", "value"), [("output", "somewhere"), ("task_retries", 2), ("retry_attempts", -1)]
+    ("option", "value"),
+    [
+        ("output", "somewhere"),
+        ("task_retries", 2),
+        ("retry_attempts", -1),
+        ("retry_wait", -1),
+        ("retry_connections", 0.5),
+    ],
 )
 def test_options_eval_set_does_itself_are_refused(
     tmp_path: Path, option: str, value: object

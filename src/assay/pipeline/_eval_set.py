@@ -53,22 +53,21 @@ async def eval_set_async(
     model: str | Model | Sequence[str | Model] | None = None,
     *,
     retry_attempts: int = DEFAULT_RETRY_ATTEMPTS,
+    retry_wait: float = 0,
+    retry_cleanup: bool = False,
     **options: Any,
 ) -> tuple[bool, list[EvalResult]]:
     """Run every task × model unit into *log_dir* until each is complete; return whether
     all succeeded and one result per unit, in input order (as Inspect's ``eval_set``).
 
     Units whose run in *log_dir* is already complete are not run (their result has
-    ``attempts`` 0); unfinished ones are resumed. Other options are ``eval``'s, except
-    ``output`` and ``task_retries`` (one folder, and retrying is this call's own job).
+    ``attempts`` 0); unfinished ones are resumed. Units still not successful are tried
+    again up to *retry_attempts* times, *retry_wait* seconds after each round.
+    *retry_cleanup* removes the errored runs of a unit once it succeeds (off by
+    default: they are the evidence of what went wrong). Other options are ``eval``'s,
+    except ``output`` and ``task_retries`` (one folder, and retrying is this call's job).
     """
-    for name in ("output", "task_retries"):
-        if name in options:
-            reason = "eval_set writes every unit into log_dir and retries them itself"
-            raise ConfigError("task.option", option=f"eval_set({name}=...)", reason=reason)
-    if retry_attempts < 0:
-        reason = "a number of retries: 0 or more"
-        raise ConfigError("task.option", option="eval_set(retry_attempts=...)", reason=reason)
+    _check_set_options(options, retry_attempts, retry_wait)
     opts = _options({**options, "log_dir": Path(log_dir)})
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
@@ -77,12 +76,45 @@ async def eval_set_async(
         results: list[EvalResult | None] = [None] * len(units)
         pending = list(range(len(units)))
         for attempt in range(1, retry_attempts + 2):
+            if attempt > 1 and retry_wait:
+                await anyio.sleep(retry_wait)
             await _run_units(units, pending, results, opts, attempt)
             pending = [i for i, r in enumerate(results) if r is None or r.status != "success"]
             if not pending:
                 break
     done = [r for r in results if r is not None]
+    if retry_cleanup:
+        _remove_errored_runs(opts.log_dir, done)
     return all(r.status == "success" for r in done), done
+
+
+def _check_set_options(options: dict[str, Any], retry_attempts: int, retry_wait: float) -> None:
+    """Refuse what ``eval_set`` does itself, or does not do, in one line each."""
+    for name in ("output", "task_retries"):
+        if name in options:
+            reason = "eval_set writes every unit into log_dir and retries them itself"
+            raise ConfigError("task.option", option=f"eval_set({name}=...)", reason=reason)
+    if "retry_connections" in options:
+        reason = "not supported: set max_connections (a model that rate-limits gets fewer)"
+        raise ConfigError("task.option", option="eval_set(retry_connections=...)", reason=reason)
+    if retry_attempts < 0:
+        reason = "a number of retries: 0 or more"
+        raise ConfigError("task.option", option="eval_set(retry_attempts=...)", reason=reason)
+    if retry_wait < 0:
+        reason = "seconds to wait before each retry: 0 or more"
+        raise ConfigError("task.option", option="eval_set(retry_wait=...)", reason=reason)
+
+
+def _remove_errored_runs(log_dir: Path, results: list[EvalResult]) -> None:
+    """Remove the errored runs of each unit that ended in a successful run."""
+    import shutil
+
+    done = {r.path for r in results if r.status == "success" and r.path is not None}
+    for runs in earlier_runs(log_dir).values():
+        if any(run.path in done for run in runs):
+            for run in runs:
+                if not run.clean and run.path not in done:
+                    shutil.rmtree(run.path)
 
 
 Unit = tuple[Task, dict[str, Any] | None, Model]
