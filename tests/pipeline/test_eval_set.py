@@ -69,6 +69,10 @@ def test_a_set_is_retried_until_complete_and_a_second_call_runs_nothing(tmp_path
     assert [log.attempts for log in second] == [0, 0]
     assert second[0].metrics is not None
     assert second[0].metrics.estimates[0].passed == 3
+    # read as Inspect code reads a log
+    assert second[0].results is not None
+    assert second[0].results.scores[0].metrics["accuracy"].value == 1.0
+    assert second[0].location == str(logs[0].path)
 
 
 def test_retry_attempts_bound_the_tries_and_the_failure_is_reported(tmp_path: Path) -> None:

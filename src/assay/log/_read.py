@@ -14,12 +14,15 @@ import datetime
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from assay.errors import AssayError, EvidenceError
 from assay.score import Score
+
+if TYPE_CHECKING:
+    from assay.report import Report
 
 LogStatus = Literal["started", "success", "cancelled", "error"]
 
@@ -126,7 +129,7 @@ def read_eval_log(log_file: str | Path, header_only: bool = False) -> EvalLog:
     """
     path = Path(log_file)
     log = EvalLog(location=path, status=run_status(path), eval=_spec_of(path))
-    log.results = _results_of(path, log.eval)
+    log.results = _results_of(path)
     if not header_only:
         log.samples = list(read_eval_log_samples(path))
     return log
@@ -242,13 +245,17 @@ def _spec_of(run: Path) -> EvalSpec:
     )
 
 
-def _results_of(run: Path, spec: EvalSpec) -> EvalResults | None:
+def _results_of(run: Path) -> EvalResults | None:
     """The results in the run's sealed report; ``None`` before it has one."""
     from assay.report import read_report
 
     if not (run / "report.json").exists():
         return None
-    report = read_report(run)
+    return results_of_report(read_report(run))
+
+
+def results_of_report(report: Report) -> EvalResults:
+    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model."""
     scores = [
         EvalScore(
             name=scorer,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import msgspec
@@ -46,6 +46,9 @@ from assay.report import Report, read_report
 from assay.run import first_error
 from assay.score import Metrics
 from assay.task import Task, load_tasks
+
+if TYPE_CHECKING:
+    from assay.log import EvalResults
 
 
 class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,6 +146,21 @@ class EvalResult(msgspec.Struct):
     report: Report | None = None
     error: str | None = None
     attempts: int = 1
+
+    @property
+    def results(self) -> EvalResults | None:
+        """Inspect's ``log.results``: each scorer's metrics (``results.scores[0]
+        .metrics["accuracy"].value``); ``None`` for a unit that failed before its run."""
+        if self.report is None:
+            return None
+        from assay.log._read import results_of_report
+
+        return results_of_report(self.report)
+
+    @property
+    def location(self) -> str | None:
+        """Inspect's ``log.location``: the run directory, as text."""
+        return str(self.path) if self.path is not None else None
 
 
 class TaskSource(Protocol):
