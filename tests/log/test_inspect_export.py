@@ -5,7 +5,12 @@ Inspect's own ``read_eval_log`` in its own venv (``bench/.venv-inspect``, made b
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import subprocess
+import urllib.parse
+import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,7 +20,7 @@ import pytest
 from assay import Sample, Task, TaskState, eval, generate, includes
 from assay.log import read_eval_log
 from assay.solver import Generate
-from tests.helpers import bundles_by_sample, edit_artifact, error_line, run_cli
+from tests.helpers import bundles_by_sample, edit_artifact, error_line, run_cli, wait_for
 
 INSPECT_PYTHON = Path(__file__).parents[2] / "bench" / ".venv-inspect" / "bin" / "python"
 EXIT_EVIDENCE = 4
@@ -156,3 +161,59 @@ def test_an_edited_output_is_not_exported_to_inspect(tmp_path: Path) -> None:
     assert "changed" in error_line(proc)
     assert not out.exists()
     assert not list(tmp_path.glob(".capitals.eval*"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def listed(url: str) -> list[dict[str, Any]]:
+    """The logs ``inspect view`` lists at *url* (none while it is not yet answering)."""
+    try:
+        files: list[dict[str, Any]] = get_json(url)["files"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return files
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "a zip of JSON that Inspect's `read_eval_log` and `inspect view` open",
+)
+def test_inspect_view_lists_and_serves_the_exported_log(tmp_path: Path) -> None:
+    run = run_with_an_error(tmp_path)
+    logs = tmp_path / "inspect-logs"
+    logs.mkdir()
+    out = logs / "capitals.eval"
+    assert run_cli("export", run, "--format", "inspect", "-o", out).returncode == 0
+    if not INSPECT_PYTHON.exists():
+        pytest.skip("no bench/.venv-inspect: run bench/setup_inspect.sh")
+    port = free_port()
+    view = subprocess.Popen(
+        [str(INSPECT_PYTHON.with_name("inspect")), "view", "start", "--log-dir", str(logs),
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}/api"
+        assert wait_for(lambda: bool(listed(f"{base}/log-files")), timeout=120, step=0.05)
+        (entry,) = listed(f"{base}/log-files")
+        assert entry["name"].endswith("/capitals.eval")
+        served = get_json(f"{base}/logs/{urllib.parse.quote(entry['name'], safe=':/')}")
+    finally:
+        os.killpg(view.pid, signal.SIGTERM)  # the server this test started, and only it
+        view.communicate(timeout=60)
+    assert served["status"] == "error"
+    assert served["eval"]["task"] == "capitals"
+    assert len(served["samples"]) == 6
+    assert served["results"]["scores"][0]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 6)
