@@ -50,15 +50,16 @@ DEFAULT_RETRY_ATTEMPTS = 10
 async def eval_set_async(
     tasks: TaskInput,
     log_dir: str | Path,
-    model: str | Model | Sequence[str | Model] | None = None,
-    *,
     retry_attempts: int = DEFAULT_RETRY_ATTEMPTS,
+    *,
     retry_wait: float = 0,
     retry_cleanup: bool = False,
+    model: str | Model | Sequence[str | Model] | None = None,
     **options: Any,
 ) -> tuple[bool, list[EvalResult]]:
     """Run every task × model unit into *log_dir* until each is complete; return whether
-    all succeeded and one result per unit, in input order (as Inspect's ``eval_set``).
+    all succeeded and one result per unit, in input order (as Inspect's ``eval_set``,
+    whose positional order this keeps: tasks, log_dir, retry_attempts).
 
     Units whose run in *log_dir* is already complete are not run (their result has
     ``attempts`` 0); unfinished ones are resumed. Units still not successful are tried
