@@ -200,24 +200,37 @@ def run_status(run: Path) -> LogStatus:
     return "success" if status == "complete" else "cancelled"
 
 
-_ERRORED_TRIAL = b'"outcome":"error"'
-_ERRORED_SCORE = b'"status":"error"'
-
-
 def has_errors(run: Path) -> bool:
-    """Whether any trial of *run* ended in an error, or any score did (its canonical
-    JSON lines are searched, not parsed: a status check on a big run stays cheap)."""
+    """Whether any trial of *run* ended in an error, or any score did. Only the lines
+    that hold the word are parsed: a status check on a big run stays cheap."""
     from assay.evidence import BUNDLES, SCORES
 
-    return _holds(run / BUNDLES, _ERRORED_TRIAL) or _holds(run / SCORES, _ERRORED_SCORE)
+    return any(
+        (record.get("observation") or {}).get("outcome") == "error"
+        for record in _records_with(run / BUNDLES, b'"outcome":"error"')
+    ) or any(
+        record.get("status") == "error"
+        for record in _records_with(run / SCORES, b'"status":"error"')
+    )
 
 
-def _holds(path: Path, needle: bytes) -> bool:
+def _records_with(path: Path, needle: bytes) -> Iterator[dict[str, Any]]:
+    """The whole JSON lines of *path* that hold *needle*, parsed (none if it is missing;
+    a torn last line is not a record)."""
+    from assay._digest import loads
+
     try:
         with open(path, "rb") as handle:
-            return any(needle in line for line in handle)
+            for line in handle:
+                if needle in line and line.endswith(b"\n"):
+                    try:
+                        record = loads(line)
+                    except msgspec.DecodeError:  # not a record: verify says what it is
+                        continue
+                    if isinstance(record, dict):
+                        yield record
     except FileNotFoundError:
-        return False
+        return
 
 
 def _spec_of(run: Path) -> EvalSpec:
