@@ -20,7 +20,7 @@ import pytest
 from assay import Sample, Task, TaskState, eval, generate, includes
 from assay.log import read_eval_log
 from assay.solver import Generate
-from tests.helpers import bundles_by_sample, edit_artifact, error_line, run_cli, wait_for
+from tests.helpers import SHIPPING, bundles_by_sample, edit_artifact, error_line, run_cli, wait_for
 
 INSPECT_PYTHON = Path(__file__).parents[2] / "bench" / ".venv-inspect" / "bin" / "python"
 EXIT_EVIDENCE = 4
@@ -217,3 +217,39 @@ def test_inspect_view_lists_and_serves_the_exported_log(tmp_path: Path) -> None:
     assert served["eval"]["task"] == "capitals"
     assert len(served["samples"]) == 6
     assert served["results"]["scores"][0]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 6)
+
+
+EXIT_CONFIG = 2
+EXIT_FAILED = 1
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "An Inspect log is of one model: a run of several targets needs `--target ID` (without "
+    "it, exit 2 naming them).",
+)
+def test_a_run_of_several_targets_is_exported_one_target_at_a_time(tmp_path: Path) -> None:
+    run = tmp_path / "shipping"
+    assert run_cli("run", SHIPPING / "eval.yaml", "-o", run).returncode == EXIT_FAILED
+    out = tmp_path / "fixed.eval"
+
+    refused = run_cli("export", run, "--format", "inspect", "-o", out)
+    unknown = run_cli("export", run, "--format", "inspect", "-o", out, "--target", "nope")
+
+    assert refused.returncode == EXIT_CONFIG
+    assert "2 targets (buggy-release, fixed-release)" in error_line(refused)
+    assert "--target" in error_line(refused)
+    assert unknown.returncode == EXIT_CONFIG
+    assert "no target 'nope'" in error_line(unknown)
+    assert not out.exists()
+
+    chosen = run_cli("export", run, "--format", "inspect", "-o", out, "--target", "fixed-release")
+
+    assert chosen.returncode == 0, chosen.stderr
+    seen = read_with_inspect(out)
+    assert seen["model"] == "fixed-release"
+    assert seen["total"] == 3
+    ours = [s for s in read_eval_log(run).samples or [] if s.model == "fixed-release"]
+    assert sorted(row[7] for row in seen["samples"]) == sorted(s.bundle_digest for s in ours)
+    # a YAML spec declares no metrics: each scorer's pass rate is given as accuracy
+    assert seen["metrics"] == {"fee-matches": {"accuracy": 1.0, "stderr": 0.0}}

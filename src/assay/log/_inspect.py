@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from assay import __version__
+from assay.errors import ConfigError
 from assay.log._read import (
     EvalLog,
     EvalSample,
@@ -30,32 +31,56 @@ LOG_VERSION = 2
 """The version of Inspect's log format written (``EvalLog.version``)."""
 
 
-def write_inspect_log(run: Path, out: IO[bytes]) -> int:
-    """Write *run* as an Inspect ``.eval`` zip to *out*; return how many samples."""
+def write_inspect_log(run: Path, out: IO[bytes], target: str | None = None) -> int:
+    """Write *run*'s trials of one *target* as an Inspect ``.eval`` zip to *out*; return
+    how many samples. An Inspect log is of one model: a run of several targets needs
+    *target* (a ``ConfigError`` naming them otherwise)."""
     log = read_eval_log(run, header_only=True)
-    header = _header(log)
+    target = _one_target(run, log, target)
+    header = _header(log, target)
     summaries: list[dict[str, Any]] = []
     by_scorer: dict[str, dict[str | int, list[float]]] = {}
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         start = {"version": LOG_VERSION, "eval": header["eval"], "plan": header["plan"]}
         _write(archive, "_journal/start.json", start)
         for sample in read_eval_log_samples(run):
+            if sample.model != target:
+                continue
             record = _sample(sample)
             _write(archive, f"samples/{sample.id}_epoch_{sample.epoch}.json", record)
             summaries.append(_summary(record))
             _collect(by_scorer, sample)
         _write(archive, "summaries.json", summaries)
         _write(archive, "reductions.json", _reductions(by_scorer))
+        if len(log.eval.models) > 1 and "results" in header:  # this target's trials only
+            header["results"]["total_samples"] = len(summaries)
+            header["results"]["completed_samples"] = len(summaries)
         _write(archive, "header.json", header)
     return len(summaries)
+
+
+def _one_target(run: Path, log: EvalLog, target: str | None) -> str:
+    """The target whose trials are exported: *target*, or the run's only one."""
+    targets = log.eval.models
+    if target is None and len(targets) == 1:
+        return targets[0]
+    if target is None:
+        raise ConfigError(
+            "export.one_target", path=str(run), count=len(targets), targets=", ".join(targets)
+        )
+    if target not in targets:
+        raise ConfigError(
+            "export.no_target", path=str(run), target=target, targets=", ".join(targets)
+        )
+    return target
 
 
 def _write(archive: zipfile.ZipFile, name: str, value: Any) -> None:
     archive.writestr(name, json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _header(log: EvalLog) -> dict[str, Any]:
-    """``header.json``: Inspect's ``EvalLog`` without samples."""
+def _header(log: EvalLog, target: str) -> dict[str, Any]:
+    """``header.json``: Inspect's ``EvalLog`` without samples, for *target*."""
     spec = log.eval
     results = log.results
     created = spec.created or "1970-01-01T00:00:00+00:00"
@@ -74,7 +99,7 @@ def _header(log: EvalLog) -> dict[str, Any]:
                 "name": str(spec.dataset.get("path", "")) or None,
                 "samples": spec.dataset.get("samples"),
             },
-            "model": spec.model,
+            "model": target,
             "config": {},
             "packages": {"assay": __version__},
             "metadata": {"assay_spec_digest": spec.spec_digest},
@@ -100,6 +125,7 @@ def _header(log: EvalLog) -> dict[str, Any]:
                     "metadata": {"model": score.model},
                 }
                 for score in results.scores
+                if score.model == target
             ],
         }
         header["metadata"]["assay_gate"] = results.gate

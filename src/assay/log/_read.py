@@ -268,7 +268,9 @@ def _results_of(run: Path) -> EvalResults | None:
 
 
 def results_of_report(report: Report) -> EvalResults:
-    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model."""
+    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model
+    (a YAML spec's run, which declares no metrics, gives each scorer's pass rate as
+    ``accuracy`` with its ``stderr``)."""
     scores = [
         EvalScore(
             name=scorer,
@@ -283,6 +285,19 @@ def results_of_report(report: Report) -> EvalResults:
         for scorer, metrics in by_scorer.items()
         if isinstance(metrics, dict)
     ]
+    if not scores:
+        scores = [
+            EvalScore(
+                name=estimate.scorer_id,
+                scorer=estimate.scorer_id,
+                model=estimate.target_id,
+                metrics={
+                    "accuracy": EvalMetric("accuracy", estimate.value),
+                    "stderr": EvalMetric("stderr", estimate.stderr),
+                },
+            )
+            for estimate in report.metrics.estimates
+        ]
     finished = sum(t.states.get("completed", 0) for t in report.metrics.targets)
     return EvalResults(
         total_samples=report.planned,
