@@ -19,7 +19,6 @@ import anyio
 import msgspec
 
 from assay.errors import AssayError, ConfigError, Interrupted
-from assay.log._read import has_errors
 from assay.model import Model, ResponseCache, cache_scope, load_prices, price_scope, prices_from_env
 from assay.pipeline._conclude import RunStopped
 from assay.pipeline._eval import (
@@ -184,6 +183,7 @@ def earlier_runs(log_dir: Path) -> dict[str, list[EarlierRun]]:
     """The runs in *log_dir* by spec digest, oldest first; a folder that is not a
     readable run is left out (it is no unit's)."""
     from assay.evidence import read_manifest
+    from assay.log._read import has_errors  # deferred: only eval_set reads runs back
 
     found: dict[str, list[EarlierRun]] = {}
     if not log_dir.is_dir():
