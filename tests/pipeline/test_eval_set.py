@@ -17,9 +17,10 @@ from assay import Sample, Task, TaskState, eval_retry, eval_set, includes
 from assay.errors import ConfigError
 from assay.evidence import read_manifest, verify_run
 from assay.solver import Generate
-from tests.helpers import read_jsonl, run_dirs, start_cli, wait_for, write_module
+from tests.helpers import read_jsonl, run_cli, run_dirs, start_cli, wait_for, write_module
 
 EXIT_INTERRUPTED = 130
+EXIT_STOPPED = 5  # docs/cli.md: "a Python task's errors past `fail_on_error`"
 
 
 def flaky_task(calls: list[str], failing: set[str]) -> Task:
@@ -219,3 +220,47 @@ def test_eval_retry_resumes_the_run_it_is_given(tmp_path: Path) -> None:
     assert again.status == "error"
     assert "already complete" in (again.error or "")
     assert sample_calls(task_file) == ["s0", "s1", "s1", "s2"]
+
+
+FAILING_TASK = """
+from pathlib import Path
+
+from assay import Sample, Task, generate, includes, task
+
+HERE = Path(__file__).parent
+
+
+async def fail_s0(state, generate):
+    if state.sample_id == "s0" and not (HERE / "fixed").exists():
+        raise RuntimeError("s0 is broken")
+    return await generate(state)
+
+
+@task
+def failing():
+    return Task(
+        dataset=[Sample(input=f"q {i}", target="Default", id=f"s{i}") for i in range(3)],
+        solver=[fail_s0],
+        scorer=includes(),
+    )
+"""
+
+
+def test_eval_retry_of_a_run_stopped_by_an_error_says_the_error_is_kept(tmp_path: Path) -> None:
+    task_file = write_module(tmp_path, "failing_task", FAILING_TASK)
+    logs = tmp_path / "logs"
+    proc = run_cli("run", f"{task_file}@failing", "--model", "mock/x", "-j", "1", "--log-dir", logs)
+    assert proc.returncode == EXIT_STOPPED, proc.stderr
+    (run,) = run_dirs(logs)
+    assert read_manifest(run)["status"] == "interrupted"  # stopped at s0's error
+    (tmp_path / "fixed").touch()
+
+    (log,) = eval_retry(run)
+
+    assert read_manifest(run)["status"] == "complete"  # s1 and s2 ran
+    assert log.status == "error"
+    assert "errored before this retry" in (log.error or "")
+    # eval_set, by contrast, runs the unit again and ends clean
+    success, (fresh,) = eval_set(f"{task_file}@failing", log_dir=logs, model="mock/x")
+    assert success is True, fresh.error
+    assert fresh.path != run

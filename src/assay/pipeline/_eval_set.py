@@ -248,8 +248,21 @@ async def _retry_one(
         return outcome_result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
         return EvalResult(task=task, model=model, status="error", path=path, error=exc.one_line())
-    error = outcome.errors.message() or scorer_errors(outcome.report)
+    error = outcome.errors.message() or scorer_errors(outcome.report) or _kept_errors(path)
     return outcome_result(task, model, outcome, error)
+
+
+def _kept_errors(path: Path) -> str | None:
+    """Why a resumed run is still not a success although nothing failed now: a resume
+    keeps finished trials, errored ones too (``None`` when it kept none)."""
+    from assay.log._read import has_errors
+
+    if not has_errors(path):
+        return None
+    return (
+        "the run keeps trials or scores that errored before this retry (a resume keeps "
+        "finished trials); eval_set runs the unit again from scratch"
+    )
 
 
 def _unit_names(path: Path) -> tuple[str, str]:
