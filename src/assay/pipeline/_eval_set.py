@@ -3,10 +3,12 @@ every unit is complete, picking up where an earlier call left off.
 
 A unit is known again by its spec digest, which covers the task, its arguments, the
 samples selected, the model and its settings: a run in the folder with the same digest
-is the same unit. Complete, it is skipped (its sealed report is its result); unfinished,
-it is resumed in place, keeping the trials it finished; absent, it is run. Units that
-end unfinished are resumed again, up to ``retry_attempts`` more times, so a set whose
-errors were transient ends complete without running a finished trial twice.
+is the same unit. Complete and clean, it is skipped (its sealed report is its result);
+unfinished and clean (interrupted, crashed), it is resumed in place, keeping the trials
+it finished; holding errored trials or scores, it is left as the record of that attempt
+and the unit runs again in a new directory (a resume keeps errored trials, so it could
+never make that run clean); absent, it is run. Units not yet successful are tried again,
+up to ``retry_attempts`` more times, so a set whose errors were transient ends complete.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from assay.run import first_error
 from assay.task import Task
 
 DEFAULT_RETRY_ATTEMPTS = 10
-"""Inspect's default: a unit is resumed up to ten more times."""
+"""Inspect's default: a unit is tried up to ten more times."""
 
 
 async def eval_set_async(
