@@ -60,6 +60,8 @@ def test_a_set_is_retried_until_complete_and_a_second_call_runs_nothing(tmp_path
         assert log.path is not None and log.path.parent == tmp_path
         assert read_manifest(log.path)["status"] == "complete"
         assert verify_run(log.path).ok, verify_run(log.path).problems
+    assert logs[0].results is not None  # a unit that ran now reads the same way
+    assert logs[0].results.scores[0].metrics["accuracy"].value == 1.0
     before = len(calls)
 
     again, second = eval_set(task, log_dir=tmp_path, model=["mock/one", "mock/two"])
