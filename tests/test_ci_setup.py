@@ -115,6 +115,13 @@ def test_ci_installs_the_system_packages_before_the_tests() -> None:
     assert ci.index(install) < ci.index("scripts/check.sh")
 
 
+def test_ci_makes_inspect_s_own_venv_before_the_tests() -> None:
+    """The export test reads with Inspect AI from bench/.venv-inspect; CI must make it."""
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "bash bench/setup_inspect.sh" in ci
+    assert ci.index("bash bench/setup_inspect.sh") < ci.index("scripts/check.sh")
+
+
 def test_ci_runs_the_suite_in_parallel_and_shows_the_slowest() -> None:
     check = (REPO / "scripts" / "check.sh").read_text()
     pytest_line = next(line for line in check.splitlines() if "-m pytest" in line)

@@ -28,6 +28,7 @@ PACKAGES = [
     "assay.sandbox",
     "assay.agent",
     "assay.tool",
+    "assay.log",
 ]
 
 # Dunder names a package may export on purpose.

@@ -42,6 +42,8 @@ if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and edit
         enqueue_task,
         eval,
         eval_async,
+        eval_retry,
+        eval_set,
     )
     from assay.report import (
         read_run,
@@ -120,6 +122,8 @@ _EXPORTS = {
     "enqueue_task": "assay.pipeline",
     "eval": "assay.pipeline",
     "eval_async": "assay.pipeline",
+    "eval_retry": "assay.pipeline",
+    "eval_set": "assay.pipeline",
     "read_run": "assay.report",
     "CORRECT": "assay.score",
     "INCORRECT": "assay.score",
@@ -226,6 +230,8 @@ __all__ = [
     "enqueue_task",
     "eval",
     "eval_async",
+    "eval_retry",
+    "eval_set",
     "exact",
     "f1",
     "generate",

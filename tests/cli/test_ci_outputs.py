@@ -420,7 +420,8 @@ def _order_100_buggy(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "| `export RUN [--format csv\\|jsonl] [-o FILE] [--trust PUB]` | every trial of a run, "
+    "| `export RUN [--format csv\\|jsonl\\|inspect] [-o FILE] [--trust PUB]` | every trial "
+    "of a run, "
     "one row each, read from its checked evidence",
     "`export RUN` writes one row per finished trial, in plan order, to stdout or to `-o FILE`",
     "`--format csv` (the default) writes a header row and text cells as they are, anything "

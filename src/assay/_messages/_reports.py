@@ -9,6 +9,18 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "assay.read_run 需要 'pandas' 包，但它没有安装",
         "请安装：pip install pandas（或改用 'assay export RUN --format csv'）",
     ),
+    "export.one_target": (
+        "{path} has {count} targets ({targets}); an Inspect log is of one model",
+        "pick one with --target ID",
+        "{path} 有 {count} 个目标（{targets}）；一个 Inspect 日志只对应一个模型",
+        "请用 --target ID 选择其一",
+    ),
+    "export.no_target": (
+        "{path} has no target {target!r} (its targets: {targets})",
+        "use one of its targets' ids with --target",
+        "{path} 没有目标 {target!r}（其目标：{targets}）",
+        "请用 --target 指定其中一个目标的 id",
+    ),
     "ci.unwritable": (
         "cannot write {what} {path}: {reason}",
         "choose a file in a folder you can write to",

@@ -11,6 +11,7 @@ from assay.pipeline._eval import (
     eval,
     eval_async,
 )
+from assay.pipeline._eval_set import eval_retry, eval_retry_async, eval_set, eval_set_async
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._progress import Progress, ProgressCallback
@@ -39,6 +40,10 @@ __all__ = [
     "enqueue_task",
     "eval",
     "eval_async",
+    "eval_retry",
+    "eval_retry_async",
+    "eval_set",
+    "eval_set_async",
     "execute_run",
     "load_for_resume",
     "prepare_for_resume",

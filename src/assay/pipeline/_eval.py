@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import msgspec
@@ -37,14 +37,18 @@ from assay.model import (
 )
 from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._options import RunOptions
+from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
 from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
-from assay.report import Report
+from assay.report import Report, read_report
 from assay.run import first_error
 from assay.score import Metrics
 from assay.task import Task, load_tasks
+
+if TYPE_CHECKING:
+    from assay.log import EvalResults
 
 
 class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -142,6 +146,21 @@ class EvalResult(msgspec.Struct):
     report: Report | None = None
     error: str | None = None
     attempts: int = 1
+
+    @property
+    def results(self) -> EvalResults | None:
+        """Inspect's ``log.results``: each scorer's metrics (``results.scores[0]
+        .metrics["accuracy"].value``); ``None`` for a unit that failed before its run."""
+        if self.report is None:
+            return None
+        from assay.log._read import results_of_report
+
+        return results_of_report(self.report)
+
+    @property
+    def location(self) -> str | None:
+        """Inspect's ``log.location``: the run directory, as text."""
+        return str(self.path) if self.path is not None else None
 
 
 class TaskSource(Protocol):
@@ -265,12 +284,31 @@ def _generate_field(name: str, known: tuple[str, ...]) -> bool:
 eval = synchronous(eval_async, "eval")
 
 
+class Placement(msgspec.Struct, frozen=True):
+    """Where a unit runs: a new run directory, or an earlier one of the same spec that
+    is resumed (``resume``) or already complete (``done``: nothing is run)."""
+
+    output: Path
+    resume: bool = False
+    done: bool = False
+
+
+Place = Callable[[Prepared], Placement]
+"""Chooses a unit's run directory once its spec (so its digest) is known."""
+
+
 async def _run_unit(
-    task: Task, record: dict[str, Any] | None, model: Model, opts: EvalOptions
+    task: Task,
+    record: dict[str, Any] | None,
+    model: Model,
+    opts: EvalOptions,
+    place: Place | None = None,
 ) -> EvalResult:
     """One unit in its own cancel scope; its failure is its result, not its siblings'.
 
-    An interrupt (Ctrl-C) is not a unit's failure: it propagates, so the whole eval stops.
+    *place* chooses its directory (``eval_set`` reuses earlier runs of the same spec);
+    by default a new one. An interrupt (Ctrl-C) is not a unit's failure: it propagates,
+    so the whole eval stops.
     """
     output: Path | None = None
     try:
@@ -299,7 +337,10 @@ async def _run_unit(
         prepared = prepare_task(
             task, model, samples, settings, record, epochs=epochs, config=opts.generate_config
         )
-        output = opts.output or opts.log_dir / _run_name(prepared.spec.evaluation, model.name)
+        placement = (place or _new_directory(opts, model))(prepared)
+        output = placement.output
+        if placement.done:
+            return completed_result(task.name, model.name, output)
         run_options = RunOptions(
             output=output,
             max_concurrency=opts.max_samples,
@@ -309,8 +350,8 @@ async def _run_unit(
             sandbox_cleanup=opts.sandbox_cleanup,
         )
         with anyio.CancelScope():
-            outcome = await execute_run(prepared, run_options, resume=False)
-        error = outcome.errors.message() or _scorer_errors(outcome.report)
+            outcome = await execute_run(prepared, run_options, resume=placement.resume)
+        error = outcome.errors.message() or scorer_errors(outcome.report)
         return _result(task, model, outcome, error)
     except Interrupted:
         raise
@@ -323,11 +364,45 @@ async def _run_unit(
         )
 
 
+def _new_directory(opts: EvalOptions, model: Model) -> Place:
+    """The default placement: ``output``, else a new directory in ``log_dir``."""
+
+    def place(prepared: Prepared) -> Placement:
+        name = _run_name(prepared.spec.evaluation, model.name)
+        return Placement(output=opts.output or opts.log_dir / name)
+
+    return place
+
+
+def completed_result(task: str, model: str, path: Path) -> EvalResult:
+    """The result of a unit whose run at *path* was already complete (``attempts`` 0:
+    nothing ran now), read back from its sealed report."""
+    report = read_report(path)
+    error = scorer_errors(report)
+    return EvalResult(
+        task=task,
+        model=model,
+        status="error" if error else "success",
+        error=error,
+        path=path,
+        metrics=report.metrics,
+        task_metrics=report.task_metrics,
+        gate=report.gate,
+        report=report,
+        attempts=0,
+    )
+
+
 def _result(task: Task, model: Model, outcome: RunOutcome, error: str | None) -> EvalResult:
     """A unit's result from its run: ``error`` with the reason when it has one."""
+    return outcome_result(task.name, model.name, outcome, error)
+
+
+def outcome_result(task: str, model: str, outcome: RunOutcome, error: str | None) -> EvalResult:
+    """The result of a run of *task* × *model* that ended with *outcome*."""
     return EvalResult(
-        task=task.name,
-        model=model.name,
+        task=task,
+        model=model,
         status="error" if error else "success",
         error=error,
         path=outcome.path,
@@ -338,7 +413,7 @@ def _result(task: Task, model: Model, outcome: RunOutcome, error: str | None) ->
     )
 
 
-def _scorer_errors(report: Report) -> str | None:
+def scorer_errors(report: Report) -> str | None:
     """Why a unit whose scorers failed is not a success: how many error scores, and the
     first one's explanation (which names the exception); ``None`` when there were none."""
     count = sum(e.statuses.get("error", 0) for e in report.metrics.estimates)

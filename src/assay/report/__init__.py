@@ -21,6 +21,7 @@ from assay.report._render import (
 if _typing.TYPE_CHECKING:
     from assay.report._export import RunFrames, read_run, trial_rows, write_export
     from assay.report._junit import to_junit
+    from assay.report._read import read_report
 
 _LAZY = {
     "RunFrames": "assay.report._export",
@@ -28,6 +29,7 @@ _LAZY = {
     "trial_rows": "assay.report._export",
     "write_export": "assay.report._export",
     "to_junit": "assay.report._junit",
+    "read_report": "assay.report._read",
 }
 
 
@@ -50,6 +52,7 @@ __all__ = [
     "TrialRows",
     "cost_text",
     "md_escape",
+    "read_report",
     "read_run",
     "to_html",
     "to_json",
