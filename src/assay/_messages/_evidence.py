@@ -208,6 +208,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "verify.bundle_digest": ("digest does not match its content", "", "摘要与内容不符", ""),
     "verify.bundle_unplanned": ("trial is not in the plan", "", "该试验不在计划中", ""),
     "verify.bundle_twice": ("second bundle for the trial", "", "该试验有重复的证据包", ""),
+    "verify.bundle_other_shard": (
+        "the trial is not in shard {shard}'s part of the plan",
+        "",
+        "该试验不属于分片 {shard} 的计划部分",
+        "",
+    ),
     "verify.bundle_count": (
         "{found} bundles for {planned} planned trials",
         "",

@@ -32,7 +32,7 @@ from assay.evidence._verify_records import (
     check_score_binding,
     read_scores,
 )
-from assay.plan import sample_order, trial_id
+from assay.plan import Shard, sample_order, trial_id
 from assay.spec import EvalSpec
 
 PARALLEL_BYTES = 16 << 20  # an events.jsonl this large is walked in a worker process
@@ -52,6 +52,7 @@ def verify_run(path: Path) -> VerifyResult:
     planned = manifest.get("planned")
     check.result.planned = planned if isinstance(planned, int) else 0
     check.manifest_files = set(_listed_files(manifest))
+    check.shard = shard_in(manifest)
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
     try:
@@ -191,6 +192,8 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
         check.plan.add(tid)
+        if check.shard is not None and check.shard.holds(index, per_sample):
+            check.part.add(tid)
     planned = spec.dataset.samples * per_sample
     check.result.trials = len(check.plan)
     if len(check.plan) != planned or len(sample_ids) != spec.dataset.samples:
@@ -199,6 +202,18 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
         check.problem(MANIFEST, "verify.manifest_field", field="planned")
     if manifest.get("evaluation") != spec.evaluation:
         check.problem(MANIFEST, "verify.manifest_field", field="evaluation")
+
+
+def shard_in(manifest: dict[str, Any]) -> Shard | None:
+    """The part of the plan a shard run's manifest says it holds (``None``: a whole
+    run, or a ``shard`` field of the wrong shape, which the chain binding flags)."""
+    shard = manifest.get("shard")
+    if not isinstance(shard, dict):
+        return None
+    index, count = shard.get("index"), shard.get("count")
+    if isinstance(index, int) and isinstance(count, int) and 1 <= index <= count:
+        return Shard(index, count)
+    return None
 
 
 def _check_events(check: Checker, manifest: dict[str, Any], scan: EventScan) -> None:
