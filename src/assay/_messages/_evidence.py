@@ -208,6 +208,68 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "verify.bundle_digest": ("digest does not match its content", "", "摘要与内容不符", ""),
     "verify.bundle_unplanned": ("trial is not in the plan", "", "该试验不在计划中", ""),
     "verify.bundle_twice": ("second bundle for the trial", "", "该试验有重复的证据包", ""),
+    # --- merging shards ---------------------------------------------------------------
+    "merge.refused": (
+        "cannot merge: {reason}",
+        "pass every shard K/N of one spec, each sealed complete and verified",
+        "无法合并：{reason}",
+        "请传入同一规范的每个分片 K/N，且每个都已完成并通过验证",
+    ),
+    "merge.not_shard": (
+        "{path} is not a shard run (it was not run with --shard K/N)",
+        "",
+        "{path} 不是分片运行（未使用 --shard K/N 运行）",
+        "",
+    ),
+    "merge.unfinished": (
+        "{path} is {status}, not complete (finish it with 'assay resume {path}')",
+        "",
+        "{path} 的状态为 {status}，尚未完成（请用 'assay resume {path}' 完成它）",
+        "",
+    ),
+    "merge.spec_differs": (
+        "{path} ran another spec than {first} (their spec digests differ)",
+        "",
+        "{path} 运行的规范与 {first} 不同（规范摘要不一致）",
+        "",
+    ),
+    "merge.count_differs": (
+        "{path} is shard {shard}, which splits the plan otherwise than {first}",
+        "",
+        "{path} 是分片 {shard}，其计划划分与 {first} 不同",
+        "",
+    ),
+    "merge.twice": (
+        "shard {shard} is given twice ({paths}): the shards overlap",
+        "",
+        "分片 {shard} 被重复给出（{paths}）：分片有重叠",
+        "",
+    ),
+    "merge.missing": (
+        "shard {shards} missing: the shards do not cover the plan",
+        "",
+        "缺少分片 {shards}：这些分片未覆盖整个计划",
+        "",
+    ),
+    "merge.bad_shard": (
+        "{path} does not verify: {first} ({count} problem(s); see 'assay verify {path}')",
+        "",
+        "{path} 未通过验证：{first}（共 {count} 个问题；见 'assay verify {path}'）",
+        "",
+    ),
+    "verify.shard_pin": (
+        "the shard's {what} is not the one the merged run pinned",
+        "",
+        "该分片的 {what} 与合并运行所固定的不一致",
+        "",
+    ),
+    "verify.shard_path": (
+        "the merged run names a shard outside its {folder}/ folder",
+        "",
+        "合并运行引用了其 {folder}/ 目录之外的分片",
+        "",
+    ),
+    "verify.shard_problem": ("{problem}", "", "{problem}", ""),
     "verify.bundle_other_shard": (
         "the trial is not in shard {shard}'s part of the plan",
         "",

@@ -24,6 +24,7 @@ from assay.evidence._verify_checker import Checker, VerifyResult
 from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
 from assay.evidence._verify_folder import check_folder, check_manifest_bytes
 from assay.evidence._verify_looks import check_looks
+from assay.evidence._verify_merged import is_merged, verify_merged
 from assay.evidence._verify_records import (
     check_artifacts,
     check_bundle_events,
@@ -47,6 +48,8 @@ def verify_run(path: Path) -> VerifyResult:
     compared with the events they list), so verify uses both cores.
     """
     manifest = read_manifest(path)
+    if is_merged(manifest):  # no trials of its own: the shards it holds are checked
+        return verify_merged(path, manifest, verify_run)
     check = Checker(path)
     check.result.status = str(manifest.get("status"))
     planned = manifest.get("planned")
