@@ -12,12 +12,22 @@ each shard holds exactly its part, so together they cover the plan exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 Problem = tuple[str, dict[str, Any]]  # catalog key, parameters
 
 SHARDS = "shards"
 """The folder of a merged run that holds a copy of each shard, as ``shards/K``."""
+
+
+def trial_folders(path: Path, manifest: dict[str, Any]) -> list[Path]:
+    """Where the trials of the run at *path* are: the run itself, or, for a merged run,
+    each shard it holds (in part order)."""
+    pins = manifest.get("shards")
+    if not isinstance(pins, list):
+        return [path]
+    return [path / str(pin["path"]) for pin in pins]
 
 
 def shard_label(manifest: dict[str, Any]) -> str | None:
