@@ -264,8 +264,11 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def score_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The score records of the run at *path*, read back one line at a time (a run's
-    scores can be more than memory should hold at once)."""
-    with open(path / SCORES, "rb") as handle:
-        for line in handle:
-            yield loads(line)
+    """The score records of the run at *path* (of each shard, for a merged run), read
+    back one line at a time (a run's scores can be more than memory should hold)."""
+    from assay.evidence._shards import trial_files
+
+    for file in trial_files(path, SCORES):
+        with open(file, "rb") as handle:
+            for line in handle:
+                yield loads(line)

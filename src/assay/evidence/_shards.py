@@ -30,6 +30,19 @@ def trial_folders(path: Path, manifest: dict[str, Any]) -> list[Path]:
     return [path / str(pin["path"]) for pin in pins]
 
 
+def trial_files(path: Path, name: str) -> list[Path]:
+    """The record file *name* (``scores.jsonl``, ``bundles.jsonl``) of the run at *path*:
+    its own, or, for a merged run, each shard's."""
+    from assay._digest import loads
+
+    try:
+        manifest = loads((path / "manifest.json").read_bytes())
+    except (OSError, ValueError):
+        manifest = None
+    manifest = manifest if isinstance(manifest, dict) else {}
+    return [folder / name for folder in trial_folders(path, manifest)]
+
+
 def shard_label(manifest: dict[str, Any]) -> str | None:
     """``K/N`` of a shard run's manifest; ``None`` for a run that is not a shard."""
     shard = manifest.get("shard")

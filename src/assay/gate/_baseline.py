@@ -72,14 +72,17 @@ def compare_with_baseline(
 
 def sample_digests(run: Path) -> dict[str, str]:
     """Each sample id of the run at *run* → the digest of the sample its trials ran on."""
+    from assay.evidence._shards import trial_files
+
     digests: dict[str, str] = {}
-    with open(run / BUNDLES, "rb") as handle:
-        for line in handle:
-            bundle = loads(line)
-            sample = (bundle.get("artifacts") or {}).get("sample")
-            sample_id = (bundle.get("trial") or {}).get("sample_id")
-            if sample is not None and sample_id is not None:
-                digests[str(sample_id)] = str(sample)
+    for file in trial_files(run, BUNDLES):  # a merged run's: each shard's
+        with open(file, "rb") as handle:
+            for line in handle:
+                bundle = loads(line)
+                sample = (bundle.get("artifacts") or {}).get("sample")
+                sample_id = (bundle.get("trial") or {}).get("sample_id")
+                if sample is not None and sample_id is not None:
+                    digests[str(sample_id)] = str(sample)
     return digests
 
 
