@@ -434,7 +434,7 @@ def _shard_of(text: str | None, spec: EvalSpec) -> Shard | None:
         reason = f"{text!r} is not K/N with 1 <= K <= N (e.g. --shard 2/4)"
         raise ConfigError("task.option", option="--shard", reason=reason)
     if spec.gate.stopping is not None:
-        reason = "a sequential gate (gate.stopping) looks at the whole plan in order"
+        reason = "a sequential gate (gate.sequential) looks at the whole plan in order"
         raise ConfigError("task.option", option="--shard", reason=reason)
     return shard
 
