@@ -55,11 +55,12 @@ def sharded(tmp_path: Path) -> tuple[Path, list[Path]]:
     return spec, _shards(tmp_path, spec, 3)
 
 
+@pytest.mark.doc("docs/cli.md", "run only part K of N of the plan, on any machine")
 @pytest.mark.doc(
     "docs/cli.md",
     "run only part K of N of the plan: the samples at plan positions K-1, K-1+N, "
     "K-1+2N, … (counting from 0), each with every target and repetition.",
-    "The N parts are disjoint and together are the plan.",
+    "The N parts are disjoint and together are the plan",
 )
 def test_shards_take_whole_samples_round_robin_and_cover_the_plan(
     sharded: tuple[Path, list[Path]],
@@ -133,6 +134,10 @@ def test_verify_checks_a_shard_holds_exactly_its_part(
     assert f"{len(lines) - 1} bundles for {len(lines)} planned trials" in proc.stdout
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "verify the shards of one sharded run, then write one run gated over all their trials",
+)
 @pytest.mark.doc(
     "docs/cli.md",
     "join the shards of one sharded run into the run `RUN`, gated over all their trials",
@@ -224,7 +229,7 @@ def test_merge_refuses_shards_that_are_not_one_whole_run(
         given = [*runs, tmp_path / "half"]
     merged = tmp_path / "merged"
     proc = run_cli("merge", *given, "-o", merged)
-    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # the CLI's one line, below
     line = error_line(proc)
     assert line.startswith("assay: cannot merge: "), line
     assert expected in line, line
@@ -295,3 +300,93 @@ def test_a_shard_of_a_sequential_gate_or_a_python_task_is_refused(tmp_path: Path
     proc = run_cli("run", task, "--shard", "1/2")
     assert proc.returncode == 2, proc.stderr
     assert "--shard: sharded runs are for YAML specs" in error_line(proc)
+
+
+@pytest.mark.doc("docs/cli.md", "`RUN` must not exist yet (exit 5, as for `run`).")
+def test_merge_into_an_existing_folder_is_refused(
+    tmp_path: Path, sharded: tuple[Path, list[Path]]
+) -> None:
+    _, runs = sharded
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine\n")
+    proc = run_cli("merge", *runs, "-o", taken)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "already holds a run" in error_line(proc)
+    assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"]  # left as it was
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "The copies make the merged run self-contained: it can be moved, signed and verified "
+    "without the shard folders it was made from.",
+)
+def test_a_merged_run_moves_and_signs_without_its_sources(
+    tmp_path: Path, sharded: tuple[Path, list[Path]]
+) -> None:
+    _, runs = sharded
+    merged = tmp_path / "merged"
+    assert run_cli("merge", *runs, "-o", merged).returncode == 1  # minimum 1, q3 wrong
+    for run in runs:
+        shutil.rmtree(run)
+    moved = tmp_path / "elsewhere" / "merged"
+    moved.parent.mkdir()
+    merged.rename(moved)
+    key = tmp_path / "key.pem"
+    assert run_cli("keygen", key).returncode == 0
+    assert run_cli("sign", moved, "--key", key).returncode == 0
+    proc = run_cli("verify", moved, "--trust", f"{key}.pub")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "a trusted key" in proc.stdout
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "its manifest's `shard` field, bound to the chain like every field, says which part it "
+    "holds.",
+)
+def test_a_shard_field_edited_in_the_manifest_is_caught(
+    sharded: tuple[Path, list[Path]],
+) -> None:
+    _, runs = sharded
+    manifest_path = runs[0] / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["shard"]["index"] == 1
+    manifest["shard"]["index"] = 2  # claim another part
+    manifest_path.write_text(json.dumps(manifest, sort_keys=True, separators=(",", ":")))
+    proc = run_cli("verify", runs[0])
+    assert proc.returncode == 4, proc.stdout
+    assert "manifest.json" in proc.stdout and "shard" in proc.stdout
+
+
+CRASHING = f"""
+import os, pathlib
+
+def answer(text):
+    if text == "q4" and not pathlib.Path(os.environ["SHARD_GO_ON"]).exists():
+        os.kill(os.getpid(), 9)  # the machine dies mid-shard
+    return "nope" if text == {WRONG!r} else text
+"""
+
+
+@pytest.mark.doc("docs/cli.md", "`assay resume` finishes it as the same shard")
+def test_resume_finishes_a_killed_shard_as_the_same_shard(tmp_path: Path) -> None:
+    samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(SAMPLES)]
+    spec = unique_callable_spec(
+        tmp_path / "spec", CRASHING, samples=samples, repetitions=REPETITIONS
+    )
+    go_on = tmp_path / "go-on"
+    env = {"SHARD_GO_ON": str(go_on)}
+    run = tmp_path / "shard"
+    proc = run_cli("run", spec, "--shard", "2/3", "-o", run, "-j", "1", env=env)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert json.loads((run / "manifest.json").read_text())["status"] == "running"
+    go_on.touch()
+    proc = run_cli("resume", run, env=env)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "gate: inconclusive: shard 2/3 holds part of the plan" in proc.stdout
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["shard"] == {"index": 2, "count": 3, "trials": 2 * REPETITIONS}
+    samples_run = sorted({str(t["sample_id"]) for t in _bundle_trials(run)})
+    assert samples_run == ["s1", "s4"]
+    assert run_cli("verify", run).returncode == 0
