@@ -28,9 +28,7 @@ def answer(text):
 
 def _spec(folder: Path, **extra: object) -> Path:
     samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(SAMPLES)]
-    return unique_callable_spec(
-        folder, SOURCE, samples=samples, repetitions=REPETITIONS, **extra
-    )
+    return unique_callable_spec(folder, SOURCE, samples=samples, repetitions=REPETITIONS, **extra)
 
 
 def _bundle_trials(run: Path) -> list[dict[str, object]]:
@@ -71,9 +69,7 @@ def test_shards_take_whole_samples_round_robin_and_cover_the_plan(
     seen: set[str] = set()
     for index, run in enumerate(runs, 1):
         trials = _bundle_trials(run)
-        expected = {
-            t["trial_id"] for t in plan if (t["index"] // per_sample) % 3 == index - 1
-        }
+        expected = {t["trial_id"] for t in plan if (t["index"] // per_sample) % 3 == index - 1}
         ids = {str(t["trial_id"]) for t in trials}
         assert ids == expected
         assert not ids & seen  # disjoint
@@ -104,8 +100,7 @@ def test_a_shard_is_judged_on_its_own_trials_and_its_gate_is_partial(tmp_path: P
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "The shard's run folder is a run like any other (`verify` checks it holds exactly "
-    "its part)",
+    "The shard's run folder is a run like any other (`verify` checks it holds exactly its part)",
 )
 @pytest.mark.doc(
     "docs/evidence.md",
@@ -147,8 +142,7 @@ def test_verify_checks_a_shard_holds_exactly_its_part(
 )
 @pytest.mark.doc(
     "docs/evidence.md",
-    "`assay merge` writes a run whose folder holds a copy of each shard, whole, as "
-    "`shards/K`",
+    "`assay merge` writes a run whose folder holds a copy of each shard, whole, as `shards/K`",
 )
 def test_merged_run_concludes_what_an_unsharded_run_concludes(
     tmp_path: Path, sharded: tuple[Path, list[Path]]
@@ -342,8 +336,7 @@ def test_a_merged_run_moves_and_signs_without_its_sources(
 
 @pytest.mark.doc(
     "docs/evidence.md",
-    "its manifest's `shard` field, bound to the chain like every field, says which part it "
-    "holds.",
+    "its manifest's `shard` field, bound to the chain like every field, says which part it holds.",
 )
 def test_a_shard_field_edited_in_the_manifest_is_caught(
     sharded: tuple[Path, list[Path]],

@@ -107,8 +107,8 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
         await close_parts([*scorers.values(), *made])  # graders built, if never asked
     differing = _compare(folders, recomputed)
     built = metrics.build()
-    records = _records(folders)
-    regression = regression_of(spec, _spec_folder(manifest), baseline, records, path)
+    recorded = _records(folders)
+    regression = regression_of(spec, _spec_folder(manifest), baseline, recorded, path)
     gate = decide(spec.gate, built, list(scorers), regression)
     if spec.gate.stopping is not None:  # the verdict of the last look, a look recorded
         gate = regate(path, spec, gate, built, replay_looks(spec, list(scorers), finished))
