@@ -383,3 +383,38 @@ def test_resume_finishes_a_killed_shard_as_the_same_shard(tmp_path: Path) -> Non
     samples_run = sorted({str(t["sample_id"]) for t in _bundle_trials(run)})
     assert samples_run == ["s1", "s4"]
     assert run_cli("verify", run).returncode == 0
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "its metrics, gate and reports are those of an unsharded run of the spec (the same "
+    "trials, the same scores), and it exits as `run` does.",
+)
+def test_merged_no_regression_gate_pairs_every_shard_with_the_baseline(
+    tmp_path: Path,
+) -> None:
+    gate = {"no_regression": {"margin": 0.5}}  # 7 samples can show that much
+    spec = _spec(tmp_path / "spec", gate=gate)
+    baseline = tmp_path / "baseline"
+    assert run_cli("run", spec, "-o", baseline, "--baseline", baseline).returncode == 3
+    whole = run_cli("run", spec, "-o", tmp_path / "whole", "--baseline", baseline)
+    runs = _shards_with(tmp_path, spec, 2, "--baseline", baseline)
+    merged = tmp_path / "merged"
+    proc = run_cli("merge", *runs, "-o", merged, "--baseline", baseline)
+    assert proc.returncode == whole.returncode == 0, proc.stdout + proc.stderr + whole.stdout
+    ours = json.loads((merged / "report.json").read_text())["gate"]
+    theirs = json.loads((tmp_path / "whole" / "report.json").read_text())["gate"]
+    assert ours["status"] == theirs["status"] == "passed"
+    assert ours["targets"] == theirs["targets"]
+    assert f"over {SAMPLES} paired sample(s)" in proc.stdout + str(ours["targets"])
+    assert run_cli("gate", merged, "--baseline", baseline).returncode == 0
+
+
+def _shards_with(tmp_path: Path, spec: Path, count: int, *options: object) -> list[Path]:
+    runs = []
+    for index in range(1, count + 1):
+        run = tmp_path / f"shard-{index}"
+        proc = run_cli("run", spec, "--shard", f"{index}/{count}", "-o", run, *options)
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        runs.append(run)
+    return runs

@@ -128,7 +128,7 @@ async def _merge(
     log.append(None, 1, None, "run_merged", {"shards": pins})
     built = metrics.build()
     spec_folder = _spec_folder(manifests[0])
-    regression = regression_of(spec, spec_folder, baseline, _scores(folders), output)
+    regression = regression_of(spec, spec_folder, baseline, _scores(folders), folders)
     gate = decide(spec.gate, built, [s.id for s in spec.scorers], regression)
     log.append(None, 2, 1, "metrics", msgspec.to_builtins(built))
     log.append(None, 3, 1, "gate", gate_event(gate))
