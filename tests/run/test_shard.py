@@ -93,6 +93,7 @@ def test_a_shard_is_judged_on_its_own_trials_and_its_gate_is_partial(tmp_path: P
     assert manifest["shard"] == {"index": 2, "count": 3, "trials": 2 * REPETITIONS}
     report = json.loads((run / "report.json").read_text())
     assert report["gate"]["status"] == "inconclusive"
+    assert "shard 2/3 holds part of the plan" in (run / "report.md").read_text()
     (estimate,) = report["metrics"]["estimates"]
     assert estimate["denominator"] == 2 * REPETITIONS  # samples 1 and 4
     assert report["metrics"]["targets"][0]["states"]["not_run"] == 0
@@ -374,6 +375,9 @@ def test_resume_finishes_a_killed_shard_as_the_same_shard(tmp_path: Path) -> Non
     proc = run_cli("run", spec, "--shard", "2/3", "-o", run, "-j", "1", env=env)
     assert proc.returncode == -9, proc.stdout + proc.stderr
     assert json.loads((run / "manifest.json").read_text())["status"] == "running"
+    unfinished = run_cli("verify", run)
+    assert unfinished.returncode == 3, unfinished.stdout
+    assert f"of {2 * REPETITIONS} trials finished" in unfinished.stdout  # its part, not the plan
     go_on.touch()
     proc = run_cli("resume", run, env=env)
     assert proc.returncode == 3, proc.stdout + proc.stderr

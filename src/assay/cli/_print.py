@@ -9,7 +9,7 @@ import click
 from assay._messages import say
 from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
 from assay.gate import GateDecision, TargetDecision
-from assay.plan._plan import SHARD_REASON
+from assay.plan._plan import is_shard_reason
 from assay.score import MetricEstimate, Metrics
 
 if TYPE_CHECKING:
@@ -106,15 +106,9 @@ def gate_line(gate: GateDecision) -> str:
         return say("out.gate_ungated")
     if gate.status == "stopped":
         return say("out.gate_stopped", cause=gate.reasons[0] if gate.reasons else "")
-    if gate.status == "inconclusive" and gate.reasons and _is_shard_reason(gate.reasons[0]):
+    if gate.status == "inconclusive" and gate.reasons and is_shard_reason(gate.reasons[0]):
         return say("out.gate_shard", reason=gate.reasons[0])
     return say("out.gate", status=gate.status)
-
-
-def _is_shard_reason(reason: str) -> bool:
-    """Whether *reason* is the one a shard's partial gate opens with."""
-    head, _, tail = SHARD_REASON.partition("{label}")
-    return reason.startswith(head) and reason.endswith(tail)
 
 
 def print_usage(report: Report) -> None:

@@ -56,6 +56,9 @@ def verify_run(path: Path) -> VerifyResult:
     check.result.planned = planned if isinstance(planned, int) else 0
     check.manifest_files = set(_listed_files(manifest))
     check.shard = shard_in(manifest)
+    trials = (manifest.get("shard") or {}).get("trials") if check.shard else None
+    if isinstance(trials, int):  # an unfinished shard: finished N of its own part's M
+        check.result.planned = trials
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
     try:

@@ -99,6 +99,12 @@ SHARD_REASON = (
 """The first reason of a shard's gate (in English, as every reason of the chain is)."""
 
 
+def is_shard_reason(reason: str) -> bool:
+    """Whether *reason* is the one a shard's partial gate opens with."""
+    head, _, tail = SHARD_REASON.partition("{label}")
+    return reason.startswith(head) and reason.endswith(tail)
+
+
 class Shard(msgspec.Struct, frozen=True):
     """Part *index* (1-based) of *count* of a plan, for ``assay run --shard K/N``.
 
