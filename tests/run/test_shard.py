@@ -243,7 +243,9 @@ def test_merge_refuses_shards_that_are_not_one_whole_run(
     "A shard replaced whole, even by a run that verifies on its own, no longer has the "
     "pinned manifest digest (exit 4).",
 )
-@pytest.mark.parametrize("case", ["edited_shard", "replaced_shard", "edited_report"])
+@pytest.mark.parametrize(
+    "case", ["edited_shard", "replaced_shard", "edited_report", "garbled_chain"]
+)
 def test_verify_rechecks_the_shards_through_the_merged_run(
     tmp_path: Path, sharded: tuple[Path, list[Path]], case: str
 ) -> None:
@@ -261,12 +263,17 @@ def test_verify_rechecks_the_shards_through_the_merged_run(
         shutil.rmtree(merged / "shards" / "2")
         shutil.copytree(again, merged / "shards" / "2")
         expected = "shards/2: the shard's manifest.json is not the one the merged run pinned"
-    else:
+    elif case == "edited_report":
         report = merged / "report.md"
         report.write_text(report.read_text() + "\nall good\n")
         expected = "report.md: "
+    else:  # not even JSON: a finding, not a traceback
+        events = merged / "events.jsonl"
+        events.write_bytes(b"{not json\n" + events.read_bytes())
+        expected = "events.jsonl: cannot be checked"
     proc = run_cli("verify", merged)
-    assert proc.returncode == 4, proc.stdout
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
     assert expected in proc.stdout, proc.stdout
 
 

@@ -13,8 +13,9 @@ the merged run's chain pins.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from assay._digest import canonical_json, file_sha256, loads, sha256_hex
 from assay._messages import say
@@ -63,11 +64,14 @@ def verify_merged(
     result = VerifyResult(problems=[], status=str(manifest.get("status")))
     planned = manifest.get("planned")
     result.planned = planned if isinstance(planned, int) else 0
-    _check_own_files(path, manifest, found)
-    result.events = _check_chain(path, manifest, found)
+    _guarded(found, MANIFEST, lambda: _check_own_files(path, manifest, found))
+    result.events = _guarded(found, EVENTS, lambda: _check_chain(path, manifest, found)) or 0
     pinned: list[tuple[str, dict[str, Any]]] = []
-    for pin in manifest.get("shards") or []:
-        shard = _check_shard(path, manifest, pin, found, verify, result)
+    pins = manifest.get("shards")
+    for pin in pins if isinstance(pins, list) else []:
+        shard = _guarded(
+            found, SHARDS, partial(_check_shard, path, manifest, pin, found, verify, result)
+        )
         if shard is not None:
             pinned.append(shard)
     if pinned:
@@ -80,6 +84,19 @@ def verify_merged(
     result.trials = result.planned
     result.problems = found.lines
     return result
+
+
+T = TypeVar("T")
+
+
+def _guarded(found: _Found, name: str, step: Callable[[], T]) -> T | None:
+    """Run one check; a file so damaged it cannot be read (not JSON, a field of the wrong
+    shape) is a finding about *name*, not a crash."""
+    try:
+        return step()
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        found.add(name, "verify.unreadable", reason=f"{type(exc).__name__}: {exc}"[:200])
+        return None
 
 
 def _check_own_files(path: Path, manifest: dict[str, Any], found: _Found) -> None:
