@@ -185,11 +185,6 @@ def test_merged_run_concludes_what_an_unsharded_run_concludes(
     "Each shard must be a shard run, sealed complete and verifying; together they must "
     "share one spec digest and one N, with each part 1..N exactly once.",
 )
-@pytest.mark.doc(
-    "docs/cli.md",
-    "`merge`: the shards are not one whole run (one missing or repeated, one not "
-    "verifying, another spec)",
-)
 @pytest.mark.parametrize(
     "case",
     ["missing", "repeated", "tampered", "other_spec", "not_a_shard", "other_count"],
