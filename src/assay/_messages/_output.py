@@ -20,6 +20,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "门禁结论：未设门禁：未声明 minimum、min_effect 或 no_regression",
         "",
     ),
+    "out.gate_shard": ("gate: inconclusive: {reason}", "", "门禁结论：不确定：{reason}", ""),
     "out.gate_stopped": ("gate: stopped: {cause}", "", "门禁结论：运行已中止：{cause}", ""),
     "out.sandbox_kept": (
         "sandbox {name!r} of trial {trial} kept at {path}",

@@ -107,12 +107,9 @@ def _same_samples(run_a: Path, run_b: Path) -> None:
 
 
 def _records(run: Path) -> Iterator[dict[str, Any]]:
-    from assay._digest import loads
-    from assay.evidence import SCORES
+    from assay.evidence import score_records
 
-    with open(run / SCORES, "rb") as handle:
-        for line in handle:
-            yield loads(line)
+    return score_records(run)
 
 
 def _matches(

@@ -27,6 +27,7 @@ from assay._messages import LANGUAGES, detect_language, set_language
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("assay.cli._run", "run", "Run a spec: plan, trials, evidence, scores, gate, reports."),
     "resume": ("assay.cli._run", "resume", "Finish an interrupted run; keep finished trials."),
+    "merge": ("assay.cli._merge", "merge", "Merge the shards of a sharded run into one run."),
     "verify": (
         "assay.cli._verify",
         "verify",

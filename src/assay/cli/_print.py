@@ -9,6 +9,7 @@ import click
 from assay._messages import say
 from assay.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
 from assay.gate import GateDecision, TargetDecision
+from assay.plan._plan import is_shard_reason
 from assay.score import MetricEstimate, Metrics
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ def gate_line(gate: GateDecision) -> str:
         return say("out.gate_ungated")
     if gate.status == "stopped":
         return say("out.gate_stopped", cause=gate.reasons[0] if gate.reasons else "")
+    if gate.status == "inconclusive" and gate.reasons and is_shard_reason(gate.reasons[0]):
+        return say("out.gate_shard", reason=gate.reasons[0])
     return say("out.gate", status=gate.status)
 
 

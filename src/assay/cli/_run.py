@@ -20,6 +20,8 @@ from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
+    from assay.plan import Shard
+    from assay.spec import EvalSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -225,6 +227,12 @@ SIGN_OPTION = click.option(
     is_flag=True,
     help="Keep every sample's sandbox for debugging; print where each is.",
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Run only part K of N of the plan (whole samples, round robin); join the parts "
+    "with 'assay merge' (YAML specs).",
+)
 @generate_options
 @SIGN_OPTION
 @cache_options
@@ -259,6 +267,7 @@ def run(
     max_tokens: int | None,
     seed: int | None,
     reasoning_effort: str | None,
+    shard: str | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -281,6 +290,7 @@ def run(
             (dry_run, "--dry-run", written),
             (execution["sink_url"], "--sink", written),
             (execution["cluster"], "--cluster", PYTHON_TASK_ON_CLUSTER),
+            (shard, "--shard", "sharded runs are for YAML specs"),
         ):
             if given:
                 raise ConfigError("task.option", option=option, reason=reason)
@@ -327,6 +337,7 @@ def run(
             reason = "sample sandboxes are for Python tasks (file.py or file.py@task)"
             raise ConfigError("task.option", option=option, reason=reason)
     loaded = load_spec(spec)
+    part = _shard_of(shard, loaded.spec)
     _check_sink(execution["sink_url"])
     check_baseline_option(loaded.spec, execution["baseline"])
     if output is None and not dry_run:
@@ -335,7 +346,12 @@ def run(
     wanted = execution.pop("progress")  # a dry run's events go to the terminal already
     progress = progress_line(False if dry_run and wanted is None else wanted)
     run_options = RunOptions(
-        output=output, dry_run=dry_run, handle_signals=True, progress=progress, **execution
+        output=output,
+        dry_run=dry_run,
+        handle_signals=True,
+        progress=progress,
+        shard=part,
+        **execution,
     )
     try:
         outcome = run_spec(loaded, run_options)
@@ -404,6 +420,23 @@ def _print_outcome(outcome: RunOutcome) -> int:
     done = say("out.dry_run") if outcome.path is None else say("out.run_dir", path=outcome.path)
     click.echo(done)
     return code
+
+
+def _shard_of(text: str | None, spec: EvalSpec) -> Shard | None:
+    """``--shard K/N`` as a Shard, refused (exit 2) when malformed or when the spec's gate
+    is sequential: its looks take the plan in order, which no part of it has."""
+    if text is None:
+        return None
+    from assay.plan import parse_shard
+
+    shard = parse_shard(text)
+    if shard is None:
+        reason = f"{text!r} is not K/N with 1 <= K <= N (e.g. --shard 2/4)"
+        raise ConfigError("task.option", option="--shard", reason=reason)
+    if spec.gate.stopping is not None:
+        reason = "a sequential gate (gate.sequential) looks at the whole plan in order"
+        raise ConfigError("task.option", option="--shard", reason=reason)
+    return shard
 
 
 def _check_sign_key(path: Path | None, dry_run: bool) -> None:

@@ -72,7 +72,7 @@ def show(
         else:
             events = None
             if transcript_of is not None and _is_task_state(output):
-                events = checked_events(run_dir, trial.bundle)
+                events = checked_events(trial.folder or run_dir, trial.bundle)
             _print_trial(trial.bundle, trial.sample, output, trial.scores, full, events)
 
 

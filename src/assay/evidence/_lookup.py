@@ -11,6 +11,7 @@ millisecond); an unsealed one, or a sample id, by one pass over ``bundles.jsonl`
 from __future__ import annotations
 
 import hashlib
+import heapq
 import io
 import re
 from collections.abc import Iterable, Iterator
@@ -38,6 +39,7 @@ class TrialEvidence(msgspec.Struct):
     output: bytes | None
     scores: list[dict[str, Any]]
     sample: dict[str, Any] | None
+    folder: Path | None = None  # the run folder it was read from (a shard of a merged run)
 
 
 def read_trial(run: Path, trial_id: str) -> tuple[dict[str, Any], bytes | None] | None:
@@ -58,7 +60,23 @@ def read_trial(run: Path, trial_id: str) -> tuple[dict[str, Any], bytes | None] 
 
 def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
     """The trials *ident* names, in plan order: a trial id (``t-`` and 24 hex digits)
-    names one; anything else is a sample id, naming one trial per target and epoch."""
+    names one; anything else is a sample id, naming one trial per target and epoch. A
+    merged run's trials are looked up in the shards it holds."""
+    folders = _trial_folders(run)
+    if folders != [run]:
+        found = [trial for folder in folders for trial in _find_trials(folder, ident)]
+        return sorted(found, key=lambda trial: trial.bundle["trial"]["index"])
+    return _find_trials(run, ident)
+
+
+def _trial_folders(run: Path) -> list[Path]:
+    from assay.evidence._rundir import read_manifest
+    from assay.evidence._shards import trial_folders
+
+    return trial_folders(run, read_manifest(run))
+
+
+def _find_trials(run: Path, ident: str) -> list[TrialEvidence]:
     if _TRIAL_ID.fullmatch(ident):
         found = read_trial(run, ident)
         pairs = [found] if found is not None else []
@@ -72,6 +90,7 @@ def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
             output,
             _bound(run, bundle, scores.get(bundle["trial"]["trial_id"])),
             _checked_sample(run, bundle),
+            run,
         )
         for bundle, output in pairs
     ]
@@ -81,7 +100,18 @@ def every_trial(run: Path) -> Iterator[TrialEvidence]:
     """Every finished trial of *run* in plan order, each part checked as ``find_trials``
     checks it (an export must not carry edited bytes either). The bundles are read in one
     pass and sorted by plan position; each trial's output and sample are read as it is
-    yielded, so only the bundles and score records are held at once."""
+    yielded, so only the bundles and score records are held at once. A merged run's
+    shards are read side by side, in plan order across them."""
+    folders = _trial_folders(run)
+    if folders == [run]:
+        return _every_trial(run)
+    return heapq.merge(
+        *(_every_trial(folder) for folder in folders),
+        key=lambda trial: trial.bundle["trial"]["index"],
+    )
+
+
+def _every_trial(run: Path) -> Iterator[TrialEvidence]:
     bundles = [_checked_bundle(run, line) for line in _lines_with(run / BUNDLES, b'"trial_id"')]
     bundles.sort(key=lambda bundle: bundle["trial"]["index"])
     scores = _scores_of(run, {bundle["trial"]["trial_id"] for bundle in bundles})
@@ -91,6 +121,7 @@ def every_trial(run: Path) -> Iterator[TrialEvidence]:
             _checked_output(run, bundle),
             _bound(run, bundle, scores.get(bundle["trial"]["trial_id"])),
             _checked_sample(run, bundle),
+            run,
         )
 
 

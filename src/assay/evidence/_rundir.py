@@ -111,7 +111,7 @@ class RunWriter:
     def write_spec(self, canonical: bytes) -> None:
         """Write the frozen spec bytes exactly as digested."""
         if self.path is not None:
-            _write_atomic(self.path / SPEC, canonical)
+            write_atomic(self.path / SPEC, canonical)
 
     def write_plan_line(self, record: dict[str, Any]) -> None:
         """Append one planned trial."""
@@ -176,14 +176,14 @@ class RunWriter:
             complete = manifest.get("status") == "complete"
             if complete:
                 _sync_tree(self.path)
-            _write_atomic(self.path / MANIFEST, canonical_json(manifest))
+            write_atomic(self.path / MANIFEST, canonical_json(manifest))
             if complete:
                 _sync_path(self.path)  # the rename itself
 
     def write_file(self, name: str, data: bytes) -> None:
         """Write a derived file (a report) atomically."""
         if self.path is not None:
-            _write_atomic(self.path / name, data)
+            write_atomic(self.path / name, data)
 
     def close(self) -> None:
         """Flush queued lines, close every file and release the lock."""
@@ -231,7 +231,8 @@ def _temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write *path* whole or not at all: to a temporary name, synced, then renamed."""
     temp = _temp_name(path)
     with open(temp, "wb") as handle:
         handle.write(data)
@@ -263,8 +264,11 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def score_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The score records of the run at *path*, read back one line at a time (a run's
-    scores can be more than memory should hold at once)."""
-    with open(path / SCORES, "rb") as handle:
-        for line in handle:
-            yield loads(line)
+    """The score records of the run at *path* (of each shard, for a merged run), read
+    back one line at a time (a run's scores can be more than memory should hold)."""
+    from assay.evidence._shards import trial_files
+
+    for file in trial_files(path, SCORES):
+        with open(file, "rb") as handle:
+            for line in handle:
+                yield loads(line)

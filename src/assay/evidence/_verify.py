@@ -24,6 +24,7 @@ from assay.evidence._verify_checker import Checker, VerifyResult
 from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
 from assay.evidence._verify_folder import check_folder, check_manifest_bytes
 from assay.evidence._verify_looks import check_looks
+from assay.evidence._verify_merged import is_merged, verify_merged
 from assay.evidence._verify_records import (
     check_artifacts,
     check_bundle_events,
@@ -32,7 +33,7 @@ from assay.evidence._verify_records import (
     check_score_binding,
     read_scores,
 )
-from assay.plan import sample_order, trial_id
+from assay.plan import Shard, sample_order, trial_id
 from assay.spec import EvalSpec
 
 PARALLEL_BYTES = 16 << 20  # an events.jsonl this large is walked in a worker process
@@ -47,11 +48,17 @@ def verify_run(path: Path) -> VerifyResult:
     compared with the events they list), so verify uses both cores.
     """
     manifest = read_manifest(path)
+    if is_merged(manifest):  # no trials of its own: the shards it holds are checked
+        return verify_merged(path, manifest, verify_run)
     check = Checker(path)
     check.result.status = str(manifest.get("status"))
     planned = manifest.get("planned")
     check.result.planned = planned if isinstance(planned, int) else 0
     check.manifest_files = set(_listed_files(manifest))
+    check.shard = shard_in(manifest)
+    trials = (manifest.get("shard") or {}).get("trials") if check.shard else None
+    if isinstance(trials, int):  # an unfinished shard: finished N of its own part's M
+        check.result.planned = trials
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
     try:
@@ -191,6 +198,8 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
         check.plan.add(tid)
+        if check.shard is not None and check.shard.holds(index, per_sample):
+            check.part.add(tid)
     planned = spec.dataset.samples * per_sample
     check.result.trials = len(check.plan)
     if len(check.plan) != planned or len(sample_ids) != spec.dataset.samples:
@@ -199,6 +208,18 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
         check.problem(MANIFEST, "verify.manifest_field", field="planned")
     if manifest.get("evaluation") != spec.evaluation:
         check.problem(MANIFEST, "verify.manifest_field", field="evaluation")
+
+
+def shard_in(manifest: dict[str, Any]) -> Shard | None:
+    """The part of the plan a shard run's manifest says it holds (``None``: a whole
+    run, or a ``shard`` field of the wrong shape, which the chain binding flags)."""
+    shard = manifest.get("shard")
+    if not isinstance(shard, dict):
+        return None
+    index, count = shard.get("index"), shard.get("count")
+    if isinstance(index, int) and isinstance(count, int) and 1 <= index <= count:
+        return Shard(index, count)
+    return None
 
 
 def _check_events(check: Checker, manifest: dict[str, Any], scan: EventScan) -> None:

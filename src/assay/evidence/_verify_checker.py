@@ -17,6 +17,7 @@ import msgspec
 from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
+from assay.plan import Shard
 
 MAX_LISTED = 200
 
@@ -69,6 +70,8 @@ class Checker:
         self.manifest_files: set[str] = set()  # files whose whole digests the manifest lists
         self.file_digests: dict[str, str] = {}  # of those, the ones hashed here
         self.sequential = False  # a sequential gate may stop before the plan's end
+        self.shard: Shard | None = None  # a shard run holds bundles of its part only
+        self.part: set[str] = set()  # a shard's planned trial ids (all: ``plan``)
 
     def start(self, section: str) -> None:
         """Findings from now on are about *section* (they list in file order at the end,

@@ -68,7 +68,7 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
             check.problem(f"{BUNDLES}:{number}", "verify.not_record", kind="bundle")
             continue
         tid, digest, actual, events, refs = read
-        if actual != digest or tid not in plan or tid in bundles:
+        if actual != digest or tid not in plan or tid in bundles or _other_part(check, tid):
             _bundle_problems(check, number, read)
         bundles[tid] = digest
         for sha in refs.values():
@@ -79,10 +79,14 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     check.pending_folds = pending
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"
-    if complete and check.result.bundles != len(check.plan) and not check.sequential:
-        check.problem(
-            BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=len(check.plan)
-        )
+    planned = len(check.part) if check.shard is not None else len(check.plan)
+    if complete and check.result.bundles != planned and not check.sequential:
+        check.problem(BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=planned)
+
+
+def _other_part(check: Checker, tid: str) -> bool:
+    """Whether a shard run holds a bundle of a planned trial outside its part."""
+    return check.shard is not None and tid in check.plan and tid not in check.part
 
 
 def _bundle_problems(check: Checker, number: int, read: tuple[str, Any, str, Any, Any]) -> None:
@@ -94,6 +98,8 @@ def _bundle_problems(check: Checker, number: int, read: tuple[str, Any, str, Any
         check.problem(where, "verify.bundle_unplanned")
     if tid in check.bundles:
         check.problem(where, "verify.bundle_twice")
+    if _other_part(check, tid) and check.shard is not None:
+        check.problem(where, "verify.bundle_other_shard", shard=check.shard.label())
 
 
 def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, str]) -> None:

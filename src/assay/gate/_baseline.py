@@ -15,7 +15,7 @@ would compare two questions — and the check inconclusive, naming the sample.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,14 @@ def compare_with_baseline(
     targets: list[str],
     repetitions: int,
     level: float,
-    run: Path | None = None,
+    run: Path | Sequence[Path] | None = None,
     max_unpaired: int = 0,
 ) -> Regression:
     """Verify the run at *path* and pair its scores with *records* (the new run's).
 
     *targets* and *repetitions* are the new run's, *run* its folder (whose bundles name
-    the samples it ran; without it the samples are not checked). *records* is read once.
+    the samples it ran; or the folders of the shards a merge is joining; without it the
+    samples are not checked). *records* is read once.
     """
     found = _verified(path)
     if found.problem is not None:
@@ -70,20 +71,25 @@ def compare_with_baseline(
     return Regression(found, comparisons, {b: a for a, b in matches}, max_unpaired)
 
 
-def sample_digests(run: Path) -> dict[str, str]:
-    """Each sample id of the run at *run* → the digest of the sample its trials ran on."""
+def sample_digests(run: Path | Sequence[Path]) -> dict[str, str]:
+    """Each sample id of the run at *run* (or of the run folders *run*) → the digest of
+    the sample its trials ran on."""
+    from assay.evidence._shards import trial_files
+
     digests: dict[str, str] = {}
-    with open(run / BUNDLES, "rb") as handle:
-        for line in handle:
-            bundle = loads(line)
-            sample = (bundle.get("artifacts") or {}).get("sample")
-            sample_id = (bundle.get("trial") or {}).get("sample_id")
-            if sample is not None and sample_id is not None:
-                digests[str(sample_id)] = str(sample)
+    files = trial_files(run, BUNDLES) if isinstance(run, Path) else [f / BUNDLES for f in run]
+    for file in files:  # a merged run's: each shard's
+        with open(file, "rb") as handle:
+            for line in handle:
+                bundle = loads(line)
+                sample = (bundle.get("artifacts") or {}).get("sample")
+                sample_id = (bundle.get("trial") or {}).get("sample_id")
+                if sample is not None and sample_id is not None:
+                    digests[str(sample_id)] = str(sample)
     return digests
 
 
-def changed_sample_ids(run_a: Path, run_b: Path) -> list[str]:
+def changed_sample_ids(run_a: Path, run_b: Path | Sequence[Path]) -> list[str]:
     """The sample ids both runs have whose sample digests differ, sorted."""
     ours = sample_digests(run_b)
     return sorted(
@@ -93,7 +99,7 @@ def changed_sample_ids(run_a: Path, run_b: Path) -> list[str]:
     )
 
 
-def changed_samples(baseline: Path, run: Path) -> str | None:
+def changed_samples(baseline: Path, run: Path | Sequence[Path]) -> str | None:
     """Why the two runs cannot be paired: a shared sample id naming different samples."""
     changed = changed_sample_ids(baseline, run)
     if not changed:

@@ -8,7 +8,7 @@ is a usage error, not a silent default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +39,13 @@ def regression_of(
     spec_folder: Path | None,
     given: Path | None,
     records: Iterable[dict[str, Any]] | None,
-    run: Path | None = None,
+    run: Path | Sequence[Path] | None = None,
 ) -> Regression | None:
     """The baseline comparison the gate needs, or ``None`` without ``no_regression``.
 
     *records* are the run's score records (``None`` in a dry run, which keeps none);
-    *run* is its folder, whose bundles name the samples checked against the baseline's.
+    *run* is its folder, whose bundles name the samples checked against the baseline's
+    (or the shard folders a merge joins).
     """
     check_baseline_option(spec, given)
     rule = spec.gate.regression

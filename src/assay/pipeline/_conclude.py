@@ -24,6 +24,7 @@ from assay.pipeline._baseline import regression_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._reports import build_report, render_reports
 from assay.pipeline._seal import sealed_digests, write_indexes
+from assay.plan import SHARD_REASON
 from assay.report import Report
 from assay.score import Metrics
 
@@ -77,6 +78,8 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
         if run.monitor.stopped:
             unrun = sum(counts.states.get("not_run", 0) for counts in metrics.targets)
             run.run_event("not_run", {"trials": unrun, "reason": STOPPED})
+    if run.shard is not None:
+        gate = shard_gate(gate, run.shard.label())
     if cause is not None:
         gate = stopped_gate(gate, cause)
     run.run_event("metrics", msgspec.to_builtins(metrics))
@@ -104,6 +107,14 @@ def stopped_gate(gate: GateDecision, cause: RunError) -> GateDecision:
     is), each target's own verdict kept (its unrun trials named)."""
     why = render(cause.key, cause.params, "en")[0]
     return GateDecision("stopped", gate.targets, [why, *gate.reasons], gate.baseline)
+
+
+def shard_gate(gate: GateDecision, label: str) -> GateDecision:
+    """A shard's verdict: ``inconclusive`` whatever its part says, since a gate needs
+    every sample (a paired comparison, a minimum over the whole dataset); its own
+    decision is kept as the later reasons and per target."""
+    why = SHARD_REASON.format(label=label)
+    return GateDecision("inconclusive", gate.targets, [why, *gate.reasons], gate.baseline)
 
 
 def _scores_of(path: Path | None) -> Iterator[dict[str, Any]] | None:

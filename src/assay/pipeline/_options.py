@@ -7,6 +7,7 @@ from pathlib import Path
 import msgspec
 
 from assay.pipeline._progress import ProgressCallback
+from assay.plan import Shard
 
 
 class RunOptions(msgspec.Struct, frozen=True):
@@ -31,6 +32,8 @@ class RunOptions(msgspec.Struct, frozen=True):
             flight).
         sandbox_cleanup: remove each trial's sandboxes after scoring; ``False`` keeps
             them for debugging and prints where each is.
+        shard: run only this part of the plan (``assay run --shard K/N``); its gate is
+            partial (``inconclusive``) until ``assay merge`` joins every part.
     """
 
     output: Path | None = None
@@ -44,3 +47,4 @@ class RunOptions(msgspec.Struct, frozen=True):
     progress: ProgressCallback | None = None
     max_sandboxes: int | None = None
     sandbox_cleanup: bool = True
+    shard: Shard | None = None

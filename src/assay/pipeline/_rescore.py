@@ -29,6 +29,7 @@ from assay.evidence import (
     read_manifest,
     verify_run,
 )
+from assay.evidence._shards import trial_folders
 from assay.gate import GateDecision, decide
 from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
 from assay.model import Model, models_built, replay_scope
@@ -82,7 +83,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
         spec.gate.confidence_level,
     )
     rows = TrialRows(manifest["planned"])
-    store = ArtifactStore(path / ARTIFACTS, write=False, keep_open=True)
+    folders = trial_folders(path, manifest)  # the run, or the shards a merged run holds
     recomputed: dict[str, tuple[Any, ...]] = {}
     finished: list[tuple[int, str, str, dict[str, str]]] = []  # for a sequential gate
     per_sample = len(spec.targets) * spec.repetitions
@@ -90,36 +91,30 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     # Graders answer from the run's own evidence: re-scoring never calls a model.
     made: list[Model] = []  # the models scorers make on the way, closed at the end
     try:
-        with (
-            open(path / BUNDLES, "rb") as handle,
-            replay_scope(replay_of_run(path)),
-            models_built() as made,
-        ):
-            for line in handle:
-                bundle = loads(line)
-                sha = bundle["observation"].get("output")
-                output = store.get(sha) if sha else None
-                records, row = await judge(bundle, output, scorers, metrics, task_metrics)
-                rows.add(row)
-                trial = bundle["trial"]
-                sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
-                for record in records:
-                    recomputed[record["score_id"]] = _compared(record)
-                statuses = {r["scorer_id"]: r["status"] for r in records}
-                finished.append((trial["index"], trial["target_id"], bundle["state"], statuses))
+        with models_built() as made:
+            for folder in folders:
+                for bundle, records in await _judge_folder(
+                    folder, scorers, metrics, rows, task_metrics
+                ):
+                    trial = bundle["trial"]
+                    sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
+                    for record in records:
+                        recomputed[record["score_id"]] = _compared(record)
+                    statuses = {r["scorer_id"]: r["status"] for r in records}
+                    state = bundle["state"]
+                    finished.append((trial["index"], trial["target_id"], state, statuses))
     finally:
-        store.close()
         await close_parts([*scorers.values(), *made])  # graders built, if never asked
-    differing = _compare(path, recomputed)
+    differing = _compare(folders, recomputed)
     built = metrics.build()
-    regression = regression_of(spec, _spec_folder(manifest), baseline, _records(path), path)
+    recorded = _records(folders)
+    regression = regression_of(spec, _spec_folder(manifest), baseline, recorded, path)
     gate = decide(spec.gate, built, list(scorers), regression)
     if spec.gate.stopping is not None:  # the verdict of the last look, a look recorded
         gate = regate(path, spec, gate, built, replay_looks(spec, list(scorers), finished))
     summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
-    with open(path / SCORES, "rb") as handle:
-        scores = (loads(line) for line in handle)
-        report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
+    scores = _records(folders)
+    report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
 
 
@@ -160,11 +155,37 @@ def regate(
     return gate
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
-    """The run's score records, read back one at a time."""
-    with open(path / SCORES, "rb") as handle:
-        for line in handle:
-            yield loads(line)
+async def _judge_folder(
+    folder: Path,
+    scorers: dict[str, AnyScorer],
+    metrics: MetricsBuilder,
+    rows: TrialRows,
+    task_metrics: TaskMetricsBuilder | None,
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Judge every bundle of the run folder *folder* (its graders answered from its own
+    events), counting each in *metrics* and *rows*; each bundle with its score records."""
+    judged = []
+    store = ArtifactStore(folder / ARTIFACTS, write=False, keep_open=True)
+    try:
+        with open(folder / BUNDLES, "rb") as handle, replay_scope(replay_of_run(folder)):
+            for line in handle:
+                bundle = loads(line)
+                sha = bundle["observation"].get("output")
+                output = store.get(sha) if sha else None
+                records, row = await judge(bundle, output, scorers, metrics, task_metrics)
+                rows.add(row)
+                judged.append((bundle, records))
+    finally:
+        store.close()
+    return judged
+
+
+def _records(folders: list[Path]) -> Iterator[dict[str, Any]]:
+    """The run's score records (of each folder in turn), read back one at a time."""
+    for folder in folders:
+        with open(folder / SCORES, "rb") as handle:
+            for line in handle:
+                yield loads(line)
 
 
 def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder | None]:
@@ -221,18 +242,16 @@ def _compared(record: dict[str, Any]) -> tuple[Any, ...]:
     return (record["status"], record["bundle_digest"], record.get("usage"))
 
 
-def _compare(path: Path, recomputed: dict[str, tuple[Any, ...]]) -> list[str]:
+def _compare(folders: list[Path], recomputed: dict[str, tuple[Any, ...]]) -> list[str]:
     """Score ids whose recorded status, bundle or grading usage differs from the
     recomputed one."""
     differing = []
     seen = set()
-    with open(path / SCORES, "rb") as handle:
-        for line in handle:
-            record = loads(line)
-            key = record["score_id"]
-            seen.add(key)
-            if recomputed.get(key) != _compared(record):
-                differing.append(key)
+    for record in _records(folders):
+        key = record["score_id"]
+        seen.add(key)
+        if recomputed.get(key) != _compared(record):
+            differing.append(key)
     differing.extend(sorted(set(recomputed) - seen))
     return differing
 

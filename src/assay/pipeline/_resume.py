@@ -13,6 +13,7 @@ uninterrupted cached run would.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -32,6 +33,7 @@ from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import rebuild_task
+from assay.plan import Shard
 from assay.spec import EvalSpec, LoadedSpec, load_spec
 
 
@@ -99,9 +101,16 @@ async def resume_run_async(
     with price_scope(table):  # a cost_limit's frozen price must match again
         prepared = prepare_for_resume(path, spec_path)
         responses = resume_cache(path, prepared, cache, cache_expiry)
-        options = msgspec.structs.replace(options, output=path)
+        shard = shard_of_manifest(read_manifest(path))  # a shard is finished as a shard
+        options = msgspec.structs.replace(options, output=path, shard=shard)
         with cache_scope(responses):
             return await execute_run(prepared, options, resume=True)
+
+
+def shard_of_manifest(manifest: dict[str, Any]) -> Shard | None:
+    """The part of the plan a run holds, as its manifest records it (``None``: all)."""
+    shard = manifest.get("shard")
+    return Shard(shard["index"], shard["count"]) if isinstance(shard, dict) else None
 
 
 def resume_cache(

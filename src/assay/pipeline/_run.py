@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +74,12 @@ class _Run:
         self.source = prepared.source
         self.dataset = prepared.dataset
         self.plan: Plan = plan(prepared.spec, prepared.dataset.ids)
+        self.shard = options.shard
+        self.shard_size = sum(self.plan.denominators(self.shard).values())
         self.targets: dict[str, Target] = prepared.targets
         self.scorers = prepared.scorers
         self.task_metrics = prepared.new_task_metrics()
-        self.errors = ErrorBudget(prepared.spec.errors, len(self.plan))
+        self.errors = ErrorBudget(prepared.spec.errors, self.shard_size)
         self.retries = 0  # attempts after a trial's first, for the progress line
         self.queue = WorkQueue(iter(()))
         self.http: HttpSink | None = None
@@ -85,12 +88,12 @@ class _Run:
         self.point = self.writer.resume_point
         self.run_events = self.point.run_events if self.point else 0
         self.metrics = MetricsBuilder(
-            self.plan.denominators(),
+            self.plan.denominators(self.shard),
             list(self.scorers),
             self.spec.repetitions,
             self.spec.gate.confidence_level,
         )
-        self.rows = TrialRows(len(self.plan))
+        self.rows = TrialRows(self.shard_size)
         self.monitor = (
             Monitor(SequentialPlan(self.spec, list(self.scorers)))
             if self.spec.gate.stopping is not None
@@ -149,6 +152,16 @@ class _Run:
         return fields
 
     def _fields(self, status: str, files: dict[str, str] | None) -> dict[str, Any]:
+        fields = self._common_fields(status, files)
+        if self.shard is not None:  # bound to the chain like every field: verify reads it
+            fields["shard"] = {
+                "index": self.shard.index,
+                "count": self.shard.count,
+                "trials": self.shard_size,
+            }
+        return fields
+
+    def _common_fields(self, status: str, files: dict[str, str] | None) -> dict[str, Any]:
         return {
             "status": status,
             "evaluation": self.spec.evaluation,
@@ -160,6 +173,11 @@ class _Run:
             "started_at": round(self.started, 3),
             "finished_at": round(time.time(), 3),
         }
+
+    def planned(self) -> Iterator[Trial]:
+        """The trials this run is to run: the whole plan, or its shard's part."""
+        shard, per_sample = self.shard, self.plan.per_sample
+        return (t for t in self.plan if shard is None or shard.holds(t.index, per_sample))
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
@@ -246,7 +264,7 @@ class _Run:
         return Progress(
             self.spec.evaluation,
             done,
-            len(self.plan),
+            self.shard_size,
             elapsed,
             final,
             kept,
@@ -369,7 +387,7 @@ async def _execute_run(
             )
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
-        run.queue = WorkQueue(t for t in run.plan if t.trial_id not in finished)
+        run.queue = WorkQueue(t for t in run.planned() if t.trial_id not in finished)
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it
 

@@ -80,10 +80,63 @@ class Plan:
                     yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
                     index += 1
 
-    def denominators(self) -> dict[str, int]:
-        """Planned trials per target: the denominator of every per-target metric."""
-        per_target = len(self.sample_ids) * self.spec.repetitions
-        return dict.fromkeys(self.target_ids, per_target)
+    @property
+    def per_sample(self) -> int:
+        """Trials per sample: every target, every repetition."""
+        return len(self.target_ids) * self.spec.repetitions
+
+    def denominators(self, shard: Shard | None = None) -> dict[str, int]:
+        """Planned trials per target (of *shard*, if given): the denominator of every
+        per-target metric."""
+        samples = len(self.sample_ids) if shard is None else shard.samples(len(self.sample_ids))
+        return dict.fromkeys(self.target_ids, samples * self.spec.repetitions)
+
+
+SHARD_REASON = (
+    "shard {label} holds part of the plan: its gate is partial; "
+    "'assay merge' of every shard gives the verdict"
+)
+"""The first reason of a shard's gate (in English, as every reason of the chain is)."""
+
+
+def is_shard_reason(reason: str) -> bool:
+    """Whether *reason* is the one a shard's partial gate opens with."""
+    head, _, tail = SHARD_REASON.partition("{label}")
+    return reason.startswith(head) and reason.endswith(tail)
+
+
+class Shard(msgspec.Struct, frozen=True):
+    """Part *index* (1-based) of *count* of a plan, for ``assay run --shard K/N``.
+
+    A shard takes whole samples, round robin in plan order (the sample at plan position
+    p goes to shard ``p % count + 1``): all of a sample's targets and repetitions stay
+    together, so each shard's scores are clustered by sample exactly as a whole run's
+    are, and the parts are disjoint and cover the plan whatever the dataset's size.
+    """
+
+    index: int
+    count: int
+
+    def holds(self, trial_index: int, per_sample: int) -> bool:
+        """Whether the trial at plan position *trial_index* belongs to this shard."""
+        return (trial_index // per_sample) % self.count == self.index - 1
+
+    def samples(self, total: int) -> int:
+        """How many of *total* samples this shard takes."""
+        return len(range(self.index - 1, total, self.count))
+
+    def label(self) -> str:
+        """``K/N``, as given on the command line."""
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str) -> Shard | None:
+    """``K/N`` with ``1 <= K <= N`` as a Shard; ``None`` for anything else."""
+    first, slash, last = text.strip().partition("/")
+    if not (slash and first.isdigit() and last.isdigit()):
+        return None
+    index, count = int(first), int(last)
+    return Shard(index, count) if 1 <= index <= count else None
 
 
 def plan(spec: EvalSpec, sample_ids: Sequence[str]) -> Plan:

@@ -52,15 +52,17 @@ class RunFrames(msgspec.Struct, frozen=True):
 def scorer_ids(run: Path) -> list[str]:
     """The scorers of *run*'s score records, in the order they first appear."""
     from assay.evidence._layout import SCORES
+    from assay.evidence._shards import trial_files
 
     seen: dict[str, None] = {}
-    try:
-        with open(run / SCORES, "rb") as handle:
-            for line in handle:
-                if line.endswith(b"\n"):
-                    seen.setdefault(str(loads(line).get("scorer_id")), None)
-    except FileNotFoundError:
-        pass
+    for file in trial_files(run, SCORES):  # a merged run's: each shard's
+        try:
+            with open(file, "rb") as handle:
+                for line in handle:
+                    if line.endswith(b"\n"):
+                        seen.setdefault(str(loads(line).get("scorer_id")), None)
+        except FileNotFoundError:
+            pass
     return list(seen)
 
 

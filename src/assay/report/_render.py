@@ -15,6 +15,7 @@ import msgspec
 
 from assay.evidence import Usage
 from assay.gate import NOT_GATED
+from assay.plan._plan import is_shard_reason
 from assay.report._chart import interval_chart
 from assay.report._details import TrialDetail
 from assay.report._model import MAX_TRIAL_ROWS, Report, TrialRow
@@ -62,13 +63,16 @@ def _escape_marker(match: re.Match[str]) -> str:
 
 def gate_note(report: Report) -> str:
     """What a verdict that is not a check's needs said beside it: why nothing was gated,
-    or what stopped the run; ``""`` for passed, failed and inconclusive."""
+    what stopped the run, or that a shard's gate is partial; ``""`` for passed, failed
+    and an inconclusive check."""
     gate = report.gate
     if gate.status == "ungated":
         return NOT_GATED
     if gate.status == "stopped":
         cause = gate.reasons[0] if gate.reasons else "a fatal error"
         return f"the run stopped before its end: {cause}"
+    if gate.status == "inconclusive" and gate.reasons and is_shard_reason(gate.reasons[0]):
+        return gate.reasons[0]  # a shard's: partial until its shards are merged
     return ""
 
 
