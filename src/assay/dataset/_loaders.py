@@ -1,4 +1,4 @@
-"""``json_dataset`` and ``csv_dataset``: dataset files of any shape, read once.
+"""``json_dataset``, ``csv_dataset`` and ``file_dataset``: dataset files of any shape, read once.
 
 Unlike the strict JSONL contract of YAML specs, these loaders take the files people
 already have and map their records with a ``FieldSpec`` or a function. Samples without
@@ -29,12 +29,14 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
+from assay.dataset._choices import choice_seed
 from assay.dataset._fields import FieldSpec, RecordToSample, record_samples
 from assay.dataset._memory import LineSamples, MemoryDataset, spill
+from assay.dataset._sample import Sample
 from assay.dataset._select import Limit, select
 from assay.errors import ConfigError
 
@@ -49,8 +51,10 @@ def json_dataset(
     path: str | os.PathLike[str],
     sample_fields: FieldSpec | RecordToSample | None = None,
     *,
+    auto_id: bool = False,
     shuffle: bool = False,
     seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
 ) -> MemoryDataset:
@@ -60,8 +64,11 @@ def json_dataset(
         path: the file; ``.jsonl`` and ``.ndjson`` are read line by line; with ``.gz``
             after either suffix, the file is decompressed first.
         sample_fields: how records become samples; the default ``FieldSpec()``.
+        auto_id: number every sample 1..n in file order, ignoring the ids in the file.
         shuffle: put the samples in a random order (after numbering them).
         seed: the shuffle's seed; the same seed gives the same order on any machine.
+        shuffle_choices: shuffle each sample's choices and remap its target letters;
+            an integer is the seed (see ``MemoryDataset.shuffle_choices``).
         limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
         name: the dataset's name; the file's stem by default.
 
@@ -75,7 +82,8 @@ def json_dataset(
         records: Iterator[tuple[int, Any]] = _jsonl_records(Path(path), display)
     else:
         records = _json_records(_read_text(Path(path), display, bom_ok=False), display)
-    return _build(records, sample_fields, display, plain.stem, shuffle, seed, limit, name)
+    order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
+    return _build(records, sample_fields, display, plain.stem, order, name)
 
 
 def csv_dataset(
@@ -83,8 +91,10 @@ def csv_dataset(
     sample_fields: FieldSpec | RecordToSample | None = None,
     *,
     delimiter: str = ",",
+    auto_id: bool = False,
     shuffle: bool = False,
     seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
 ) -> MemoryDataset:
@@ -101,7 +111,53 @@ def csv_dataset(
     text = _read_text(Path(path), display, bom_ok=True)
     records = _csv_records(text, display, delimiter)
     stem = _uncompressed(Path(path)).stem
-    return _build(records, sample_fields, display, stem, shuffle, seed, limit, name)
+    order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
+    return _build(records, sample_fields, display, stem, order, name)
+
+
+def file_dataset(
+    file: str | os.PathLike[str],
+    sample_fields: FieldSpec | RecordToSample | None = None,
+    *,
+    auto_id: bool = False,
+    shuffle: bool = False,
+    seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
+    limit: Limit | None = None,
+    name: str | None = None,
+) -> MemoryDataset:
+    """Load *file* with ``csv_dataset`` or ``json_dataset``, chosen by its extension.
+
+    ``.csv`` is read as CSV; ``.json``, ``.jsonl`` and ``.ndjson`` as JSON (each also
+    with ``.gz`` after it). The arguments are those of the two loaders.
+
+    Raises:
+        ConfigError: the extension is none of these, or the loader refuses the file.
+    """
+    suffix = _uncompressed(Path(file)).suffix.lower()
+    options: dict[str, Any] = {
+        "auto_id": auto_id,
+        "shuffle": shuffle,
+        "seed": seed,
+        "shuffle_choices": shuffle_choices,
+        "limit": limit,
+        "name": name,
+    }
+    if suffix == ".csv":
+        return csv_dataset(file, sample_fields, **options)
+    if suffix in (".json", *_LINE_SUFFIXES):
+        return json_dataset(file, sample_fields, **options)
+    raise ConfigError("dataset.file_kind", path=str(file), suffix=suffix or Path(file).name)
+
+
+class Order(NamedTuple):
+    """How a loader numbers, orders and cuts the samples it read, in this order."""
+
+    auto_id: bool = False
+    shuffle: bool = False
+    seed: int | None = None
+    shuffle_choices: bool | int | None = None
+    limit: Limit | None = None
 
 
 def _build(
@@ -109,25 +165,42 @@ def _build(
     sample_fields: FieldSpec | RecordToSample | None,
     display: str,
     stem: str,
-    shuffle: bool,
-    seed: int | None,
-    limit: Limit | None,
+    order: Order,
     name: str | None,
 ) -> MemoryDataset:
-    fields = FieldSpec() if sample_fields is None else sample_fields
-    if not isinstance(fields, FieldSpec) and not callable(fields):
-        raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
-    made = (
-        (line, s) for line, record in records for s in record_samples(record, fields, display, line)
-    )
+    made = record_stream(records, sample_fields, display, order.auto_id)
     lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
     location = str(Path(display).resolve().parent)
     dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem, location)
-    if shuffle:
-        dataset = dataset.shuffle(seed)
-    return select(dataset, limit=limit) if limit is not None else dataset
+    return arranged(dataset, order)
+
+
+def record_stream(
+    records: Iterable[tuple[int, Any]],
+    sample_fields: FieldSpec | RecordToSample | None,
+    display: str,
+    auto_id: bool,
+) -> Iterator[tuple[int, Sample]]:
+    """The samples of *records*, each with its record's position; with *auto_id*, without
+    their ids, so that ``spill`` numbers them all 1..n."""
+    fields = FieldSpec() if sample_fields is None else sample_fields
+    if not isinstance(fields, FieldSpec) and not callable(fields):
+        raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
+    for position, record in records:
+        for sample in record_samples(record, fields, display, position):
+            yield position, (msgspec.structs.replace(sample, id=None) if auto_id else sample)
+
+
+def arranged(dataset: MemoryDataset, order: Order) -> MemoryDataset:
+    """*dataset* shuffled, its choices shuffled, then cut to the limit, as *order* asks."""
+    wanted, seed = choice_seed(order.shuffle_choices)
+    if order.shuffle:
+        dataset = dataset.shuffle(order.seed)
+    if wanted:
+        dataset = dataset.shuffle_choices(seed)
+    return select(dataset, limit=order.limit) if order.limit is not None else dataset
 
 
 def _uncompressed(path: Path) -> Path:
