@@ -15,6 +15,7 @@ digest: a resumed run loads the same split of the same revision, or is refused.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from assay.dataset._fields import FieldSpec, RecordToSample
@@ -60,7 +61,8 @@ def hf_dataset(
         limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
         trust: let a dataset run its loading script (``trust_remote_code``); recent
             ``datasets`` versions have no loading scripts and ignore it.
-        cached: reuse the Hugging Face cache; ``False`` downloads the data again.
+        cached: reuse the Hugging Face cache; ``False`` downloads the data again. A
+            local folder is always read afresh.
         **kwargs: passed to ``datasets.load_dataset`` as they are (``data_files``,
             ``token``, ...).
 
@@ -110,8 +112,12 @@ def _load(
     options = dict(kwargs)
     if trust:
         options["trust_remote_code"] = True
-    if not cached:
-        options["download_mode"] = "force_redownload"
+    if not cached or Path(path).is_dir():
+        # A local folder is read afresh: the datasets cache can hand back a folder's old
+        # rows after its files changed (seen with configs named in its README).
+        options.setdefault("download_mode", "force_redownload")
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # assay's output is its own: no bars between its lines
     try:
         loaded = datasets.load_dataset(
             path, name=name, data_dir=data_dir, split=split, revision=revision, **options
@@ -119,6 +125,9 @@ def _load(
     except Exception as exc:  # the library's own errors are many; each is one line here
         # The cause is kept: --debug shows where inside datasets it failed.
         raise ConfigError("dataset.hf_load", path=path, split=split, reason=_reason(exc)) from exc
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
     if isinstance(loaded, datasets.DatasetDict | datasets.IterableDatasetDict):
         reason = "it gave the splits " + ", ".join(loaded)
         raise ConfigError("dataset.hf_split", path=path, split=split, reason=reason)

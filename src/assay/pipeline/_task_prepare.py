@@ -56,7 +56,7 @@ def component_name(obj: object, fallback: str) -> str:
 def dataset_display(dataset: object) -> str:
     """What the spec records as the dataset: its source (hf_dataset's path, split,
     config and revision: pinned in the digest with the samples), else its name."""
-    return getattr(dataset, "source", None) or getattr(dataset, "name", "memory")
+    return str(getattr(dataset, "source", None) or getattr(dataset, "name", "memory"))
 
 
 def prepare_task(
