@@ -194,7 +194,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "hf_dataset({path!r}, split={split!r}): {reason}",
         "check the path, split and name; offline (HF_HUB_OFFLINE=1) only cached or local "
         "datasets load",
-        "hf_dataset({path!r}, split={split!r})：{reason}",
+        "无法加载 hf_dataset({path!r}, split={split!r})：{reason}",
         "请检查 path、split 和 name；离线（HF_HUB_OFFLINE=1）时只能加载已缓存或本地的数据集",
     ),
     "dataset.hf_split": (
