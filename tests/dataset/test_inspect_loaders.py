@@ -194,3 +194,30 @@ def test_a_task_with_shuffled_choices_runs_and_a_bad_target_is_exit_2(tmp_path: 
     bad = run_cli("run", "fruit_task.py@fruit", "-T", "target_field=question", *model, cwd=tmp_path)
     assert bad.returncode == 2
     assert "is not the letter of a choice" in error_line(bad)
+
+
+# -- FieldSpec(metadata=<a class>) -------------------------------------------------------
+
+
+def test_fieldspec_metadata_may_be_a_pydantic_model_or_a_dataclass(tmp_path: Path) -> None:
+    import dataclasses
+
+    import pydantic
+
+    class Topic(pydantic.BaseModel):
+        topic: str
+        level: int
+
+    @dataclasses.dataclass
+    class Level:
+        level: int
+
+    rows = [{"q": "Why?", "topic": "physics", "level": 2, "source": "book"}]
+    path = _jsonl(tmp_path / "q.jsonl", rows)
+    (sample,) = json_dataset(path, FieldSpec(input="q", metadata=Topic))
+    assert sample.metadata == {"topic": "physics", "level": 2}
+    assert Topic.model_validate(sample.metadata).level == 2
+    (sample,) = json_dataset(path, FieldSpec(input="q", metadata=Level))
+    assert sample.metadata == {"level": 2}
+    with pytest.raises(ConfigError, match="int is not a pydantic model"):
+        json_dataset(path, FieldSpec(input="q", metadata=int))

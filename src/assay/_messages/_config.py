@@ -231,6 +231,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "输入、目标和元数据只能是文本、数字、列表和对象；其他值（图像、数组）请在由记录生成"
         "样本的函数中转换",
     ),
+    "dataset.metadata_class": (
+        "FieldSpec(metadata={kind}): {kind} is not a pydantic model, dataclass or msgspec.Struct",
+        "pass one of those, or a list of the keys to keep",
+        "FieldSpec(metadata={kind})：{kind} 不是 pydantic 模型、dataclass 或 msgspec.Struct",
+        "请传入其中一种，或要保留的键的列表",
+    ),
     "dataset.unknown_id": (
         "{name}: no sample has the id {missing}",
         "samples without an id are numbered 1..n in order; check the ids asked for",
