@@ -99,6 +99,14 @@ def test_a_config_and_split_load_as_samples_through_a_fieldspec(hub: Path) -> No
     assert [s.id for s in hard] == ["h1"]
 
 
+def test_data_dir_and_a_sliced_split_choose_the_rows(hub: Path) -> None:
+    hard = hf_dataset(path=str(hub), data_dir="hard", split="test", sample_fields=FIELDS)
+    assert [s.id for s in hard] == ["h1"]
+    assert hard.source == f"hf:{hub} data_dir=hard split=test"
+    first_two = hf_dataset(str(hub), split="train[:2]", name="main", sample_fields=FIELDS)
+    assert [s.id for s in first_two] == ["q1", "q2"]
+
+
 def test_a_record_to_sample_function_builds_the_samples(hub: Path) -> None:
     dataset = hf_dataset(str(hub), "test", "main", sample_fields=record_to_sample)
     assert [(s.id, s.target) for s in dataset] == [("q1", "4"), ("q2", "6"), ("q3", "5")]

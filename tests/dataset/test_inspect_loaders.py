@@ -221,3 +221,27 @@ def test_fieldspec_metadata_may_be_a_pydantic_model_or_a_dataclass(tmp_path: Pat
     assert sample.metadata == {"level": 2}
     with pytest.raises(ConfigError, match="int is not a pydantic model"):
         json_dataset(path, FieldSpec(input="q", metadata=int))
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 1 | gate failed, or a Python task's unit ended in error before it had a gate "
+    "(its error is printed) |",
+)
+def test_a_sample_holding_a_value_that_is_not_json_ends_its_unit_in_error(
+    tmp_path: Path,
+) -> None:
+    source = (
+        "from assay import Task, task\n"
+        "from assay.dataset import Sample\n"
+        "from assay.scorer import match\n\n"
+        "@task\n"
+        "def odd():\n"
+        "    samples = [Sample(input='a', target='a'), Sample(input='b', metadata={'z': 1j})]\n"
+        "    return Task(dataset=samples, scorer=match())\n"
+    )
+    (tmp_path / "odd.py").write_text(source, encoding="utf-8")
+    proc = run_cli("run", "odd.py@odd", "-m", "mock/x", cwd=tmp_path)
+    assert proc.returncode == 1  # the unit's error, printed: not a traceback
+    assert "Traceback" not in proc.stderr
+    assert "memory:2: the sample holds a value that is not JSON" in proc.stdout + proc.stderr
