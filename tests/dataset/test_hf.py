@@ -112,6 +112,19 @@ def test_a_record_to_sample_function_builds_the_samples(hub: Path) -> None:
     assert [(s.id, s.target) for s in dataset] == [("q1", "4"), ("q2", "6"), ("q3", "5")]
 
 
+def test_trust_and_cached_false_load_quietly(hub: Path) -> None:
+    code = (
+        "from assay.dataset import FieldSpec, hf_dataset\n"
+        f"d = hf_dataset({str(hub)!r}, 'test', 'main', trust=True, cached=False,\n"
+        "    sample_fields=FieldSpec(input='question', target='label', id='qid'))\n"
+        "print([s.id for s in d])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['q1', 'q2', 'q3']"
+    assert proc.stderr == ""  # no warning that trust_remote_code is gone, no progress bar
+
+
 def test_auto_id_numbers_rows_and_limit_keeps_the_first(hub: Path) -> None:
     dataset = hf_dataset(str(hub), "test", "main", sample_fields=FIELDS, auto_id=True, limit=2)
     assert [(s.id, s.input) for s in dataset] == [(1, "2 + 2?"), (2, "3 + 3?")]

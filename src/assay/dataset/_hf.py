@@ -25,6 +25,7 @@ from assay.dataset._select import Limit
 from assay.errors import ConfigError
 
 _REASON_CHARS = 300
+_NO_SCRIPTS = 4  # the datasets major version that dropped loading scripts
 
 
 def hf_dataset(
@@ -59,8 +60,8 @@ def hf_dataset(
         shuffle_choices: shuffle each sample's choices, remapping its target letters;
             an integer is the seed.
         limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
-        trust: let a dataset run its loading script (``trust_remote_code``); recent
-            ``datasets`` versions have no loading scripts and ignore it.
+        trust: let a dataset run its loading script (``trust_remote_code``); from
+            ``datasets`` 4 on there are no loading scripts, and it is not passed.
         cached: reuse the Hugging Face cache; ``False`` downloads the data again. A
             local folder is always read afresh.
         **kwargs: passed to ``datasets.load_dataset`` as they are (``data_files``,
@@ -110,8 +111,8 @@ def _load(
     except ImportError:
         raise ConfigError("dataset.hf_missing") from None
     options = dict(kwargs)
-    if trust:
-        options["trust_remote_code"] = True
+    if trust and _major(datasets.__version__) < _NO_SCRIPTS:
+        options["trust_remote_code"] = True  # later versions only warn that it is gone
     if not cached or Path(path).is_dir():
         # A local folder is read afresh: the datasets cache can hand back a folder's old
         # rows after its files changed (seen with configs named in its README).
@@ -137,6 +138,12 @@ def _load(
 def _numbered(rows: Any) -> Iterator[tuple[int, Any]]:
     """Each row with its 1-based number, which errors name."""
     yield from enumerate(rows, start=1)
+
+
+def _major(version: str) -> int:
+    """The major number of a version string (``"3.6.0"`` -> 3)."""
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _reason(exc: Exception) -> str:
