@@ -125,6 +125,30 @@ def test_trust_and_cached_false_load_quietly(hub: Path) -> None:
     assert proc.stderr == ""  # no warning that trust_remote_code is gone, no progress bar
 
 
+def test_a_limit_without_shuffle_reads_only_the_rows_it_keeps(tmp_path: Path) -> None:
+    folder = tmp_path / "long"
+    _jsonl(folder / "test.jsonl", [{"question": f"q{i}"} for i in range(1, 7)])
+
+    def refuse_row_6(record: dict[str, object]) -> Sample:
+        if record["question"] == "q6":
+            raise ValueError("row 6 was read")
+        return Sample(input=str(record["question"]))
+
+    with pytest.raises(ConfigError, match=r"\[test\]:6: .*row 6 was read"):
+        hf_dataset(str(folder), split="test", sample_fields=refuse_row_6)
+    first = hf_dataset(str(folder), split="test", sample_fields=refuse_row_6, limit=3)
+    assert [s.input for s in first] == ["q1", "q2", "q3"]
+    window = hf_dataset(str(folder), split="test", sample_fields=refuse_row_6, limit=(1, 4))
+    assert [(s.id, s.input) for s in window] == [(2, "q2"), (3, "q3"), (4, "q4")]
+    assert first.name == "long"
+    assert first.location == str(folder.resolve())
+
+
+def test_auto_decode_json_false_is_refused(hub: Path) -> None:
+    with pytest.raises(ConfigError, match="auto_decode_json=False is not supported"):
+        hf_dataset(str(hub), "test", "main", auto_decode_json=False)
+
+
 def test_auto_id_numbers_rows_and_limit_keeps_the_first(hub: Path) -> None:
     dataset = hf_dataset(str(hub), "test", "main", sample_fields=FIELDS, auto_id=True, limit=2)
     assert [(s.id, s.input) for s in dataset] == [(1, "2 + 2?"), (2, "3 + 3?")]

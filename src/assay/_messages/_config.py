@@ -237,6 +237,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "FieldSpec(metadata={kind})：{kind} 不是 pydantic 模型、dataclass 或 msgspec.Struct",
         "请传入其中一种，或要保留的键的列表",
     ),
+    "dataset.hf_json_text": (
+        "hf_dataset({path!r}): auto_decode_json=False is not supported",
+        "leave it out: Json columns come as Python values; json.dumps them in a "
+        "record-to-sample function if you need the text",
+        "hf_dataset({path!r})：不支持 auto_decode_json=False",
+        "请去掉该参数：Json 列以 Python 值给出；如需文本，请在由记录生成样本的函数中 json.dumps",
+    ),
     "dataset.unknown_id": (
         "{name}: no sample has the id {missing}",
         "samples without an id are numbered 1..n in order; check the ids asked for",

@@ -15,6 +15,7 @@ digest: a resumed run loads the same split of the same revision, or is refused.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ def hf_dataset(
     limit: Limit | None = None,
     trust: bool = False,
     cached: bool = True,
+    auto_decode_json: bool = True,
     **kwargs: Any,
 ) -> MemoryDataset:
     """Load one split of a Hugging Face dataset (a Hub id or a local folder).
@@ -64,6 +66,8 @@ def hf_dataset(
             ``datasets`` 4 on there are no loading scripts, and it is not passed.
         cached: reuse the Hugging Face cache; ``False`` downloads the data again. A
             local folder is always read afresh.
+        auto_decode_json: columns of the ``Json`` feature type come as Python values,
+            as ``datasets`` gives them; ``False`` (keep them as JSON text) is refused.
         **kwargs: passed to ``datasets.load_dataset`` as they are (``data_files``,
             ``token``, ...).
 
@@ -71,16 +75,32 @@ def hf_dataset(
         ConfigError: ``datasets`` is not installed, the dataset or split cannot be
             loaded, or a row cannot become a sample; one line, exit 2.
     """
+    if not auto_decode_json:
+        raise ConfigError("dataset.hf_json_text", path=path)
     order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
     rows = _load(path, split, name, data_dir, revision, trust, cached, kwargs)
     where = f"{path}[{split}]"  # errors name a row as {where}:{row}
     made = record_stream(_numbered(rows), sample_fields, where, auto_id)
-    lines, digest, ids = spill(made, where)
+    lines, digest, ids = spill(islice(made, _needed(order)), where)
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=where)
     source = hf_source(path, split, name, data_dir, revision)
-    dataset = MemoryDataset(LineSamples(lines, digest, ids), path, source=source)
+    local = Path(path).is_dir()
+    shown = Path(path).stem if local else path  # Inspect's dataset name
+    folder = str(Path(path).resolve()) if local else None  # sample files: else the task's
+    dataset = MemoryDataset(LineSamples(lines, digest, ids), shown, folder, source=source)
     return arranged(dataset, order)
+
+
+def _needed(order: Order) -> int | None:
+    """How many samples to read: with a limit and no shuffle, the rows past it are never
+    read (a large split cut to ten samples costs ten rows); else all of them."""
+    if order.shuffle or order.limit is None:
+        return None
+    limit = order.limit
+    stop = limit if isinstance(limit, int) else limit[-1] if isinstance(limit, tuple | list) else 0
+    valid = isinstance(stop, int) and not isinstance(stop, bool) and stop >= 0
+    return stop if valid else None  # a malformed limit is refused by select, as anywhere
 
 
 def hf_source(
