@@ -144,6 +144,12 @@ def test_a_limit_without_shuffle_reads_only_the_rows_it_keeps(tmp_path: Path) ->
     assert first.location == str(folder.resolve())
 
 
+@pytest.mark.parametrize("limit", [(), (3, 1), -2, "2", (1, 2, 3)])
+def test_a_malformed_limit_is_refused_as_on_any_loader(hub: Path, limit: object) -> None:
+    with pytest.raises(ConfigError, match="neither a count nor a"):
+        hf_dataset(str(hub), "test", "main", sample_fields=FIELDS, limit=limit)  # type: ignore[arg-type]
+
+
 def test_auto_decode_json_false_is_refused(hub: Path) -> None:
     with pytest.raises(ConfigError, match="auto_decode_json=False is not supported"):
         hf_dataset(str(hub), "test", "main", auto_decode_json=False)

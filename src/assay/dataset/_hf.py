@@ -97,10 +97,11 @@ def _needed(order: Order) -> int | None:
     read (a large split cut to ten samples costs ten rows); else all of them."""
     if order.shuffle or order.limit is None:
         return None
-    limit = order.limit
-    stop = limit if isinstance(limit, int) else limit[-1] if isinstance(limit, tuple | list) else 0
-    valid = isinstance(stop, int) and not isinstance(stop, bool) and stop >= 0
-    return stop if valid else None  # a malformed limit is refused by select, as anywhere
+    limit: Any = order.limit
+    stop = limit[1] if isinstance(limit, tuple | list) and len(limit) == 2 else limit
+    if isinstance(stop, int) and not isinstance(stop, bool) and stop > 0:
+        return stop
+    return None  # a malformed limit is refused by select, as anywhere
 
 
 def hf_source(
