@@ -245,3 +245,40 @@ def test_a_sample_holding_a_value_that_is_not_json_ends_its_unit_in_error(
     assert proc.returncode == 1  # the unit's error, printed: not a traceback
     assert "Traceback" not in proc.stderr
     assert "memory:2: the sample holds a value that is not JSON" in proc.stdout + proc.stderr
+
+
+# -- csv_dataset: Inspect's dialect, encoding and fieldnames -------------------------------
+
+
+def test_csv_dialect_fieldnames_and_encoding_as_inspect_passes_them(tmp_path: Path) -> None:
+    tabbed = tmp_path / "q.tsv.csv"
+    tabbed.write_text("question\tanswer\nOne, or two?\t1\n", encoding="utf-8")
+    fields = FieldSpec(input="question", target="answer")
+    (sample,) = csv_dataset(tabbed, fields, dialect="excel-tab", encoding="UTF8")
+    assert (sample.input, sample.target) == ("One, or two?", "1")
+    headless = tmp_path / "headless.csv"
+    headless.write_text('"One?",1\n"Two?",2\n', encoding="utf-8")
+    loaded = csv_dataset(headless, fields, fieldnames=["question", "answer"], dialect="unix")
+    assert [(s.id, s.input, s.target) for s in loaded] == [(1, "One?", "1"), (2, "Two?", "2")]
+    again = file_dataset(headless, fields, fieldnames=["question", "answer"], encoding="utf-8")
+    assert list(again) == list(loaded)
+    with pytest.raises(ConfigError, match="only UTF-8"):
+        file_dataset(tmp_path / "any.jsonl", encoding="cp1252")
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"dialect": "tabs"}, "dialect 'tabs' is not a CSV dialect (known: excel, excel-tab"),
+        ({"encoding": "latin-1"}, "encoding='latin-1': only UTF-8 files are read"),
+    ],
+)
+def test_an_unknown_dialect_or_encoding_is_one_config_error(
+    tmp_path: Path, options: dict[str, str], says: str
+) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("input\nx\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        csv_dataset(path, **options)  # type: ignore[arg-type]
+    assert info.value.exit_code == EXIT_CONFIG
+    assert says in str(info.value)

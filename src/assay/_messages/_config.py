@@ -244,6 +244,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "hf_dataset({path!r})：不支持 auto_decode_json=False",
         "请去掉该参数：Json 列以 Python 值给出；如需文本，请在由记录生成样本的函数中 json.dumps",
     ),
+    "dataset.csv_dialect": (
+        "{path}: dialect {dialect!r} is not a CSV dialect (known: {known})",
+        "use dialect='unix', 'excel' or 'excel-tab', or give delimiter=",
+        "{path}：dialect {dialect!r} 不是 CSV 方言（已知：{known}）",
+        "请使用 dialect='unix'、'excel' 或 'excel-tab'，或指定 delimiter=",
+    ),
     "dataset.unknown_id": (
         "{name}: no sample has the id {missing}",
         "samples without an id are numbered 1..n in order; check the ids asked for",

@@ -19,6 +19,7 @@ spec's folder) applies to YAML specs, which may come from someone else.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -57,6 +58,7 @@ def json_dataset(
     shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
+    encoding: str = "utf-8",
 ) -> MemoryDataset:
     """Load a ``.jsonl`` file (one record per line) or a JSON file holding a list of records.
 
@@ -71,12 +73,14 @@ def json_dataset(
             an integer is the seed (see ``MemoryDataset.shuffle_choices``).
         limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
         name: the dataset's name; the file's stem by default.
+        encoding: Inspect's argument: UTF-8 only (any other is refused).
 
     Raises:
         ConfigError: the file cannot be read, is not UTF-8 JSON, or a record cannot
             become a sample; the message names the file and the line or record.
     """
     display = str(path)
+    _check_encoding(encoding, display)
     plain = _uncompressed(Path(path))
     if plain.suffix.lower() in _LINE_SUFFIXES:
         records: Iterator[tuple[int, Any]] = _jsonl_records(Path(path), display)
@@ -97,19 +101,27 @@ def csv_dataset(
     shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
+    dialect: str = "unix",
+    encoding: str = "utf-8",
+    fieldnames: list[str] | None = None,
 ) -> MemoryDataset:
     """Load a CSV file with a header row; every cell is text, a blank one is unset.
 
     The file must be UTF-8; a leading byte-order mark, which spreadsheets write, is
-    skipped. Arguments are those of ``json_dataset``, plus the cell *delimiter*.
+    skipped. Arguments are those of ``json_dataset``, plus the cell *delimiter*, and
+    Inspect's *dialect* (a name ``csv`` knows: ``"unix"``, ``"excel"``,
+    ``"excel-tab"``; its quoting, and its delimiter unless *delimiter* is given),
+    *encoding* (UTF-8 only, with or without a byte-order mark) and *fieldnames* (the
+    columns of a file without a header row; its first line is then a record).
 
     Raises:
         ConfigError: the file cannot be read, is not UTF-8 CSV, a row has more or fewer
             cells than the header, or a record cannot become a sample.
     """
     display = str(path)
+    _check_encoding(encoding, display)
     text = _read_text(Path(path), display, bom_ok=True)
-    records = _csv_records(text, display, delimiter)
+    records = _csv_records(text, display, _csv_format(dialect, delimiter, display), fieldnames)
     stem = _uncompressed(Path(path)).stem
     order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
     return _build(records, sample_fields, display, stem, order, name)
@@ -125,11 +137,15 @@ def file_dataset(
     shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
+    dialect: str = "unix",
+    encoding: str = "utf-8",
+    fieldnames: list[str] | None = None,
 ) -> MemoryDataset:
     """Load *file* with ``csv_dataset`` or ``json_dataset``, chosen by its extension.
 
     ``.csv`` is read as CSV; ``.json``, ``.jsonl`` and ``.ndjson`` as JSON (each also
-    with ``.gz`` after it). The arguments are those of the two loaders.
+    with ``.gz`` after it). The arguments are those of the two loaders; *dialect* and
+    *fieldnames* apply to CSV only.
 
     Raises:
         ConfigError: the extension is none of these, or the loader refuses the file.
@@ -142,9 +158,10 @@ def file_dataset(
         "shuffle_choices": shuffle_choices,
         "limit": limit,
         "name": name,
+        "encoding": encoding,
     }
     if suffix == ".csv":
-        return csv_dataset(file, sample_fields, **options)
+        return csv_dataset(file, sample_fields, dialect=dialect, fieldnames=fieldnames, **options)
     if suffix in (".json", *_LINE_SUFFIXES):
         return json_dataset(file, sample_fields, **options)
     raise ConfigError("dataset.file_kind", path=str(file), suffix=suffix or Path(file).name)
@@ -311,10 +328,39 @@ def _space(text: str, pos: int) -> int:
     return found.start() if found else len(text)
 
 
-def _csv_records(text: str, display: str, delimiter: str) -> Iterator[tuple[int, Any]]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+def _check_encoding(encoding: str, display: str) -> None:
+    """Refuse an encoding other than UTF-8: files are read as UTF-8 (BOM skipped)."""
+    if codecs_name(encoding) not in ("utf-8", "utf-8-sig"):
+        reason = f"encoding={encoding!r}: only UTF-8 files are read"
+        raise ConfigError("spec.encoding", path=display, reason=reason)
+
+
+def codecs_name(encoding: str) -> str:
+    """The canonical name of *encoding* (``"UTF8"`` -> ``"utf-8"``), or the name as given."""
     try:
-        header = next(reader, None)
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+
+
+def _csv_format(dialect: str, delimiter: str, display: str) -> dict[str, Any]:
+    """The reader's options: *dialect*'s quoting, with *delimiter* when it is not the
+    default comma (an explicit delimiter wins over the dialect's)."""
+    if dialect not in csv.list_dialects():
+        known = ", ".join(sorted(csv.list_dialects()))
+        raise ConfigError("dataset.csv_dialect", path=display, dialect=dialect, known=known)
+    options: dict[str, Any] = {"dialect": dialect, "strict": True}
+    if delimiter != ",":
+        options["delimiter"] = delimiter
+    return options
+
+
+def _csv_records(
+    text: str, display: str, options: dict[str, Any], fieldnames: list[str] | None = None
+) -> Iterator[tuple[int, Any]]:
+    reader = csv.reader(io.StringIO(text, newline=""), **options)
+    try:
+        header = list(fieldnames) if fieldnames is not None else next(reader, None)
         if header is None:
             return
         if len(set(header)) != len(header):
