@@ -79,12 +79,18 @@ def test_unknown_single_id() -> None:
 
 
 @pytest.mark.parametrize(
-    "limit", [-1, True, 1.5, "3", (1,), (1, 2, 3), (3, 1), (-1, 2), (0, None), [0, None], [1]]
+    "limit",
+    [-1, True, 1.5, "3", (1,), (1, 2, 3), (3, 1), (-1, 2), (0, None), [0, None], [1], [0, 2, 3]],
 )
 def test_malformed_limits(limit: object) -> None:
     error = _error(_unnumbered(), limit=limit)
     assert error.key == "dataset.limit"
     assert repr(limit) in str(error)
+
+
+def test_a_limit_pair_read_back_from_json_is_a_list_and_selects_the_same() -> None:
+    assert _ids(select(_unnumbered(), limit=[3, 5])) == _ids(select(_unnumbered(), limit=(3, 5)))
+    assert _ids(select(_unnumbered(), limit=[3, 5])) == [4, 5]
 
 
 def test_select_leaves_the_dataset_alone() -> None:

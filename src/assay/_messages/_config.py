@@ -184,6 +184,72 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "limit {limit!r} 既不是数量，也不是 (start, stop) 区间",
         "limit=10 表示前十个样本，limit=(5, 10) 表示第六到第十个样本",
     ),
+    "dataset.hf_missing": (
+        "hf_dataset needs the Hugging Face 'datasets' library, which is not installed",
+        "install it with: pip install 'assay[hf]'",
+        "hf_dataset 需要 Hugging Face 的 'datasets' 库，但它没有安装",
+        "请用以下命令安装：pip install 'assay[hf]'",
+    ),
+    "dataset.hf_load": (
+        "hf_dataset({path!r}, split={split!r}): {reason}",
+        "check the path, split and name; offline (HF_HUB_OFFLINE=1) only cached or local "
+        "datasets load",
+        "无法加载 hf_dataset({path!r}, split={split!r})：{reason}",
+        "请检查 path、split 和 name；离线（HF_HUB_OFFLINE=1）时只能加载已缓存或本地的数据集",
+    ),
+    "dataset.hf_split": (
+        "hf_dataset({path!r}): split={split!r} is not one split ({reason})",
+        "name one split, such as split='test'",
+        "hf_dataset({path!r})：split={split!r} 不是单个划分（{reason}）",
+        "请指定一个划分，例如 split='test'",
+    ),
+    "dataset.file_kind": (
+        "{path}: file_dataset reads .csv, .json, .jsonl and .ndjson files, not {suffix!r}",
+        "rename the file, or call csv_dataset or json_dataset yourself",
+        "{path}：file_dataset 只读取 .csv、.json、.jsonl 和 .ndjson 文件，而不是 {suffix!r}",
+        "请重命名该文件，或直接调用 csv_dataset 或 json_dataset",
+    ),
+    "dataset.choice_target": (
+        "{name}: sample {sample_id}: cannot shuffle its choices: the target {target!r} "
+        "is not the letter of a choice (A to {last})",
+        "write the target as the letter of the right choice ('A', 'B', ...), or a list of them",
+        "{name}：样本 {sample_id}：无法打乱其选项：目标 {target!r} 不是某个选项的字母"
+        "（A 到 {last}）",
+        "请把目标写成正确选项的字母（'A'、'B'……）或这些字母的列表",
+    ),
+    "dataset.shuffle_choices": (
+        "shuffle_choices={value!r} is neither true, false nor an integer seed",
+        "use shuffle_choices=True for a random order, or an integer such as 42 to repeat it",
+        "shuffle_choices={value!r} 既不是 True/False，也不是整数种子",
+        "shuffle_choices=True 表示随机顺序，整数（如 42）表示可重复的顺序",
+    ),
+    "dataset.sample_json": (
+        "{path}:{line}: the sample holds a value that is not JSON ({reason})",
+        "keep inputs, targets and metadata to text, numbers, lists and objects; convert "
+        "other values (images, arrays) in a record-to-sample function",
+        "{path} 第 {line} 行：样本中有不是 JSON 的值（{reason}）",
+        "输入、目标和元数据只能是文本、数字、列表和对象；其他值（图像、数组）请在由记录生成"
+        "样本的函数中转换",
+    ),
+    "dataset.metadata_class": (
+        "FieldSpec(metadata={kind}): {kind} is not a pydantic model, dataclass or msgspec.Struct",
+        "pass one of those, or a list of the keys to keep",
+        "FieldSpec(metadata={kind})：{kind} 不是 pydantic 模型、dataclass 或 msgspec.Struct",
+        "请传入其中一种，或要保留的键的列表",
+    ),
+    "dataset.hf_json_text": (
+        "hf_dataset({path!r}): auto_decode_json=False is not supported",
+        "leave it out: Json columns come as Python values; json.dumps them in a "
+        "record-to-sample function if you need the text",
+        "hf_dataset({path!r})：不支持 auto_decode_json=False",
+        "请去掉该参数：Json 列以 Python 值给出；如需文本，请在由记录生成样本的函数中 json.dumps",
+    ),
+    "dataset.csv_dialect": (
+        "{path}: dialect {dialect!r} is not a CSV dialect (known: {known})",
+        "use dialect='unix', 'excel' or 'excel-tab', or give delimiter=",
+        "{path}：dialect {dialect!r} 不是 CSV 方言（已知：{known}）",
+        "请使用 dialect='unix'、'excel' 或 'excel-tab'，或指定 delimiter=",
+    ),
     "dataset.unknown_id": (
         "{name}: no sample has the id {missing}",
         "samples without an id are numbered 1..n in order; check the ids asked for",

@@ -8,6 +8,7 @@ refused with the file and the record it came from, before anything runs.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -37,7 +38,9 @@ class FieldSpec:
         id: the key holding the sample's id (text or integer).
         choices: the key holding a list of options, for multiple choice.
         metadata: the keys copied into ``metadata``; ``None`` copies every key not
-            mapped above, and merges a ``metadata`` object found in the record.
+            mapped above, and merges a ``metadata`` object found in the record. A class
+            (a pydantic model, a dataclass, a ``msgspec.Struct``, as Inspect allows)
+            names its fields; read them back with ``state.metadata_as(cls)``.
         files: the key holding files to place (name -> content).
         setup: the key holding the sample's setup script.
         sandbox: the key holding the sample's own sandbox.
@@ -47,7 +50,7 @@ class FieldSpec:
     target: str = "target"
     id: str = "id"
     choices: str = "choices"
-    metadata: Sequence[str] | None = None
+    metadata: Sequence[str] | type | None = None
     files: str = "files"
     setup: str = "setup"
     sandbox: str = "sandbox"
@@ -108,8 +111,10 @@ def _mapped(record: dict[str, Any], spec: FieldSpec, path: str, line: int) -> Sa
 
 
 def _metadata(
-    record: dict[str, Any], keys: Sequence[str] | None, mapped: set[str]
+    record: dict[str, Any], keys: Sequence[str] | type | None, mapped: set[str]
 ) -> dict[str, Any]:
+    if isinstance(keys, type):
+        keys = field_names(keys)
     if keys is not None:
         return {key: record.get(key) for key in keys}
     nested = record.get("metadata")
@@ -118,6 +123,19 @@ def _metadata(
         if key not in mapped and not (key == "metadata" and isinstance(value, dict)):
             merged[key] = value
     return merged
+
+
+def field_names(cls: type) -> list[str]:
+    """The fields of a pydantic model, a dataclass or a ``msgspec.Struct``."""
+    pydantic_fields = getattr(cls, "model_fields", None)
+    if isinstance(pydantic_fields, dict):
+        return list(pydantic_fields)
+    if dataclasses.is_dataclass(cls):
+        return [field.name for field in dataclasses.fields(cls)]
+    struct_fields = getattr(cls, "__struct_fields__", None)
+    if isinstance(struct_fields, tuple):
+        return list(struct_fields)
+    raise ConfigError("dataset.metadata_class", kind=cls.__name__)
 
 
 def _called(record: dict[str, Any], build: RecordToSample, path: str, line: int) -> list[Sample]:

@@ -1,4 +1,4 @@
-"""``json_dataset`` and ``csv_dataset``: dataset files of any shape, read once.
+"""``json_dataset``, ``csv_dataset`` and ``file_dataset``: dataset files of any shape, read once.
 
 Unlike the strict JSONL contract of YAML specs, these loaders take the files people
 already have and map their records with a ``FieldSpec`` or a function. Samples without
@@ -19,6 +19,7 @@ spec's folder) applies to YAML specs, which may come from someone else.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -29,12 +30,14 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
+from assay.dataset._choices import choice_seed
 from assay.dataset._fields import FieldSpec, RecordToSample, record_samples
 from assay.dataset._memory import LineSamples, MemoryDataset, spill
+from assay.dataset._sample import Sample
 from assay.dataset._select import Limit, select
 from assay.errors import ConfigError
 
@@ -49,10 +52,13 @@ def json_dataset(
     path: str | os.PathLike[str],
     sample_fields: FieldSpec | RecordToSample | None = None,
     *,
+    auto_id: bool = False,
     shuffle: bool = False,
     seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
+    encoding: str = "utf-8",
 ) -> MemoryDataset:
     """Load a ``.jsonl`` file (one record per line) or a JSON file holding a list of records.
 
@@ -60,22 +66,28 @@ def json_dataset(
         path: the file; ``.jsonl`` and ``.ndjson`` are read line by line; with ``.gz``
             after either suffix, the file is decompressed first.
         sample_fields: how records become samples; the default ``FieldSpec()``.
+        auto_id: number every sample 1..n in file order, ignoring the ids in the file.
         shuffle: put the samples in a random order (after numbering them).
         seed: the shuffle's seed; the same seed gives the same order on any machine.
+        shuffle_choices: shuffle each sample's choices and remap its target letters;
+            an integer is the seed (see ``MemoryDataset.shuffle_choices``).
         limit: keep the first *n* samples, or a ``(start, stop)`` slice, after shuffling.
         name: the dataset's name; the file's stem by default.
+        encoding: Inspect's argument: UTF-8 only (any other is refused).
 
     Raises:
         ConfigError: the file cannot be read, is not UTF-8 JSON, or a record cannot
             become a sample; the message names the file and the line or record.
     """
     display = str(path)
+    _check_encoding(encoding, display)
     plain = _uncompressed(Path(path))
     if plain.suffix.lower() in _LINE_SUFFIXES:
         records: Iterator[tuple[int, Any]] = _jsonl_records(Path(path), display)
     else:
         records = _json_records(_read_text(Path(path), display, bom_ok=False), display)
-    return _build(records, sample_fields, display, plain.stem, shuffle, seed, limit, name)
+    order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
+    return _build(records, sample_fields, display, plain.stem, order, name)
 
 
 def csv_dataset(
@@ -83,25 +95,86 @@ def csv_dataset(
     sample_fields: FieldSpec | RecordToSample | None = None,
     *,
     delimiter: str = ",",
+    auto_id: bool = False,
     shuffle: bool = False,
     seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
     limit: Limit | None = None,
     name: str | None = None,
+    dialect: str = "unix",
+    encoding: str = "utf-8",
+    fieldnames: list[str] | None = None,
 ) -> MemoryDataset:
     """Load a CSV file with a header row; every cell is text, a blank one is unset.
 
     The file must be UTF-8; a leading byte-order mark, which spreadsheets write, is
-    skipped. Arguments are those of ``json_dataset``, plus the cell *delimiter*.
+    skipped. Arguments are those of ``json_dataset``, plus the cell *delimiter*, and
+    Inspect's *dialect* (a name ``csv`` knows: ``"unix"``, ``"excel"``,
+    ``"excel-tab"``; its quoting, and its delimiter unless *delimiter* is given),
+    *encoding* (UTF-8 only, with or without a byte-order mark) and *fieldnames* (the
+    columns of a file without a header row; its first line is then a record).
 
     Raises:
         ConfigError: the file cannot be read, is not UTF-8 CSV, a row has more or fewer
             cells than the header, or a record cannot become a sample.
     """
     display = str(path)
+    _check_encoding(encoding, display)
     text = _read_text(Path(path), display, bom_ok=True)
-    records = _csv_records(text, display, delimiter)
+    records = _csv_records(text, display, _csv_format(dialect, delimiter, display), fieldnames)
     stem = _uncompressed(Path(path)).stem
-    return _build(records, sample_fields, display, stem, shuffle, seed, limit, name)
+    order = Order(auto_id, shuffle, seed, shuffle_choices, limit)
+    return _build(records, sample_fields, display, stem, order, name)
+
+
+def file_dataset(
+    file: str | os.PathLike[str],
+    sample_fields: FieldSpec | RecordToSample | None = None,
+    *,
+    auto_id: bool = False,
+    shuffle: bool = False,
+    seed: int | None = None,
+    shuffle_choices: bool | int | None = None,
+    limit: Limit | None = None,
+    name: str | None = None,
+    dialect: str = "unix",
+    encoding: str = "utf-8",
+    fieldnames: list[str] | None = None,
+) -> MemoryDataset:
+    """Load *file* with ``csv_dataset`` or ``json_dataset``, chosen by its extension.
+
+    ``.csv`` is read as CSV; ``.json``, ``.jsonl`` and ``.ndjson`` as JSON (each also
+    with ``.gz`` after it). The arguments are those of the two loaders; *dialect* and
+    *fieldnames* apply to CSV only.
+
+    Raises:
+        ConfigError: the extension is none of these, or the loader refuses the file.
+    """
+    suffix = _uncompressed(Path(file)).suffix.lower()
+    options: dict[str, Any] = {
+        "auto_id": auto_id,
+        "shuffle": shuffle,
+        "seed": seed,
+        "shuffle_choices": shuffle_choices,
+        "limit": limit,
+        "name": name,
+        "encoding": encoding,
+    }
+    if suffix == ".csv":
+        return csv_dataset(file, sample_fields, dialect=dialect, fieldnames=fieldnames, **options)
+    if suffix in (".json", *_LINE_SUFFIXES):
+        return json_dataset(file, sample_fields, **options)
+    raise ConfigError("dataset.file_kind", path=str(file), suffix=suffix or Path(file).name)
+
+
+class Order(NamedTuple):
+    """How a loader numbers, orders and cuts the samples it read, in this order."""
+
+    auto_id: bool = False
+    shuffle: bool = False
+    seed: int | None = None
+    shuffle_choices: bool | int | None = None
+    limit: Limit | None = None
 
 
 def _build(
@@ -109,25 +182,42 @@ def _build(
     sample_fields: FieldSpec | RecordToSample | None,
     display: str,
     stem: str,
-    shuffle: bool,
-    seed: int | None,
-    limit: Limit | None,
+    order: Order,
     name: str | None,
 ) -> MemoryDataset:
-    fields = FieldSpec() if sample_fields is None else sample_fields
-    if not isinstance(fields, FieldSpec) and not callable(fields):
-        raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
-    made = (
-        (line, s) for line, record in records for s in record_samples(record, fields, display, line)
-    )
+    made = record_stream(records, sample_fields, display, order.auto_id)
     lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
     location = str(Path(display).resolve().parent)
     dataset = MemoryDataset(LineSamples(lines, digest, ids), name or stem, location)
-    if shuffle:
-        dataset = dataset.shuffle(seed)
-    return select(dataset, limit=limit) if limit is not None else dataset
+    return arranged(dataset, order)
+
+
+def record_stream(
+    records: Iterable[tuple[int, Any]],
+    sample_fields: FieldSpec | RecordToSample | None,
+    display: str,
+    auto_id: bool,
+) -> Iterator[tuple[int, Sample]]:
+    """The samples of *records*, each with its record's position; with *auto_id*, without
+    their ids, so that ``spill`` numbers them all 1..n."""
+    fields = FieldSpec() if sample_fields is None else sample_fields
+    if not isinstance(fields, FieldSpec) and not callable(fields):
+        raise ConfigError("dataset.fields_type", kind=type(fields).__name__)
+    for position, record in records:
+        for sample in record_samples(record, fields, display, position):
+            yield position, (msgspec.structs.replace(sample, id=None) if auto_id else sample)
+
+
+def arranged(dataset: MemoryDataset, order: Order) -> MemoryDataset:
+    """*dataset* shuffled, its choices shuffled, then cut to the limit, as *order* asks."""
+    wanted, seed = choice_seed(order.shuffle_choices)
+    if order.shuffle:
+        dataset = dataset.shuffle(order.seed)
+    if wanted:
+        dataset = dataset.shuffle_choices(seed)
+    return select(dataset, limit=order.limit) if order.limit is not None else dataset
 
 
 def _uncompressed(path: Path) -> Path:
@@ -238,10 +328,39 @@ def _space(text: str, pos: int) -> int:
     return found.start() if found else len(text)
 
 
-def _csv_records(text: str, display: str, delimiter: str) -> Iterator[tuple[int, Any]]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+def _check_encoding(encoding: str, display: str) -> None:
+    """Refuse an encoding other than UTF-8: files are read as UTF-8 (BOM skipped)."""
+    if codecs_name(encoding) not in ("utf-8", "utf-8-sig"):
+        reason = f"encoding={encoding!r}: only UTF-8 files are read"
+        raise ConfigError("spec.encoding", path=display, reason=reason)
+
+
+def codecs_name(encoding: str) -> str:
+    """The canonical name of *encoding* (``"UTF8"`` -> ``"utf-8"``), or the name as given."""
     try:
-        header = next(reader, None)
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+
+
+def _csv_format(dialect: str, delimiter: str, display: str) -> dict[str, Any]:
+    """The reader's options: *dialect*'s quoting, with *delimiter* when it is not the
+    default comma (an explicit delimiter wins over the dialect's)."""
+    if dialect not in csv.list_dialects():
+        known = ", ".join(sorted(csv.list_dialects()))
+        raise ConfigError("dataset.csv_dialect", path=display, dialect=dialect, known=known)
+    options: dict[str, Any] = {"dialect": dialect, "strict": True}
+    if delimiter != ",":
+        options["delimiter"] = delimiter
+    return options
+
+
+def _csv_records(
+    text: str, display: str, options: dict[str, Any], fieldnames: list[str] | None = None
+) -> Iterator[tuple[int, Any]]:
+    reader = csv.reader(io.StringIO(text, newline=""), **options)
+    try:
+        header = list(fieldnames) if fieldnames is not None else next(reader, None)
         if header is None:
             return
         if len(set(header)) != len(header):

@@ -22,6 +22,7 @@ from typing import Any, overload
 
 import msgspec
 
+from assay.dataset._choices import dataset_seed, shuffled_choices
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
 from assay.dataset._spill import HashSet, PackedText, SpilledLines, positions_of
@@ -106,10 +107,18 @@ class MemoryDataset(Sequence[Sample]):
     """
 
     def __init__(
-        self, samples: Iterable[Sample], name: str | None = None, location: str | None = None
+        self,
+        samples: Iterable[Sample],
+        name: str | None = None,
+        location: str | None = None,
+        *,
+        source: str | None = None,
     ) -> None:
         self.name = name or DEFAULT_NAME
         self.location = location  # the file's folder: sample files are read relative to it
+        # Where the samples came from when the name alone does not say it (hf_dataset's
+        # path, config, revision and split): a run records it as its dataset, in the spec.
+        self.source = source
         if isinstance(samples, LineSamples | SampleView):
             self.samples: Sequence[Sample] = samples  # samples by construction
             return
@@ -135,7 +144,7 @@ class MemoryDataset(Sequence[Sample]):
 
     def __getitem__(self, index: int | slice) -> Sample | MemoryDataset:
         if isinstance(index, slice):
-            return MemoryDataset(self.samples[index], self.name, self.location)
+            return self._derived(self.samples[index])
         return self.samples[index]
 
     def __iter__(self) -> Iterator[Sample]:
@@ -146,22 +155,24 @@ class MemoryDataset(Sequence[Sample]):
         if _is_lazy(self.samples):
             kept = [i for i, s in enumerate(self.samples) if predicate(s)]
             return self._view(kept)
-        return MemoryDataset([s for s in self.samples if predicate(s)], self.name, self.location)
+        return self._derived([s for s in self.samples if predicate(s)])
 
     def sort(self, key: Callable[[Sample], Any], reverse: bool = False) -> MemoryDataset:
         """The samples ordered by *key*."""
         if _is_lazy(self.samples):
             keys = [key(s) for s in self.samples]
             return self._view(sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse))
-        return MemoryDataset(
-            sorted(self.samples, key=key, reverse=reverse), self.name, self.location
-        )
+        return self._derived(sorted(self.samples, key=key, reverse=reverse))
 
     def _view(self, positions: Sequence[int]) -> MemoryDataset:
         base = self.samples
         if isinstance(base, SampleView) and not base.number:  # a view of a view: one
             positions, base = [base.positions[p] for p in positions], base.base
-        return MemoryDataset(SampleView(base, positions_of(positions)), self.name, self.location)
+        return self._derived(SampleView(base, positions_of(positions)))
+
+    def _derived(self, samples: Iterable[Sample]) -> MemoryDataset:
+        """A dataset of *samples* with this one's name, folder and source."""
+        return MemoryDataset(samples, self.name, self.location, source=self.source)
 
     def shuffle(self, seed: int | None = None) -> MemoryDataset:
         """The samples in a random order; the same *seed* gives the same order anywhere.
@@ -177,7 +188,28 @@ class MemoryDataset(Sequence[Sample]):
             return self._view(order)
         shuffled = list(self.samples)
         random.Random(seed).shuffle(shuffled)
-        return MemoryDataset(shuffled, self.name, self.location)
+        return self._derived(shuffled)
+
+    def shuffle_choices(self, seed: int | None = None) -> MemoryDataset:
+        """The samples with their choices shuffled and their target letters remapped.
+
+        A sample's new order depends only on *seed* and its id (see ``_choices``);
+        without a seed, one is drawn for the whole call. As ``shuffle``, this returns a
+        new dataset: write ``dataset = dataset.shuffle_choices(42)``.
+
+        Raises:
+            ConfigError: a sample with choices has a target that is not the letter of
+                one of them (or a list of such letters).
+        """
+        drawn = dataset_seed(seed)
+        shuffled = (
+            shuffled_choices(sample, drawn, position, self.name)
+            for position, sample in enumerate(self.samples, start=1)
+        )
+        if not _is_lazy(self.samples):
+            return self._derived(list(shuffled))
+        lines, digest, ids = spill(enumerate(shuffled, start=1), self.name)  # stays on disk
+        return self._derived(LineSamples(lines, digest, ids))
 
 
 class IdCheck:
@@ -233,7 +265,12 @@ def spill(
         if sample.id is None:
             sample = msgspec.structs.replace(sample, id=number)
         check.add(sample.id, position)  # type: ignore[arg-type]  # set just above
-        line = _encode(sample)
+        try:
+            line = _encode(sample)
+        except (TypeError, msgspec.EncodeError) as exc:  # an image, an array: said here
+            raise ConfigError(
+                "dataset.sample_json", path=display, line=position, reason=str(exc)
+            ) from None
         if number > 1:
             digest.update(b"\n")
         digest.update(line)

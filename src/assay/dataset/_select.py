@@ -60,7 +60,10 @@ def select(
             raise ConfigError("dataset.unknown_id", name=_name(dataset), missing=shown)
         positions = kept
     # a view, not a copy: a sample is read (and numbered) only when it is used
-    return MemoryDataset(SampleView(base, positions[window], number=True), _name(dataset))
+    view = SampleView(base, positions[window], number=True)
+    if isinstance(dataset, MemoryDataset):
+        return dataset._derived(view)  # keeps its folder and source
+    return MemoryDataset(view, _name(dataset))
 
 
 def _samples(dataset: Iterable[Sample]) -> Sequence[Sample]:

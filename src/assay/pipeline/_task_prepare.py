@@ -53,6 +53,12 @@ def component_name(obj: object, fallback: str) -> str:
     return info.name if info is not None else getattr(obj, "__name__", fallback)
 
 
+def dataset_display(dataset: object) -> str:
+    """What the spec records as the dataset: its source (hf_dataset's path, split,
+    config and revision: pinned in the digest with the samples), else its name."""
+    return str(getattr(dataset, "source", None) or getattr(dataset, "name", "memory"))
+
+
 def prepare_task(
     task: Task,
     model: Model,
@@ -73,7 +79,7 @@ def prepare_task(
 
     epochs = epochs or task.epochs
     sandboxes, sampled = _sandboxes(task, samples)
-    dataset = freeze(samples, getattr(task.dataset, "name", "memory"))
+    dataset = freeze(samples, dataset_display(task.dataset))
     scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error)
     target = TargetSpec(
         id=model.name,
