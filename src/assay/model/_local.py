@@ -165,6 +165,8 @@ def local_provider(
     model = f"local/{name}"
     if importlib.util.find_spec("xllamacpp") is None:
         raise ConfigError("local.missing", model=model, missing="xllamacpp", command=SETUP_COMMAND)
+    if importlib.util.find_spec("openai") is None:  # its server is spoken to as OpenAI's
+        raise ConfigError("model.extra_missing", model=model, package="openai", extra="local")
     path = model_file(name)
     settings = ServerSettings(
         path=str(path),
