@@ -350,3 +350,20 @@ def test_scorers_and_solvers_are_found_by_name_in_their_groups(
         env,
     )
     assert proc.stdout.split("\n")[:2] == [f"{kind} {name}", "None"], proc.stderr
+
+
+def test_hooks_hear_a_stopped_run_end_after_its_evidence_is_sealed(tmp_path: Path) -> None:
+    site = install_plugin(
+        tmp_path / "site",
+        {
+            "assay.providers": {"shout": "assay_plug:shout_provider"},
+            "assay.hooks": {"audit": "assay_plug:AuditHooks"},
+        },
+    )
+    proc = run_task(tmp_path, plugin_env(site, tmp_path), "-M", "answer=raise")
+    assert proc.returncode == 5, proc.stderr  # errors past fail_on_error: the run stopped
+    end = hook_events(tmp_path)[-1]
+    assert (end["event"], end["status"], end["gate"]) == ("on_run_end", "stopped", "stopped")
+    assert "RuntimeError: the shouting failed" in end["error"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] != "running"  # sealed before the hook heard of the end
