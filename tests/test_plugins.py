@@ -143,7 +143,10 @@ def task_file(tmp_path: Path) -> Path:
             @task
             def shouting():
                 return Task(
-                    dataset=[Sample(input="hello", target="HELLO"), Sample(input="bye", target="BYE")],
+                    dataset=[
+                        Sample(input="hello", target="HELLO"),
+                        Sample(input="bye", target="BYE"),
+                    ],
                     solver=generate(),
                     scorer=match(),
                 )
@@ -170,8 +173,15 @@ def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "an installed package may add model providers, scorers, solvers, sandboxes and"
+    " hooks through entry points",
+)
 def test_a_provider_from_an_installed_package_answers_a_run_by_its_name(tmp_path: Path) -> None:
-    site = install_plugin(tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}})
+    site = install_plugin(
+        tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}}
+    )
     proc = run_task(tmp_path, plugin_env(site, tmp_path))
     assert proc.returncode == 0, proc.stderr
     scores = read_jsonl(tmp_path / "run" / "scores.jsonl")
@@ -179,7 +189,9 @@ def test_a_provider_from_an_installed_package_answers_a_run_by_its_name(tmp_path
 
 
 def test_provider_arguments_reach_the_plugins_factory(tmp_path: Path) -> None:
-    site = install_plugin(tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}})
+    site = install_plugin(
+        tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}}
+    )
     proc = run_task(tmp_path, plugin_env(site, tmp_path), "-M", "answer=whisper")
     assert proc.returncode == 0, proc.stderr  # a Python task without a minimum: ungated
     scores = read_jsonl(tmp_path / "run" / "scores.jsonl")
@@ -187,7 +199,9 @@ def test_provider_arguments_reach_the_plugins_factory(tmp_path: Path) -> None:
 
 
 def test_nothing_is_imported_from_a_plugin_until_its_name_is_asked_for(tmp_path: Path) -> None:
-    site = install_plugin(tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}})
+    site = install_plugin(
+        tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}}
+    )
     env = plugin_env(site, tmp_path)
     marker = Path(env["PLUGIN_IMPORTED"])
     proc = python(
@@ -205,6 +219,9 @@ def test_nothing_is_imported_from_a_plugin_until_its_name_is_asked_for(tmp_path:
     assert marker.exists()
 
 
+@pytest.mark.doc(
+    "docs/cli.md", "A plugin that fails to load is one line naming it and its entry point (exit 2)."
+)
 def test_a_plugin_that_fails_to_load_is_one_line_naming_it_exit_2(tmp_path: Path) -> None:
     site = install_plugin(tmp_path / "site", {"assay.providers": {"shout": "assay_missing:nope"}})
     proc = run_task(tmp_path, plugin_env(site, tmp_path))
@@ -215,7 +232,9 @@ def test_a_plugin_that_fails_to_load_is_one_line_naming_it_exit_2(tmp_path: Path
 
 
 def test_an_unknown_provider_lists_the_installed_ones(tmp_path: Path) -> None:
-    site = install_plugin(tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}})
+    site = install_plugin(
+        tmp_path / "site", {"assay.providers": {"shout": "assay_plug:shout_provider"}}
+    )
     proc = run_task(tmp_path, plugin_env(site, tmp_path), model="nosuch/x")
     assert proc.returncode == 2
     known = error_line(proc).partition("(known: ")[2].partition(")")[0]
@@ -226,6 +245,11 @@ def hook_events(tmp_path: Path) -> list[dict[str, Any]]:
     return read_jsonl(tmp_path / "hooks.jsonl")
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "an installed package may add model providers, scorers, solvers, sandboxes and"
+    " hooks through entry points",
+)
 def test_hooks_hear_the_run_start_each_sample_and_the_end_with_their_payloads(
     tmp_path: Path,
 ) -> None:
@@ -277,6 +301,11 @@ def test_hooks_hear_the_run_start_each_sample_and_the_end_with_their_payloads(
         }
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A hook that raises is one line on stderr naming it and the event; the run goes on, its"
+    " evidence and exit code as they would be without the hook.",
+)
 def test_a_hook_that_raises_is_one_line_each_time_and_the_evidence_is_unchanged(
     tmp_path: Path,
 ) -> None:
@@ -335,6 +364,11 @@ def test_a_run_refused_before_it_starts_tells_hooks_nothing(tmp_path: Path) -> N
         ("scorer", "assay.scorers", "loud", "assay_plug:loud"),
         ("solver", "assay.solvers", "exclaim", "assay_plug:exclaim"),
     ],
+)
+@pytest.mark.doc(
+    "docs/cli.md",
+    "an installed package may add model providers, scorers, solvers, sandboxes and"
+    " hooks through entry points",
 )
 def test_scorers_and_solvers_are_found_by_name_in_their_groups(
     tmp_path: Path, kind: str, group: str, name: str, value: str

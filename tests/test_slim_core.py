@@ -86,13 +86,17 @@ def test_the_core_has_neither_the_openai_sdk_nor_aiohttp(core_venv: Path) -> Non
     core = core_distributions()
     assert {"openai", "aiohttp"}.isdisjoint(core)
     assert {"msgspec", "click", "python-dotenv"} <= core
-    probe = "import importlib.util as u; print([bool(u.find_spec(m)) for m in ('openai', 'aiohttp', 'assay', 'dotenv')])"
+    probe = (
+        "import importlib.util as u;"
+        "print([bool(u.find_spec(m)) for m in ('openai', 'aiohttp', 'assay', 'dotenv')])"
+    )
     assert in_venv(core_venv, "-c", probe).stdout.strip() == "[False, False, True, True]"
 
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "the core install (`pip install assay`) runs YAML specs and Python tasks on the `mock` provider",
+    "the core install (`pip install assay`) runs YAML specs and Python tasks on the"
+    " `mock` provider",
 )
 def test_the_shipping_example_runs_on_the_core_install(core_venv: Path, tmp_path: Path) -> None:
     shutil.copytree(SHIPPING.parent, tmp_path / "shipping")
@@ -104,7 +108,8 @@ def test_the_shipping_example_runs_on_the_core_install(core_venv: Path, tmp_path
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "the core install (`pip install assay`) runs YAML specs and Python tasks on the `mock` provider",
+    "the core install (`pip install assay`) runs YAML specs and Python tasks on the"
+    " `mock` provider",
 )
 def test_a_mock_model_task_runs_on_the_core_install(core_venv: Path, tmp_path: Path) -> None:
     tasks = REPO / "examples" / "arithmetic" / "tasks.py"
@@ -134,7 +139,9 @@ def test_an_openai_model_without_the_extra_is_one_line_naming_it(
     ]
 
 
-@pytest.mark.doc("docs/cli.md", "`assay view` without it is one line naming `pip install 'assay[view]'`")
+@pytest.mark.doc(
+    "docs/cli.md", "`assay view` without it is one line naming `pip install 'assay[view]'`"
+)
 def test_view_without_aiohttp_is_one_line_naming_the_view_extra(
     core_venv: Path, tmp_path: Path
 ) -> None:
@@ -161,7 +168,8 @@ def extras() -> dict[str, set[str]]:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "The OpenAI SDK is the `openai` extra (`pip install 'assay[openai]'`), which `local/` models need too.",
+    "The OpenAI SDK is the `openai` extra (`pip install 'assay[openai]'`), which `local/`"
+    " models need too.",
     "The `local` extra installs all that pip can for the local model",
     "the `test` extra includes every extra.",
 )

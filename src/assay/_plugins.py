@@ -21,6 +21,8 @@ naming it, never a traceback.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 from assay.errors import ConfigError
@@ -35,9 +37,37 @@ GROUPS = {
 
 
 def _points(kind: str) -> Any:
-    from importlib.metadata import entry_points  # slow to import: only when asked
+    group = GROUPS[kind]
+    if not _declared(group):
+        return ()
+    from importlib.metadata import entry_points  # 30-50 ms: only when a package has some
 
-    return entry_points(group=GROUPS[kind])
+    return entry_points(group=group)
+
+
+def _declared(group: str) -> bool:
+    """Whether any distribution on ``sys.path`` declares entry points of *group*: a look
+    at each ``entry_points.txt``, a few milliseconds where importing importlib.metadata
+    and letting it parse them all is tens (every run asks for hooks)."""
+    header = f"[{group}]"
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.endswith((".dist-info", ".egg-info")) and _mentions(entry, header):
+                    return True
+    return False
+
+
+def _mentions(entry: os.DirEntry[str], header: str) -> bool:
+    try:
+        with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as handle:
+            return header in handle.read()
+    except OSError:  # none, or unreadable: importlib.metadata would skip it too
+        return False
 
 
 def plugin_names(kind: str) -> list[str]:

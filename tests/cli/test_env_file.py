@@ -28,7 +28,9 @@ def hello():
 OWN = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSAY_ENV_PROBE")
 
 
-def assay(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def assay(
+    folder: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real CLI run in *folder*, with none of the variables a .env here might set."""
     clean = {k: v for k, v in os.environ.items() if k not in OWN}
     return subprocess.run(
@@ -50,7 +52,9 @@ def project(tmp_path: Path, env_file: str) -> Path:
     return folder
 
 
-def run_hello(folder: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_hello(
+    folder: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return assay(folder, *extra, "run", "tasks.py", "--model", "openai/tiny", "-o", "run", env=env)
 
 
@@ -95,7 +99,9 @@ def test_a_variable_already_set_wins_over_dotenv(
 
 @pytest.mark.doc("docs/cli.md", "`assay --no-env-file ...` skips it.")
 def test_no_env_file_skips_it(tmp_path: Path, openai_server: OpenAICompatServer) -> None:
-    folder = project(tmp_path, f"OPENAI_API_KEY=sk-from-file\nOPENAI_BASE_URL={openai_server.url}\n")
+    folder = project(
+        tmp_path, f"OPENAI_API_KEY=sk-from-file\nOPENAI_BASE_URL={openai_server.url}\n"
+    )
     proc = run_hello(folder, "--no-env-file", env={"OPENAI_BASE_URL": openai_server.url})
     assert proc.returncode == 0, proc.stderr
     assert [r.authorization for r in openai_server.requests] == ["Bearer no-key"]

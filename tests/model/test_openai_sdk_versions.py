@@ -19,7 +19,9 @@ from tests.helpers import REPO
 
 
 def openai_requirement() -> Requirement:
-    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     (line,) = [line for line in extras["openai"] if Requirement(line).name == "openai"]
     return Requirement(line)
 

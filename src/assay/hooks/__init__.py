@@ -129,7 +129,9 @@ class HookSet:
                     await result
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
-                print(say("plugin.hook_failed", name=name, event=event, error=error), file=sys.stderr)
+                print(
+                    say("plugin.hook_failed", name=name, event=event, error=error), file=sys.stderr
+                )
 
 
 def active_hooks() -> HookSet:
@@ -145,7 +147,9 @@ def active_hooks() -> HookSet:
                 named.append((name, hook))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            print(say("plugin.hook_failed", name=name, event="enabled", error=error), file=sys.stderr)
+            print(
+                say("plugin.hook_failed", name=name, event="enabled", error=error), file=sys.stderr
+            )
     return HookSet(named)
 
 
@@ -164,7 +168,9 @@ def _make_all() -> dict[str, Hooks]:
             made[name] = cls()
         except Exception as exc:  # its own setup failed: without it, as if it raised
             error = f"{type(exc).__name__}: {exc}"
-            print(say("plugin.hook_failed", name=name, event="__init__", error=error), file=sys.stderr)
+            print(
+                say("plugin.hook_failed", name=name, event="__init__", error=error), file=sys.stderr
+            )
     return made
 
 
