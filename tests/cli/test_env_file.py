@@ -97,7 +97,9 @@ def test_a_variable_already_set_wins_over_dotenv(
     assert [r.authorization for r in openai_server.requests] == ["Bearer sk-from-shell"]
 
 
-@pytest.mark.doc("docs/cli.md", "`assay --no-env-file ...` skips it.")
+@pytest.mark.doc(
+    "docs/cli.md", "`--no-env-file` — do not read `.env`.", "`assay --no-env-file ...` skips it."
+)
 def test_no_env_file_skips_it(tmp_path: Path, openai_server: OpenAICompatServer) -> None:
     folder = project(
         tmp_path, f"OPENAI_API_KEY=sk-from-file\nOPENAI_BASE_URL={openai_server.url}\n"
