@@ -401,3 +401,45 @@ def test_hooks_hear_a_stopped_run_end_after_its_evidence_is_sealed(tmp_path: Pat
     assert "RuntimeError: the shouting failed" in end["error"]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] != "running"  # sealed before the hook heard of the end
+
+
+INLINE_HOOK = """
+import json
+import os
+
+from assay import Sample, Task, generate, match, task
+from assay.hooks import Hooks, SampleEnd, hooks
+
+
+@hooks("inline", description="registered in code, not installed")
+class Inline(Hooks):
+    def enabled(self) -> bool:
+        return os.environ.get("INLINE_HOOK") == "on"
+
+    def on_sample_end(self, data: SampleEnd) -> None:
+        with open(os.environ["HOOK_LOG"], "a") as log:
+            log.write(json.dumps({"trial": data.trial_id, "state": data.state}) + "\\n")
+
+
+@task
+def one():
+    return Task(dataset=[Sample(input="a", target="a")], solver=generate(), scorer=match())
+"""
+
+
+@pytest.mark.parametrize("switch", ["on", "off"])
+def test_a_hook_registered_in_code_runs_when_it_says_it_is_enabled(
+    tmp_path: Path, switch: str
+) -> None:
+    (tmp_path / "inline.py").write_text(INLINE_HOOK)
+    log = tmp_path / "hooks.jsonl"
+    proc = run_cli(
+        "run", tmp_path / "inline.py", "--model", "mock/x", "-o", tmp_path / "run",
+        env={"HOOK_LOG": str(log), "INLINE_HOOK": switch},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    if switch == "off":
+        assert not log.exists()
+        return
+    (bundle,) = read_jsonl(tmp_path / "run" / "bundles.jsonl")
+    assert read_jsonl(log) == [{"trial": bundle["trial"]["trial_id"], "state": bundle["state"]}]
