@@ -443,3 +443,19 @@ def test_a_hook_registered_in_code_runs_when_it_says_it_is_enabled(
         return
     (bundle,) = read_jsonl(tmp_path / "run" / "bundles.jsonl")
     assert read_jsonl(log) == [{"trial": bundle["trial"]["trial_id"], "state": bundle["state"]}]
+
+
+def test_a_hooks_entry_point_that_is_not_a_hooks_class_is_one_line_exit_2(tmp_path: Path) -> None:
+    site = install_plugin(
+        tmp_path / "site",
+        {
+            "assay.providers": {"shout": "assay_plug:shout_provider"},
+            "assay.hooks": {"bad": "assay_plug:shout_provider"},
+        },
+    )
+    proc = run_task(tmp_path, plugin_env(site, tmp_path))
+    assert proc.returncode == 2
+    assert error_line(proc) == (
+        "assay: hook 'bad' is a function, not a subclass of assay.hooks.Hooks"
+        " — point the 'assay.hooks' entry point at a Hooks subclass"
+    )

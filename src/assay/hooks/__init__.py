@@ -127,30 +127,36 @@ class HookSet:
                 result = getattr(hook, event)(data)
                 if inspect.isawaitable(result):
                     await result
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                print(
-                    say("plugin.hook_failed", name=name, event=event, error=error), file=sys.stderr
-                )
+            except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no run
+                _report_failure(name, event, exc)
+
+
+def _report_failure(name: str, event: str, exc: BaseException) -> None:
+    """One line on stderr: the hook, where it failed, and why."""
+    error = f"{type(exc).__name__}: {exc}"
+    print(say("plugin.hook_failed", name=name, event=event, error=error), file=sys.stderr)
 
 
 def active_hooks() -> HookSet:
     """The hooks of a run starting now: those registered in code and those installed,
     made once per process, less any whose ``enabled()`` says no (or raises)."""
-    global _made
-    if _made is None:
-        _made = _make_all()
     named: list[tuple[str, Hooks]] = []
-    for name, hook in _made.items():
+    for name, hook in load_hooks().items():
         try:
             if hook.enabled():
                 named.append((name, hook))
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            print(
-                say("plugin.hook_failed", name=name, event="enabled", error=error), file=sys.stderr
-            )
+        except (Exception, SystemExit) as exc:
+            _report_failure(name, "enabled", exc)
     return HookSet(named)
+
+
+def load_hooks() -> dict[str, Hooks]:
+    """Every hook, made on first use: a plugin that is not a Hooks class, or fails to
+    import, is a ConfigError here (``eval`` asks before any unit, so it is exit 2)."""
+    global _made
+    if _made is None:
+        _made = _make_all()
+    return _made
 
 
 def _make_all() -> dict[str, Hooks]:
@@ -166,11 +172,8 @@ def _make_all() -> dict[str, Hooks]:
             raise ConfigError("plugin.hook_type", name=name, kind=type(cls).__name__)
         try:
             made[name] = cls()
-        except Exception as exc:  # its own setup failed: without it, as if it raised
-            error = f"{type(exc).__name__}: {exc}"
-            print(
-                say("plugin.hook_failed", name=name, event="__init__", error=error), file=sys.stderr
-            )
+        except (Exception, SystemExit) as exc:  # its own setup failed: as if it raised
+            _report_failure(name, "__init__", exc)
     return made
 
 
@@ -183,4 +186,5 @@ __all__ = [
     "SampleStart",
     "active_hooks",
     "hooks",
+    "load_hooks",
 ]
