@@ -68,6 +68,11 @@ class AuditHooks(Hooks):
         record("on_run_end", data)
 
 
+class ClearHooks(Hooks):
+    async def on_sample_end(self, data):
+        data.scores.clear()  # called before AuditHooks (by name): its copy is its own
+
+
 class BoomHooks(Hooks):
     async def on_run_start(self, data):
         raise RuntimeError("boom at start")
@@ -257,7 +262,7 @@ def test_hooks_hear_the_run_start_each_sample_and_the_end_with_their_payloads(
         tmp_path / "site",
         {
             "assay.providers": {"shout": "assay_plug:shout_provider"},
-            "assay.hooks": {"audit": "assay_plug:AuditHooks"},
+            "assay.hooks": {"audit": "assay_plug:AuditHooks", "aaa": "assay_plug:ClearHooks"},
         },
     )
     proc = run_task(tmp_path, plugin_env(site, tmp_path))

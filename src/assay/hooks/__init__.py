@@ -122,9 +122,11 @@ class HookSet:
 
     async def emit(self, event: str, data: msgspec.Struct) -> None:
         """Call *event* on every hook; a hook's exception is one line on stderr."""
+        encoded = msgspec.json.encode(data)
         for name, hook in self.named:
+            own = msgspec.json.decode(encoded, type=type(data))  # one hook's edits stay its own
             try:
-                result = getattr(hook, event)(data)
+                result = getattr(hook, event)(own)
                 if inspect.isawaitable(result):
                     await result
             except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no run
