@@ -210,10 +210,12 @@ def test_nothing_is_imported_from_a_plugin_until_its_name_is_asked_for(tmp_path:
     env = plugin_env(site, tmp_path)
     marker = Path(env["PLUGIN_IMPORTED"])
     proc = python(
-        "import sys, assay\n"
+        "import sys\n"
+        "before = 'importlib.metadata' in sys.modules\n"
+        "import assay\n"
         "from assay.model import get_model\n"
         "get_model('mock/x')\n"
-        "print('importlib.metadata' in sys.modules)",
+        "print('importlib.metadata' in sys.modules and not before)",
         env,
     )
     assert proc.returncode == 0, proc.stderr
