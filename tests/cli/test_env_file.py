@@ -118,3 +118,15 @@ def test_a_dotenv_in_a_parent_folder_is_not_read(tmp_path: Path) -> None:
     proc = assay(folder, "run", "tasks.py", "--model", "openai/tiny", "-o", "run")
     assert proc.returncode == 2
     assert "OPENAI_API_KEY" in error_line(proc)  # no key: the parent's file was not read
+
+
+def test_a_dotenv_that_is_not_utf8_is_one_line_naming_it_and_the_way_out(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(b"OPENAI_API_KEY=\xff\xfe\n")
+    (tmp_path / "tasks.py").write_text(TASK)
+    proc = assay(tmp_path, "run", "tasks.py", "--model", "mock/x", "-o", "run")
+    assert proc.returncode == 2
+    line = error_line(proc)
+    assert line.startswith(f"assay: cannot read the .env file {tmp_path / '.env'}: 'utf-8' codec")
+    assert line.endswith("— fix the file, or skip it with --no-env-file")
+    skipped = assay(tmp_path, "--no-env-file", "run", "tasks.py", "--model", "mock/x", "-o", "run")
+    assert skipped.returncode == 0, skipped.stderr
