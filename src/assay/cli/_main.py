@@ -72,11 +72,18 @@ class LazyGroup(click.Group):
     "--lang", type=click.Choice(LANGUAGES), help="Language of messages (default: from LANG)."
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option(
+    "--no-env-file", is_flag=True, help="Do not read ./.env (variables for keys and servers)."
+)
 @click.pass_context
-def cli(ctx: click.Context, lang: str | None, debug: bool) -> None:
+def cli(ctx: click.Context, lang: str | None, debug: bool, no_env_file: bool) -> None:
     """assay: evaluations whose every score can be re-checked offline."""
     set_language(detect_language(lang))
     ctx.obj = {"debug": debug}
+    if not no_env_file:
+        from assay.cli._env_file import load_env_file
+
+        load_env_file()
 
 
 def main(argv: list[str] | None = None) -> None:

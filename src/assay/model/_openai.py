@@ -192,8 +192,8 @@ def openai_provider(
     ``httpx``. *args* may be ``organization``, ``project``, ``default_headers``,
     ``default_query`` (passed to ``AsyncOpenAI``)."""
     model = f"openai/{name}"
-    if importlib.util.find_spec("openai") is None:
-        raise ConfigError("model.sdk_missing", model=model, package="openai")
+    if importlib.util.find_spec("openai") is None:  # not in the core: the 'openai' extra
+        raise ConfigError("model.extra_missing", model=model, package="openai", extra="openai")
     unknown = sorted(set(args) - _CLIENT_ARGS)
     if unknown:
         raise ConfigError("model.args", model=model, args=", ".join(unknown))

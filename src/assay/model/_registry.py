@@ -1,6 +1,9 @@
 """Providers by name: ``get_model("mock/echo")`` finds the ``mock`` provider.
 
-Built-in providers register through the same decorator a plugin uses.
+Built-in providers register through the same decorator a plugin may use; an installed
+package offers one as an ``assay.providers`` entry point (``acme = "pkg.mod:factory"``,
+the factory taking ``(model_name, config, **model_args)``), read only when a name is not
+a built-in's.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from assay._plugins import load_plugin, plugin_names
 from assay.errors import ConfigError
 from assay.model._config import GenerateConfig
 from assay.model._model import Model, ModelAPI
@@ -58,9 +62,10 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
     provider, sep, name = model.partition("/")
     if not sep or not name:
         raise ConfigError("model.name", model=model)
-    factory = _providers.get(provider)
+    factory = _providers.get(provider) or _installed_provider(provider)
     if factory is None:
-        raise ConfigError("model.provider", model=model, known=", ".join(sorted(_providers)))
+        known = ", ".join(sorted(set(_providers) | set(plugin_names("provider"))))
+        raise ConfigError("model.provider", model=model, known=known)
     fields = GenerateConfig.__struct_fields__
     settings = {k: v for k, v in model_args.items() if k in fields}
     args = {k: v for k, v in model_args.items() if k not in fields}
@@ -73,6 +78,15 @@ def get_model(model: str | Model, config: GenerateConfig | None = None, **model_
     if collecting is not None:
         collecting.append(made)
     return made
+
+
+def _installed_provider(provider: str) -> ProviderFactory | None:
+    """The factory an installed package offers as *provider* (an ``assay.providers``
+    entry point), remembered like a built-in; read only for a name no built-in has."""
+    factory = load_plugin("provider", provider)
+    if factory is not None:
+        _providers[provider] = factory
+    return factory
 
 
 def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:

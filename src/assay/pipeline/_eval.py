@@ -23,6 +23,7 @@ from assay._registry import json_safe
 from assay.dataset import Sample, select
 from assay.errors import AssayError, ConfigError, Interrupted
 from assay.gate import GateDecision
+from assay.hooks import load_hooks
 from assay.model import (
     DEFAULT_EXPIRY,
     GenerateConfig,
@@ -198,6 +199,7 @@ async def eval_async(
     the eval ends when a batch adds none.
     """
     opts = _options(options)
+    load_hooks()  # a broken hook plugin stops the eval here, not each unit
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     queue: list[Task] = []

@@ -20,7 +20,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
-from assay.errors import Interrupted, RunError
+from assay.errors import AssayError, Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
@@ -35,9 +35,10 @@ from assay.evidence import (
     seal_bundle,
 )
 from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
+from assay.hooks import HookSet, RunEnd, RunStart, SampleEnd, SampleStart, active_hooks
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
 from assay.pipeline._bundle_of import bundle_of
-from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
+from assay.pipeline._conclude import RunOutcome, RunStopped, conclude, stopped_run
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
@@ -69,8 +70,11 @@ FLUSH_EVERY = 0.2
 class _Run:
     """The state one run keeps: writers, targets, scorers and running counters."""
 
-    def __init__(self, prepared: Prepared, options: RunOptions, *, resume: bool) -> None:
+    def __init__(
+        self, prepared: Prepared, options: RunOptions, *, resume: bool, hooks: HookSet
+    ) -> None:
         self.spec = prepared.spec
+        self.hooks = hooks
         self.source = prepared.source
         self.dataset = prepared.dataset
         self.plan: Plan = plan(prepared.spec, prepared.dataset.ids)
@@ -179,6 +183,11 @@ class _Run:
         shard, per_sample = self.shard, self.plan.per_sample
         return (t for t in self.plan if shard is None or shard.holds(t.index, per_sample))
 
+    def run_start(self, *, resumed: bool) -> RunStart:
+        """The ``on_run_start`` payload."""
+        path = None if self.writer.path is None else str(self.writer.path)
+        return RunStart(self.spec.evaluation, self.spec.digest, len(self.plan), path, resumed)
+
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
         recorder = self.writer.recorder(trial_id)
@@ -200,6 +209,8 @@ class _Run:
             trial, recorder, earlier, tries = item, self.recorder(item.trial_id), None, 0
         sample = self.dataset.sample(trial.sample_index)
         record = sample.to_record(self.spec.hidden_fields)
+        if self.hooks and not isinstance(item, Requeued):
+            await self.hooks.emit("on_sample_start", self.sample_start(trial))
         with recorder.bound():
             result = await run_trial(
                 trial,
@@ -236,6 +247,8 @@ class _Run:
         record_scores(self.writer, recorder, digest, records)
         self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)
+        if self.hooks:
+            await self.hooks.emit("on_sample_end", self.sample_end(trial, bundle, records))
         if result.outcome is not None and result.outcome.kind == "error":
             self.errors.add_error(result.outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
@@ -244,6 +257,31 @@ class _Run:
             self.flushed = now
         if self.http is not None:
             self.http.check()
+
+    def sample_start(self, trial: Trial) -> SampleStart:
+        """The ``on_sample_start`` payload of *trial*."""
+        return SampleStart(
+            evaluation=self.spec.evaluation,
+            trial_id=trial.trial_id,
+            sample_id=str(trial.sample_id),
+            target_id=trial.target_id,
+            epoch=trial.repetition,
+        )
+
+    def sample_end(
+        self, trial: Trial, bundle: dict[str, Any], records: list[dict[str, Any]]
+    ) -> SampleEnd:
+        """The ``on_sample_end`` payload: plain copies of what was just written."""
+        scores = {r["scorer_id"]: {"status": r["status"], "value": r.get("value")} for r in records}
+        return SampleEnd(
+            evaluation=self.spec.evaluation,
+            trial_id=trial.trial_id,
+            sample_id=str(trial.sample_id),
+            target_id=trial.target_id,
+            epoch=trial.repetition,
+            state=str(bundle["state"]),
+            scores=msgspec.json.decode(msgspec.json.encode(scores)),
+        )
 
     def progress(self, *, final: bool = False) -> Progress:
         """How far the run has got (every trial with a report row is finished) and how
@@ -359,16 +397,43 @@ def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, 
 
 async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) -> RunOutcome:
     """Run (or finish) *prepared* end to end and write its evidence and reports; every
-    model made during it (a user scorer's own grader, say) is closed when it ends."""
+    model made during it (a user scorer's own grader, say) is closed when it ends.
+    Hooks (``assay.hooks``) hear of its end once it is sealed, however it ended."""
+    hooks = active_hooks()
+    if not hooks:
+        return await _execute_in_scope(prepared, options, resume, hooks)
+    path = None if options.dry_run or options.output is None else str(options.output)
+    end: dict[str, Any] = {"status": "error"}
+    try:
+        outcome = await _execute_in_scope(prepared, options, resume, hooks)
+        end = {"status": "complete", "gate": outcome.gate.status}
+        return outcome
+    except RunStopped as exc:
+        end = {"status": "stopped", "gate": exc.outcome.gate.status, "error": exc.one_line()}
+        raise
+    except Interrupted as exc:
+        end = {"status": "interrupted", "error": exc.one_line()}
+        raise
+    except AssayError as exc:
+        end["error"] = exc.one_line()
+        raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            await hooks.emit("on_run_end", RunEnd(prepared.spec.evaluation, path, **end))
+
+
+async def _execute_in_scope(
+    prepared: Prepared, options: RunOptions, resume: bool, hooks: HookSet
+) -> RunOutcome:
     with models_built() as built:
         async with targets_on(prepared, options.cluster) as running:
-            return await _execute_run(running, options, resume, built)
+            return await _execute_run(running, options, resume, built, hooks)
 
 
 async def _execute_run(
-    prepared: Prepared, options: RunOptions, resume: bool, built: list[Model]
+    prepared: Prepared, options: RunOptions, resume: bool, built: list[Model], hooks: HookSet
 ) -> RunOutcome:
-    run = _Run(prepared, options, resume=resume)
+    run = _Run(prepared, options, resume=resume, hooks=hooks)
     if not options.dry_run:
         warm_up()  # the report's template, loaded while the trials run
     try:
@@ -387,6 +452,8 @@ async def _execute_run(
             )
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
+        if hooks:
+            await hooks.emit("on_run_start", run.run_start(resumed=run.point is not None))
         run.queue = WorkQueue(t for t in run.planned() if t.trial_id not in finished)
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it

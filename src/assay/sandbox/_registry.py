@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from assay._plugins import GROUPS, load_plugin, plugin_names
 from assay.errors import ConfigError
 from assay.sandbox._bwrap import BwrapSandbox
 from assay.sandbox._environment import SandboxEnvironment
 from assay.sandbox._local import LocalSandbox
 
-ENTRY_POINT_GROUP = "assay.sandboxes"
+ENTRY_POINT_GROUP = GROUPS["sandbox"]
 DEFAULT_PROVIDER = "bwrap"
 
 SandboxFactory = Callable[..., SandboxEnvironment]
@@ -30,9 +31,7 @@ def register_sandbox(name: str, factory: SandboxFactory) -> None:
 
 def sandbox_providers() -> list[str]:
     """The names of every provider: built-in, registered and installed."""
-    from importlib.metadata import entry_points  # slow to import: only when asked
-
-    return sorted(set(_providers) | {point.name for point in entry_points(group=ENTRY_POINT_GROUP)})
+    return sorted(set(_providers) | set(plugin_names("sandbox")))
 
 
 def make_sandbox(name: str | None = None, **options: Any) -> SandboxEnvironment:
@@ -45,10 +44,7 @@ def make_sandbox(name: str | None = None, **options: Any) -> SandboxEnvironment:
 
 
 def _from_entry_point(name: str) -> SandboxFactory | None:
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        factory: SandboxFactory = point.load()
+    factory: SandboxFactory | None = load_plugin("sandbox", name)
+    if factory is not None:
         _providers[name] = factory
-        return factory
-    return None
+    return factory

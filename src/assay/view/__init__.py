@@ -2,8 +2,8 @@
 
 Read-only and local: it binds 127.0.0.1 unless told otherwise, reads each page's evidence
 through the checked lookups (see ``assay.evidence``), and sends pages without any script
-under a strict Content-Security-Policy. Built on aiohttp's server (aiohttp is already a
-dependency of the OpenAI client), imported only when the viewer starts.
+under a strict Content-Security-Policy. Built on aiohttp's server (the ``view`` extra,
+also pulled in by the ``openai`` one), imported only when the viewer starts.
 """
 
 from __future__ import annotations
