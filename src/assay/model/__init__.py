@@ -18,7 +18,8 @@ from assay.model._cache import (
 )
 from assay.model._cache_key import cache_key, current_epoch, epoch_scope
 from assay.model._calls import ModelError
-from assay.model._config import REASONING_EFFORTS, TOOL_CHOICES, GenerateConfig
+from assay.model._config import REASONING_EFFORTS, TOOL_CHOICES, GenerateConfig, ResponseSchema
+from assay.model._content import Content, ContentImage, ContentReasoning, ContentText
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import (
     ChatMessage,
@@ -54,6 +55,10 @@ __all__ = [
     "Budget",
     "CacheEntry",
     "ChatMessage",
+    "Content",
+    "ContentImage",
+    "ContentReasoning",
+    "ContentText",
     "GenerateConfig",
     "InfrastructureError",
     "LimitExceeded",
@@ -69,6 +74,7 @@ __all__ = [
     "Replay",
     "ReplayMiss",
     "ResponseCache",
+    "ResponseSchema",
     "Role",
     "StopReason",
     "ToolCall",
