@@ -156,6 +156,7 @@ PYTHON_ONLY = (
     "models",
     "task_args",
     "model_args",
+    "model_roles",
     "model_base_url",
     "epochs",
     "limit",
@@ -173,6 +174,17 @@ PYTHON_ONLY = (
 """``run``'s options that only a Python task can use (a YAML spec's targets are programs
 and endpoints, its samples and repetitions are the spec's): given with a YAML spec they
 are refused rather than ignored."""
+
+
+def parse_roles(values: tuple[str, ...]) -> dict[str, str]:
+    """``--model-role grader=openai/gpt-4o`` values as ``{"grader": "openai/gpt-4o"}``."""
+    roles: dict[str, str] = {}
+    for value in values:
+        role, sep, model = value.partition("=")
+        if not (sep and role.strip() and "/" in model):
+            raise ConfigError("model.role_value", value=value)
+        roles[role.strip()] = model.strip()
+    return roles
 
 
 def _refuse_python_only_options(context: click.Context) -> None:
@@ -202,6 +214,13 @@ SIGN_OPTION = click.option(
 @click.option("--model", "-m", "models", multiple=True, help="Model(s) for Python tasks.")
 @click.option("-T", "task_args", multiple=True, help="Task argument key=value (Python tasks).")
 @click.option("-M", "model_args", multiple=True, help="Model argument key=value.")
+@click.option(
+    "--model-role",
+    "model_roles",
+    multiple=True,
+    metavar="ROLE=MODEL",
+    help="Bind a model to a role, e.g. grader=openai/gpt-4o (Python tasks).",
+)
 @click.option(
     "--model-base-url",
     help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
@@ -240,6 +259,7 @@ def run(
     models: tuple[str, ...],
     task_args: tuple[str, ...],
     model_args: tuple[str, ...],
+    model_roles: tuple[str, ...],
     model_base_url: str | None,
     epochs: int | None,
     limit: int | tuple[int, int] | None,
@@ -288,6 +308,7 @@ def run(
         options: dict[str, Any] = {
             "task_args": parse_assignments(task_args, "-T"),
             "model_args": parse_assignments(model_args, "-M"),
+            "model_roles": parse_roles(model_roles),
             "model_base_url": model_base_url,
             "epochs": epochs,
             "limit": limit,

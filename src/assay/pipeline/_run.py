@@ -35,6 +35,7 @@ from assay.evidence import (
 )
 from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
+from assay.model._registry import model_roles_scope
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
 from assay.pipeline._errors import ErrorBudget
@@ -342,7 +343,7 @@ def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, 
 async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) -> RunOutcome:
     """Run (or finish) *prepared* end to end and write its evidence and reports; every
     model made during it (a user scorer's own grader, say) is closed when it ends."""
-    with models_built() as built:
+    with models_built() as built, model_roles_scope(prepared.model_roles):
         async with targets_on(prepared, options.cluster) as running:
             return await _execute_run(running, options, resume, built)
 
