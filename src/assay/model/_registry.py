@@ -25,11 +25,18 @@ _roles: ContextVar[ModelRoles | None] = ContextVar("assay_model_roles", default=
 
 class ModelRoles:
     """The models a run binds to roles (``{"grader": "openai/gpt-4o"}``), each made on
-    first use with the run's provider arguments, then shared by every trial."""
+    first use with the run's provider arguments, then shared by every trial; and the
+    *active* model, the one under evaluation (``get_model()`` without a name)."""
 
-    def __init__(self, roles: Mapping[str, str | Model], model_args: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        roles: Mapping[str, str | Model],
+        model_args: Mapping[str, Any],
+        active: Model | None = None,
+    ) -> None:
         self.roles = dict(roles)
         self.model_args = dict(model_args)
+        self.active = active
         self._made: dict[str, Model] = {}
 
     def get(self, role: str) -> Model | None:
@@ -56,6 +63,12 @@ def bound_role(role: str) -> Model | None:
     """The model the running task binds to *role*, or None."""
     roles = _roles.get()
     return roles.get(role) if roles is not None else None
+
+
+def active_model() -> Model | None:
+    """The model the running task is evaluating (its connections and settings), if any."""
+    roles = _roles.get()
+    return roles.active if roles is not None else None
 
 
 def role_names(roles: Mapping[str, str | Model] | None) -> dict[str, str]:
@@ -141,6 +154,9 @@ def _unnamed(
         return bound
     if default is not None:
         return get_model(default, config, **model_args)
+    active = roles.active if roles is not None else None
+    if active is not None and config is None and not model_args:
+        return active
     from assay.solver._state import current_state  # the solver layer sits above this one
 
     state = current_state()

@@ -134,7 +134,7 @@ def prepare_task(
         scorers=scorers,
         source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
         task_metrics=task_metrics,
-        model_roles=ModelRoles(roles, model_args or {}) if roles else None,
+        model_roles=ModelRoles(roles, model_args or {}, active=model),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from assay.model import Model, get_model
-from assay.model._registry import bound_role
+from assay.model._registry import active_model, bound_role
 from assay.score._metric import accuracy
 from assay.score._score import INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
@@ -164,11 +164,14 @@ class _GradedScorer:
 
     def grader(self, state: TaskState) -> Model:
         """The grader of *state*: the one given, else the role's (the run owns it), else
-        one built by name (the given one or the answering model's), once."""
+        the answering model itself while its run is on, else one built by name, once."""
         if isinstance(self.model, Model):
             return self.model
-        if self.model is None and self.model_role is not None:
-            bound = bound_role(self.model_role)
+        if self.model is None:
+            bound = bound_role(self.model_role) if self.model_role is not None else None
+            active = active_model()
+            if bound is None and active is not None and active.name == state.model:
+                bound = active
             if bound is not None:
                 return bound
         name = self.model or state.model
