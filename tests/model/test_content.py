@@ -19,6 +19,10 @@ import pytest
 
 from assay.model import (
     ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
     ContentImage,
     ContentReasoning,
     ContentText,
@@ -27,6 +31,7 @@ from assay.model import (
     ModelError,
     ModelOutput,
     ResponseSchema,
+    ToolCall,
     get_model,
     user_message,
 )
@@ -211,3 +216,24 @@ def test_an_image_sample_runs_and_its_evidence_holds_the_image(tmp_path: Path) -
         {"type": "text", "text": "What colour?"},
         {"type": "image", "image": PNG_URI},  # the bytes sent, not the path
     ]
+
+
+def test_inspect_s_message_classes_build_chat_messages() -> None:
+    question = ChatMessageUser(content=[ContentText(text="hi"), ContentImage(image=PNG_URI)])
+    assert question == ChatMessage("user", [ContentText("hi"), ContentImage(PNG_URI)])
+    assert isinstance(question, ChatMessageUser) and not isinstance(question, ChatMessageSystem)
+    call = ToolCall("c1", "lookup", {"text": "x"})
+    answer = ChatMessageAssistant(content="", tool_calls=[call], model="m")
+    assert (answer.role, answer.tool_calls) == ("assistant", [call])
+    result = ChatMessageTool(content="42", tool_call_id="c1", function="lookup")
+    assert (result.role, result.tool_call_id) == ("tool", "c1")
+    assert ChatMessageSystem(content="Be brief.").role == "system"
+    with pytest.raises(TypeError, match="colour"):
+        ChatMessageUser(content="hi", colour="red")
+
+
+def test_the_mock_model_takes_images_and_counts_only_words(tmp_path: Path) -> None:
+    question = ChatMessageUser(content=[ContentText("two words"), ContentImage(PNG_URI)])
+    output = ask(get_model("mock/m", outputs=["red"]), [question])
+    assert output.completion == "red"
+    assert output.usage.input_tokens == 2

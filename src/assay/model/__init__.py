@@ -23,6 +23,10 @@ from assay.model._content import Content, ContentImage, ContentReasoning, Conten
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import (
     ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
     Role,
     ToolCall,
     assistant_message,
@@ -55,6 +59,10 @@ __all__ = [
     "Budget",
     "CacheEntry",
     "ChatMessage",
+    "ChatMessageAssistant",
+    "ChatMessageSystem",
+    "ChatMessageTool",
+    "ChatMessageUser",
     "Content",
     "ContentImage",
     "ContentReasoning",

@@ -97,3 +97,61 @@ def assistant_message(
 def tool_message(content: str | list[Content], tool_call_id: str) -> ChatMessage:
     """A tool's answer to one tool call."""
     return ChatMessage("tool", content, tool_call_id=tool_call_id)
+
+
+class _ByRole(type):
+    """``isinstance(m, ChatMessageUser)``: a ChatMessage of that role (Inspect's classes
+    are types; here they build a ChatMessage, so a message is one type wherever it goes)."""
+
+    role: Role
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, ChatMessage) and instance.role == cls.role
+
+
+_IGNORED = frozenset({"id", "source", "metadata", "model", "function", "internal"})
+"""Inspect's message fields assay keeps nowhere (taken, so ported code runs)."""
+
+
+def _by_role(role: Role, content: str | list[Content], extra: dict[str, Any]) -> ChatMessage:
+    unknown = sorted(set(extra) - _IGNORED - {"tool_calls", "tool_call_id"})
+    if unknown:
+        raise TypeError(f"ChatMessage{role.title()}() got unexpected arguments: {unknown}")
+    return ChatMessage(role, content, extra.get("tool_calls"), extra.get("tool_call_id"))
+
+
+class ChatMessageSystem(metaclass=_ByRole):
+    """A system message, as Inspect spells it: ``ChatMessageSystem(content=...)``."""
+
+    role: Role = "system"
+
+    def __new__(cls, content: str | list[Content], **extra: Any) -> ChatMessage:  # type: ignore[misc]
+        return _by_role("system", content, extra)
+
+
+class ChatMessageUser(metaclass=_ByRole):
+    """A user message, as Inspect spells it: ``ChatMessageUser(content=[ContentText(...),
+    ContentImage(...)])``."""
+
+    role: Role = "user"
+
+    def __new__(cls, content: str | list[Content], **extra: Any) -> ChatMessage:  # type: ignore[misc]
+        return _by_role("user", content, extra)
+
+
+class ChatMessageAssistant(metaclass=_ByRole):
+    """An assistant message, as Inspect spells it (``tool_calls=`` optional)."""
+
+    role: Role = "assistant"
+
+    def __new__(cls, content: str | list[Content], **extra: Any) -> ChatMessage:  # type: ignore[misc]
+        return _by_role("assistant", content, extra)
+
+
+class ChatMessageTool(metaclass=_ByRole):
+    """A tool's answer, as Inspect spells it: ``ChatMessageTool(content=..., tool_call_id=...)``."""
+
+    role: Role = "tool"
+
+    def __new__(cls, content: str | list[Content], **extra: Any) -> ChatMessage:  # type: ignore[misc]
+        return _by_role("tool", content, extra)
