@@ -16,7 +16,7 @@ from assay.errors import ConfigError
 from assay.model import get_model
 from assay.scorer import model_graded_qa
 from assay.solver import Generate, TaskState, solver
-from tests.helpers import error_line, run_cli, run_dirs, write_module
+from tests.helpers import error_line, run_cli, run_dirs, simple_spec, write_module
 from tests.servers.openai_compat import OpenAICompatServer
 
 
@@ -81,6 +81,12 @@ def capital() -> Task:
 """
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--model-role ROLE=provider/name` (repeatable) binds a model to a role, for "
+    "`get_model(role=...)` and the grader of `model_graded_qa`/`model_graded_fact`; it wins "
+    "over the task's own `Task(model_roles=...)` and is recorded in the run's spec.",
+)
 def test_model_role_on_the_command_line_wins_over_the_task_s(
     server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -102,13 +108,24 @@ def test_model_role_on_the_command_line_wins_over_the_task_s(
     (run,) = run_dirs(tmp_path / "logs")
     scores = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
     assert [s["value"] for s in scores] == [1.0]  # C: correct
+    spec = json.loads((run / "spec.json").read_text())
+    assert spec["targets"][0]["model_roles"] == {"grader": "openai/judge"}
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A `--model-role` value that is not `role=provider/name` is exit 2, and so is "
+    "`--model-role` with a YAML spec.",
+)
 def test_a_malformed_model_role_is_one_line_and_exit_2(tmp_path: Path) -> None:
     write_module(tmp_path, "capital", TASK)
     proc = run_cli("run", tmp_path / "capital.py", "--model", "mock/x", "--model-role", "grader")
     assert proc.returncode == 2
     assert "--model-role 'grader' is not role=provider/name" in error_line(proc)
+    spec = simple_spec(tmp_path / "yaml")
+    proc = run_cli("run", spec, "--model-role", "grader=mock/judge", "--log-dir", tmp_path)
+    assert proc.returncode == 2
+    assert "--model-role is for Python tasks" in error_line(proc)
 
 
 @solver
