@@ -110,6 +110,10 @@ def test_model_role_on_the_command_line_wins_over_the_task_s(
     assert [s["value"] for s in scores] == [1.0]  # C: correct
     spec = json.loads((run / "spec.json").read_text())
     assert spec["targets"][0]["model_roles"] == {"grader": "openai/judge"}
+    # re-scoring replays the judge's logged calls: no server, no key, the same scores
+    scored = run_cli("score", run, env={"OPENAI_API_KEY": ""})
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    assert "all equal the recorded ones" in scored.stdout, scored.stdout
 
 
 @pytest.mark.doc(

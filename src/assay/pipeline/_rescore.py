@@ -32,6 +32,7 @@ from assay.evidence import (
 from assay.gate import GateDecision, decide
 from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
 from assay.model import Model, models_built, replay_scope
+from assay.model._registry import ModelRoles, model_roles_scope
 from assay.pipeline._baseline import baseline_path, check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
@@ -94,6 +95,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
             open(path / BUNDLES, "rb") as handle,
             replay_scope(replay_of_run(path)),
             models_built() as made,
+            model_roles_scope(_roles_of(spec)),
         ):
             for line in handle:
                 bundle = loads(line)
@@ -121,6 +123,12 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
         scores = (loads(line) for line in handle)
         report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def _roles_of(spec: EvalSpec) -> ModelRoles | None:
+    """The models a Python task's run bound to roles, for its graders to be replayed."""
+    roles = spec.targets[0].model_roles if spec.targets else None
+    return ModelRoles(roles, {}) if roles else None
 
 
 def baseline_of_run(path: Path, given: Path | None) -> Path | None:
