@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -216,6 +217,13 @@ def test_an_image_sample_runs_and_its_evidence_holds_the_image(tmp_path: Path) -
         {"type": "text", "text": "What colour?"},
         {"type": "image", "image": PNG_URI},  # the bytes sent, not the path
     ]
+    # the trial's messages hold the image as the sample gave it (a path), shown as such
+    for how in (["1"], ["--trial", "1"]):  # the sample's trials, then its transcript
+        shown = run_cli("show", run, *how)
+        assert shown.returncode == 0, shown.stderr
+        assert re.search(
+            rf"user: What colour\?\n +\[image: {re.escape(str(picture))}\]", shown.stdout
+        )
 
 
 def test_inspect_s_message_classes_build_chat_messages() -> None:
@@ -237,3 +245,17 @@ def test_the_mock_model_takes_images_and_counts_only_words(tmp_path: Path) -> No
     output = ask(get_model("mock/m", outputs=["red"]), [question])
     assert output.completion == "red"
     assert output.usage.input_tokens == 2
+
+
+def test_content_parts_are_shown_as_text_with_images_summarised() -> None:
+    from assay.model._content import shown_content
+
+    parts = msgspec.to_builtins(
+        [ContentReasoning("hmm"), ContentText("red"), ContentImage(PNG_URI), ContentImage("a.png")]
+    )
+    size = len(png_bytes())
+    assert (
+        shown_content(parts)
+        == f"[reasoning: hmm]\nred\n[image: image/png, {size} bytes]\n[image: a.png]"
+    )
+    assert shown_content("plain") == "plain"

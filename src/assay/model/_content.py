@@ -74,3 +74,30 @@ def split_data_uri(uri: str) -> tuple[str, str]:
     if not (sep and head.startswith("data:") and head.endswith(";base64")):
         raise ValueError(f"not a base64 data: URI ({uri[:40]}...)")
     return head[len("data:") : -len(";base64")], data
+
+
+def shown_content(content: object) -> object:
+    """A message's content as a person reads it: text as is; a list of parts (as JSON
+    dicts) as their text, with ``[image: …]`` and ``[reasoning: …]`` in place, an image
+    given as data summarised by its type and size (the bytes stay in the evidence)."""
+    if not isinstance(content, list):
+        return content
+    return "\n".join(_shown_part(part) for part in content)
+
+
+def _shown_part(part: object) -> str:
+    if not isinstance(part, dict):
+        return str(part)
+    kind = part.get("type")
+    if kind == "text":
+        return str(part.get("text", ""))
+    if kind == "reasoning":
+        return f"[reasoning: {part.get('reasoning', '')}]"
+    if kind == "image":
+        image = str(part.get("image", ""))
+        if image.startswith("data:"):
+            head, _, data = image.partition(",")
+            size = len(data) * 3 // 4 - data[-2:].count("=")  # base64: 4 chars, 3 bytes
+            return f"[image: {head[len('data:') :].split(';')[0]}, {size} bytes]"
+        return f"[image: {image}]"
+    return str(part)
