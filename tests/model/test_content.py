@@ -190,11 +190,17 @@ def colours(picture: str) -> Task:
 """
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "an image a sample gives as a file path is there as a `data:` URI of the file's bytes "
+    "(the trial's messages keep the path)",
+    "reasoning a model returned is a `reasoning` part of its answer",
+)
 def test_an_image_sample_runs_and_its_evidence_holds_the_image(tmp_path: Path) -> None:
     picture = tmp_path / "red.png"
     picture.write_bytes(png_bytes())
     write_module(tmp_path, "colours", TASK)
-    with OpenAICompatServer(reply=lambda _: "red") as server:
+    with OpenAICompatServer(reply=lambda _: "red", reasoning="it looks red") as server:
         proc = run_cli(
             "run",
             f"{tmp_path / 'colours.py'}@colours",
@@ -216,6 +222,11 @@ def test_an_image_sample_runs_and_its_evidence_holds_the_image(tmp_path: Path) -
     assert parts == [
         {"type": "text", "text": "What colour?"},
         {"type": "image", "image": PNG_URI},  # the bytes sent, not the path
+    ]
+    answer = json.loads(artifact_bytes(run, sampling["data"]["output"]))
+    assert answer["message"]["content"] == [
+        {"type": "reasoning", "reasoning": "it looks red"},
+        {"type": "text", "text": "red"},
     ]
     # the trial's messages hold the image as the sample gave it (a path), shown as such
     for how in (["1"], ["--trial", "1"]):  # the sample's trials, then its transcript
