@@ -270,3 +270,33 @@ def test_content_parts_are_shown_as_text_with_images_summarised() -> None:
         == f"[reasoning: hmm]\nred\n[image: image/png, {size} bytes]\n[image: a.png]"
     )
     assert shown_content("plain") == "plain"
+
+
+DICT_TASK = """
+from assay import Sample, Task, generate, includes, task
+
+
+@task
+def colours() -> Task:
+    parts = [{"type": "text", "text": "What colour?"}, {"type": "image", "image": %r}]
+    return Task(dataset=[Sample(input=[{"role": "user", "content": parts}], target="red")],
+                solver=generate(), scorer=includes())
+"""
+
+
+def test_a_sample_whose_input_holds_an_image_runs_on_the_mock(tmp_path: Path) -> None:
+    """Once ``Expected `str`, got `array` `` (the trial errored): parts as plain dicts, as a
+    dataset file gives them, are chat content."""
+    write_module(tmp_path, "colours", DICT_TASK % PNG_URI)
+    proc = run_cli(
+        "run",
+        f"{tmp_path / 'colours.py'}@colours",
+        "--model",
+        "mock/m",
+        "-M",
+        "default_output=red",
+        "--log-dir",
+        tmp_path / "logs",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "includes: 1/1" in proc.stdout

@@ -66,6 +66,16 @@ def test_without_a_grader_role_the_answering_model_grades(
     )
     assert result.status == "success", result.error
     assert asked(server) == ["answerer", "answerer"]
+    # the eval's own roles bind the grader as the task's would
+    (bound,) = assay.eval(
+        capital(),
+        model="openai/answerer",
+        model_roles={"grader": "openai/judge"},
+        model_base_url=server.url,
+        log_dir=tmp_path,
+    )
+    assert bound.status == "success", bound.error
+    assert asked(server)[2:] == ["answerer", "judge"]
 
 
 TASK = """
