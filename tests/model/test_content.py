@@ -7,6 +7,7 @@ server lives there); the local model's refusal in ``test_local.py``."""
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import struct
@@ -228,6 +229,15 @@ def test_an_image_sample_runs_and_its_evidence_holds_the_image(tmp_path: Path) -
         {"type": "reasoning", "reasoning": "it looks red"},
         {"type": "text", "text": "red"},
     ]
+    # the viewer's trial page shows the answer's reasoning and text, not their JSON
+    from tests.view._support import served
+
+    trial = events_of(run, "trial_started")[0]["trial"]
+    with served(tmp_path / "logs") as client:
+        page = client.get(f"/runs/{run.name}/trials/{trial}")
+    assert page.status_code == 200
+    assert "[reasoning: it looks red]" in page.text
+    assert '"type": "reasoning"' not in html.unescape(page.text)  # no raw JSON parts
     # the trial's messages hold the image as the sample gave it (a path), shown as such
     for how in (["1"], ["--trial", "1"]):  # the sample's trials, then its transcript
         shown = run_cli("show", run, *how)
