@@ -408,3 +408,51 @@ def test_thinking_is_kept_and_sent_back_with_its_signature(
     ]
     assert script.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert script.requests[1]["messages"][1]["content"] == [thought, {"type": "text", "text": "42"}]
+
+
+REASONING_TASK = """
+from assay import Sample, Task, generate, includes, task
+
+
+@task
+def sums() -> Task:
+    return Task(dataset=[Sample(input="6 x 7?", target="42")], solver=generate(),
+                scorer=includes())
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--reasoning-tokens N` and `--reasoning-summary concise|detailed|auto|none` set those "
+    "`GenerateConfig` fields the same way: Anthropic takes `reasoning_tokens` as its thinking "
+    "budget, and no provider is sent `reasoning_summary`",
+)
+def test_reasoning_options_on_the_command_line_reach_anthropic(
+    server: tuple[str, Messages], tmp_path: Path
+) -> None:
+    from tests.helpers import run_cli, run_dirs, write_module
+
+    url, script = server
+    script.reply(200, message([{"type": "text", "text": "42"}]))
+    write_module(tmp_path, "sums", REASONING_TASK)
+    proc = run_cli(
+        "run",
+        tmp_path / "sums.py",
+        "--model",
+        "anthropic/claude-test",
+        "-M",
+        f"base_url={url}",
+        "--reasoning-tokens",
+        "2048",
+        "--reasoning-summary",
+        "concise",
+        "--log-dir",
+        tmp_path / "logs",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (request,) = script.requests
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "summary" not in json.dumps(request)
+    (run,) = run_dirs(tmp_path / "logs")
+    config = json.loads((run / "spec.json").read_text())["targets"][0]["config"]
+    assert (config["reasoning_tokens"], config["reasoning_summary"]) == (2048, "concise")

@@ -16,7 +16,7 @@ from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.cli._sign import sign_after_run
 from assay.errors import ConfigError
-from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS
+from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS, REASONING_SUMMARIES
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
@@ -146,6 +146,16 @@ def generate_options(func: F) -> F:
             type=click.Choice(REASONING_EFFORTS),
             help="Reasoning effort, for reasoning models that take one (OpenAI-compatible).",
         ),
+        click.option(
+            "--reasoning-tokens",
+            type=click.IntRange(1),
+            help="Most tokens a reasoning model may think with (Anthropic's thinking budget).",
+        ),
+        click.option(
+            "--reasoning-summary",
+            type=click.Choice(REASONING_SUMMARIES),
+            help="Summary of its reasoning a model should give (Inspect's option).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -170,6 +180,8 @@ PYTHON_ONLY = (
     "max_tokens",
     "seed",
     "reasoning_effort",
+    "reasoning_tokens",
+    "reasoning_summary",
 )
 """``run``'s options that only a Python task can use (a YAML spec's targets are programs
 and endpoints, its samples and repetitions are the spec's): given with a YAML spec they
@@ -279,6 +291,8 @@ def run(
     max_tokens: int | None,
     seed: int | None,
     reasoning_effort: str | None,
+    reasoning_tokens: int | None,
+    reasoning_summary: str | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -332,6 +346,8 @@ def run(
             "max_tokens": max_tokens,
             "seed": seed,
             "reasoning_effort": reasoning_effort,
+            "reasoning_tokens": reasoning_tokens,
+            "reasoning_summary": reasoning_summary,
         }
         options.update({name: value for name, value in generate.items() if value is not None})
         run_tasks(str(spec), models, options, sign_key, junit)

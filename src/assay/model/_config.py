@@ -11,6 +11,9 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
+REASONING_SUMMARIES = ("none", "concise", "detailed", "auto")
+"""The ``reasoning_summary`` values (Inspect's)."""
+
 ReasoningSummary = Literal["none", "concise", "detailed", "auto"]
 
 
