@@ -310,3 +310,28 @@ def test_a_sample_whose_input_holds_an_image_runs_on_the_mock(tmp_path: Path) ->
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "includes: 1/1" in proc.stdout
+
+
+class Person(msgspec.Struct):
+    name: str
+    age: int
+
+
+def test_json_schema_of_a_type_is_the_schema_a_response_schema_sends(
+    openai_server: OpenAICompatServer,
+) -> None:
+    from pydantic import BaseModel
+
+    from assay.util import json_schema
+
+    class City(BaseModel):
+        city: str
+
+    assert json_schema(City) == City.model_json_schema()
+    schema = json_schema(Person)  # msgspec's reference to one definition, made that definition
+    assert schema["properties"] == {"name": {"type": "string"}, "age": {"type": "integer"}}
+    assert schema["required"] == ["name", "age"] and "$ref" not in schema
+    config = GenerateConfig(response_schema=ResponseSchema(name="person", json_schema=schema))
+    ask(model_on(openai_server), "who?", config=config)
+    sent = openai_server.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert sent == schema
