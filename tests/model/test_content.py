@@ -335,3 +335,47 @@ def test_json_schema_of_a_type_is_the_schema_a_response_schema_sends(
     ask(model_on(openai_server), "who?", config=config)
     sent = openai_server.requests[0].body["response_format"]["json_schema"]["schema"]
     assert sent == schema
+
+
+JSON_TASK = """
+from pathlib import Path
+
+from assay import Task, generate, includes, task
+from assay.dataset import json_dataset
+
+
+@task
+def colours() -> Task:
+    data = Path(__file__).parent / "data" / "colours.jsonl"
+    return Task(dataset=json_dataset(str(data)), solver=generate(), scorer=includes())
+"""
+
+
+def test_a_relative_image_path_is_read_from_the_dataset_s_folder(tmp_path: Path) -> None:
+    (tmp_path / "data" / "images").mkdir(parents=True)
+    (tmp_path / "data" / "images" / "red.png").write_bytes(png_bytes())
+    parts = [{"type": "text", "text": "What colour?"}, {"type": "image", "image": "images/red.png"}]
+    row = {"input": [{"role": "user", "content": parts}], "target": "red"}
+    (tmp_path / "data" / "colours.jsonl").write_text(json.dumps(row) + "\n")
+    write_module(tmp_path, "colours", JSON_TASK)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with OpenAICompatServer(reply=lambda _: "red") as server:
+        proc = run_cli(
+            "run",
+            tmp_path / "colours.py",
+            "--model",
+            "openai/vision",
+            "--model-base-url",
+            server.url,
+            "--log-dir",
+            tmp_path / "logs",
+            cwd=elsewhere,  # not where the images are
+            env={"OPENAI_API_KEY": "sk-test"},
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (seen,) = server.requests
+    assert seen.body["messages"][0]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": PNG_URI},
+    }
