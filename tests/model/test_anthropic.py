@@ -303,3 +303,156 @@ def test_an_eval_through_the_provider_never_stores_the_key(
     assert b"The answer is 4." in stored or b"answer is 4" in stored
     assert KEY.encode() not in stored
     assert b"authentication_error" in stored  # the refusal is recorded, without the key
+
+
+PNG_DATA = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+
+
+def test_images_go_out_as_base64_and_url_image_blocks(
+    server: tuple[str, Messages], tmp_path: Path
+) -> None:
+    import base64
+
+    from assay.model import ContentImage, ContentText
+
+    url, script = server
+    picture = tmp_path / "red.png"
+    picture.write_bytes(base64.b64decode(PNG_DATA))
+    question = user_message(
+        [
+            ContentText("Colours?"),
+            ContentImage(str(picture)),
+            ContentImage(f"data:image/png;base64,{PNG_DATA}"),
+            ContentImage("https://example.invalid/cat.jpg"),
+        ]
+    )
+    ask(url, [question])
+    png = {"type": "base64", "media_type": "image/png", "data": PNG_DATA}
+    assert script.requests[0]["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Colours?"},
+                {"type": "image", "source": png},
+                {"type": "image", "source": png},
+                {
+                    "type": "image",
+                    "source": {"type": "url", "url": "https://example.invalid/cat.jpg"},
+                },
+            ],
+        }
+    ]
+
+
+def test_a_response_schema_is_a_forced_tool_whose_input_is_the_answer(
+    server: tuple[str, Messages],
+) -> None:
+    from assay.model import ResponseSchema
+
+    url, script = server
+    schema = ResponseSchema(
+        "person", {"type": "object", "properties": {"age": {"type": "integer"}}}
+    )
+    answer = {"type": "tool_use", "id": "toolu_9", "name": "person", "input": {"age": 41}}
+    script.reply(200, message([answer], stop="tool_use"))
+    model = get_model("anthropic/claude-test", base_url=url)
+
+    async def call() -> Any:
+        try:
+            config = GenerateConfig(response_schema=schema)
+            return await model.api.generate([user_message("How old?")], [], config)
+        finally:
+            await model.api.aclose()  # type: ignore[attr-defined]
+
+    output = anyio.run(call)
+    assert json.loads(output.completion) == {"age": 41}
+    assert output.message.tool_calls is None and output.stop_reason == "stop"
+    (request,) = script.requests
+    assert request["tools"] == [
+        {
+            "name": "person",
+            "input_schema": schema.json_schema,
+            "description": "Give the answer in this form.",
+        }
+    ]
+    assert request["tool_choice"] == {"type": "tool", "name": "person"}
+
+
+def test_thinking_is_kept_and_sent_back_with_its_signature(
+    server: tuple[str, Messages],
+) -> None:
+    from assay.model import ContentReasoning, ContentText
+
+    url, script = server
+    thought = {"type": "thinking", "thinking": "six sevens", "signature": "sig-1"}
+    script.reply(200, message([thought, {"type": "text", "text": "42"}]))
+    model = get_model("anthropic/claude-test", base_url=url)
+    question = [user_message("6 x 7?")]
+
+    async def calls() -> Any:
+        try:
+            config = GenerateConfig(reasoning_tokens=1024)
+            first = await model.api.generate(question, [], config)
+            await model.api.generate([*question, first.message, user_message("sure?")], [], config)
+            return first
+        finally:
+            await model.api.aclose()  # type: ignore[attr-defined]
+
+    first = anyio.run(calls)
+    assert first.completion == "42"
+    assert first.message.content == [
+        ContentReasoning("six sevens", signature="sig-1"),
+        ContentText("42"),
+    ]
+    assert script.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert script.requests[1]["messages"][1]["content"] == [thought, {"type": "text", "text": "42"}]
+
+
+REASONING_TASK = """
+from assay import Sample, Task, generate, includes, task
+
+
+@task
+def sums() -> Task:
+    return Task(dataset=[Sample(input="6 x 7?", target="42")], solver=generate(),
+                scorer=includes())
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--reasoning-tokens N` and `--reasoning-summary concise|detailed|auto|none` set those "
+    "`GenerateConfig` fields the same way: Anthropic takes `reasoning_tokens` as its thinking "
+    "budget, and no provider is sent `reasoning_summary`",
+)
+def test_reasoning_options_on_the_command_line_reach_anthropic(
+    server: tuple[str, Messages], tmp_path: Path
+) -> None:
+    from tests.helpers import run_cli, run_dirs, write_module
+
+    url, script = server
+    script.reply(200, message([{"type": "text", "text": "42"}]))
+    write_module(tmp_path, "sums", REASONING_TASK)
+    proc = run_cli(
+        "run",
+        tmp_path / "sums.py",
+        "--model",
+        "anthropic/claude-test",
+        "-M",
+        f"base_url={url}",
+        "--reasoning-tokens",
+        "2048",
+        "--reasoning-summary",
+        "concise",
+        "--log-dir",
+        tmp_path / "logs",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (request,) = script.requests
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "summary" not in json.dumps(request)
+    (run,) = run_dirs(tmp_path / "logs")
+    config = json.loads((run / "spec.json").read_text())["targets"][0]["config"]
+    assert (config["reasoning_tokens"], config["reasoning_summary"]) == (2048, "concise")

@@ -8,6 +8,7 @@ use other settings (a different context size), which is another server.
 from __future__ import annotations
 
 import importlib.util
+import json
 import signal
 import socket
 import subprocess
@@ -25,9 +26,15 @@ import assay
 from assay import GenerateConfig, Sample, Task, generate, includes
 from assay.errors import ConfigError
 from assay.evidence import read_manifest, verify_run
+from assay.model import (
+    ChatMessage,
+    ContentImage,
+    ContentText,
+    ResponseSchema,
+    get_model,
+)
 from assay.model import _local_server as servers
-from assay.model import get_model
-from assay.model._local import SETUP_COMMAND, model_file
+from assay.model._local import SETUP_COMMAND, TEXT_ONLY, model_file
 from tests.helpers import error_line, events_of, run_cli, run_dirs, start_cli, wait_for
 
 SHORT = GenerateConfig(max_tokens=8, temperature=0)
@@ -152,6 +159,47 @@ def test_an_explicit_gguf_path_is_the_same_model(held: servers.LlamaServer) -> N
     answer, url = ask(f"local/{model_file('smollm2')}", "What is the capital of France?")
     assert answer.strip()
     assert url == held.base_url
+
+
+CITY = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "enum": ["Paris", "Rome", "Madrid"]},
+        "population_millions": {"type": "integer"},
+    },
+    "required": ["city", "population_millions"],
+}
+
+
+@needs_local_model
+def test_a_response_schema_holds_the_answer_to_it(held: servers.LlamaServer) -> None:
+    schema = ResponseSchema("city", CITY)
+    config = GenerateConfig(max_tokens=60, temperature=0, response_schema=schema)
+
+    async def call() -> str:
+        model = get_model("local/smollm2")
+        try:
+            output = await model.generate("What is the capital of France?", config=config)
+            return output.completion
+        finally:
+            await model.aclose()
+
+    answer = json.loads(anyio.run(call))  # llama.cpp's grammar: it parses...
+    assert set(answer) == {"city", "population_millions"}  # ...and matches the schema
+    assert answer["city"] in ("Paris", "Rome", "Madrid")
+    assert isinstance(answer["population_millions"], int)
+
+
+@needs_local_model
+def test_an_image_is_refused_in_one_line(tmp_path: Path) -> None:
+    picture = ContentImage("data:image/png;base64,iVBORw0KGgo=")
+    question = ChatMessage("user", [ContentText("What colour?"), picture])
+    task = Task(
+        dataset=[Sample(input=[question], target="red")], solver=generate(), scorer=includes()
+    )
+    (result,) = assay.eval(task, model="local/smollm2", log_dir=tmp_path)
+    assert result.status == "error"
+    assert result.error is not None and TEXT_ONLY in result.error and "\n" not in result.error
 
 
 @needs_local_model

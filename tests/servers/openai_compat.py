@@ -15,7 +15,8 @@ a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
 The normal answer echoes the last message, calls the first tool (or the one
 ``tool_choice`` names; none with ``"none"``) when tools are offered and no tool result is
 in the conversation yet, and carries log probabilities when asked.
-``reply`` replaces the text of the answer (e.g. a calculator).
+``reply`` replaces the text of the answer (e.g. a calculator); ``reasoning`` adds a
+``reasoning_content`` to it.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class OpenAICompatServer:
     open_connections: int = 0
     cookie: str | None = None
     """Sent as ``Set-Cookie`` with every normal answer when set."""
+    reasoning: str | None = None
+    """Sent as the message's ``reasoning_content`` (as vLLM and llama.cpp do) when set."""
 
     def __post_init__(self) -> None:
         self._script: deque[Action] = deque(self.script)
@@ -236,7 +239,10 @@ class OpenAICompatServer:
         if self.models is not None and model not in self.models:
             return 404, _error(f"model {model!r} not found", 404), []
         cookie = [("set-cookie", self.cookie)] if self.cookie is not None else []
-        return 200, completion(payload, self.reply), cookie
+        answer = completion(payload, self.reply)
+        if self.reasoning is not None:
+            answer["choices"][0]["message"]["reasoning_content"] = self.reasoning
+        return 200, answer, cookie
 
 
 async def _read_request(

@@ -72,6 +72,20 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{option} 只用于 Python 任务（file.py 或 file.py@task），不用于 YAML 规范",
         "请去掉 {option}：YAML 规范自行设定目标、样本和重复次数（见 docs/spec.md）",
     ),
+    "model.no_active": (
+        "get_model() names no model and no task is running to lend its own",
+        "pass a model (get_model('provider/name')), or a role bound by Task(model_roles=...)"
+        " or --model-role role=provider/name",
+        "get_model() 没有指定模型，且没有正在运行的任务可提供模型",
+        "请传入模型（get_model('provider/name')），或通过 Task(model_roles=...)"
+        " 或 --model-role role=provider/name 绑定的角色",
+    ),
+    "model.role_value": (
+        "--model-role {value!r} is not role=provider/name",
+        "write it as role=provider/name, e.g. --model-role grader=openai/gpt-4o",
+        "--model-role {value!r} 不是 role=provider/name 形式",
+        "请写成 role=provider/name，例如 --model-role grader=openai/gpt-4o",
+    ),
     "task.no_model": (
         "task {task!r} names no model and none was given",
         "pass --model provider/name (e.g. --model openai/gpt-4o-mini), or set Task(model=...)",

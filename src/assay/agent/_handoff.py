@@ -78,6 +78,6 @@ def _as_text(messages: list[ChatMessage]) -> list[ChatMessage]:
     for message in messages:
         if message.role == "user":
             kept.append(ChatMessage("user", message.content))
-        elif message.role == "assistant" and message.content:
-            kept.append(assistant_message(message.content))
+        elif message.role == "assistant" and message.text:
+            kept.append(assistant_message(message.text))
     return kept

@@ -16,7 +16,7 @@ from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.cli._sign import sign_after_run
 from assay.errors import ConfigError
-from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS
+from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS, REASONING_SUMMARIES
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
@@ -148,6 +148,16 @@ def generate_options(func: F) -> F:
             type=click.Choice(REASONING_EFFORTS),
             help="Reasoning effort, for reasoning models that take one (OpenAI-compatible).",
         ),
+        click.option(
+            "--reasoning-tokens",
+            type=click.IntRange(1),
+            help="Most tokens a reasoning model may think with (Anthropic's thinking budget).",
+        ),
+        click.option(
+            "--reasoning-summary",
+            type=click.Choice(REASONING_SUMMARIES),
+            help="Summary of its reasoning a model should give (Inspect's option).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -158,6 +168,7 @@ PYTHON_ONLY = (
     "models",
     "task_args",
     "model_args",
+    "model_roles",
     "model_base_url",
     "epochs",
     "limit",
@@ -171,10 +182,23 @@ PYTHON_ONLY = (
     "max_tokens",
     "seed",
     "reasoning_effort",
+    "reasoning_tokens",
+    "reasoning_summary",
 )
 """``run``'s options that only a Python task can use (a YAML spec's targets are programs
 and endpoints, its samples and repetitions are the spec's): given with a YAML spec they
 are refused rather than ignored."""
+
+
+def parse_roles(values: tuple[str, ...]) -> dict[str, str]:
+    """``--model-role grader=openai/gpt-4o`` values as ``{"grader": "openai/gpt-4o"}``."""
+    roles: dict[str, str] = {}
+    for value in values:
+        role, sep, model = value.partition("=")
+        if not (sep and role.strip() and "/" in model):
+            raise ConfigError("model.role_value", value=value)
+        roles[role.strip()] = model.strip()
+    return roles
 
 
 def _refuse_python_only_options(context: click.Context) -> None:
@@ -204,6 +228,13 @@ SIGN_OPTION = click.option(
 @click.option("--model", "-m", "models", multiple=True, help="Model(s) for Python tasks.")
 @click.option("-T", "task_args", multiple=True, help="Task argument key=value (Python tasks).")
 @click.option("-M", "model_args", multiple=True, help="Model argument key=value.")
+@click.option(
+    "--model-role",
+    "model_roles",
+    multiple=True,
+    metavar="ROLE=MODEL",
+    help="Bind a model to a role, e.g. grader=openai/gpt-4o (Python tasks).",
+)
 @click.option(
     "--model-base-url",
     help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
@@ -248,6 +279,7 @@ def run(
     models: tuple[str, ...],
     task_args: tuple[str, ...],
     model_args: tuple[str, ...],
+    model_roles: tuple[str, ...],
     model_base_url: str | None,
     epochs: int | None,
     limit: int | tuple[int, int] | None,
@@ -268,6 +300,8 @@ def run(
     seed: int | None,
     reasoning_effort: str | None,
     shard: str | None,
+    reasoning_tokens: int | None,
+    reasoning_summary: str | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -298,6 +332,7 @@ def run(
         options: dict[str, Any] = {
             "task_args": parse_assignments(task_args, "-T"),
             "model_args": parse_assignments(model_args, "-M"),
+            "model_roles": parse_roles(model_roles),
             "model_base_url": model_base_url,
             "epochs": epochs,
             "limit": limit,
@@ -321,6 +356,8 @@ def run(
             "max_tokens": max_tokens,
             "seed": seed,
             "reasoning_effort": reasoning_effort,
+            "reasoning_tokens": reasoning_tokens,
+            "reasoning_summary": reasoning_summary,
         }
         options.update({name: value for name, value in generate.items() if value is not None})
         run_tasks(str(spec), models, options, sign_key, junit)

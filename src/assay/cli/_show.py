@@ -19,6 +19,7 @@ from assay._messages import say
 from assay.cli._sign import check_trust, trust_option
 from assay.cli._transcript import transcript_lines
 from assay.errors import ConfigError
+from assay.model._content import shown_content
 
 SHOWN_CHARS = 2_000
 """Longer outputs are cut here unless ``--full`` is given."""
@@ -175,7 +176,8 @@ def _message_line(message: dict[str, Any], full: bool) -> str:
     role = str(message.get("role", "?"))
     if message.get("tool_call_id"):
         role += f" ({message['tool_call_id']})"
-    parts = [f"{role}: {_text(message.get('content', ''), full)}"] if message.get("content") else []
+    content = shown_content(message.get("content", ""))
+    parts = [f"{role}: {_text(content, full)}"] if content else []
     for call in message.get("tool_calls") or []:
         arguments = _text(call.get("arguments"), full)
         parts.append(f"{role} → {_text(call.get('function'), full)}({arguments})")

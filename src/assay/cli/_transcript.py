@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from assay.model._content import shown_content
+
 Text = Callable[[Any], str]
 """*value* as one safe, capped block of text (see ``_show._text``)."""
 
@@ -84,7 +86,7 @@ def _conversation(
             turn += 1
             lines.append(f"{pad}turn {turn}")
             if message.get("content"):
-                lines.append(f"{pad}  assistant: {text(message['content'])}")
+                lines.append(f"{pad}  assistant: {text(shown_content(message['content']))}")
             for call in message.get("tool_calls") or []:
                 calls[str(call.get("id"))] = call
                 arguments = text(call.get("arguments"))
@@ -93,7 +95,7 @@ def _conversation(
             call = calls.get(str(message.get("tool_call_id")), {})
             lines.extend(_result(message, call, evidence, handoffs, text, depth))
         else:
-            lines.append(f"{pad}{text(role)}: {text(message.get('content', ''))}")
+            lines.append(f"{pad}{text(role)}: {text(shown_content(message.get('content', '')))}")
     return lines
 
 

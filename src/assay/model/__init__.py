@@ -18,10 +18,21 @@ from assay.model._cache import (
 )
 from assay.model._cache_key import cache_key, current_epoch, epoch_scope
 from assay.model._calls import ModelError
-from assay.model._config import REASONING_EFFORTS, TOOL_CHOICES, GenerateConfig
+from assay.model._config import (
+    REASONING_EFFORTS,
+    REASONING_SUMMARIES,
+    TOOL_CHOICES,
+    GenerateConfig,
+    ResponseSchema,
+)
+from assay.model._content import Content, ContentImage, ContentReasoning, ContentText
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import (
     ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
     Role,
     ToolCall,
     assistant_message,
@@ -49,11 +60,20 @@ __all__ = [
     "BUILTIN_PRICES",
     "DEFAULT_EXPIRY",
     "REASONING_EFFORTS",
+    "REASONING_SUMMARIES",
     "TOOL_CHOICES",
     "AdaptiveGate",
     "Budget",
     "CacheEntry",
     "ChatMessage",
+    "ChatMessageAssistant",
+    "ChatMessageSystem",
+    "ChatMessageTool",
+    "ChatMessageUser",
+    "Content",
+    "ContentImage",
+    "ContentReasoning",
+    "ContentText",
     "GenerateConfig",
     "InfrastructureError",
     "LimitExceeded",
@@ -69,6 +89,7 @@ __all__ = [
     "Replay",
     "ReplayMiss",
     "ResponseCache",
+    "ResponseSchema",
     "Role",
     "StopReason",
     "ToolCall",

@@ -75,7 +75,7 @@ class AnthropicAPI:
             raise InfrastructureError("connection", f"{self.base_url}: {detail}") from None
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc) from None
-        return parse_message(reply, f"anthropic/{self.name}")
+        return parse_message(reply, f"anthropic/{self.name}", config.response_schema)
 
     def _status_error(self, exc: Any) -> Exception:
         """InfrastructureError for what a retry may fix, ModelError for the rest."""

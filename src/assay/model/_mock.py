@@ -53,7 +53,7 @@ class MockAPI:
         if isinstance(answer, ModelOutput):
             return answer
         text = str(answer)
-        words_in = sum(len(m.content.split()) for m in messages)
+        words_in = sum(len(m.text.split()) for m in messages)
         usage = ModelUsage(words_in, len(text.split()))
         return ModelOutput.from_content(self.name, text, usage)
 

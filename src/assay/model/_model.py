@@ -22,10 +22,10 @@ from assay.evidence import current_recorder
 from assay.model._budget import current_budget
 from assay.model._cache import current_cache
 from assay.model._cache_key import shown_url
-from assay.model._calls import call_with_retries
+from assay.model._calls import ModelError, call_with_retries
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
-from assay.model._messages import ChatMessage, user_message
+from assay.model._messages import ChatMessage, user_message, with_images_inlined
 from assay.model._output import ModelOutput
 from assay.model._prices import cost_of
 from assay.model._replay import current_replay
@@ -73,8 +73,14 @@ class Model:
         tools: list[dict[str, Any]] | None = None,
         config: GenerateConfig | None = None,
     ) -> ModelOutput:
-        """Ask the model; record the call in the current trial's evidence."""
+        """Ask the model; record the call in the current trial's evidence (images given
+        as files are read into data URIs first, so the evidence and the cache key hold
+        what was sent)."""
         messages = [user_message(input)] if isinstance(input, str) else input
+        try:
+            messages = with_images_inlined(messages)
+        except ValueError as exc:
+            raise ModelError(None, self.name, str(exc)) from None
         merged = self.config.merge(config)
         replay = current_replay()
         if replay is not None:

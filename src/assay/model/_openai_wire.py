@@ -13,7 +13,14 @@ from typing import Any
 
 import msgspec
 
-from assay.model._config import GenerateConfig
+from assay.model._config import GenerateConfig, ResponseSchema
+from assay.model._content import (
+    Content,
+    ContentImage,
+    ContentReasoning,
+    ContentText,
+    image_data_uri,
+)
 from assay.model._messages import ChatMessage, ToolCall
 from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
 
@@ -31,6 +38,8 @@ class _ToolCall(msgspec.Struct):
 class _Message(msgspec.Struct):
     content: str | None = None
     refusal: str | None = None
+    reasoning_content: str | None = None  # vLLM, DeepSeek, llama.cpp
+    reasoning: str | None = None  # OpenRouter, newer vLLM
     tool_calls: list[_ToolCall] | None = None
 
 
@@ -109,12 +118,24 @@ def request_params(
         params["logprobs"] = True
         if config.top_logprobs is not None:
             params["top_logprobs"] = config.top_logprobs
+    if config.response_schema is not None:
+        params["response_format"] = response_format(config.response_schema)
     return params
+
+
+def response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """Structured output as chat completions (and llama.cpp's server) take it."""
+    spec: dict[str, Any] = {"name": schema.name, "schema": schema.json_schema}
+    if schema.description is not None:
+        spec["description"] = schema.description
+    if schema.strict is not None:
+        spec["strict"] = schema.strict
+    return {"type": "json_schema", "json_schema": spec}
 
 
 def wire_message(message: ChatMessage) -> dict[str, Any]:
     """One chat message as OpenAI spells it (tool calls with JSON-text arguments)."""
-    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    wire: dict[str, Any] = {"role": message.role, "content": wire_content(message)}
     if message.tool_calls:
         wire["tool_calls"] = [
             {
@@ -124,11 +145,30 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
             }
             for call in message.tool_calls
         ]
-        if not message.content:
+        if not wire["content"]:
             wire["content"] = None
     if message.tool_call_id is not None:
         wire["tool_call_id"] = message.tool_call_id
     return wire
+
+
+def wire_content(message: ChatMessage) -> str | list[dict[str, Any]]:
+    """The content as text, or as parts when it holds an image (reasoning is not sent
+    back: the chat-completions wire has no place for it)."""
+    if isinstance(message.content, str) or not message.images:
+        return message.text
+    return [part for p in message.content if (part := _wire_part(p)) is not None]
+
+
+def _wire_part(part: Content) -> dict[str, Any] | None:
+    if isinstance(part, ContentText):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ContentImage):
+        image: dict[str, Any] = {"url": image_data_uri(part.image)}
+        if part.detail != "auto":
+            image["detail"] = part.detail
+        return {"type": "image_url", "image_url": image}
+    return None
 
 
 def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +191,11 @@ def parse_completion(body: bytes, fallback_model: str) -> ModelOutput:
     choice = completion.choices[0]
     wire = choice.message
     calls = [_tool_call(c) for c in wire.tool_calls] if wire.tool_calls else None
-    content = wire.content if wire.content is not None else (wire.refusal or "")
+    text = wire.content if wire.content is not None else (wire.refusal or "")
+    reasoning = wire.reasoning_content or wire.reasoning
+    content: str | list[Content] = (
+        [ContentReasoning(reasoning), ContentText(text)] if reasoning else text
+    )
     message = ChatMessage("assistant", content, calls)
     usage = completion.usage
     return ModelOutput(

@@ -57,12 +57,12 @@ class ModelOutput(msgspec.Struct):
     @property
     def completion(self) -> str:
         """The text of the answer."""
-        return self.message.content
+        return self.message.text
 
     @completion.setter
     def completion(self, text: str) -> None:
         """Replace the answer's text (a solver post-processing it, as in Inspect)."""
-        self.message.content = text
+        self.message.text = text
 
     @staticmethod
     def from_content(model: str, content: str, usage: ModelUsage | None = None) -> ModelOutput:

@@ -9,7 +9,7 @@ a built-in's.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -24,6 +24,60 @@ from assay.model._model import Model, ModelAPI
 ProviderFactory = Callable[..., ModelAPI]
 _providers: dict[str, ProviderFactory] = {}
 _built: ContextVar[list[Model] | None] = ContextVar("assay_models_built", default=None)
+_roles: ContextVar[ModelRoles | None] = ContextVar("assay_model_roles", default=None)
+
+
+class ModelRoles:
+    """The models a run binds to roles (``{"grader": "openai/gpt-4o"}``), each made on
+    first use with the run's provider arguments, then shared by every trial; and the
+    *active* model, the one under evaluation (``get_model()`` without a name)."""
+
+    def __init__(
+        self,
+        roles: Mapping[str, str | Model],
+        model_args: Mapping[str, Any],
+        active: Model | None = None,
+    ) -> None:
+        self.roles = dict(roles)
+        self.model_args = dict(model_args)
+        self.active = active
+        self._made: dict[str, Model] = {}
+
+    def get(self, role: str) -> Model | None:
+        """The model bound to *role*, or None."""
+        bound = self.roles.get(role)
+        if bound is None or isinstance(bound, Model):
+            return bound
+        if role not in self._made:
+            self._made[role] = get_model(bound, **self.model_args)
+        return self._made[role]
+
+
+@contextmanager
+def model_roles_scope(roles: ModelRoles | None) -> Iterator[None]:
+    """Bind *roles* for ``get_model(role=...)`` inside the block (a run's trials)."""
+    token = _roles.set(roles)
+    try:
+        yield
+    finally:
+        _roles.reset(token)
+
+
+def bound_role(role: str) -> Model | None:
+    """The model the running task binds to *role*, or None."""
+    roles = _roles.get()
+    return roles.get(role) if roles is not None else None
+
+
+def active_model() -> Model | None:
+    """The model the running task is evaluating (its connections and settings), if any."""
+    roles = _roles.get()
+    return roles.active if roles is not None else None
+
+
+def role_names(roles: Mapping[str, str | Model] | None) -> dict[str, str]:
+    """*roles* by model name, as a run's spec records them."""
+    return {r: m.name if isinstance(m, Model) else m for r, m in sorted((roles or {}).items())}
 
 
 @contextmanager
@@ -50,12 +104,24 @@ def modelapi(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     return register
 
 
-def get_model(model: str | Model, config: GenerateConfig | None = None, **model_args: Any) -> Model:
+def get_model(
+    model: str | Model | None = None,
+    config: GenerateConfig | None = None,
+    *,
+    role: str | None = None,
+    default: str | Model | None = None,
+    **model_args: Any,
+) -> Model:
     """Resolve ``provider/name`` (or pass a Model through).
 
-    *model_args* that name a GenerateConfig field (``timeout``, ``max_retries``, ...)
-    set the model's config; the rest go to the provider's factory.
+    Without *model*, as in Inspect: the model bound to *role* (``Task(model_roles=)``,
+    ``--model-role``) when the running task binds it, else *default*, else the model the
+    running task is evaluating. *model_args* that name a GenerateConfig field
+    (``timeout``, ``max_retries``, ...) set the model's config; the rest go to the
+    provider's factory.
     """
+    if model is None:
+        return _unnamed(role, default, config, model_args)
     if isinstance(model, Model):
         return model
     _load_builtin_providers()
@@ -87,6 +153,30 @@ def _installed_provider(provider: str) -> ProviderFactory | None:
     if factory is not None:
         _providers[provider] = factory
     return factory
+
+
+def _unnamed(
+    role: str | None,
+    default: str | Model | None,
+    config: GenerateConfig | None,
+    model_args: dict[str, Any],
+) -> Model:
+    """``get_model()`` without a name: the role's model, the default, the active one."""
+    roles = _roles.get()
+    bound = roles.get(role) if roles is not None and role is not None else None
+    if bound is not None:
+        return bound
+    if default is not None:
+        return get_model(default, config, **model_args)
+    active = roles.active if roles is not None else None
+    if active is not None and config is None and not model_args:
+        return active
+    from assay.solver._state import current_state  # the solver layer sits above this one
+
+    state = current_state()
+    if state is None or not state.model:
+        raise ConfigError("model.no_active")
+    return get_model(state.model, config, **model_args)
 
 
 def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:

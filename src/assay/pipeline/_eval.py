@@ -97,6 +97,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             ``max_tokens``, ``seed``, ``reasoning_effort``...: ``eval`` takes them as
             keyword arguments, as Inspect's does; the CLI's ``--temperature`` etc.). They
             win over the task's own config and are recorded so ``resume`` applies them.
+        model_roles: models by role (``{"grader": "openai/gpt-4o"}``, the CLI's
+            ``--model-role``) for ``get_model(role=...)``; they win over the task's own
+            ``model_roles`` and are recorded in the run's spec.
     """
 
     log_dir: Path = Path("runs")
@@ -125,6 +128,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     max_sandboxes: int | None = None
     sandbox_cleanup: bool = True
     generate_config: GenerateConfig = GenerateConfig()
+    model_roles: dict[str, Any] = {}
 
 
 class EvalResult(msgspec.Struct):
@@ -337,7 +341,15 @@ async def _run_unit(
                 record["config"] = msgspec.to_builtins(opts.generate_config)
         samples = _select(task, opts)
         prepared = prepare_task(
-            task, model, samples, settings, record, epochs=epochs, config=opts.generate_config
+            task,
+            model,
+            samples,
+            settings,
+            record,
+            epochs=epochs,
+            config=opts.generate_config,
+            model_roles=opts.model_roles,
+            model_args=_model_args(opts),
         )
         placement = (place or _new_directory(opts, model))(prepared)
         output = placement.output

@@ -31,6 +31,7 @@ class Prepared(msgspec.Struct):
     source: Path | None = None
     task_metrics: Any = None
     sandboxes: bool = False  # some trial may open sandboxes (a Python task's)
+    model_roles: Any = None  # a Python task's ModelRoles, bound while its trials run
 
     def new_task_metrics(self) -> TaskMetricsBuilder | None:
         """A fresh per-sample metrics builder for Python tasks (``None`` for YAML specs)."""

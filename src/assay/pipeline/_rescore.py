@@ -33,6 +33,7 @@ from assay.evidence._shards import trial_folders
 from assay.gate import GateDecision, decide
 from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
 from assay.model import Model, models_built, replay_scope
+from assay.model._registry import ModelRoles, model_roles_scope
 from assay.pipeline._baseline import baseline_path, check_baseline_option, regression_of
 from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
@@ -91,7 +92,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     # Graders answer from the run's own evidence: re-scoring never calls a model.
     made: list[Model] = []  # the models scorers make on the way, closed at the end
     try:
-        with models_built() as made:
+        with models_built() as made, model_roles_scope(_roles_of(spec)):
             for folder in folders:
                 for bundle, records in await _judge_folder(
                     folder, scorers, metrics, rows, task_metrics
@@ -116,6 +117,12 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     scores = _records(folders)
     report = build_report(spec, manifest["status"], built, gate, rows, summary, scores)
     return Rescore(built, gate, report, len(recomputed), differing)
+
+
+def _roles_of(spec: EvalSpec) -> ModelRoles | None:
+    """The models a Python task's run bound to roles, for its graders to be replayed."""
+    roles = spec.targets[0].model_roles if spec.targets else None
+    return ModelRoles(roles, {}) if roles else None
 
 
 def baseline_of_run(path: Path, given: Path | None) -> Path | None:

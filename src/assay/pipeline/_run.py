@@ -37,6 +37,7 @@ from assay.evidence import (
 from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
 from assay.hooks import HookSet, RunEnd, RunStart, SampleEnd, SampleStart, active_hooks
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
+from assay.model._registry import model_roles_scope
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._conclude import RunOutcome, RunStopped, conclude, stopped_run
 from assay.pipeline._errors import ErrorBudget
@@ -425,7 +426,7 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
 async def _execute_in_scope(
     prepared: Prepared, options: RunOptions, resume: bool, hooks: HookSet
 ) -> RunOutcome:
-    with models_built() as built:
+    with models_built() as built, model_roles_scope(prepared.model_roles):
         async with targets_on(prepared, options.cluster) as running:
             return await _execute_run(running, options, resume, built, hooks)
 

@@ -19,6 +19,7 @@ from assay._registry import json_safe, registry_info
 from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
+from assay.model._registry import ModelRoles, role_names
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._task_metrics import KeyedMetrics, TaskMetricsBuilder
 from assay.score import (
@@ -68,12 +69,16 @@ def prepare_task(
     *,
     epochs: Epochs | None = None,
     config: GenerateConfig | None = None,
+    model_roles: dict[str, Any] | None = None,
+    model_args: dict[str, Any] | None = None,
 ) -> Prepared:
     """Freeze *task* against *model* over *samples* into a runnable Prepared.
 
     *epochs* overrides the task's own, and *config*'s fields the task's config (the
-    eval's ``temperature=``, ``--max-tokens``...); the Task object is not changed.
+    eval's ``temperature=``, ``--max-tokens``...); *model_roles* (the eval's, made with
+    *model_args*) win over the task's own roles. The Task object is not changed.
     """
+    roles = {**task.model_roles, **(model_roles or {})}
     task_config = task.config.merge(config)
     from assay.sandbox._spec import specs_record
 
@@ -89,6 +94,7 @@ def prepare_task(
         config=_result_config(model.config.merge(task_config)),
         limits=_result_limits(task, model),
         sandboxes=specs_record(sandboxes),
+        model_roles=role_names(roles) or None,
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),
@@ -134,6 +140,7 @@ def prepare_task(
         scorers=scorers,
         source=Path(task_ref["file"]) if task_ref and task_ref.get("file") else None,
         task_metrics=task_metrics,
+        model_roles=ModelRoles(roles, model_args or {}, active=model),
     )
 
 
@@ -245,7 +252,18 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
     settings = msgspec.convert(spec.errors or {}, TaskSettings)
     samples = select(task.dataset, **record.get("select", {}))
     config = msgspec.convert(record.get("config", {}), GenerateConfig)  # the eval's settings
-    return prepare_task(task, model, samples, settings, record, epochs=epochs, config=config)
+    roles = spec.targets[0].model_roles or {}
+    return prepare_task(
+        task,
+        model,
+        samples,
+        settings,
+        record,
+        epochs=epochs,
+        config=config,
+        model_roles=roles,
+        model_args=model_args,
+    )
 
 
 def _safe_id(name: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from assay.model import Model, get_model
+from assay.model._registry import active_model, bound_role
 from assay.score._metric import accuracy
 from assay.score._score import INCORRECT, PythonScorer, Score, scorer
 from assay.score._stats import stderr
@@ -83,17 +84,21 @@ def model_graded_qa(
     grade_pattern: str = GRADE_PATTERN,
     partial_credit: bool = False,
     model: str | Model | None = None,
+    model_role: str | None = "grader",
 ) -> PythonScorer:
     """A grader model decides whether the answer meets the criterion (the target).
 
     *template* may use ``{question}``, ``{answer}``, ``{criterion}``,
     ``{instructions}`` and any key of the sample's metadata. *model* is the grader;
-    by default the model that answered grades itself (cheap, but biased: prefer a
-    stronger grader). A reply without a grade scores ``I``, with the reply as the
-    explanation, so a broken grader shows up as wrong answers you can read; so does a
-    ``P`` when *partial_credit* is off (the grader was not offered it).
+    without it, the model bound to *model_role* (``Task(model_roles={"grader": ...})``
+    or ``--model-role grader=...``), else the model that answered grades itself (cheap,
+    but biased: prefer a stronger grader). A reply without a grade scores ``I``, with
+    the reply as the explanation, so a broken grader shows up as wrong answers you can
+    read; so does a ``P`` when *partial_credit* is off (the grader was not offered it).
     """
-    return _graded(template or QA_TEMPLATE, instructions, grade_pattern, partial_credit, model)
+    return _graded(
+        template or QA_TEMPLATE, instructions, grade_pattern, partial_credit, model, model_role
+    )
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -103,13 +108,16 @@ def model_graded_fact(
     grade_pattern: str = GRADE_PATTERN,
     partial_credit: bool = False,
     model: str | Model | None = None,
+    model_role: str | None = "grader",
 ) -> PythonScorer:
     """A grader model checks that the answer contains the facts of the expert answer.
 
     Like ``model_graded_qa`` but the target is an expert answer to compare facts with,
     not a criterion, so style and wording differences do not count against it.
     """
-    return _graded(template or FACT_TEMPLATE, instructions, grade_pattern, partial_credit, model)
+    return _graded(
+        template or FACT_TEMPLATE, instructions, grade_pattern, partial_credit, model, model_role
+    )
 
 
 def _graded(
@@ -118,12 +126,13 @@ def _graded(
     grade_pattern: str,
     partial_credit: bool,
     model: str | Model | None,
+    model_role: str | None = "grader",
 ) -> PythonScorer:
     compiled = re.compile(grade_pattern)
     if compiled.groups < 1:
         raise ValueError(f"grade_pattern {grade_pattern!r} needs a group capturing the grade")
     told = instructions if instructions is not None else grading_instructions(partial_credit)
-    return _GradedScorer(template, told, compiled, partial_credit, model)
+    return _GradedScorer(template, told, compiled, partial_credit, model, model_role)
 
 
 class _GradedScorer:
@@ -143,18 +152,28 @@ class _GradedScorer:
         compiled: re.Pattern[str],
         partial_credit: bool,
         model: str | Model | None,
+        model_role: str | None = "grader",
     ) -> None:
         self.template = template
         self.instructions = instructions
         self.compiled = compiled
         self.partial_credit = partial_credit
         self.model = model
+        self.model_role = model_role
         self.graders: dict[str, Model] = {}  # one Model per name: its connection gate shared
 
     def grader(self, state: TaskState) -> Model:
-        """The grader of *state*: the one given, else one built by name, once."""
+        """The grader of *state*: the one given, else the role's (the run owns it), else
+        the answering model itself while its run is on, else one built by name, once."""
         if isinstance(self.model, Model):
             return self.model
+        if self.model is None:
+            bound = bound_role(self.model_role) if self.model_role is not None else None
+            active = active_model()
+            if bound is None and active is not None and active.name == state.model:
+                bound = active
+            if bound is not None:
+                return bound
         name = self.model or state.model
         if name not in self.graders:
             self.graders[name] = get_model(name)

@@ -25,7 +25,7 @@ def from_completion_fn(function: CompletionFn, name: str = "completion_fn") -> S
     """A solver whose answer is ``function(prompt)`` (text, list of texts, or awaitable)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        result = function(state.user_prompt.content)
+        result = function(state.user_prompt.text)
         if inspect.isawaitable(result):
             result = await result
         if hasattr(result, "get_completions"):
@@ -67,7 +67,7 @@ def postprocess(step: Solver, *functions: Callable[[str], str]) -> Solver:
         for function in functions:
             before = state.output.completion
             after = function(before)
-            state.output.message.content = after
+            state.output.message.text = after
             recorder = current_recorder()
             if recorder is not None:
                 recorder.record_if_open(

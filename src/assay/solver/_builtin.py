@@ -19,7 +19,7 @@ from assay.solver._tools import Tool
 
 def render(template: str, state: TaskState, params: dict[str, Any]) -> str:
     """Fill *template* from the state: ``{prompt}``, metadata keys and *params*."""
-    values = {**state.metadata, **params, "prompt": state.user_prompt.content}
+    values = {**state.metadata, **params, "prompt": state.user_prompt.text}
     return fill_template(template, values)
 
 
@@ -139,7 +139,7 @@ def prompt_template(template: str, **params: Any) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         prompt = state.user_prompt
-        prompt.content = render(template, state, params)
+        prompt.text = render(template, state, params)
         return state
 
     return solve
@@ -199,4 +199,4 @@ def self_critique(
 
 def messages_text(messages: list[ChatMessage]) -> str:
     """A transcript of *messages* as plain text."""
-    return "\n".join(f"{m.role}: {m.content}" for m in messages)
+    return "\n".join(f"{m.role}: {m.text}" for m in messages)

@@ -53,7 +53,7 @@ def multiple_choice(
             f"{label}) {c.value}" for label, c in zip(labels, state.choices, strict=True)
         )
         fields = {"question": state.input_text, "choices": lines, "letters": ",".join(labels)}
-        state.user_prompt.content = fill_template(template, fields)
+        state.user_prompt.text = fill_template(template, fields)
         state = await generate(state)
         picked = parse_answer(state.output.completion, labels)
         for label, choice in zip(labels, state.choices, strict=True):

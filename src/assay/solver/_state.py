@@ -94,7 +94,7 @@ class TaskState:
         if isinstance(self.input, str):
             return self.input
         users = [m for m in self.input if m.role == "user"]
-        return users[-1].content if users else ""
+        return users[-1].text if users else ""
 
     @property
     def user_prompt(self) -> ChatMessage:

@@ -77,6 +77,7 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     sandboxes: list[Any] | None = None
     protocol: str | None = None
     workers: int = 1
+    model_roles: dict[str, str] | None = None  # a Python task's models by role
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

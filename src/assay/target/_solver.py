@@ -28,6 +28,7 @@ from assay.errors import AssayError
 from assay.model import (
     Budget,
     ChatMessage,
+    ContentImage,
     GenerateConfig,
     LimitExceeded,
     Limits,
@@ -36,6 +37,7 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
+from assay.model._content import Content, is_url
 from assay.sandbox import SandboxEnvironment, sandbox_scope
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
@@ -78,7 +80,7 @@ class SolverTarget:
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
-        prompt, unusable = _as_input(sample.input)
+        prompt, unusable = _as_input(sample.input, self.files_base or Path.cwd())
         state = TaskState(
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
@@ -171,12 +173,33 @@ def _generate_for(
     return generate
 
 
-def _as_input(value: Any) -> tuple[str | list[ChatMessage], str | None]:
-    """Text, or chat messages (a frozen dataset holds them as plain mappings); with why
-    the sample cannot be asked when its input is a list of anything else."""
+def _images_from(message: ChatMessage, base: Path) -> ChatMessage:
+    """*message* with each image given by a relative file path made absolute from *base*."""
+    if not message.images:
+        return message
+    assert not isinstance(message.content, str)
+    parts: list[Content] = [
+        msgspec.structs.replace(p, image=str(base / p.image))
+        if isinstance(p, ContentImage) and _relative_file(p.image)
+        else p
+        for p in message.content
+    ]
+    return msgspec.structs.replace(message, content=parts)
+
+
+def _relative_file(image: str) -> bool:
+    """True for an image given as a relative file path (not a data: URI or a URL)."""
+    given_whole = image.startswith("data:") or is_url(image)
+    return not (given_whole or Path(image).expanduser().is_absolute())
+
+
+def _as_input(value: Any, base: Path) -> tuple[str | list[ChatMessage], str | None]:
+    """Text, or chat messages (a frozen dataset holds them as plain mappings), images
+    given by relative path found from *base* (the dataset's folder, as a sample's files
+    are); with why the sample cannot be asked when its input is a list of anything else."""
     if isinstance(value, list):
         try:
-            return msgspec.convert(value, list[ChatMessage]), None
+            return [_images_from(m, base) for m in msgspec.convert(value, list[ChatMessage])], None
         except msgspec.ValidationError as exc:
             why = f"the sample's input is a list but not chat messages ({exc}); give text or"
             return "", f"{why} messages such as [{{'role': 'user', 'content': '...'}}]"

@@ -49,6 +49,7 @@ class Task:
         version: int | str = 0,
         tags: Sequence[str] | None = None,
         display_name: str | None = None,
+        model_roles: dict[str, Any] | None = None,
     ) -> None:
         self.dataset = _resolve_dataset(dataset)
         self.setup: Chain | None = chain(setup) if setup is not None else None
@@ -68,6 +69,8 @@ class Task:
         self.version = version  # as Inspect: recorded in the run's spec (``task_info``)
         self.tags = list(tags or [])
         self.display_name = display_name
+        # models by role ("grader": "openai/gpt-4o"), for get_model(role=...); --model-role wins
+        self.model_roles: dict[str, Any] = dict(model_roles or {})
 
     @property
     def info(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from assay._digest import loads
 from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, read_trial
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
+from assay.model._content import shown_content
 from assay.view._table import PENDING, Page, Query, Row, as_text, cut
 
 QUICK_FROM_BYTES = 1 << 20
@@ -99,7 +100,7 @@ def _answer(data: bytes, media: str) -> str:
     except ValueError:
         return data.decode("utf-8", errors="replace")
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        value = ((value.get("output") or {}).get("message") or {}).get("content", "")
+        value = shown_content(((value.get("output") or {}).get("message") or {}).get("content", ""))
     return as_text(value)
 
 

@@ -27,6 +27,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.evidence import BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, decode_output
+from assay.model._content import shown_content
 from assay.view._artifacts import ArtifactReader
 
 PENDING = "pending"
@@ -458,7 +459,7 @@ class TrialTable:
             return data.decode("utf-8", errors="replace")
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
             answer = (value.get("output") or {}).get("message") or {}
-            value = answer.get("content", "")
+            value = shown_content(answer.get("content", ""))
         return as_text(value)
 
     def row(self, at: int, *, previews: bool = False) -> Row:

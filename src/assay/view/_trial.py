@@ -22,6 +22,7 @@ import msgspec
 from assay.cli._transcript import transcript_lines
 from assay.evidence import TrialEvidence, checked_events, decode_output, read_trial
 from assay.evidence._lookup import _bound, _checked_sample
+from assay.model._content import shown_content
 from assay.view._artifacts import SHA256
 from assay.view._table import TrialTable
 
@@ -108,7 +109,7 @@ def _is_state(output: Any) -> bool:
 def _answer(output: Any) -> Any:
     """What the target answered: a task state's last message, else the output itself."""
     if _is_state(output):
-        return ((output.get("output") or {}).get("message") or {}).get("content", "")
+        return shown_content(((output.get("output") or {}).get("message") or {}).get("content", ""))
     return "" if output is None else output
 
 
