@@ -21,18 +21,15 @@ from typing import Any
 import msgspec
 
 from assay import __version__
-from assay._digest import canonical_json, file_sha256, loads, sha256_hex
+from assay._digest import canonical_json, file_sha256, sha256_hex
 from assay._messages import say
 from assay.errors import EvidenceError, RunError
 from assay.evidence import (
-    ARTIFACTS,
-    BUNDLES,
     EVENTS,
     MANIFEST,
     MANIFEST_SCHEMA,
     PLAN,
     SPEC,
-    ArtifactStore,
     read_manifest,
     score_records,
     verify_run,
@@ -42,14 +39,12 @@ from assay.evidence._log import EventLog, FileSink
 from assay.evidence._rundir import write_atomic
 from assay.evidence._shards import SHARDS, shard_set_problems
 from assay.gate import GateDecision, decide
-from assay.model import models_built, replay_scope
+from assay.model import models_built
 from assay.pipeline._baseline import regression_of
 from assay.pipeline._conclude import gate_event
-from assay.pipeline._judge import judge
 from assay.pipeline._prepared import close_parts
-from assay.pipeline._replay import replay_of_run
 from assay.pipeline._reports import build_report
-from assay.pipeline._rescore import scorers_of
+from assay.pipeline._rescore import judge_folder, scorers_of
 from assay.pipeline._sync import synchronous
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
 from assay.report._details import read_details
@@ -202,26 +197,11 @@ async def _judge_shards(
     try:
         with models_built() as made:
             for folder in folders:
-                await _judge_shard(folder, scorers, metrics, rows, task_metrics)
+                async for _ in judge_folder(folder, scorers, metrics, rows, task_metrics):
+                    pass
     finally:
         await close_parts([*scorers.values(), *made])
     return metrics, rows
-
-
-async def _judge_shard(
-    folder: Path, scorers: Any, metrics: MetricsBuilder, rows: TrialRows, task_metrics: Any
-) -> None:
-    store = ArtifactStore(folder / ARTIFACTS, write=False, keep_open=True)
-    try:
-        with open(folder / BUNDLES, "rb") as handle, replay_scope(replay_of_run(folder)):
-            for line in handle:
-                bundle = loads(line)
-                sha = bundle["observation"].get("output")
-                output = store.get(sha) if sha else None
-                _, row = await judge(bundle, output, scorers, metrics, task_metrics)
-                rows.add(row)
-    finally:
-        store.close()
 
 
 def _scores(folders: list[Path]) -> Iterator[dict[str, Any]]:

@@ -9,7 +9,7 @@ recorded ones. A Python task's scorers are rebuilt from the task file the spec p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     try:
         with models_built() as made, model_roles_scope(_roles_of(spec)):
             for folder in folders:
-                for bundle, records in await _judge_folder(
+                async for bundle, records in judge_folder(
                     folder, scorers, metrics, rows, task_metrics
                 ):
                     trial = bundle["trial"]
@@ -162,16 +162,16 @@ def regate(
     return gate
 
 
-async def _judge_folder(
+async def judge_folder(
     folder: Path,
     scorers: dict[str, AnyScorer],
     metrics: MetricsBuilder,
     rows: TrialRows,
     task_metrics: TaskMetricsBuilder | None,
-) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+) -> AsyncIterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Judge every bundle of the run folder *folder* (its graders answered from its own
-    events), counting each in *metrics* and *rows*; each bundle with its score records."""
-    judged = []
+    events), counting each in *metrics* and *rows*; yield each bundle with its score
+    records as it is judged (a run's bundles are never all held at once)."""
     store = ArtifactStore(folder / ARTIFACTS, write=False, keep_open=True)
     try:
         with open(folder / BUNDLES, "rb") as handle, replay_scope(replay_of_run(folder)):
@@ -181,10 +181,9 @@ async def _judge_folder(
                 output = store.get(sha) if sha else None
                 records, row = await judge(bundle, output, scorers, metrics, task_metrics)
                 rows.add(row)
-                judged.append((bundle, records))
+                yield bundle, records
     finally:
         store.close()
-    return judged
 
 
 def _records(folders: list[Path]) -> Iterator[dict[str, Any]]:
