@@ -269,6 +269,35 @@ def start_cli(
     )
 
 
+def run_blocked_at_last_trial(tmp_path: Path, source: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """``assay run`` (our own child, ``-j 1``) of a 3-sample spec whose one target is
+    ``answer`` in *source*, a module whose last trial (``s2``) waits for a ``go`` file
+    beside it: the process and its run folder, once that trial has started."""
+    write_module(tmp_path, "blocking", source)
+    spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
+    run = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "run", spec, "--output", run, "-j", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    events = run / "events.jsonl"
+
+    def last_trial_started() -> bool:  # the run's own evidence says so
+        assert process.poll() is None, process.communicate()
+        return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
+
+    try:
+        assert wait_for(last_trial_started, timeout=60.0)
+    except BaseException:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        raise
+    return process, run
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 30.0, step: float = 0.002) -> bool:
     """Poll *predicate* until it holds (True) or *timeout* seconds pass (False)."""
     import time

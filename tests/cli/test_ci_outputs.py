@@ -34,10 +34,10 @@ from tests.helpers import (
     bundles_by_sample,
     edit_artifact,
     error_line,
+    run_blocked_at_last_trial,
     run_cli,
     simple_spec,
     unique_callable_spec,
-    wait_for,
     write_module,
 )
 from tests.servers.openai_compat import OpenAICompatServer, not_json
@@ -376,23 +376,8 @@ def answer(text):
 
 
 def test_resume_writes_the_junit_of_the_run_it_finishes(tmp_path: Path) -> None:
-    write_module(tmp_path, "blocking", BLOCKING)
-    spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
-    run = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assay", "run", spec, "--output", run, "-j", "1"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    events = run / "events.jsonl"
-
-    def last_trial_started() -> bool:  # the run's own evidence says so
-        assert process.poll() is None, process.communicate()
-        return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
-
+    process, run = run_blocked_at_last_trial(tmp_path, BLOCKING)
     try:
-        assert wait_for(last_trial_started, timeout=60.0)
         process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
         process.communicate(timeout=60)
     finally:

@@ -23,7 +23,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_PASSED
-from tests.helpers import REPO, SHIPPING, error_line, run_cli, simple_spec, wait_for, write_module
+from tests.helpers import (
+    REPO,
+    SHIPPING,
+    error_line,
+    run_blocked_at_last_trial,
+    run_cli,
+    write_module,
+)
 
 OPENSSL = shutil.which("openssl")
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="openssl is not installed")
@@ -396,25 +403,7 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
 
 
 def _blocked_at_its_last_trial(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    """``assay run`` of a 3-sample spec whose last trial waits for a ``go`` file: the
-    process (our own child) and its run folder, once that trial has started."""
-    write_module(tmp_path, "blocking", BLOCKING)
-    spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
-    run = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assay", "run", spec, "--output", run, "-j", "1"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    events = run / "events.jsonl"
-
-    def last_trial_started() -> bool:  # the run's own evidence says so
-        assert process.poll() is None, process.communicate()
-        return b'"sample_id":"s2"' in (events.read_bytes() if events.exists() else b"")
-
-    assert wait_for(last_trial_started, timeout=60.0)
-    return process, run
+    return run_blocked_at_last_trial(tmp_path, BLOCKING)
 
 
 @pytest.mark.doc("docs/cli.md", "`resume --sign KEY` does the same for the run it finishes")
