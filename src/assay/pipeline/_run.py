@@ -52,7 +52,7 @@ from assay.pipeline._sync import synchronous
 from assay.pipeline._trial_sandboxes import RunSandboxes, bound
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
-from assay.report._render import warm_up
+from assay.report._html import warm_up
 from assay.run import execute, first_error, run_trial, run_until_signalled
 from assay.score import MetricsBuilder, score_id
 from assay.spec import LoadedSpec

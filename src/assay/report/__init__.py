@@ -8,15 +8,9 @@ and need not pay for ``csv`` or ``xml.etree`` to do so.
 import importlib as _importlib
 import typing as _typing
 
+from assay.report._html import to_html
 from assay.report._model import MAX_TRIAL_ROWS, REPORT_SCHEMA, Report, TrialRow, TrialRows
-from assay.report._render import (
-    cost_text,
-    md_escape,
-    to_html,
-    to_json,
-    to_markdown,
-    to_summary,
-)
+from assay.report._render import cost_text, md_escape, to_json, to_markdown, to_summary
 
 if _typing.TYPE_CHECKING:
     from assay.report._export import RunFrames, read_run, trial_rows, write_export

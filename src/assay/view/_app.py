@@ -139,7 +139,7 @@ def _environment() -> jinja2.Environment:
     the compile on its first pages)."""
     import jinja2
 
-    from assay.report._render import _compiled_templates
+    from assay.report._html import compiled_templates
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("assay.view", "templates"),
@@ -147,7 +147,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        bytecode_cache=_compiled_templates(),
+        bytecode_cache=compiled_templates(),
     )
     env.filters["seg"] = lambda value: quote(str(value), safe="")
     env.filters["when"] = _when
