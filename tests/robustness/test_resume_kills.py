@@ -197,3 +197,28 @@ def test_a_resume_killed_at_any_point_leaves_a_run_that_verifies_and_resumes(
     assert f"{TRIALS} bundles, {TRIALS} scores" in verify.stdout, verify.stdout
     assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
     assert os.path.getsize(run / "plan.jsonl") > 0
+
+
+def test_a_seal_cut_short_after_the_log_closed_is_unfinished_and_resume_seals_it(
+    tmp_path: Path,
+) -> None:
+    """The window between the closing event and the manifest's replacement: a kill there
+    leaves the manifest ``running`` (as the resume wrote it) over a log whose last run
+    event is ``run_finished``. Nothing is damaged: verify says unfinished (exit 3), and
+    resume seals it again. Made here without a kill, by putting that manifest back."""
+    samples = [{"id": f"s{i}", "input": i, "expected": str(i)} for i in range(6)]
+    spec = unique_callable_spec(tmp_path / "spec", TARGET, samples=samples, gate={"minimum": 0.5})
+    run = tmp_path / "run"
+    assert run_cli("run", spec, "-o", run).returncode == 0
+    manifest = json.loads((run / "manifest.json").read_bytes())
+    manifest["status"] = "running"
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    (run / "manifest.json").write_text(canonical, encoding="utf-8")
+
+    verify = run_cli("verify", run)
+    assert verify.returncode == 3, verify.stdout
+    assert f"assay resume {run}" in verify.stdout, verify.stdout
+    assert run_cli("resume", run).returncode == 0
+    verify = run_cli("verify", run)
+    assert verify.returncode == 0, verify.stdout
+    assert _status(run) == "complete"
