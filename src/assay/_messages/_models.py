@@ -295,6 +295,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{feature} 需要 {package!r} 包，但它尚未安装",
         "请安装：pip install 'assay[{extra}]'",
     ),
+    "model.option_unsupported": (
+        "model {model!r}: the provider does not take {options}",
+        "remove it from the task's config, the -M arguments or the command line (docs/models.md)",
+        "模型 {model!r}：提供方不接受 {options}",
+        "请从任务配置、-M 参数或命令行中删除它（见 docs/models.md）",
+    ),
     "model.extra_missing": (
         "model {model!r} needs the {package!r} package, which is not installed",
         "install it: pip install 'assay[{extra}]'",

@@ -181,7 +181,7 @@ def _unnamed(
 
 def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:
     try:
-        return msgspec.convert(settings, GenerateConfig)
+        return GenerateConfig.from_settings(settings)
     except msgspec.ValidationError as exc:
         raise ConfigError("model.args", model=model, args=str(exc)) from None
 

@@ -267,7 +267,7 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     generate = {k: options.pop(k) for k in list(options) if _generate_field(k, known)}
     if generate:
         try:
-            options["generate_config"] = msgspec.convert(generate, GenerateConfig)
+            options["generate_config"] = GenerateConfig.from_settings(generate)
         except msgspec.ValidationError as exc:
             raise ConfigError("model.args", model="eval()", args=str(exc)) from None
     for name in options:

@@ -80,6 +80,11 @@ def prepare_task(
     """
     roles = {**task.model_roles, **(model_roles or {})}
     task_config = task.config.merge(config)
+    check = getattr(
+        model.api, "check_config", None
+    )  # a provider refusing a setting it has no field for
+    if check is not None:
+        check(model.config.merge(task_config))
     from assay.sandbox._spec import specs_record
 
     epochs = epochs or task.epochs
