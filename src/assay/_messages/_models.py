@@ -295,6 +295,18 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{feature} 需要 {package!r} 包，但它尚未安装",
         "请安装：pip install 'assay[{extra}]'",
     ),
+    "model.profile_key": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "export {env} (keys are read from the environment only, never from -M or a spec)",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请导出 {env}（密钥只从环境变量读取，从不从 -M 或规范读取）",
+    ),
+    "model.profile_url": (
+        "model {model!r}: no server to ask (the {env} environment variable is not set)",
+        "set {env} to the server's URL (e.g. http://127.0.0.1:8000/v1), or give --model-base-url",
+        "模型 {model!r}：没有可询问的服务（未设置环境变量 {env}）",
+        "请把 {env} 设为服务的 URL（如 http://127.0.0.1:8000/v1），或使用 --model-base-url",
+    ),
     "model.option_unsupported": (
         "model {model!r}: the provider does not take {options}",
         "remove it from the task's config, the -M arguments or the command line (docs/models.md)",
