@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from assay.errors import ConfigError
 from assay.model._config import GenerateConfig
-from assay.model._openai import NO_KEY, OpenAIAPI, openai_provider
+from assay.model._model import ModelAPI
+from assay.model._openai import NO_KEY, openai_provider
 from assay.model._registry import modelapi
 from assay.model._replay import replaying_only
 
@@ -52,7 +53,7 @@ def profile_api(
     config: GenerateConfig,
     base_url: str | None,
     **args: Any,
-) -> OpenAIAPI:
+) -> ModelAPI:
     """The ``openai`` provider on *profile*'s server with *profile*'s key."""
     model = f"{provider}/{name}"
     url = base_url or os.environ.get(f"{profile.prefix}_BASE_URL") or profile.url
@@ -68,7 +69,7 @@ def profile_api(
 def _register(provider: str, profile: Profile) -> None:
     def factory(
         name: str, config: GenerateConfig, *, base_url: str | None = None, **args: Any
-    ) -> OpenAIAPI:
+    ) -> ModelAPI:
         return profile_api(provider, profile, name, config, base_url, **args)
 
     factory.__doc__ = f"``{provider}/<model>``: an OpenAI-compatible service ({profile.prefix}_*)."
@@ -84,7 +85,7 @@ for _provider, _profile in PROFILES.items():
 @modelapi("openai-api")
 def openai_api_provider(
     name: str, config: GenerateConfig, *, base_url: str | None = None, **args: Any
-) -> OpenAIAPI:
+) -> ModelAPI:
     """``openai-api/<service>/<model>``: any OpenAI-compatible service, its server in
     ``<SERVICE>_BASE_URL`` (or ``--model-base-url``) and its key in ``<SERVICE>_API_KEY``."""
     service, sep, model = name.partition("/")
