@@ -199,4 +199,4 @@ def _check_args(
 def _load_builtin_providers() -> None:
     # imported here: providers register on import, and the registry must not import them
     # (their SDKs and native code load on first use)
-    from assay.model import _anthropic, _local, _mock, _openai, _profiles  # noqa: F401
+    from assay.model import _anthropic, _google, _local, _mock, _openai, _profiles  # noqa: F401
