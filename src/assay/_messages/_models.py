@@ -139,6 +139,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "--output 只能指定一个运行目录，但{reason}",
         "请改用 --log-dir（存放各运行目录的文件夹），或只选一个任务和一个模型",
     ),
+    "task.solver_unknown": (
+        "no solver is registered as {name!r}",
+        "name a solver decorated with @solver in the task's file, or one an installed "
+        "package offers (assay.solvers entry point)",
+        "没有注册名为 {name!r} 的求解器",
+        "请指定任务文件中用 @solver 装饰的求解器，或已安装包提供的求解器（assay.solvers 入口点）",
+    ),
     "task.option": (
         "{option}: {reason}",
         "see 'assay run --help' for the accepted values",

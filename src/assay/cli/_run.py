@@ -142,6 +142,8 @@ PYTHON_ONLY = (
     "model_args",
     "model_roles",
     "model_base_url",
+    "solver",
+    "solver_args",
     "epochs",
     "limit",
     "sample_ids",
@@ -206,6 +208,8 @@ SIGN_OPTION = click.option(
     "--model-base-url",
     help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
 )
+@click.option("--solver", help="Run this registered solver instead of the tasks' own.")
+@click.option("-S", "solver_args", multiple=True, help="Solver argument key=value (--solver).")
 @click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
 @click.option(
     "--limit",
@@ -248,6 +252,8 @@ def run(
     model_args: tuple[str, ...],
     model_roles: tuple[str, ...],
     model_base_url: str | None,
+    solver: str | None,
+    solver_args: tuple[str, ...],
     epochs: int | None,
     limit: int | tuple[int, int] | None,
     sample_ids: tuple[str, ...],
@@ -295,6 +301,8 @@ def run(
             "model_args": parse_assignments(model_args, "-M"),
             "model_roles": parse_roles(model_roles),
             "model_base_url": model_base_url,
+            "solver": solver,
+            "solver_args": parse_assignments(solver_args, "-S"),
             "epochs": epochs,
             "limit": limit,
             "sample_id": list(sample_ids) or None,
