@@ -139,6 +139,14 @@ def hot():
 """
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "The other sampling options `inspect eval` has, `--top-p`, `--top-k`, "
+    "`--frequency-penalty`, `--presence-penalty`, `--logit-bias 42=10,43=-10`, "
+    "`--num-choices`, `--best-of`, `--stop-seqs a,b`, `--logprobs`, `--top-logprobs N`, "
+    "`--parallel-tool-calls`/`--no-parallel-tool-calls` and `--extra-body JSON`, set their "
+    "`GenerateConfig` fields the same way",
+)
 def test_the_inspect_flags_reach_the_server_and_the_spec(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
@@ -179,6 +187,11 @@ def test_the_inspect_flags_reach_the_server_and_the_spec(
         ("--extra-body", "{", "not JSON"),
     ],
 )
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A `--logit-bias` that is not `TOKEN_ID=BIAS` pairs, or an `--extra-body` that is not a "
+    "JSON object, is exit 2.",
+)
 def test_a_malformed_flag_is_exit_2(tmp_path: Path, flag: str, value: str, said: str) -> None:
     (tmp_path / "task.py").write_text(TASK)
     proc = run_cli("run", "task.py@hot", "--model", "mock/m", flag, value, cwd=tmp_path)
@@ -186,6 +199,11 @@ def test_a_malformed_flag_is_exit_2(tmp_path: Path, flag: str, value: str, said:
     assert said in proc.stderr
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A setting the model's provider has no field for (`--frequency-penalty` for "
+    "`anthropic/…`, say) fails the unit before any call, with one line naming it (exit 1).",
+)
 def test_a_flag_anthropic_cannot_take_fails_the_unit_before_it_runs(
     server: tuple[str, Messages],
     tmp_path: Path,

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED
@@ -35,6 +37,12 @@ def greet():
 """
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--solver NAME` runs the solver registered as NAME (`@solver` in the task's file, or "
+    "an installed package's) instead of each task's own, made with the `-S key=value` "
+    "arguments; the run's spec records it.",
+)
 def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) -> None:
     (tmp_path / "greet.py").write_text(TASK)
     proc = run_cli(
@@ -50,6 +58,11 @@ def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) ->
     assert run_cli("verify", tmp_path / "run").returncode == EXIT_PASSED
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A `--solver` name no solver is registered as fails the unit with one line (exit 1), "
+    "and so does `-S` without `--solver`.",
+)
 def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "greet.py").write_text(TASK)
     proc = run_cli(
