@@ -245,7 +245,10 @@ def test_an_unknown_provider_lists_the_installed_ones(tmp_path: Path) -> None:
     proc = run_task(tmp_path, plugin_env(site, tmp_path), model="nosuch/x")
     assert proc.returncode == 2
     known = error_line(proc).partition("(known: ")[2].partition(")")[0]
-    assert known.split(", ") == ["anthropic", "local", "mock", "openai", "shout"]
+    services = ["deepseek", "fireworks", "grok", "groq", "moonshot", "ollama", "openai-api"]
+    services += ["openrouter", "perplexity", "sambanova", "sglang", "together", "vllm"]
+    builtin = ["anthropic", "google", "local", "mock", "openai", *services]
+    assert known.split(", ") == sorted([*builtin, "shout"])
 
 
 def hook_events(tmp_path: Path) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from assay.scorer import (
     Metric,
     SampleScore,
     Score,
+    Target,
     accuracy,
     answer,
     at_least,
@@ -37,6 +38,7 @@ from assay.scorer import (
     scorer,
     value_to_float,
 )
+from assay.solver import TaskState
 from tests.helpers import read_jsonl, run_cli, run_dirs, write_module
 from tests.score.states import judge, make_state
 
@@ -117,6 +119,52 @@ def test_a_custom_score_reducer_folds_each_sample_s_epochs(tmp_path: Path, reduc
     values = result.task_metrics[result.model]["exact"]
     assert values["accuracy"] == pytest.approx(2 / 3)
     assert values["all_right/accuracy"] == 0.0
+
+
+SEEN_BY_REDUCER: list[list[Score]] = []
+
+
+@score_reducer(name="answers_agree")
+def answers_agree() -> object:
+    """1 when every epoch gave the same answer: it reads each epoch's whole Score."""
+
+    def reduce(scores: list[Score]) -> Score:
+        SEEN_BY_REDUCER.append(scores)
+        return Score(value=CORRECT if len({s.answer for s in scores}) == 1 else INCORRECT)
+
+    return reduce
+
+
+@scorer(metrics=[accuracy()])
+def said() -> object:
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = state.output.completion
+        right = answer == target.text
+        return Score(
+            value=CORRECT if right else INCORRECT,
+            answer=answer,
+            explanation=f"said {answer}",
+            metadata={"length": len(answer)},
+        )
+
+    return score
+
+
+def test_a_score_reducer_gets_each_epoch_s_whole_score(tmp_path: Path) -> None:
+    SEEN_BY_REDUCER.clear()
+    samples = [Sample(input="say a", target="a", id="q1")]
+    task = Task(dataset=samples, scorer=said(), epochs=Epochs(3, ["mean", answers_agree()]))
+    (result,) = eval(task, model=flaky_model(), log_dir=tmp_path)
+    assert result.status == "success", result.error
+    assert result.task_metrics[result.model]["said"]["answers_agree/accuracy"] == 0.0
+    (scores,) = SEEN_BY_REDUCER
+    assert all(isinstance(s, Score) for s in scores)
+    assert sorted((s.answer, s.explanation, s.as_float()) for s in scores) == [
+        ("a", "said a", 1.0),
+        ("a", "said a", 1.0),
+        ("wrong", "said wrong", 0.0),
+    ]
+    assert sorted(s.metadata["length"] for s in scores if s.metadata) == [1, 1, 5]
 
 
 REDUCED_TASK = """

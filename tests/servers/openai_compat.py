@@ -14,7 +14,8 @@ a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
 
 The normal answer echoes the last message, calls the first tool (or the one
 ``tool_choice`` names; none with ``"none"``) when tools are offered and no tool result is
-in the conversation yet, and carries log probabilities when asked.
+in the conversation yet, and carries log probabilities when asked, and ``n`` choices when asked (the first's text
+with `` #2``, `` #3``... after it).
 ``reply`` replaces the text of the answer (e.g. a calculator); ``reasoning`` adds a
 ``reasoning_content`` to it.
 """
@@ -307,13 +308,22 @@ def completion(payload: dict[str, Any], reply: Callable[[dict[str, Any]], str] |
         "object": "chat.completion",
         "created": int(time.time()),
         "model": payload.get("model", ""),
-        "choices": [choice],
+        "choices": [choice, *_more_choices(message, int(payload.get("n") or 1))],
         "usage": {
             "prompt_tokens": words_in,
             "completion_tokens": words_out,
             "total_tokens": words_in + words_out,
         },
     }
+
+
+def _more_choices(message: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Choices 2..n (``n``): the first's text with `` #2``, `` #3``... after it."""
+    text = message.get("content") or ""
+    return [
+        {"index": i, "message": {**message, "content": f"{text} #{i + 1}"}, "finish_reason": "stop"}
+        for i in range(1, n)
+    ]
 
 
 def _logprobs(text: str, top: int | None) -> dict[str, Any]:

@@ -66,8 +66,29 @@ def test_templates_fill_only_known_names_and_leave_every_other_brace(tmp_path: P
             "user",
             'Topic crypto. Find the flag.\nExample: {"answer": {"value": 1}} or {} or {unknown}',
         ),
-        ("user", "Keep {{doubled}} braces, a lone } and { as written; the topic is 'crypto'."),
+        ("user", "Keep {doubled} braces, a lone } and { as written; the topic is 'crypto'."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("template", "sent"),
+    [
+        ("{{prompt}} is {prompt}", "{prompt} is Find it."),  # as str.format: {{ and }} escape
+        ('Answer as {{"flag": "{topic}"}}', 'Answer as {"flag": "crypto"}'),
+        ('{{"a": {{"b": 1}}}}', '{"a": {"b": 1}}'),
+        ('{"a": {"b": 1}}', '{"a": {"b": 1}}'),  # no {{: a nested JSON example stays whole
+        ("set() is {} and }} alone", "set() is {} and }} alone"),
+    ],
+)
+def test_doubled_braces_are_single_as_str_format_makes_them(
+    tmp_path: Path, template: str, sent: str
+) -> None:
+    model, seen = recording_model()
+    sample = Sample(input="Find it.", target="ok", metadata={"topic": "crypto"})
+    task = Task(dataset=[sample], solver=[system_message(template), generate()], scorer=exact())
+    (result,) = eval(task, model=model, log_dir=tmp_path)
+    assert result.status == "success", result.error
+    assert seen[0][0].content == sent
 
 
 class Attempts(StoreModel):

@@ -139,6 +139,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "--output 只能指定一个运行目录，但{reason}",
         "请改用 --log-dir（存放各运行目录的文件夹），或只选一个任务和一个模型",
     ),
+    "task.solver_unknown": (
+        "no solver is registered as {name!r}",
+        "name a solver decorated with @solver in the task's file, or one an installed "
+        "package offers (assay.solvers entry point)",
+        "没有注册名为 {name!r} 的求解器",
+        "请指定任务文件中用 @solver 装饰的求解器，或已安装包提供的求解器（assay.solvers 入口点）",
+    ),
     "task.option": (
         "{option}: {reason}",
         "see 'assay run --help' for the accepted values",
@@ -294,6 +301,24 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "install it: pip install 'assay[{extra}]'",
         "{feature} 需要 {package!r} 包，但它尚未安装",
         "请安装：pip install 'assay[{extra}]'",
+    ),
+    "model.profile_key": (
+        "model {model!r}: no API key (the {env} environment variable is not set)",
+        "export {env} (keys are read from the environment only, never from -M or a spec)",
+        "模型 {model!r}：没有 API 密钥（未设置环境变量 {env}）",
+        "请导出 {env}（密钥只从环境变量读取，从不从 -M 或规范读取）",
+    ),
+    "model.profile_url": (
+        "model {model!r}: no server to ask (the {env} environment variable is not set)",
+        "set {env} to the server's URL (e.g. http://127.0.0.1:8000/v1), or give --model-base-url",
+        "模型 {model!r}：没有可询问的服务（未设置环境变量 {env}）",
+        "请把 {env} 设为服务的 URL（如 http://127.0.0.1:8000/v1），或使用 --model-base-url",
+    ),
+    "model.option_unsupported": (
+        "model {model!r}: the provider does not take {options}",
+        "remove it from the task's config, the -M arguments or the command line (docs/models.md)",
+        "模型 {model!r}：提供方不接受 {options}",
+        "请从任务配置、-M 参数或命令行中删除它（见 docs/models.md）",
     ),
     "model.extra_missing": (
         "model {model!r} needs the {package!r} package, which is not installed",

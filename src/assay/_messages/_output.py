@@ -144,6 +144,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "out.show_input": ("  input: {value}", "", "  输入：{value}", ""),
     "out.show_messages": ("  messages:", "", "  消息：", ""),
     "out.show_transcript": ("  transcript:", "", "  对话记录：", ""),
+    "out.show_spans": ("  spans:", "", "  跨度：", ""),
     "out.show_expected": ("  expected: {value}", "", "  期望：{value}", ""),
     "out.show_output": ("  output: {value}", "", "  输出：{value}", ""),
     "out.show_failure": ("  failure: {value}", "", "  失败原因：{value}", ""),

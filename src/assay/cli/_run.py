@@ -12,11 +12,12 @@ from click.core import ParameterSource
 
 from assay._messages import say
 from assay.cli._ci import check_junit_path, junit_option, write_ci_outputs
+from assay.cli._generate import GENERATE_NAMES, generate_options, given_settings
 from assay.cli._print import print_decision, print_usage
 from assay.cli._progress import progress_line
 from assay.cli._sign import sign_after_run
 from assay.errors import ConfigError
-from assay.model import DEFAULT_EXPIRY, REASONING_EFFORTS, REASONING_SUMMARIES
+from assay.model import DEFAULT_EXPIRY
 
 if TYPE_CHECKING:
     from assay.pipeline import RunOutcome
@@ -135,41 +136,14 @@ class SampleLimit(_LimitType):
         )
 
 
-def generate_options(func: F) -> F:
-    """``--temperature``, ``--max-tokens``, ``--seed`` and ``--reasoning-effort``: the
-    GenerateConfig fields Inspect's ``eval`` takes on its command line, declared once. They
-    override the task's config for every model of the run (and are kept for ``resume``)."""
-    options = [
-        click.option("--temperature", type=float, help="Sampling temperature."),
-        click.option("--max-tokens", type=click.IntRange(1), help="Cap on output tokens."),
-        click.option("--seed", type=int, help="Sampling seed, where the provider takes one."),
-        click.option(
-            "--reasoning-effort",
-            type=click.Choice(REASONING_EFFORTS),
-            help="Reasoning effort, for reasoning models that take one (OpenAI-compatible).",
-        ),
-        click.option(
-            "--reasoning-tokens",
-            type=click.IntRange(1),
-            help="Most tokens a reasoning model may think with (Anthropic's thinking budget).",
-        ),
-        click.option(
-            "--reasoning-summary",
-            type=click.Choice(REASONING_SUMMARIES),
-            help="Summary of its reasoning a model should give (Inspect's option).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
 PYTHON_ONLY = (
     "models",
     "task_args",
     "model_args",
     "model_roles",
     "model_base_url",
+    "solver",
+    "solver_args",
     "epochs",
     "limit",
     "sample_ids",
@@ -178,12 +152,7 @@ PYTHON_ONLY = (
     "max_connections",
     "retry_on_error",
     "score_on_error",
-    "temperature",
-    "max_tokens",
-    "seed",
-    "reasoning_effort",
-    "reasoning_tokens",
-    "reasoning_summary",
+    *GENERATE_NAMES,
 )
 """``run``'s options that only a Python task can use (a YAML spec's targets are programs
 and endpoints, its samples and repetitions are the spec's): given with a YAML spec they
@@ -239,6 +208,8 @@ SIGN_OPTION = click.option(
     "--model-base-url",
     help="Server of the models (OpenAI-compatible), e.g. http://127.0.0.1:8080/v1.",
 )
+@click.option("--solver", help="Run this registered solver instead of the tasks' own.")
+@click.option("-S", "solver_args", multiple=True, help="Solver argument key=value (--solver).")
 @click.option("--epochs", type=click.IntRange(1), help="Override the tasks' epochs.")
 @click.option(
     "--limit",
@@ -281,6 +252,8 @@ def run(
     model_args: tuple[str, ...],
     model_roles: tuple[str, ...],
     model_base_url: str | None,
+    solver: str | None,
+    solver_args: tuple[str, ...],
     epochs: int | None,
     limit: int | tuple[int, int] | None,
     sample_ids: tuple[str, ...],
@@ -295,13 +268,7 @@ def run(
     cache_expiry: str | None,
     prices: Path | None,
     sign_key: Path | None,
-    temperature: float | None,
-    max_tokens: int | None,
-    seed: int | None,
-    reasoning_effort: str | None,
     shard: str | None,
-    reasoning_tokens: int | None,
-    reasoning_summary: str | None,
     **execution: Any,
 ) -> None:
     """Run SPEC: a YAML spec, or Python tasks as file.py or file.py@task."""
@@ -334,6 +301,8 @@ def run(
             "model_args": parse_assignments(model_args, "-M"),
             "model_roles": parse_roles(model_roles),
             "model_base_url": model_base_url,
+            "solver": solver,
+            "solver_args": parse_assignments(solver_args, "-S"),
             "epochs": epochs,
             "limit": limit,
             "sample_id": list(sample_ids) or None,
@@ -351,15 +320,7 @@ def run(
             "prices": prices,
             "progress": progress_line(execution["progress"]),
         }
-        generate = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "seed": seed,
-            "reasoning_effort": reasoning_effort,
-            "reasoning_tokens": reasoning_tokens,
-            "reasoning_summary": reasoning_summary,
-        }
-        options.update({name: value for name, value in generate.items() if value is not None})
+        options.update(given_settings(context))
         run_tasks(str(spec), models, options, sign_key, junit)
 
     _refuse_python_only_options(context)

@@ -17,6 +17,7 @@ import click
 
 from assay._messages import say
 from assay.cli._sign import check_trust, trust_option
+from assay.cli._spans import span_lines
 from assay.cli._transcript import transcript_lines
 from assay.errors import ConfigError
 from assay.model._content import shown_content
@@ -128,6 +129,10 @@ def _print_trial(
         click.echo(say("out.show_transcript"))
         for line in transcript_lines(output, events, lambda value: _item(value, full)):
             click.echo(line)
+        spans = span_lines(events, lambda value: _item(value, full))
+        if spans:
+            click.echo(say("out.show_spans"))
+            click.echo("\n".join(spans))
         answer = (output.get("output") or {}).get("message") or {}
         click.echo(say("out.show_output", value=_text(answer.get("content", ""), full)))
     elif _is_task_state(output):  # a Python task's: its conversation, then the answer

@@ -18,10 +18,12 @@ import hashlib
 import random
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 import msgspec
 
+from assay._digest import file_sha256
 from assay.dataset._choices import dataset_seed, shuffled_choices
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
@@ -274,8 +276,33 @@ def spill(
         if number > 1:
             digest.update(b"\n")
         digest.update(line)
+        for image in _image_files(sample.input):
+            digest.update(b"\x00image " + image.encode() + b" " + _file_digest(image))
         lines.append(line)
     return lines, "sha256:" + digest.hexdigest(), check.done()
+
+
+def _image_files(given: Any) -> Iterator[str]:
+    """The image files a sample's chat input names (``ContentImage(image="x.png")``):
+    the line holds their paths, so their bytes are pinned apart. Read by shape, not
+    type (the model layer sits above this one); data URIs and URLs are in the line."""
+    if not isinstance(given, list):
+        return
+    for message in given:
+        content = getattr(message, "content", None)
+        for part in content if isinstance(content, list) else []:
+            image = getattr(part, "image", None)
+            if isinstance(image, str) and not image.startswith(("data:", "http://", "https://")):
+                yield image
+
+
+def _file_digest(path: str) -> bytes:
+    """The SHA-256 of the file at *path* (hex), or a marker when it cannot be read: the
+    trial that sends it says why; the digest must only differ when the bytes do."""
+    try:
+        return file_sha256(Path(path).expanduser()).encode()
+    except OSError:
+        return b"unreadable"
 
 
 def _frozen_already(samples: Iterable[Sample]) -> LineSamples | None:

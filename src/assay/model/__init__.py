@@ -42,7 +42,14 @@ from assay.model._messages import (
 )
 from assay.model._mock import MockAPI
 from assay.model._model import Model, ModelAPI
-from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
+from assay.model._output import (
+    ChatCompletionChoice,
+    Logprob,
+    ModelOutput,
+    ModelUsage,
+    StopReason,
+    TopLogprob,
+)
 from assay.model._prices import (
     BUILTIN_PRICES,
     Price,
@@ -65,6 +72,7 @@ __all__ = [
     "AdaptiveGate",
     "Budget",
     "CacheEntry",
+    "ChatCompletionChoice",
     "ChatMessage",
     "ChatMessageAssistant",
     "ChatMessageSystem",

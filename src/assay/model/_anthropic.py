@@ -14,12 +14,13 @@ any other status is a ``ModelError`` naming the status and the server's message.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 from typing import Any
 
 from assay._infra import InfrastructureError, retry_after_seconds
 from assay.errors import ConfigError
-from assay.model._anthropic_wire import parse_message, request_params
+from assay.model._anthropic_wire import parse_message, request_params, unsupported
 from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
@@ -43,6 +44,14 @@ class AnthropicAPI:
         self.base_url = base_url
         self._client: Any = None
 
+    def check_config(self, config: GenerateConfig) -> None:
+        """A ConfigError naming the settings of *config* the Messages API cannot take,
+        before any trial runs (a call with them is refused too)."""
+        refused = unsupported(config)
+        if refused:
+            model = f"anthropic/{self.name}"
+            raise ConfigError("model.option_unsupported", model=model, options=", ".join(refused))
+
     def _connect(self) -> Any:
         if self._client is None:
             from anthropic import AsyncAnthropic  # deferred: a heavy import
@@ -61,12 +70,16 @@ class AnthropicAPI:
         """One Messages call, translated both ways."""
         import anthropic  # deferred, as above
 
+        refused = unsupported(config)
+        if refused:
+            reason = f"the Messages API does not take {', '.join(refused)}; remove it"
+            raise ModelError(None, f"anthropic/{self.name}", reason)
         client = self._connect()
         params = request_params(self.name, messages, tools, config)
         if config.timeout is not None:
             params["timeout"] = config.timeout
         try:
-            reply = await client.messages.create(**params)
+            reply = await client.messages.create(**sdk_arguments(client.messages.create, params))
         except anthropic.APITimeoutError:
             raise InfrastructureError("timeout", f"no answer from {self.base_url}") from None
         except anthropic.APIConnectionError as exc:
@@ -92,6 +105,29 @@ class AnthropicAPI:
         client, self._client = self._client, None
         if client is not None:
             await client.close()
+
+
+def sdk_arguments(create: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """*params* as this SDK's ``messages.create`` takes them: a field it has no argument
+    for (anthropic 2.x dropped ``temperature``, ``top_p`` and ``top_k``, which the API
+    still takes) goes in ``extra_body``, where the SDK sends it as given; the user's own
+    ``extra_body`` fields win."""
+    accepted = _arguments_of(create)
+    extra = {k: params.pop(k) for k in list(params) if k not in accepted}
+    if extra:
+        params["extra_body"] = {**extra, **params.get("extra_body", {})}
+    return params
+
+
+def _arguments_of(create: Any) -> frozenset[str]:
+    key = getattr(create, "__func__", create)
+    names = _ARGUMENTS.get(key)
+    if names is None:
+        names = _ARGUMENTS[key] = frozenset(inspect.signature(create).parameters)
+    return names
+
+
+_ARGUMENTS: dict[Any, frozenset[str]] = {}
 
 
 def _server_message(exc: Any) -> str:
@@ -125,4 +161,6 @@ def anthropic_provider(
     if not os.environ.get(KEY_ENV) and not replaying_only():  # re-scoring makes no calls
         raise ConfigError("anthropic.key", model=model)
     url = base_url or os.environ.get(BASE_URL_ENV) or ANTHROPIC_URL
-    return AnthropicAPI(name, config, check_base_url(model, url))
+    api = AnthropicAPI(name, config, check_base_url(model, url))
+    api.check_config(config)
+    return api

@@ -65,6 +65,9 @@ def request_params(
             choice = config.tool_choice
             named = {"type": "tool", "name": choice}
             params["tool_choice"] = {"type": choice} if choice in TOOL_CHOICES else named
+        if config.parallel_tool_calls is not None and config.tool_choice != "none":
+            chosen = params.setdefault("tool_choice", {"type": "auto"})
+            chosen["disable_parallel_tool_use"] = not config.parallel_tool_calls
     if config.response_schema is not None:  # a tool the model must call: its input is the answer
         schema = config.response_schema
         params["tools"] = [*params.get("tools", []), schema_tool(schema)]
@@ -75,9 +78,26 @@ def request_params(
         params["temperature"] = config.temperature
     if config.top_p is not None:
         params["top_p"] = config.top_p
+    if config.top_k is not None:
+        params["top_k"] = config.top_k
+    if config.extra_body:  # the SDK merges these into the request body
+        params["extra_body"] = dict(config.extra_body)
     if config.stop:
         params["stop_sequences"] = config.stop
     return params
+
+
+UNSUPPORTED = ("frequency_penalty", "presence_penalty", "logit_bias", "best_of")
+"""GenerateConfig fields the Messages API has no place for: refused, never dropped."""
+
+
+def unsupported(config: GenerateConfig) -> list[str]:
+    """The fields *config* sets that the Messages API cannot take (``num_choices`` above
+    1 too: one call gives one answer)."""
+    names = [f for f in UNSUPPORTED if getattr(config, f) is not None]
+    if config.num_choices is not None and config.num_choices > 1:
+        names.append("num_choices")
+    return names
 
 
 def schema_tool(schema: ResponseSchema) -> dict[str, Any]:

@@ -72,6 +72,21 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
             Responses API; the chat-completions and Messages wires have no such field,
             so it is accepted and not sent.
         response_schema: structured output (see ``ResponseSchema``).
+        stop_seqs: Inspect's name for ``stop``; given, it becomes ``stop``.
+        top_k: sample from the K likeliest tokens only (Anthropic; OpenAI-compatible
+            servers such as vLLM and llama.cpp take it as ``top_k``).
+        frequency_penalty: -2 to 2, penalises tokens by how often they appeared
+            (OpenAI-compatible).
+        presence_penalty: -2 to 2, penalises tokens that appeared at all (OpenAI-compatible).
+        logit_bias: token id to a bias from -100 to 100 (OpenAI-compatible); ids given
+            as ints (Inspect's ``{42: 10}``) are kept as text, as JSON spells them.
+        num_choices: how many answers to generate (OpenAI-compatible ``n``); the first is
+            ``output.message``, all are ``output.choices``.
+        best_of: answers generated server-side, the likeliest returned (vLLM ``best_of``).
+        parallel_tool_calls: whether the model may call several tools in one turn
+            (OpenAI-compatible; Anthropic as ``disable_parallel_tool_use``).
+        extra_body: more fields for the request body, sent as given (a server's own
+            options, e.g. vLLM's ``chat_template_kwargs``); never a key.
     """
 
     temperature: float | None = None
@@ -90,6 +105,36 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     reasoning_tokens: int | None = None
     reasoning_summary: ReasoningSummary | None = None
     response_schema: ResponseSchema | None = None
+    stop_seqs: list[str] | None = None
+    top_k: int | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logit_bias: dict[str, float] | None = None
+    num_choices: int | None = None
+    best_of: int | None = None
+    parallel_tool_calls: bool | None = None
+    extra_body: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        """``stop_seqs`` (Inspect's name) is kept as ``stop``: one field decides the
+        stop strings, so a config reads and digests the same whichever name set them.
+        Likewise ``logit_bias`` keys are kept as text whichever way they were given."""
+        if self.logit_bias is not None and not all(isinstance(k, str) for k in self.logit_bias):
+            bias = {str(k): float(v) for k, v in self.logit_bias.items()}
+            msgspec.structs.force_setattr(self, "logit_bias", bias)
+        if self.stop_seqs is not None:
+            msgspec.structs.force_setattr(self, "stop", self.stop or self.stop_seqs)
+            msgspec.structs.force_setattr(self, "stop_seqs", None)
+
+    @staticmethod
+    def from_settings(settings: dict[str, Any]) -> GenerateConfig:
+        """*settings* (keyword arguments, ``-M`` values) checked into a GenerateConfig;
+        ``msgspec.ValidationError`` names a wrong one. ``logit_bias`` may have int keys
+        (Inspect's type), which a strict conversion would refuse."""
+        bias = settings.get("logit_bias")
+        if isinstance(bias, dict):
+            settings = {**settings, "logit_bias": {str(k): v for k, v in bias.items()}}
+        return msgspec.convert(settings, GenerateConfig)
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field *other* sets taking precedence."""

@@ -22,7 +22,14 @@ from assay.model._content import (
     image_data_uri,
 )
 from assay.model._messages import ChatMessage, ToolCall
-from assay.model._output import Logprob, ModelOutput, ModelUsage, StopReason, TopLogprob
+from assay.model._output import (
+    ChatCompletionChoice,
+    Logprob,
+    ModelOutput,
+    ModelUsage,
+    StopReason,
+    TopLogprob,
+)
 
 
 class _Function(msgspec.Struct):
@@ -95,6 +102,20 @@ def encode_request(
     return _encode(request_params(model, messages, tools, config))
 
 
+_PLAIN_FIELDS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "stop",
+    "seed",
+    "reasoning_effort",
+    "top_k",
+    "frequency_penalty",
+    "presence_penalty",
+    "best_of",
+)
+"""GenerateConfig fields sent under their own names."""
+
 # assay's tool_choice keywords as the chat completions API spells them ("any": "required")
 _OPENAI_CHOICES: dict[str, Any] = {"auto": "auto", "none": "none", "any": "required"}
 
@@ -110,16 +131,24 @@ def request_params(
             choice = config.tool_choice
             named = {"type": "function", "function": {"name": choice}}
             params["tool_choice"] = _OPENAI_CHOICES.get(choice, named)
-    for field in ("temperature", "top_p", "max_tokens", "stop", "seed", "reasoning_effort"):
+    for field in _PLAIN_FIELDS:
         value = getattr(config, field)
         if value is not None:
             params[field] = value
+    if config.num_choices is not None:
+        params["n"] = config.num_choices
+    if config.logit_bias is not None:
+        params["logit_bias"] = config.logit_bias
+    if tools and config.parallel_tool_calls is not None:
+        params["parallel_tool_calls"] = config.parallel_tool_calls
     if config.logprobs:
         params["logprobs"] = True
         if config.top_logprobs is not None:
             params["top_logprobs"] = config.top_logprobs
     if config.response_schema is not None:
         params["response_format"] = response_format(config.response_schema)
+    if config.extra_body:  # a server's own options, last: they may set what assay does not
+        params.update(config.extra_body)
     return params
 
 
@@ -180,15 +209,30 @@ def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_completion(body: bytes, fallback_model: str) -> ModelOutput:
-    """The first choice of a chat-completion response body; ``ValueError`` when the
-    body is not one."""
+    """A chat-completion response body: its first choice, and any others (``n``) as
+    ``alternatives``; ``ValueError`` when the body is not one."""
     try:
         completion = _decode_completion(body)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ValueError(f"not a chat completion ({exc})") from None
     if not completion.choices:
         raise ValueError("a chat completion without choices")
-    choice = completion.choices[0]
+    first, *others = [_choice(c) for c in completion.choices]
+    usage = completion.usage
+    return ModelOutput(
+        model=completion.model or fallback_model,
+        message=first.message,
+        stop_reason=first.stop_reason,
+        usage=ModelUsage(
+            (usage.prompt_tokens or 0) if usage else 0,
+            (usage.completion_tokens or 0) if usage else 0,
+        ),
+        logprobs=first.logprobs,
+        alternatives=others or None,
+    )
+
+
+def _choice(choice: _Choice) -> ChatCompletionChoice:
     wire = choice.message
     calls = [_tool_call(c) for c in wire.tool_calls] if wire.tool_calls else None
     text = wire.content if wire.content is not None else (wire.refusal or "")
@@ -197,17 +241,8 @@ def parse_completion(body: bytes, fallback_model: str) -> ModelOutput:
         [ContentReasoning(reasoning), ContentText(text)] if reasoning else text
     )
     message = ChatMessage("assistant", content, calls)
-    usage = completion.usage
-    return ModelOutput(
-        model=completion.model or fallback_model,
-        message=message,
-        stop_reason=_STOP.get(choice.finish_reason, "unknown"),
-        usage=ModelUsage(
-            (usage.prompt_tokens or 0) if usage else 0,
-            (usage.completion_tokens or 0) if usage else 0,
-        ),
-        logprobs=_logprobs(choice.logprobs),
-    )
+    stop = _STOP.get(choice.finish_reason, "unknown")
+    return ChatCompletionChoice(message, stop, _logprobs(choice.logprobs))
 
 
 def _tool_call(call: _ToolCall) -> ToolCall:

@@ -43,9 +43,19 @@ class Logprob(msgspec.Struct, frozen=True):
     top_logprobs: list[TopLogprob] = []
 
 
+class ChatCompletionChoice(msgspec.Struct):
+    """One of the answers a call gave (Inspect's name): ``num_choices`` asks for several."""
+
+    message: ChatMessage
+    stop_reason: StopReason = "stop"
+    logprobs: list[Logprob] | None = None
+
+
 class ModelOutput(msgspec.Struct):
     """A model's answer to one generate call; ``logprobs`` (one per output token) only
-    when the config asked for them and the provider gave them."""
+    when the config asked for them and the provider gave them. With ``num_choices``, the
+    answers after the first are ``alternatives``; ``choices`` lists them all, as Inspect's
+    ``output.choices`` does."""
 
     model: str
     message: ChatMessage
@@ -53,6 +63,13 @@ class ModelOutput(msgspec.Struct):
     usage: ModelUsage = ModelUsage()
     cached: bool = False
     logprobs: list[Logprob] | None = None
+    alternatives: list[ChatCompletionChoice] | None = None
+
+    @property
+    def choices(self) -> list[ChatCompletionChoice]:
+        """Every answer of the call, the first (``message``) first."""
+        first = ChatCompletionChoice(self.message, self.stop_reason, self.logprobs)
+        return [first, *(self.alternatives or [])]
 
     @property
     def completion(self) -> str:

@@ -181,7 +181,7 @@ def _unnamed(
 
 def _config(model: str, settings: dict[str, Any]) -> GenerateConfig:
     try:
-        return msgspec.convert(settings, GenerateConfig)
+        return GenerateConfig.from_settings(settings)
     except msgspec.ValidationError as exc:
         raise ConfigError("model.args", model=model, args=str(exc)) from None
 
@@ -199,4 +199,4 @@ def _check_args(
 def _load_builtin_providers() -> None:
     # imported here: providers register on import, and the registry must not import them
     # (their SDKs and native code load on first use)
-    from assay.model import _anthropic, _local, _mock, _openai  # noqa: F401
+    from assay.model import _anthropic, _google, _local, _mock, _openai, _profiles  # noqa: F401

@@ -41,6 +41,7 @@ from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
 from assay.pipeline._run import execute_run
+from assay.pipeline._solver_option import with_solver
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.report import Report, read_report
@@ -100,6 +101,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         model_roles: models by role (``{"grader": "openai/gpt-4o"}``, the CLI's
             ``--model-role``) for ``get_model(role=...)``; they win over the task's own
             ``model_roles`` and are recorded in the run's spec.
+        solver: a solver (or list of them) for every task instead of its own, or the name
+            of a registered one (the CLI's ``--solver``), made with *solver_args* (``-S``).
     """
 
     log_dir: Path = Path("runs")
@@ -129,6 +132,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     sandbox_cleanup: bool = True
     generate_config: GenerateConfig = GenerateConfig()
     model_roles: dict[str, Any] = {}
+    solver: Any = None
+    solver_args: dict[str, Any] = {}
 
 
 class EvalResult(msgspec.Struct):
@@ -267,7 +272,7 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     generate = {k: options.pop(k) for k in list(options) if _generate_field(k, known)}
     if generate:
         try:
-            options["generate_config"] = msgspec.convert(generate, GenerateConfig)
+            options["generate_config"] = GenerateConfig.from_settings(generate)
         except msgspec.ValidationError as exc:
             raise ConfigError("model.args", model="eval()", args=str(exc)) from None
     for name in options:
@@ -330,6 +335,7 @@ async def _run_unit(
             gate_minimum=opts.gate_minimum,
             max_attempts=opts.max_attempts,
         )
+        task, solver = with_solver(task, opts.solver, opts.solver_args)
         if record is not None:  # what a resume needs to select and build the same unit
             record = {
                 **record,
@@ -339,6 +345,8 @@ async def _run_unit(
             }
             if opts.generate_config != GenerateConfig():
                 record["config"] = msgspec.to_builtins(opts.generate_config)
+            if solver is not None:
+                record["solver"] = solver
         samples = _select(task, opts)
         prepared = prepare_task(
             task,

@@ -15,7 +15,14 @@ from assay.evidence import Usage, counting_calls, decode_output
 from assay.model import Replay, current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
-from assay.score import AnyScorer, MetricsBuilder, Observation, score_observation, score_record
+from assay.score import (
+    AnyScorer,
+    MetricsBuilder,
+    Observation,
+    Score,
+    score_observation,
+    score_record,
+)
 
 
 def observation_of(bundle: dict[str, Any], output: bytes | None) -> Observation:
@@ -54,7 +61,17 @@ async def judge(
                 trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value
             )
             if task_metrics is not None:
-                task_metrics.add(trial, scorer_id, verdict.value, verdict.status, verdict.values)
+                details = None
+                if task_metrics.wants_details:  # a @score_reducer sees the whole Score
+                    details = Score(
+                        value=0,  # the value counted is the builder's
+                        answer=verdict.answer,
+                        explanation=verdict.reason or None,
+                        metadata=verdict.metadata,
+                    )
+                task_metrics.add(
+                    trial, scorer_id, verdict.value, verdict.status, verdict.values, details
+                )
     metrics.add_trial(trial["target_id"], bundle["state"])
     row = TrialRow(
         index=trial["index"],

@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
-from assay.score import Metric, SampleScore, get_reducer
+from assay.score import Metric, SampleScore, Score, get_reducer, get_score_reducer, value_to_float
 
 MetadataOf = Callable[[int], dict[str, Any]]
 """The metadata of the sample at a position (0-based, plan order)."""
@@ -41,9 +41,20 @@ class TaskMetricsBuilder:
         self.metadata_of = metadata_of
         self.per_sample = epochs * targets  # trials of one sample, adjacent in the plan
         self._pending: dict[tuple[str, str, int], list[float]] = {}
+        # @score_reducers want each epoch's whole Score: kept only when one is in use
+        self._score_reducers = {
+            name: made for name in self.reducers if (made := get_score_reducer(name))
+        }
+        self._epoch_scores: dict[tuple[str, str, int], list[Score]] = {}
         self._values: dict[tuple[str, str, str], array[float]] = {}
         self._scored: dict[tuple[str, str], bytearray] = {}
         self._keys: dict[str, dict[str, None]] = {}  # a dict-valued scorer's keys, in order
+
+    @property
+    def wants_details(self) -> bool:
+        """Whether ``add`` should be given each score's details (a ``@score_reducer``
+        is among the reducers); otherwise they are not made at all."""
+        return bool(self._score_reducers)
 
     def add(
         self,
@@ -52,30 +63,42 @@ class TaskMetricsBuilder:
         value: float | None,
         status: str,
         values: dict[str, float] | None = None,
+        details: Score | None = None,
     ) -> None:
         """Count one trial's score; reduce the sample once its last epoch is in.
 
         *values* are a dict- or list-valued score's values by key: each key is reduced
         and measured on its own. A score without them from a scorer that gave keys
-        before (an error) counts as 0 under each of those keys.
+        before (an error) counts as 0 under each of those keys. *details* (the
+        score's answer, explanation and metadata) are what a ``@score_reducer`` sees
+        beside each epoch's value.
         """
         if values is None and scorer_id in self._keys:
             values = dict.fromkeys(self._keys[scorer_id], 0.0)
         for key, keyed in (values or {}).items():
             self._keys.setdefault(scorer_id, {})[key] = None
-            self._add_one(trial, _keyed(scorer_id, key), keyed, status)
-        self._add_one(trial, scorer_id, value, status)
+            self._add_one(trial, _keyed(scorer_id, key), keyed, status, details)
+        self._add_one(trial, scorer_id, value, status, details)
 
     def _add_one(
-        self, trial: dict[str, Any], scorer_id: str, value: float | None, status: str
+        self,
+        trial: dict[str, Any],
+        scorer_id: str,
+        value: float | None,
+        status: str,
+        details: Score | None = None,
     ) -> None:
         position = trial["index"] // self.per_sample
         key = (trial["target_id"], scorer_id, position)
         values = self._pending.setdefault(key, [])
-        values.append(value if value is not None and status != "error" else 0.0)
+        counted = value if value is not None and status != "error" else 0.0
+        values.append(counted)
+        if self._score_reducers:
+            self._epoch_scores.setdefault(key, []).append(_epoch_score(counted, details))
         if len(values) < self.epochs:
             return
         del self._pending[key]
+        scores = self._epoch_scores.pop(key, [])
         target = trial["target_id"]
         scored = self._scored.get((target, scorer_id))
         if scored is None:
@@ -87,7 +110,9 @@ class TaskMetricsBuilder:
                 store = self._values[(target, scorer_id, name)] = array(
                     "d", bytes(8 * self.samples)
                 )
-            store[position] = get_reducer(name)(values)
+            made = self._score_reducers.get(name)
+            reduced = value_to_float(made(scores).value) if made else get_reducer(name)(values)
+            store[position] = reduced
 
     def build(self, sample_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
         """``{target: {scorer: {"<reducer>/<metric>": value}}}`` over every planned sample.
@@ -124,6 +149,19 @@ class TaskMetricsBuilder:
             return [(key, metrics) for key in keys] if keys else [(None, metrics)]
         chosen = [(key, metrics.get(key, metrics.get("*", {}))) for key in keys]
         return [(key, named) for key, named in chosen if named]
+
+
+def _epoch_score(value: float, details: Score | None) -> Score:
+    """One epoch's Score as a ``@score_reducer`` gets it: the value counted (on the
+    metrics' scale; 0 for an error), with the scorer's answer, explanation, metadata."""
+    if details is None:
+        return Score(value=value)
+    return Score(
+        value=value,
+        answer=details.answer,
+        explanation=details.explanation,
+        metadata=details.metadata,
+    )
 
 
 class KeyedMetrics(dict[str, dict[str, Metric]]):

@@ -21,6 +21,7 @@ from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
 from assay.model._registry import ModelRoles, role_names
 from assay.pipeline._prepared import Prepared
+from assay.pipeline._solver_option import named_solver
 from assay.pipeline._task_metrics import KeyedMetrics, TaskMetricsBuilder
 from assay.score import (
     AnyScorer,
@@ -31,7 +32,7 @@ from assay.score import (
     scorer_metrics,
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
-from assay.task import Epochs, Task, load_tasks
+from assay.task import Epochs, Task, load_tasks, task_with
 
 if TYPE_CHECKING:
     from assay.sandbox._spec import SandboxSpec
@@ -80,6 +81,11 @@ def prepare_task(
     """
     roles = {**task.model_roles, **(model_roles or {})}
     task_config = task.config.merge(config)
+    check = getattr(
+        model.api, "check_config", None
+    )  # a provider refusing a setting it has no field for
+    if check is not None:
+        check(model.config.merge(task_config))
     from assay.sandbox._spec import specs_record
 
     epochs = epochs or task.epochs
@@ -244,6 +250,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
     model_args = record.get("model_args", {})
     if "$repr" in repr(model_args):
         raise ConfigError("task.model_args", model=spec.targets[0].model)
+    if "solver" in record:  # the eval's --solver, made again
+        task = task_with(task, solver=named_solver(record["solver"]))
     epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
     model = get_model(spec.targets[0].model or "mock/default", **model_args)
     if "endpoint" in record and record["endpoint"] != model.endpoint:

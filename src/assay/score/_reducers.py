@@ -39,9 +39,10 @@ def score_reducer(factory: F | None = None, *, name: str | None = None) -> Any:
 
     Use it by name (``Epochs(5, "my_reducer")``) or by what the factory makes
     (``Epochs(5, my_reducer())``); the run's spec records the name, so ``assay score``
-    and ``resume`` find it again once the task file is loaded. Its scores' values are
-    the epochs' values on the metrics' scale (letters as 1, 0.5, 0), and the value it
-    returns is read the same way.
+    and ``resume`` find it again once the task file is loaded. It gets each epoch's
+    Score (its ``answer``, ``explanation`` and ``metadata`` as the scorer gave them;
+    its value on the metrics' scale: letters as 1, 0.5, 0, and a dict-valued score's
+    keys each reduced on their own), and the value it returns is read the same way.
     """
 
     def register(made_by: F) -> F:
@@ -191,6 +192,12 @@ _MADE_WITH_K: dict[str, Callable[[int], Reducer]] = {
     "pass_at": pass_at_k,
     "at_least": at_least_k,
 }
+
+
+def get_score_reducer(name: str) -> ScoreReducer | None:
+    """The ``@score_reducer`` registered as *name*, made (Inspect's ``list[Score] ->
+    Score`` form, which wants each epoch's whole Score); ``None`` for a built-in name."""
+    return _custom[name]() if name in _custom else None
 
 
 def get_reducer(name: str) -> Reducer:

@@ -23,8 +23,9 @@ def render(template: str, state: TaskState, params: dict[str, Any]) -> str:
     return fill_template(template, values)
 
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(![rsa])?(:[^{}]*)?\}")
-"""``{name}``, ``{name!r}``, ``{name:>10}``: what ``str.format`` would fill by name."""
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(![rsa])?(:[^{}]*)?\}")
+"""``{name}``, ``{name!r}``, ``{name:>10}``: what ``str.format`` would fill by name; and
+the ``{{`` and ``}}`` it would turn into single braces."""
 
 
 _CONVERSIONS: dict[str, Callable[[object], str]] = {"!r": repr, "!s": str, "!a": ascii}
@@ -34,9 +35,24 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
     """Substitute the ``{name}`` placeholders *values* knows; leave every other brace as
     written. Prompts quote flags (``picoCTF{...}``), JSON examples and code, whose
     braces ``str.format`` would take for fields and fail on; as in Inspect, only known
-    names are filled, so such text reaches the model unchanged."""
+    names are filled, so such text reaches the model unchanged.
+
+    ``{{`` becomes ``{`` as ``str.format`` (and so Inspect) makes it, and a ``}}`` closing
+    one becomes ``}``; a ``}}`` that closes no ``{{`` is left whole, so the end of a
+    nested JSON example (``{"a": {"b": 1}}``) is not cut."""
+    open_doubles = 0
 
     def fill(found: re.Match[str]) -> str:
+        nonlocal open_doubles
+        token = found.group(0)
+        if token == "{{":
+            open_doubles += 1
+            return "{"
+        if token == "}}":
+            if not open_doubles:
+                return token
+            open_doubles -= 1
+            return "}"
         name, conversion, spec = found.groups()
         if name not in values:
             return found.group(0)

@@ -1,0 +1,108 @@
+"""Another solver for a run, as Inspect's ``inspect eval --solver NAME -S key=value`` and
+``eval(task, solver=...)``: chosen by its registered name, made with its arguments,
+pinned in the spec, and the task itself left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay import Task, eval
+from assay.dataset import Sample
+from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED
+from assay.scorer import exact
+from assay.solver import Generate, TaskState, generate, solver
+from tests.helpers import bundles_by_sample, run_cli, state_of
+
+TASK = """
+from assay import Sample, Task, task
+from assay.scorer import exact
+from assay.solver import generate, solver
+
+
+@solver
+def shout(prefix: str = "!"):
+    async def solve(state, generate):
+        state.output.completion = f"{prefix} {state.input_text}"
+        return state
+
+    return solve
+
+
+@task
+def greet():
+    return Task(dataset=[Sample(input="hi", target="HEY hi")], solver=generate(), scorer=exact())
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--solver NAME` runs the solver registered as NAME (`@solver` in the task's file, or "
+    "an installed package's) instead of each task's own, made with the `-S key=value` "
+    "arguments; the run's spec records it.",
+)
+def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text(TASK)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", "shout", "-S", "prefix=HEY"),
+        *("-o", tmp_path / "run"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    spec = json.loads((tmp_path / "run" / "spec.json").read_text())
+    (step,) = spec["targets"][0]["solver"]
+    assert (step["name"], step["args"]) == ("shout", {"prefix": "HEY"})
+    assert spec["task"]["solver"] == {"name": "shout", "args": {"prefix": "HEY"}}
+    assert run_cli("verify", tmp_path / "run").returncode == EXIT_PASSED
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A `--solver` name no solver is registered as fails the unit with one line (exit 1), "
+    "and so does `-S` without `--solver`.",
+)
+def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text(TASK)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", "whisper"),
+        *("--log-dir", tmp_path / "logs"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr  # the unit fails
+    (line,) = proc.stderr.splitlines()
+    assert "no solver is registered as 'whisper'" in line
+
+
+def test_solver_arguments_without_a_solver_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text(TASK)
+    proc = run_cli("run", "greet.py@greet", "--model", "mock/m", "-S", "x=1", cwd=tmp_path)
+    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    assert "-S: solver arguments need --solver" in proc.stderr
+
+
+def test_solver_on_a_yaml_spec_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "eval.yaml").write_text("evaluation: x\n")
+    proc = run_cli("run", "eval.yaml", "--solver", "shout", cwd=tmp_path)
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
+    assert "--solver is for Python tasks" in proc.stderr
+
+
+@solver
+def answer_with(text: str) -> object:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output.completion = text
+        return state
+
+    return solve
+
+
+def test_eval_takes_a_solver_and_leaves_the_task_as_it_was(tmp_path: Path) -> None:
+    task = Task(dataset=[Sample(input="hi", target="ok")], solver=generate(), scorer=exact())
+    own = task.solver
+    (result,) = eval(task, model="mock/m", log_dir=tmp_path, solver=answer_with("ok"))
+    assert result.status == "success", result.error
+    assert task.solver is own
+    (bundle,) = bundles_by_sample(result.path).values()
+    assert state_of(result.path, bundle)["output"]["message"]["content"] == "ok"
