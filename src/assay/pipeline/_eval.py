@@ -36,6 +36,7 @@ from assay.model import (
     price_scope,
     prices_from_env,
 )
+from assay.pipeline._cluster_task import ClusterRefused
 from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
@@ -100,6 +101,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         model_roles: models by role (``{"grader": "openai/gpt-4o"}``, the CLI's
             ``--model-role``) for ``get_model(role=...)``; they win over the task's own
             ``model_roles`` and are recorded in the run's spec.
+        cluster: the address of a Dask scheduler (``tcp://host:8786``): each trial's
+            solver and scorers run on its workers, the task rebuilt there from its
+            file as ``resume`` rebuilds it (docs/cluster.md).
     """
 
     log_dir: Path = Path("runs")
@@ -129,6 +133,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     sandbox_cleanup: bool = True
     generate_config: GenerateConfig = GenerateConfig()
     model_roles: dict[str, Any] = {}
+    cluster: str | None = None
 
 
 class EvalResult(msgspec.Struct):
@@ -362,12 +367,13 @@ async def _run_unit(
             progress=opts.progress,
             max_sandboxes=opts.max_sandboxes,
             sandbox_cleanup=opts.sandbox_cleanup,
+            cluster=opts.cluster,
         )
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=placement.resume)
         error = outcome.errors.message() or scorer_errors(outcome.report)
         return _result(task, model, outcome, error)
-    except Interrupted:
+    except (Interrupted, ClusterRefused):  # the eval stops: Ctrl-C, or exit 2
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
         return _result(task, model, exc.outcome, exc.one_line())

@@ -235,6 +235,15 @@ def _result_limits(task: Task, model: Model) -> dict[str, Any]:
     return limits
 
 
+def rebuild_frozen(spec: EvalSpec) -> Prepared:
+    """The Prepared of a Python-task run rebuilt from its frozen spec, by re-importing
+    its task file: refused for a task made in memory (a notebook's, an ``eval(Task)``),
+    which has no file to re-import. ``resume`` and a run on a cluster both rebuild so."""
+    if spec.task is None:
+        raise ConfigError("task.in_memory", evaluation=spec.evaluation)
+    return rebuild_task(spec)
+
+
 def rebuild_task(spec: EvalSpec) -> Prepared:
     """The Prepared of a Python-task run, rebuilt from its frozen spec (for resume)."""
     record: dict[str, Any] = spec.task or {}

@@ -41,7 +41,15 @@ import msgspec
 from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
-from assay.run._cluster_worker import Call, Chunk, Reply, call_chunk, call_key, collect
+from assay.run._cluster_worker import (
+    Call,
+    Chunk,
+    Maker,
+    Reply,
+    call_chunk,
+    call_key,
+    collect,
+)
 from assay.run._groups import first_error
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
@@ -75,10 +83,18 @@ async def cluster_targets(
     for spec in specs:
         if spec.kind == "solver":
             raise ConfigError("task.option", option="--cluster", reason=PYTHON_TASK_ON_CLUSTER)
+    async with cluster_client(address) as client:
+        yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+
+
+@asynccontextmanager
+async def cluster_client(address: str) -> AsyncIterator[Any]:
+    """A ``distributed.Client`` connected to *address*, with a worker there, and Dask's
+    loggers quiet while it lives; closed when the block ends."""
     with _dask_logs_quiet():
         client = await _connect(address)
         try:
-            yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+            yield client
         finally:
             with anyio.CancelScope(shield=True):
                 await client.close()
@@ -176,7 +192,16 @@ class _Chunks:
     yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
     and sends them, so every call is sent by a chunk that holds it."""
 
-    def __init__(self, client: Any, target: bytes, root: str, address: str, timeout: float):
+    def __init__(
+        self,
+        client: Any,
+        target: bytes,
+        root: str,
+        address: str,
+        timeout: float,
+        make: Maker | None = None,
+    ) -> None:
+        self._make = make  # what answers the calls on a worker (None: a YAML spec's target)
         self._client = client
         self._timeout = timeout
         self._target = target
@@ -240,7 +265,10 @@ class _Chunks:
             return Chunk("", [Reply([], infra=("cluster", reason, None, None))] * len(calls))
 
         chunk = await self._awaited(
-            self._client.submit(call_chunk, self._target, self._root, calls, pure=False), failed
+            self._client.submit(
+                call_chunk, self._target, self._root, calls, self._make, pure=False
+            ),
+            failed,
         )
         return chunk.worker or None, chunk.replies
 
