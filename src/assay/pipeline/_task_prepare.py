@@ -238,9 +238,14 @@ def _result_limits(task: Task, model: Model) -> dict[str, Any]:
 def rebuild_frozen(spec: EvalSpec) -> Prepared:
     """The Prepared of a Python-task run rebuilt from its frozen spec, by re-importing
     its task file: refused for a task made in memory (a notebook's, an ``eval(Task)``),
-    which has no file to re-import. ``resume`` and a run on a cluster both rebuild so."""
+    which has no file to re-import, or with ``-T`` arguments that are not data (a
+    function is frozen as its repr). ``resume`` and a run on a cluster both rebuild so."""
     if spec.task is None:
         raise ConfigError("task.in_memory", evaluation=spec.evaluation)
+    args = spec.task.get("args") or {}
+    not_data = sorted(name for name, value in args.items() if "$repr" in repr(value))
+    if not_data:  # frozen as its repr: made again, the task would get a dict instead
+        raise ConfigError("task.args", task=spec.task["name"], names=", ".join(not_data))
     return rebuild_task(spec)
 
 

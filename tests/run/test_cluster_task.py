@@ -1,0 +1,254 @@
+"""Python tasks on a real Dask cluster (``dask scheduler`` and ``dask worker`` started as
+programs, on 127.0.0.1), driven through ``assay run file.py@task --cluster``.
+
+Each trial's solver, its model calls and the task's scorers (a model-graded one too)
+run on a worker: the task's own solver and scorer record their process id with
+``record_event``, and those events come back to the driver. The evidence equals a local
+run's, event for event, and ``verify`` and ``assay score`` accept it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.evidence import verify_run
+from tests.helpers import (
+    error_line,
+    read_jsonl,
+    results_view,
+    run_cli,
+    trial_events,
+    write_module,
+)
+from tests.run.test_cluster import _started, _worker_pids
+
+distributed = pytest.importorskip("distributed")
+
+TASK = """
+import os
+import pathlib
+
+import assay
+from assay import Sample, Score, Task, accuracy, generate, match, model_graded_qa
+from assay import scorer, solver, task
+from assay.model import GenerateConfig, MockAPI, modelapi
+
+DIES = pathlib.Path(%r)  # absent: the worker answering sample s07 dies, once
+
+
+def answer(messages):
+    text = messages[-1].content
+    return text.split()[-1] if "even" in text else "no idea"
+
+
+def grade(messages):
+    return "GRADE: C" if "[Submission]: no idea" not in messages[-1].content else "GRADE: I"
+
+
+@modelapi("answerer")
+def answerer(name: str, config: GenerateConfig, **args):
+    return MockAPI(name, config, outputs=answer)
+
+
+@modelapi("grader")
+def grader(name: str, config: GenerateConfig, **args):
+    return MockAPI(name, config, outputs=grade)
+
+
+@solver
+def where(hook=None):
+    async def solve(state, generate):
+        if state.sample_id == "s07" and not DIES.exists():
+            DIES.touch()
+            os._exit(1)  # the worker process dies mid-trial
+        assay.record_event("where", {"pid": os.getpid(), "part": "solver"})
+        return await generate(state)
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def noted():
+    async def score(state, target):
+        assay.record_event("where", {"pid": os.getpid(), "part": "scorer"})
+        return Score(value=1.0 if state.output.completion == target.text else 0.0)
+    return score
+
+
+@task
+def numbers(hook=None):
+    return Task(
+        dataset=[
+            Sample(input=f"say {'even' if i %% 3 else 'odd'} {i}", target=str(i), id=f"s{i:02d}")
+            for i in range(12)
+        ],
+        solver=[where(), generate()] if hook is None else [where(hook=hook)],
+        scorer=[match(), noted(), model_graded_qa(model="grader/v1")],
+        model="answerer/v1",
+    )
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with _started(tmp_path_factory.mktemp("dask")) as started:
+        yield started.address
+
+
+def _task(folder: Path) -> str:
+    """The task file, in a module of its own, with its ``died`` marker made (remove it
+    and the worker answering sample s07 dies, once)."""
+    path = write_module(folder, f"numbers_{folder.name}", TASK % str(folder / "died"))
+    (folder / "died").touch()
+    return f"{path}@numbers"
+
+
+def _comparable(run: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Each trial's events as (type, n, parent, data), without what two runs may differ
+    in: the digests that cover timestamps (a ``match``'s), and process ids."""
+    view = {}
+    for trial, events in trial_events(run).items():
+        if not trial:
+            continue
+        rows = []
+        for event in events:
+            data = dict(event["data"])
+            data.pop("pid", None)
+            if event["type"] == "match":
+                data.pop("bundle"), data.pop("record")
+            rows.append((event["type"], event["n"], event["parent"], data))
+        view[trial] = rows
+    return view
+
+
+def _where(run: Path) -> dict[str, set[int]]:
+    """The processes the task's solver and scorer ran in."""
+    seen: dict[str, set[int]] = {"solver": set(), "scorer": set()}
+    for event in read_jsonl(run / "events.jsonl"):
+        if event["type"] in ("where", "score_where"):
+            seen[event["data"]["part"]].add(event["data"]["pid"])
+    return seen
+
+
+def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
+    cluster: str, tmp_path: Path
+) -> None:
+    task = _task(tmp_path / "task")
+    local = run_cli("run", task, "-o", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    on_cluster = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    assert on_cluster.returncode == 0, on_cluster.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
+    result = verify_run(tmp_path / "cluster")
+    assert result.ok, result.problems
+
+    where = _where(tmp_path / "cluster")
+    workers = _worker_pids(cluster)
+    assert where["solver"] and where["solver"] <= workers, (where, workers)
+    assert where["scorer"] and where["scorer"] <= workers, (where, workers)
+    assert os.getpid() not in where["solver"] | where["scorer"]
+
+    rescored = run_cli("score", tmp_path / "cluster")
+    assert rescored.returncode == 0, rescored.stderr
+    assert "all equal the recorded ones" in rescored.stdout
+
+
+def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: str, tmp_path: Path) -> None:
+    task = _task(tmp_path / "task")  # its marker made: the local reference run must not die
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    (tmp_path / "task" / "died").unlink()
+    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    assert (tmp_path / "task" / "died").exists()  # a worker really died
+    assert proc.returncode == 0, proc.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
+    assert verify_run(tmp_path / "cluster").ok
+    # every trial has one attempt: the chunk that died was run again, not retried
+    for trial, events in trial_events(tmp_path / "cluster").items():
+        assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
+def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(
+    cluster: str, tmp_path: Path
+) -> None:
+    from assay import Sample, Task, generate, match
+    from assay.pipeline import eval as run_eval
+
+    task = Task(dataset=[Sample(input="hi", target="hi")], solver=generate(), scorer=match())
+    with pytest.raises(ConfigError) as refused:
+        run_eval(task, "mock/echo", cluster=cluster, log_dir=tmp_path / "runs")
+    assert refused.value.one_line() == (
+        "the scorers of 'task' were defined in memory, not in a task file, so they cannot be "
+        "rebuilt from the run — define the task with @task in a .py file and run it as "
+        "file.py@name to re-score later"
+    )
+
+
+def test_a_task_argument_that_is_not_data_is_refused(cluster: str, tmp_path: Path) -> None:
+    from assay.pipeline import eval as run_eval
+
+    with pytest.raises(ConfigError) as refused:
+        run_eval(_task(tmp_path / "task"), task_args={"hook": print}, cluster=cluster)
+    assert refused.value.one_line() == (
+        "the task 'numbers' was made with -T arguments that are not data (hook), so it "
+        "cannot be made again from its file (to resume, or on a cluster's workers) — pass "
+        "task arguments that are plain values (-T key=value)"
+    )
+
+
+def test_cache_on_workers_that_share_its_folder(cluster: str, tmp_path: Path) -> None:
+    task = _task(tmp_path / "task")
+    env = {"ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_cli("run", task, "-o", tmp_path / "first", "--cache", "--cluster", cluster, env=env)
+    assert first.returncode == 0, first.stderr
+    again = run_cli("run", task, "-o", tmp_path / "again", "--cache", "--cluster", cluster, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "12 calls (12 cached)" in again.stdout, again.stdout
+    assert results_view(tmp_path / "again") == results_view(tmp_path / "first")
+
+
+def test_cache_on_workers_that_do_not_see_its_folder_is_refused(tmp_path: Path) -> None:
+    """The workers run under bubblewrap with an empty folder over the cache's: the same
+    path, another folder, as on a machine that does not share it."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (tmp_path / "dask").mkdir()
+    with _started(tmp_path / "dask", workers_wanted=0) as started:
+        hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(cache), "--"]
+        worker = [sys.executable, "-m", "dask", "worker", started.address]
+        loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+        log = tmp_path / "dask" / "worker.log"
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [*hidden, *worker, *loopback], stdout=out, stderr=out, start_new_session=True
+            )
+        try:
+            with distributed.Client(started.address, timeout=30) as client:
+                client.wait_for_workers(1, timeout=60)
+            env = {"ASSAY_CACHE_DIR": str(cache)}
+            task = _task(tmp_path / "task")
+            proc_run = run_cli(
+                "run", task, "-o", tmp_path / "run", "--cache", "--cluster", started.address,
+                env=env,
+            )  # fmt: skip
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    proc = proc_run
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc) == (
+        f"assay: --cache: the workers do not share the cache folder {cache} (1 of 1 cannot "
+        "see it); put it on a shared file system (ASSAY_CACHE_DIR) or run without --cache "
+        "— see 'assay run --help' for the accepted values"
+    )
+    assert not (tmp_path / "run").exists()
