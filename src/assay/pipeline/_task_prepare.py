@@ -243,10 +243,17 @@ def rebuild_frozen(spec: EvalSpec) -> Prepared:
     if spec.task is None:
         raise ConfigError("task.in_memory", evaluation=spec.evaluation)
     args = spec.task.get("args") or {}
-    not_data = sorted(name for name, value in args.items() if "$repr" in repr(value))
-    if not_data:  # frozen as its repr: made again, the task would get a dict instead
+    not_data = sorted(name for name, value in args.items() if _not_data(json_safe(value)))
+    if not_data:  # frozen as a name or a repr: made again, the task would get a dict
         raise ConfigError("task.args", task=spec.task["name"], names=", ".join(not_data))
     return rebuild_task(spec)
+
+
+def _not_data(frozen: Any) -> bool:
+    """Whether *frozen* (``json_safe``'s) stands for a function or an object, which a
+    task made again from its file would get as that dict."""
+    text = repr(frozen)
+    return "'$repr'" in text or "'$callable'" in text
 
 
 def rebuild_task(spec: EvalSpec) -> Prepared:
