@@ -142,6 +142,11 @@ def _where(run: Path) -> dict[str, set[int]]:
     return seen
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "For a Python task, each trial's solver, model calls, tools and scorers run on a worker, "
+    "which rebuilds the task from its file as `resume` does; the evidence is a local run's.",
+)
 def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
     cluster: str, tmp_path: Path
 ) -> None:
@@ -191,6 +196,8 @@ def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(
     task = Task(dataset=[Sample(input="hi", target="hi")], solver=generate(), scorer=match())
     with pytest.raises(ConfigError) as refused:
         run_eval(task, "mock/echo", cluster=cluster, log_dir=tmp_path / "runs")
+    assert refused.value.exit_code == 2
+    assert not (tmp_path / "runs").exists()  # refused before any run
     assert refused.value.one_line() == (
         "the scorers of 'task' were defined in memory, not in a task file, so they cannot be "
         "rebuilt from the run — define the task with @task in a .py file and run it as "
@@ -203,6 +210,7 @@ def test_a_task_argument_that_is_not_data_is_refused(cluster: str, tmp_path: Pat
 
     with pytest.raises(ConfigError) as refused:
         run_eval(_task(tmp_path / "task"), task_args={"hook": lambda: None}, cluster=cluster)
+    assert refused.value.exit_code == 2
     assert refused.value.one_line() == (
         "the task 'numbers' was made with -T arguments that are not data (hook), so it "
         "cannot be made again from its file (to resume, or on a cluster's workers) — pass "
@@ -221,6 +229,11 @@ def test_cache_on_workers_that_share_its_folder(cluster: str, tmp_path: Path) ->
     assert _scores(tmp_path / "again") == _scores(tmp_path / "first")
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A task that `resume` could not rebuild (made in memory, `-T` arguments that are not "
+    "data) is refused, and so is `--cache` unless every worker sees the cache folder (exit 2).",
+)
 def test_cache_on_workers_that_do_not_see_its_folder_is_refused(tmp_path: Path) -> None:
     """The workers run under bubblewrap with an empty folder over the cache's: the same
     path, another folder, as on a machine that does not share it."""
