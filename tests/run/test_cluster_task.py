@@ -39,15 +39,32 @@ import pathlib
 
 import assay
 from assay import Sample, Score, Task, accuracy, generate, match, model_graded_qa
-from assay import scorer, solver, task
-from assay.model import GenerateConfig, MockAPI, modelapi
+from assay import scorer, solver, task, tool, use_tools
+from assay.model import GenerateConfig, MockAPI, ModelOutput, ToolCall, assistant_message
+from assay.model import modelapi
 
 DIES = pathlib.Path(%r)  # absent: the worker answering sample s07 dies, once
 
 
+@tool
+def echo(n: int) -> str:
+    '''Say a number back.
+
+    Args:
+        n: the number.
+    '''
+    assay.record_event("where", {"pid": os.getpid(), "part": "tool"})
+    return str(n)
+
+
 def answer(messages):
-    text = messages[-1].content
-    return text.split()[-1] if "even" in text else "no idea"
+    last = messages[-1]
+    if last.role == "tool":
+        return last.content
+    if "even" not in last.content:
+        return "no idea"
+    call = ToolCall("call_1", "echo", {"n": int(last.content.split()[-1])})
+    return ModelOutput("answerer/v1", assistant_message("", [call]), "tool_calls")
 
 
 def grade(messages):
@@ -90,7 +107,7 @@ def numbers(hook=None):
             Sample(input=f"say {'even' if i %% 3 else 'odd'} {i}", target=str(i), id=f"s{i:02d}")
             for i in range(12)
         ],
-        solver=[where(), generate()] if hook is None else [where(hook=hook)],
+        solver=[use_tools(echo), where(hook=hook), generate()],
         scorer=[match(), noted(), model_graded_qa(model="grader/v1")],
         model="answerer/v1",
     )
@@ -134,8 +151,8 @@ def _scores(run: Path) -> dict[str, tuple[str, float | None]]:
 
 
 def _where(run: Path) -> dict[str, set[int]]:
-    """The processes the task's solver and scorer ran in."""
-    seen: dict[str, set[int]] = {"solver": set(), "scorer": set()}
+    """The processes the task's solver, tool and scorer ran in."""
+    seen: dict[str, set[int]] = {"solver": set(), "tool": set(), "scorer": set()}
     for event in read_jsonl(run / "events.jsonl"):
         if event["type"] in ("where", "score_where"):
             seen[event["data"]["part"]].add(event["data"]["pid"])
@@ -163,8 +180,9 @@ def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
     where = _where(tmp_path / "cluster")
     workers = _worker_pids(cluster)
     assert where["solver"] and where["solver"] <= workers, (where, workers)
+    assert where["tool"] and where["tool"] <= workers, (where, workers)
     assert where["scorer"] and where["scorer"] <= workers, (where, workers)
-    assert os.getpid() not in where["solver"] | where["scorer"]
+    assert _where(tmp_path / "local")["tool"]  # the task really calls its tool
 
     rescored = run_cli("score", tmp_path / "cluster")
     assert rescored.returncode == 0, rescored.stderr

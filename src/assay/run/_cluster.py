@@ -55,8 +55,8 @@ from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
 
 PYTHON_TASK_ON_CLUSTER = (
-    "runs a YAML spec's targets (programs, functions, endpoints); "
-    "a Python task's solver and models run in this process"
+    "cluster_targets runs a YAML spec's targets (programs, functions, endpoints); "
+    "a Python task's trials go to the workers whole (assay.pipeline's task_on_cluster)"
 )
 CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
