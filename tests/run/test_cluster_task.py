@@ -23,10 +23,13 @@ from assay.errors import ConfigError
 from assay.evidence import verify_run
 from tests.helpers import (
     error_line,
+    finished_trials,
     read_jsonl,
     results_view,
     run_cli,
+    start_cli,
     trial_events,
+    wait_for,
     write_module,
 )
 from tests.run.test_cluster import _started, _worker_pids
@@ -37,6 +40,8 @@ TASK = """
 import os
 import pathlib
 
+import anyio
+
 import assay
 from assay import Sample, Score, Task, accuracy, generate, match, model_graded_qa
 from assay import scorer, solver, task, tool, use_tools
@@ -44,6 +49,7 @@ from assay.model import GenerateConfig, MockAPI, ModelOutput, ToolCall, assistan
 from assay.model import modelapi
 
 DIES = pathlib.Path(%r)  # absent: the worker answering sample s07 dies, once
+SLOW = DIES.with_name("slow")  # present: each trial takes 0.2 s on its worker
 
 
 @tool
@@ -88,6 +94,8 @@ def where(hook=None):
             DIES.touch()
             os._exit(1)  # the worker process dies mid-trial
         assay.record_event("where", {"pid": os.getpid(), "part": "solver"})
+        if SLOW.exists():
+            await anyio.sleep(0.2)
         return await generate(state)
     return solve
 
@@ -203,6 +211,30 @@ def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: str, tmp_path: Path
     # every trial has one attempt: the chunk that died was run again, not retried
     for trial, events in trial_events(tmp_path / "cluster").items():
         assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
+def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: str, tmp_path: Path) -> None:
+    """Its finished trials are judged again in the driver (from their logged grader
+    calls), the rest run on the workers; the run equals a local one."""
+    task = _task(tmp_path / "task")
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    (tmp_path / "task" / "slow").touch()
+    run = tmp_path / "cluster"
+    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster)
+    assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert 3 <= len(finished_trials(run)) < 12
+    resumed = run_cli("resume", run, "--cluster", cluster)
+    assert resumed.returncode == 0, resumed.stderr
+    assert results_view(run) == results_view(tmp_path / "local")
+    result = verify_run(run)
+    assert result.ok, result.problems
+    rescored = run_cli("score", run)
+    assert rescored.returncode == 0, rescored.stderr
+    assert "all equal the recorded ones" in rescored.stdout
 
 
 def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(
