@@ -27,19 +27,31 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from assay.errors import ConfigError
 from assay.evidence import DetachedRecorder, current_recorder, replay_detached
-from assay.model import ResponseCache, cache_scope, current_cache, epoch_scope
+from assay.model import (
+    ResponseCache,
+    cache_scope,
+    current_cache,
+    epoch_scope,
+    price_scope,
+    prices_from_env,
+)
+from assay.model._registry import model_roles_scope
 from assay.pipeline._judge import observation_of
 from assay.pipeline._prepared import Prepared
-from assay.run._cluster_worker import Call, Reply, call_target
+from assay.pipeline._resume import spec_changes
+from assay.pipeline._task_prepare import rebuild_frozen
 from assay.score import AnyScorer, Observation, Verdict, score_observation
 from assay.spec import EvalSpec
 from assay.target import InfrastructureError, TargetOutcome
+
+if TYPE_CHECKING:  # Dask's side is loaded only for --cluster (``_eval`` imports this module)
+    from assay.run import Call, Reply
 
 NO_TIME_LIMIT = 3600.0
 """Seconds a trial without a ``time_limit`` may run before a worker lost under it is
@@ -67,7 +79,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
     """*prepared* (a Python task's) with a target and scorers that run on the workers
     of the Dask scheduler at *address*; refused (``ClusterRefused``) where ``resume``
     would refuse to rebuild the task, or when the workers do not share the cache."""
-    from assay.run._cluster import _Chunks, cluster_client
+    from assay.run import call_chunks, cluster_client
 
     try:
         _check_rebuildable(prepared)
@@ -81,7 +93,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
         if cache is not None:
             await _check_shared(client, cache.root.resolve())
         limit = (prepared.spec.targets[0].limits or {}).get("time_limit") or NO_TIME_LIMIT
-        chunks = _Chunks(
+        chunks = call_chunks(
             client,
             prepared.spec.canonical(),
             msgspec.json.encode(settings).decode(),
@@ -103,9 +115,6 @@ def _check_rebuildable(prepared: Prepared) -> None:
     """Refuse a task the workers cannot rebuild: resume's refusals (built in memory,
     model arguments that are not data), a rebuilt spec that differs (e.g. a ``-T``
     argument that is not data), and sample sandboxes (they live with the driver's trial)."""
-    from assay.pipeline._resume import spec_changes
-    from assay.pipeline._task_prepare import rebuild_frozen
-
     spec = prepared.spec
     if prepared.sandboxes:
         reason = "a task with sandboxes runs in this process (its sandboxes stay with the trial)"
@@ -165,6 +174,8 @@ class ClusterTaskTarget:
 
     async def call(self, sample: Any, epoch: int = 1) -> TargetOutcome:
         """Send the attempt, replay what its solver recorded, keep its verdicts."""
+        from assay.run import Call
+
         recorder = current_recorder()
         reply: Reply
         if recorder is None:  # not in a run: nothing to record, nor to score later
@@ -222,9 +233,6 @@ class _TaskCaller:
     """On a worker: the task rebuilt from the frozen spec, answering attempts."""
 
     def __init__(self, spec: bytes, settings: str) -> None:
-        from assay.model import price_scope, prices_from_env
-        from assay.pipeline._task_prepare import rebuild_frozen
-
         frozen = msgspec.json.decode(spec, type=EvalSpec)
         given = msgspec.json.decode(settings, type=_WorkerSettings)
         self.cache = None
@@ -240,7 +248,7 @@ class _TaskCaller:
     async def reply(self, call: Call) -> Reply:
         """The attempt's solver, then each scorer on its outcome (the trial's verdicts
         if it is the trial's last attempt; the driver drops them otherwise)."""
-        from assay.model._registry import model_roles_scope
+        from assay.run import call_target
 
         with model_roles_scope(self.prepared.model_roles), cache_scope(self.cache):
             reply = await call_target(self.target, call)

@@ -150,6 +150,15 @@ async def _connect(address: str) -> Any:
     return client
 
 
+def call_chunks(
+    client: Any, payload: bytes, settings: str, address: str, timeout: float, make: Maker
+) -> _Chunks:
+    """A sender of calls, in chunks, to the caller ``make(payload, settings)`` that each
+    worker builds once (a Python task rebuilt from its frozen spec, say); *timeout* is
+    how long a call may run (see ``STRAGGLER_GRACE``)."""
+    return _Chunks(client, payload, settings, address, timeout, make)
+
+
 class ClusterTarget:
     """A target whose calls run on the cluster's workers, in chunks."""
 
