@@ -50,6 +50,8 @@ from assay.model import modelapi
 
 DIES = pathlib.Path(%r)  # absent: the worker answering sample s07 dies, once
 SLOW = DIES.with_name("slow")  # present: each trial takes 0.2 s on its worker
+HUNG = DIES.with_name("hung")  # absent: sample s05 hangs, once, its worker's pid in it
+LONG = DIES.with_name("long")  # present: sample s03 takes 13 s on its worker
 
 
 @tool
@@ -93,9 +95,14 @@ def where(hook=None):
         if state.sample_id == "s07" and not DIES.exists():
             DIES.touch()
             os._exit(1)  # the worker process dies mid-trial
+        if state.sample_id == "s05" and not HUNG.exists():
+            HUNG.write_text(str(os.getpid()))
+            await anyio.sleep(3600)  # until the test kills this worker
         assay.record_event("where", {"pid": os.getpid(), "part": "solver"})
         if SLOW.exists():
             await anyio.sleep(0.2)
+        if state.sample_id == "s03" and LONG.exists():
+            await anyio.sleep(13)
         return await generate(state)
     return solve
 
@@ -129,10 +136,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _task(folder: Path) -> str:
-    """The task file, in a module of its own, with its ``died`` marker made (remove it
-    and the worker answering sample s07 dies, once)."""
+    """The task file, in a module of its own, with its ``died`` and ``hung`` markers
+    made (remove one and the worker answering sample s07 dies, once, or sample s05
+    hangs, once)."""
     path = write_module(folder, f"numbers_{folder.name}", TASK % str(folder / "died"))
     (folder / "died").touch()
+    (folder / "hung").touch()
     return f"{path}@numbers"
 
 
@@ -235,6 +244,54 @@ def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: str, tmp_path: Pa
     rescored = run_cli("score", run)
     assert rescored.returncode == 0, rescored.stderr
     assert "all equal the recorded ones" in rescored.stdout
+
+
+def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
+    cluster: str, tmp_path: Path
+) -> None:
+    """Sample s05 hangs on its worker after the rest of its chunk came back; the worker
+    is killed. The driver sees it leave the cluster and retries the trial elsewhere,
+    long before the hour a trial without a time limit may take."""
+    task = _task(tmp_path / "task")
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    hung = tmp_path / "task" / "hung"
+    hung.unlink()
+    run = tmp_path / "cluster"
+    proc = start_cli("run", task, "-o", run, "--cluster", cluster)
+    try:
+        assert wait_for(lambda: hung.exists() and hung.read_text() != "", timeout=60)
+        assert wait_for(lambda: len(finished_trials(run)) == 11, timeout=60)  # chunk is back
+        os.kill(int(hung.read_text()), signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 0, out + err
+    attempts = {
+        e["data"]["status"]
+        for e in read_jsonl(run / "events.jsonl")
+        if e["type"] == "attempt_finished" and e["data"]["attempt"] == 1
+    }
+    assert "infra_failed" in attempts  # the straggler's worker was lost, not its chunk
+    assert _scores(run) == _scores(tmp_path / "local")
+    bundles = read_jsonl(run / "bundles.jsonl")
+    assert sorted(b["trial"]["sample_id"] for b in bundles) == [f"s{i:02d}" for i in range(12)]
+    result = verify_run(run)
+    assert result.ok, result.problems
+
+
+def test_a_trial_longer_than_the_cluster_loss_timeout_is_waited_for(
+    cluster: str, tmp_path: Path
+) -> None:
+    """A trial of 13 s (more than the 10 s without a worker that stop a run): the
+    driver, which hears only worker counts from the scheduler between calls, does not
+    take the wait for a lost cluster."""
+    task = _task(tmp_path / "task")
+    (tmp_path / "task" / "long").touch()
+    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    assert proc.returncode == 0, proc.stderr
+    assert len(read_jsonl(tmp_path / "cluster" / "bundles.jsonl")) == 12
 
 
 def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Container, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -217,6 +217,8 @@ class _Chunks:
         self._root = root
         self._address = address
         self._queue: deque[_Waiting] = deque()
+        self._members: set[str] | None = None  # the workers' addresses, once asked
+        self._members_at = float("-inf")
 
     async def send(self, call: Call) -> Reply:
         mine = _Waiting(call)
@@ -250,8 +252,9 @@ class _Chunks:
 
     async def _collected(self, straggler: _Waiting) -> Reply:
         """The reply of a call its chunk left running on ``straggler.worker``. A worker
-        lost since cannot answer: the call is then an infrastructure failure, found
-        when the call's own timeout has passed with some margin."""
+        lost since cannot answer: the call is then an infrastructure failure, found as
+        soon as the scheduler no longer lists that worker (a trial of a Python task may
+        run for minutes), else once the call's own timeout has passed with a margin."""
         key = call_key(straggler.call)
         future = self._client.submit(
             collect, [key], workers=[straggler.worker], allow_other_workers=False, pure=False
@@ -261,7 +264,10 @@ class _Chunks:
             return {key: Reply([], infra=("cluster", reason, None, None))}
 
         with anyio.move_on_after(self._timeout + STRAGGLER_GRACE):
-            got: dict[str, Reply | None] = await self._awaited(future, failed)
+            try:
+                got: dict[str, Reply | None] = await self._awaited(future, failed, straggler.worker)
+            except _WorkerGone:
+                got = {}
             reply = got.get(key)
             if reply is not None:
                 return reply
@@ -281,16 +287,19 @@ class _Chunks:
         )
         return chunk.worker or None, chunk.replies
 
-    async def _awaited(self, future: Any, failed: Callable[[str], _T]) -> _T:
+    async def _awaited(
+        self, future: Any, failed: Callable[[str], _T], worker: str | None = None
+    ) -> _T:
         """A task's result, or ``failed(reason)`` when the cluster could not run it (its
-        workers kept dying); ClusterLost when the cluster itself is gone."""
+        workers kept dying); ClusterLost when the cluster itself is gone; _WorkerGone
+        when the task is pinned to *worker* and the scheduler no longer lists it."""
         from concurrent.futures import CancelledError
 
         from distributed import KilledWorker
         from distributed.client import ClosedClientError
 
         try:
-            result: _T = await self._watched(future)
+            result: _T = await self._watched(future, worker)
         except KilledWorker as exc:
             return failed(_reason(exc))
         except (CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
@@ -300,21 +309,34 @@ class _Chunks:
             raise ClusterLost(self._address, why) from exc
         return result
 
-    async def _watched(self, future: Any) -> Any:
+    async def _watched(self, future: Any, worker: str | None = None) -> Any:
         """A task's result, awaited while ``_watch`` looks after the cluster."""
         result: Any = None
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._watch)
+                group.start_soon(self._watch, worker)
                 result = await future
                 group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:  # the one that matters, not a group of them
             raise first_error(errors) from None
         return result
 
-    async def _watch(self) -> None:
+    async def _workers(self) -> Container[str]:
+        """The addresses of the cluster's workers, asked of the scheduler at most once
+        every ``WATCH_EVERY`` seconds for all the stragglers (an asynchronous client's
+        cached ``scheduler_info`` names none); everyone, until first known."""
+        now = time.monotonic()
+        if now - self._members_at >= WATCH_EVERY:
+            self._members_at = now
+            with contextlib.suppress(OSError):  # out of reach: _watch says so
+                identity = await self._client.scheduler.identity(n_workers=-1)
+                self._members = set(identity.get("workers") or ())
+        return self._members if self._members is not None else _Everyone()
+
+    async def _watch(self, worker: str | None = None) -> None:
         """Raise ClusterLost once the scheduler has been out of reach, or the cluster
-        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever)."""
+        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever);
+        _WorkerGone once other workers are listed but not *worker*."""
         unreachable = no_worker = None
         while True:
             await anyio.sleep(WATCH_EVERY)
@@ -324,14 +346,28 @@ class _Chunks:
                 no_worker = None
             else:
                 unreachable = None
-                workers = self._client.scheduler_info().get("workers") or {}
-                no_worker = (no_worker or now) if not workers else None
+                info = self._client.scheduler_info()  # an asynchronous client's: counts only
+                count = info.get("n_workers", len(info.get("workers") or {}))
+                no_worker = (no_worker or now) if not count else None
+                if worker is not None and count and worker not in await self._workers():
+                    raise _WorkerGone(worker)
             if unreachable is not None and now - unreachable >= LOST_AFTER:
                 why = f"the scheduler has been out of reach for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
             if no_worker is not None and now - no_worker >= LOST_AFTER:
                 why = f"no worker has been connected for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
+
+
+class _WorkerGone(Exception):
+    """The worker a straggler was left running on is no longer in the cluster."""
+
+
+class _Everyone:
+    """Every worker address: the cluster's, before the scheduler has named them."""
+
+    def __contains__(self, address: object) -> bool:
+        return True
 
 
 _CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)
