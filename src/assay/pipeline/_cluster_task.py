@@ -209,12 +209,10 @@ class ClusterScorer:
     async def __call__(self, observation: Observation) -> Verdict:
         recorder = current_recorder()
         kept = self._kept.get(recorder.trial_id) if recorder is not None else None
-        if (
-            recorder is None
-            or kept is None
-            or self.id not in kept.verdicts
-            or (kept.kind, kept.failure) != (observation.outcome, observation.failure)
-        ):
+        if recorder is None or kept is None or self.id not in kept.verdicts:
+            return await score_observation(self.local, observation)
+        if (kept.kind, kept.failure) != (observation.outcome, observation.failure):
+            del self._kept[recorder.trial_id]  # not this outcome's: judged here
             return await score_observation(self.local, observation)
         verdict, ops = kept.verdicts.pop(self.id)
         if not kept.verdicts:
