@@ -32,7 +32,7 @@ from tests.helpers import (
     wait_for,
     write_module,
 )
-from tests.run.test_cluster import _started, _worker_pids
+from tests.run.test_cluster import _closed_port, _started, _worker_pids
 
 distributed = pytest.importorskip("distributed")
 
@@ -375,4 +375,18 @@ def test_cache_on_workers_that_do_not_see_its_folder_is_refused(tmp_path: Path) 
         "see it); put it on a shared file system (ASSAY_CACHE_DIR) or run without --cache "
         "— see 'assay run --help' for the accepted values"
     )
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path: Path) -> None:
+    """As for a YAML spec: exit 2 for an address that is not one, exit 5 for one with no
+    scheduler, one line each, and no run folder."""
+    task = _task(tmp_path / "task")
+    proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", "nonsense")
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc).startswith("assay: --cluster: 'nonsense' is not a scheduler's address")
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", address)
+    assert proc.returncode == 5, proc.stderr
+    assert error_line(proc).startswith(f"assay: cannot use the Dask cluster at {address}: ")
     assert not (tmp_path / "run").exists()

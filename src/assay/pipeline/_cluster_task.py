@@ -23,6 +23,7 @@ folder (checked before the run); otherwise ``--cache`` is refused.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, RunError
 from assay.evidence import DetachedRecorder, current_recorder, replay_detached
 from assay.model import (
     ResponseCache,
@@ -59,11 +60,21 @@ given up (see ``STRAGGLER_GRACE``)."""
 
 
 class ClusterRefused(ConfigError):
-    """A Python task the cluster cannot run: it stops the eval before any unit runs
-    (exit 2), as a refusal does, instead of being one unit's error."""
+    """A Python task the cluster cannot run, or an address that is not one: it stops
+    the eval before the unit runs (exit 2), as for a YAML spec, instead of being one
+    unit's error."""
 
     @classmethod
     def of(cls, error: ConfigError) -> ClusterRefused:
+        return cls(error.key, **error.params)
+
+
+class ClusterUnreachable(RunError):
+    """No scheduler at the address, or no worker there: the eval stops (exit 5), as a
+    YAML spec's run does, instead of each unit failing alike."""
+
+    @classmethod
+    def of(cls, error: RunError) -> ClusterUnreachable:
         return cls(error.key, **error.params)
 
 
@@ -89,7 +100,13 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
     settings = _WorkerSettings()
     if cache is not None:
         settings = _WorkerSettings(str(cache.root.resolve()), cache.expiry)
-    async with cluster_client(address) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(cluster_client(address))
+        except ConfigError as exc:  # not a scheduler's address
+            raise ClusterRefused.of(exc) from None
+        except RunError as exc:  # no scheduler there, or no worker
+            raise ClusterUnreachable.of(exc) from None
         if cache is not None:
             await _check_shared(client, cache.root.resolve())
         limit = (prepared.spec.targets[0].limits or {}).get("time_limit") or NO_TIME_LIMIT

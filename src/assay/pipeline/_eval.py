@@ -36,7 +36,7 @@ from assay.model import (
     price_scope,
     prices_from_env,
 )
-from assay.pipeline._cluster_task import ClusterRefused
+from assay.pipeline._cluster_task import ClusterRefused, ClusterUnreachable
 from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
@@ -373,7 +373,7 @@ async def _run_unit(
             outcome = await execute_run(prepared, run_options, resume=placement.resume)
         error = outcome.errors.message() or scorer_errors(outcome.report)
         return _result(task, model, outcome, error)
-    except (Interrupted, ClusterRefused):  # the eval stops: Ctrl-C, or exit 2
+    except (Interrupted, ClusterRefused, ClusterUnreachable):  # the eval stops (exit 2, 5)
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
         return _result(task, model, exc.outcome, exc.one_line())
