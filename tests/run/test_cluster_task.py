@@ -9,6 +9,7 @@ run's, event for event, and ``verify`` and ``assay score`` accept it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -292,6 +293,33 @@ def test_a_trial_longer_than_the_cluster_loss_timeout_is_waited_for(
     proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
     assert proc.returncode == 0, proc.stderr
     assert len(read_jsonl(tmp_path / "cluster" / "bundles.jsonl")) == 12
+
+
+def test_a_scheduler_lost_mid_run_stops_it_and_resume_finishes_it(tmp_path: Path) -> None:
+    """As for a YAML spec: sealed ``interrupted``, exit 5, one line naming the resume,
+    which finishes the run on a cluster started again; no sample counted twice."""
+    task = _task(tmp_path / "task")
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    (tmp_path / "task" / "slow").touch()
+    run = tmp_path / "cluster"
+    (tmp_path / "dask").mkdir()
+    with _started(tmp_path / "dask") as started:
+        proc = start_cli("run", task, "-o", run, "-j", "1", "--cluster", started.address)
+        assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
+        os.killpg(started.scheduler.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, out + err
+    line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
+    assert f"assay resume {run} --cluster {started.address}" in line
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    assert len(finished_trials(run)) < 12
+    (tmp_path / "again").mkdir()
+    with _started(tmp_path / "again") as again:
+        resumed = run_cli("resume", run, "--cluster", again.address)
+    assert resumed.returncode == 0, resumed.stderr
+    assert results_view(run) == results_view(tmp_path / "local")
+    assert verify_run(run).ok
 
 
 def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(

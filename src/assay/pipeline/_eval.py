@@ -376,6 +376,8 @@ async def _run_unit(
     except (Interrupted, ClusterRefused, ClusterUnreachable):  # the eval stops (exit 2, 5)
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
+        if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
+            raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
         return _result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
         path = output if output is not None and output.exists() else None
