@@ -117,7 +117,7 @@ def noted():
 
 
 @task
-def numbers(hook=None):
+def numbers(hook=None, sandboxed=False):
     return Task(
         dataset=[
             Sample(input=f"say {'even' if i %% 3 else 'odd'} {i}", target=str(i), id=f"s{i:02d}")
@@ -126,6 +126,7 @@ def numbers(hook=None):
         solver=[use_tools(echo), where(hook=hook), generate()],
         scorer=[match(), noted(), model_graded_qa(model="grader/v1")],
         model="answerer/v1",
+        sandbox="local" if sandboxed else None,
     )
 """
 
@@ -421,4 +422,17 @@ def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path:
     proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", address)
     assert proc.returncode == 5, proc.stderr
     assert error_line(proc).startswith(f"assay: cannot use the Dask cluster at {address}: ")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_task_with_sandboxes_is_refused(tmp_path: Path) -> None:
+    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting."""
+    task = _task(tmp_path / "task")
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    proc = run_cli("run", task, "-T", "sandboxed=1", "-o", tmp_path / "run", "--cluster", address)
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc) == (
+        "assay: --cluster: a task with sandboxes runs in this process (its sandboxes stay "
+        "with the trial) — see 'assay run --help' for the accepted values"
+    )
     assert not (tmp_path / "run").exists()
