@@ -160,7 +160,7 @@ def _extras(run: Path) -> list[dict[str, object]]:
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "`--cluster ADDRESS` (YAML specs; `run` and `resume`) — run the targets' calls on the "
+    "`--cluster ADDRESS` (`run` and `resume`) — run the targets' calls on the "
     "workers of the Dask scheduler at `ADDRESS` (`tcp://host:8786`).",
     "The trials, their evidence and everything after them stay in this process.",
 )
@@ -405,15 +405,6 @@ def test_a_scheduler_without_a_worker_is_one_line_exit_5_and_writes_nothing(
         "ADDRESS), or check the --cluster address"
     )
     assert not (tmp_path / "run").exists()
-
-
-@pytest.mark.doc("docs/cli.md", "Refused for Python tasks (exit 2).")
-def test_a_python_task_is_refused_before_anything_runs(tmp_path: Path) -> None:
-    task = REPO / "examples" / "arithmetic" / "tasks.py"
-    proc = run_cli("run", f"{task}@arithmetic", "--cluster", "tcp://127.0.0.1:1", cwd=tmp_path)
-    assert proc.returncode == 2, proc.stderr
-    assert "--cluster" in error_line(proc)
-    assert not (tmp_path / "runs").exists()
 
 
 def test_run_and_resume_both_take_the_option() -> None:

@@ -127,6 +127,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "该运行的模型 {model!r} 使用了非数据参数（例如函数）创建，无法为恢复运行重新创建",
         "请使用普通值作为模型参数（-M key=value），或注册一个模型提供方",
     ),
+    "task.args": (
+        "the task {task!r} was made with -T arguments that are not data ({names}), so it "
+        "cannot be made again from its file (to resume, or on a cluster's workers)",
+        "pass task arguments that are plain values (-T key=value)",
+        "任务 {task!r} 使用了非数据的 -T 参数（{names}）创建，"
+        "无法从其文件重新创建（用于恢复运行或在集群工作进程上运行）",
+        "请使用普通值作为任务参数（-T key=value）",
+    ),
     "eval.unknown_option": (
         "assay.eval: unknown option {option!r}{suggestion}",
         "the options are the fields of assay.pipeline.EvalOptions (see docs/python.md)",

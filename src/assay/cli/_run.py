@@ -284,13 +284,10 @@ def run(
         if execution["baseline"] is not None:
             reason = "a baseline is for YAML specs with a gate.no_regression policy"
             raise ConfigError("spec.shape", path="--baseline", reason=reason)
-        from assay.run import PYTHON_TASK_ON_CLUSTER
-
         written = "is for YAML specs; a Python task's run is written to its directory"
         for given, option, reason in (
             (dry_run, "--dry-run", written),
             (execution["sink_url"], "--sink", written),
-            (execution["cluster"], "--cluster", PYTHON_TASK_ON_CLUSTER),
             (shard, "--shard", "sharded runs are for YAML specs"),
         ):
             if given:
@@ -319,6 +316,7 @@ def run(
             "cache_expiry": cache_expiry or DEFAULT_EXPIRY,
             "prices": prices,
             "progress": progress_line(execution["progress"]),
+            "cluster": execution["cluster"],
         }
         options.update(given_settings(context))
         run_tasks(str(spec), models, options, sign_key, junit)

@@ -36,6 +36,7 @@ from assay.model import (
     price_scope,
     prices_from_env,
 )
+from assay.pipeline._cluster_task import ClusterRefused, ClusterUnreachable
 from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
@@ -103,6 +104,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             ``model_roles`` and are recorded in the run's spec.
         solver: a solver (or list of them) for every task instead of its own, or the name
             of a registered one (the CLI's ``--solver``), made with *solver_args* (``-S``).
+        cluster: the address of a Dask scheduler (``tcp://host:8786``): each trial's
+            solver and scorers run on its workers, the task rebuilt there from its
+            file as ``resume`` rebuilds it (docs/cluster.md).
     """
 
     log_dir: Path = Path("runs")
@@ -134,6 +138,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     model_roles: dict[str, Any] = {}
     solver: Any = None
     solver_args: dict[str, Any] = {}
+    cluster: str | None = None
 
 
 class EvalResult(msgspec.Struct):
@@ -370,14 +375,17 @@ async def _run_unit(
             progress=opts.progress,
             max_sandboxes=opts.max_sandboxes,
             sandbox_cleanup=opts.sandbox_cleanup,
+            cluster=opts.cluster,
         )
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=placement.resume)
         error = outcome.errors.message() or scorer_errors(outcome.report)
         return _result(task, model, outcome, error)
-    except Interrupted:
+    except (Interrupted, ClusterRefused, ClusterUnreachable):  # the eval stops (exit 2, 5)
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
+        if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
+            raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
         return _result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
         path = output if output is not None and output.exists() else None

@@ -51,9 +51,17 @@ async def close_parts(parts: Iterable[object]) -> None:
 @asynccontextmanager
 async def targets_on(prepared: Prepared, cluster: str | None) -> AsyncIterator[Prepared]:
     """*prepared* itself, or, given a Dask scheduler's address, with targets that send
-    their calls to its workers (the targets built here are closed, never called)."""
+    their calls to its workers (a Python task's scorers too: ``_cluster_task``); the
+    targets built here are closed, never called."""
     if cluster is None:
         yield prepared
+        return
+    if any(target.kind == "solver" for target in prepared.spec.targets):  # a Python task
+        from assay.pipeline._cluster_task import task_on_cluster
+
+        async with task_on_cluster(cluster, prepared) as running:
+            await close_parts(prepared.targets.values())
+            yield running
         return
     from assay.run import cluster_targets  # Dask's side, loaded only for --cluster
 

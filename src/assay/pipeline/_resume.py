@@ -32,7 +32,7 @@ from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
-from assay.pipeline._task_prepare import rebuild_task
+from assay.pipeline._task_prepare import rebuild_frozen
 from assay.plan import Shard
 from assay.spec import EvalSpec, LoadedSpec, load_spec
 
@@ -54,6 +54,11 @@ def _what_changed(path: Path, spec: EvalSpec) -> str:
         frozen = msgspec.json.decode((path / "spec.json").read_bytes())
     except (OSError, msgspec.DecodeError):
         return "its spec digest differs"
+    return spec_changes(frozen, spec)
+
+
+def spec_changes(frozen: dict[str, Any], spec: EvalSpec) -> str:
+    """Which fields of *spec* differ from *frozen* (a spec as JSON holds it)."""
     now = msgspec.json.decode(msgspec.json.encode(spec))  # as spec.json holds it: lists, not tuples
     changed = sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
     return "changed: " + ", ".join(changed) if changed else "its spec digest differs"
@@ -68,14 +73,12 @@ def prepare_for_resume(path: Path, spec_path: Path | None = None) -> Prepared:
         raise EvidenceError(
             "run.not_a_run", path=str(path), reason="spec.json is missing or unreadable"
         ) from None
-    if frozen.task is None:
-        if any(t.kind == "solver" for t in frozen.targets):
-            raise ConfigError("task.in_memory", evaluation=frozen.evaluation)
+    if not any(t.kind == "solver" for t in frozen.targets):
         return prepare_spec(load_for_resume(path, spec_path))
     manifest = read_manifest(path)
-    if manifest.get("status") == "complete":
-        raise RunError("run.complete", path=str(path))
-    prepared = rebuild_task(frozen)
+    if frozen.task is not None and manifest.get("status") == "complete":  # else: in memory,
+        raise RunError("run.complete", path=str(path))  # which rebuild_frozen refuses first
+    prepared = rebuild_frozen(frozen)
     if prepared.spec.digest != manifest["spec_digest"]:
         reason = _what_changed(path, prepared.spec)
         raise RunError("run.spec_changed", path=str(path), reason=reason)

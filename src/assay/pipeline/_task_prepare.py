@@ -241,6 +241,27 @@ def _result_limits(task: Task, model: Model) -> dict[str, Any]:
     return limits
 
 
+def rebuild_frozen(spec: EvalSpec) -> Prepared:
+    """The Prepared of a Python-task run rebuilt from its frozen spec, by re-importing
+    its task file: refused for a task made in memory (a notebook's, an ``eval(Task)``),
+    which has no file to re-import, or with ``-T`` arguments that are not data (a
+    function is frozen as its repr). ``resume`` and a run on a cluster both rebuild so."""
+    if spec.task is None:
+        raise ConfigError("task.in_memory", evaluation=spec.evaluation)
+    args = spec.task.get("args") or {}
+    not_data = sorted(name for name, value in args.items() if _not_data(json_safe(value)))
+    if not_data:  # frozen as a name or a repr: made again, the task would get a dict
+        raise ConfigError("task.args", task=spec.task["name"], names=", ".join(not_data))
+    return rebuild_task(spec)
+
+
+def _not_data(frozen: Any) -> bool:
+    """Whether *frozen* (``json_safe``'s) stands for a function or an object, which a
+    task made again from its file would get as that dict."""
+    text = repr(frozen)
+    return "'$repr'" in text or "'$callable'" in text
+
+
 def rebuild_task(spec: EvalSpec) -> Prepared:
     """The Prepared of a Python-task run, rebuilt from its frozen spec (for resume)."""
     record: dict[str, Any] = spec.task or {}

@@ -11,24 +11,50 @@ from assay.run._signals import run_until_signalled
 from assay.run._trial import AttemptRecord, AttemptState, TrialResult, TrialState, run_trial
 
 if _typing.TYPE_CHECKING:
-    from assay.run._cluster import PYTHON_TASK_ON_CLUSTER, ClusterTarget, cluster_targets
+    from assay.run._cluster import (
+        PYTHON_TASK_ON_CLUSTER,
+        ClusterTarget,
+        call_chunks,
+        cluster_client,
+        cluster_targets,
+    )
+    from assay.run._cluster_worker import Call, Reply, call_target
 
-_CLUSTER = {"PYTHON_TASK_ON_CLUSTER", "ClusterTarget", "cluster_targets"}
+_CLUSTER = {
+    "PYTHON_TASK_ON_CLUSTER",
+    "ClusterTarget",
+    "call_chunks",
+    "cluster_client",
+    "cluster_targets",
+}
+_WORKER = {"Call", "Reply", "call_target"}
 
 
 # the cluster's names, imported when first used: a run without ``--cluster`` never
 # loads Dask's side (nor the targets a worker rebuilds)
-__getattr__ = _lazy_exports(__name__, dict.fromkeys(_CLUSTER, "assay.run._cluster"), globals())
+__getattr__ = _lazy_exports(
+    __name__,
+    {
+        **dict.fromkeys(_CLUSTER, "assay.run._cluster"),
+        **dict.fromkeys(_WORKER, "assay.run._cluster_worker"),
+    },
+    globals(),
+)
 
 
 __all__ = [
     "PYTHON_TASK_ON_CLUSTER",
     "AttemptRecord",
     "AttemptState",
+    "Call",
     "ClusterTarget",
+    "Reply",
     "TrialResult",
     "TrialState",
     "backoff_delay",
+    "call_chunks",
+    "call_target",
+    "cluster_client",
     "cluster_targets",
     "execute",
     "first_error",

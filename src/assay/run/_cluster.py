@@ -29,7 +29,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Container, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,14 +41,22 @@ import msgspec
 from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
-from assay.run._cluster_worker import Call, Chunk, Reply, call_chunk, call_key, collect
+from assay.run._cluster_worker import (
+    Call,
+    Chunk,
+    Maker,
+    Reply,
+    call_chunk,
+    call_key,
+    collect,
+)
 from assay.run._groups import first_error
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
 
 PYTHON_TASK_ON_CLUSTER = (
-    "runs a YAML spec's targets (programs, functions, endpoints); "
-    "a Python task's solver and models run in this process"
+    "cluster_targets runs a YAML spec's targets (programs, functions, endpoints); "
+    "a Python task's trials go to the workers whole (assay.pipeline's task_on_cluster)"
 )
 CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
@@ -75,10 +83,18 @@ async def cluster_targets(
     for spec in specs:
         if spec.kind == "solver":
             raise ConfigError("task.option", option="--cluster", reason=PYTHON_TASK_ON_CLUSTER)
+    async with cluster_client(address) as client:
+        yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+
+
+@asynccontextmanager
+async def cluster_client(address: str) -> AsyncIterator[Any]:
+    """A ``distributed.Client`` connected to *address*, with a worker there, and Dask's
+    loggers quiet while it lives; closed when the block ends."""
     with _dask_logs_quiet():
         client = await _connect(address)
         try:
-            yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+            yield client
         finally:
             with anyio.CancelScope(shield=True):
                 await client.close()
@@ -134,6 +150,15 @@ async def _connect(address: str) -> Any:
     return client
 
 
+def call_chunks(
+    client: Any, payload: bytes, settings: str, address: str, timeout: float, make: Maker
+) -> _Chunks:
+    """A sender of calls, in chunks, to the caller ``make(payload, settings)`` that each
+    worker builds once (a Python task rebuilt from its frozen spec, say); *timeout* is
+    how long a call may run (see ``STRAGGLER_GRACE``)."""
+    return _Chunks(client, payload, settings, address, timeout, make)
+
+
 class ClusterTarget:
     """A target whose calls run on the cluster's workers, in chunks."""
 
@@ -176,13 +201,24 @@ class _Chunks:
     yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
     and sends them, so every call is sent by a chunk that holds it."""
 
-    def __init__(self, client: Any, target: bytes, root: str, address: str, timeout: float):
+    def __init__(
+        self,
+        client: Any,
+        target: bytes,
+        root: str,
+        address: str,
+        timeout: float,
+        make: Maker | None = None,
+    ) -> None:
+        self._make = make  # what answers the calls on a worker (None: a YAML spec's target)
         self._client = client
         self._timeout = timeout
         self._target = target
         self._root = root
         self._address = address
         self._queue: deque[_Waiting] = deque()
+        self._members: set[str] | None = None  # the workers' addresses, once asked
+        self._members_at = float("-inf")
 
     async def send(self, call: Call) -> Reply:
         mine = _Waiting(call)
@@ -216,8 +252,9 @@ class _Chunks:
 
     async def _collected(self, straggler: _Waiting) -> Reply:
         """The reply of a call its chunk left running on ``straggler.worker``. A worker
-        lost since cannot answer: the call is then an infrastructure failure, found
-        when the call's own timeout has passed with some margin."""
+        lost since cannot answer: the call is then an infrastructure failure, found as
+        soon as the scheduler no longer lists that worker (a trial of a Python task may
+        run for minutes), else once the call's own timeout has passed with a margin."""
         key = call_key(straggler.call)
         future = self._client.submit(
             collect, [key], workers=[straggler.worker], allow_other_workers=False, pure=False
@@ -227,7 +264,10 @@ class _Chunks:
             return {key: Reply([], infra=("cluster", reason, None, None))}
 
         with anyio.move_on_after(self._timeout + STRAGGLER_GRACE):
-            got: dict[str, Reply | None] = await self._awaited(future, failed)
+            try:
+                got: dict[str, Reply | None] = await self._awaited(future, failed, straggler.worker)
+            except _WorkerGone:
+                got = {}
             reply = got.get(key)
             if reply is not None:
                 return reply
@@ -240,20 +280,26 @@ class _Chunks:
             return Chunk("", [Reply([], infra=("cluster", reason, None, None))] * len(calls))
 
         chunk = await self._awaited(
-            self._client.submit(call_chunk, self._target, self._root, calls, pure=False), failed
+            self._client.submit(
+                call_chunk, self._target, self._root, calls, self._make, pure=False
+            ),
+            failed,
         )
         return chunk.worker or None, chunk.replies
 
-    async def _awaited(self, future: Any, failed: Callable[[str], _T]) -> _T:
+    async def _awaited(
+        self, future: Any, failed: Callable[[str], _T], worker: str | None = None
+    ) -> _T:
         """A task's result, or ``failed(reason)`` when the cluster could not run it (its
-        workers kept dying); ClusterLost when the cluster itself is gone."""
+        workers kept dying); ClusterLost when the cluster itself is gone; _WorkerGone
+        when the task is pinned to *worker* and the scheduler no longer lists it."""
         from concurrent.futures import CancelledError
 
         from distributed import KilledWorker
         from distributed.client import ClosedClientError
 
         try:
-            result: _T = await self._watched(future)
+            result: _T = await self._watched(future, worker)
         except KilledWorker as exc:
             return failed(_reason(exc))
         except (CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
@@ -263,21 +309,34 @@ class _Chunks:
             raise ClusterLost(self._address, why) from exc
         return result
 
-    async def _watched(self, future: Any) -> Any:
+    async def _watched(self, future: Any, worker: str | None = None) -> Any:
         """A task's result, awaited while ``_watch`` looks after the cluster."""
         result: Any = None
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._watch)
+                group.start_soon(self._watch, worker)
                 result = await future
                 group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:  # the one that matters, not a group of them
             raise first_error(errors) from None
         return result
 
-    async def _watch(self) -> None:
+    async def _workers(self) -> Container[str]:
+        """The addresses of the cluster's workers, asked of the scheduler at most once
+        every ``WATCH_EVERY`` seconds for all the stragglers (an asynchronous client's
+        cached ``scheduler_info`` names none); everyone, until first known."""
+        now = time.monotonic()
+        if now - self._members_at >= WATCH_EVERY:
+            self._members_at = now
+            with contextlib.suppress(OSError):  # out of reach: _watch says so
+                identity = await self._client.scheduler.identity(n_workers=-1)
+                self._members = set(identity.get("workers") or ())
+        return self._members if self._members is not None else _Everyone()
+
+    async def _watch(self, worker: str | None = None) -> None:
         """Raise ClusterLost once the scheduler has been out of reach, or the cluster
-        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever)."""
+        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever);
+        _WorkerGone once other workers are listed but not *worker*."""
         unreachable = no_worker = None
         while True:
             await anyio.sleep(WATCH_EVERY)
@@ -287,14 +346,28 @@ class _Chunks:
                 no_worker = None
             else:
                 unreachable = None
-                workers = self._client.scheduler_info().get("workers") or {}
-                no_worker = (no_worker or now) if not workers else None
+                info = self._client.scheduler_info()  # an asynchronous client's: counts only
+                count = info.get("n_workers", len(info.get("workers") or {}))
+                no_worker = (no_worker or now) if not count else None
+                if worker is not None and count and worker not in await self._workers():
+                    raise _WorkerGone(worker)
             if unreachable is not None and now - unreachable >= LOST_AFTER:
                 why = f"the scheduler has been out of reach for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
             if no_worker is not None and now - no_worker >= LOST_AFTER:
                 why = f"no worker has been connected for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
+
+
+class _WorkerGone(Exception):
+    """The worker a straggler was left running on is no longer in the cluster."""
+
+
+class _Everyone:
+    """Every worker address: the cluster's, before the scheduler has named them."""
+
+    def __contains__(self, address: object) -> bool:
+        return True
 
 
 _CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import msgspec
@@ -40,6 +41,7 @@ class Call(msgspec.Struct, frozen=True):
     epoch: int
     last: int
     parent: int | None
+    root: int = 1  # the trial's ``trial_started``: a Python task's scorers record under it
 
 
 class Reply(msgspec.Struct):
@@ -49,6 +51,7 @@ class Reply(msgspec.Struct):
     ops: list[tuple[Any, ...]]
     outcome: TargetOutcome | None = None
     infra: tuple[str, str, float | None, int | None] | None = None
+    scores: Any = None  # a Python task's: each scorer's verdict and ops (``_cluster_task``)
 
 
 class Chunk(msgspec.Struct):
@@ -66,7 +69,7 @@ _start_lock = threading.Lock()
 _portal: BlockingPortal | None = None
 _tasks: TaskGroup | None = None  # the loop's own: calls may outlive their chunk
 # touched only on the portal's loop:
-_targets: dict[tuple[bytes, str], Target] = {}
+_targets: dict[tuple[bytes, str], Caller] = {}
 _running: dict[str, _Running] = {}  # calls returned to the driver as still running
 
 
@@ -80,19 +83,40 @@ class _Running:
         self.reply: Reply | None = None
 
 
+class Caller(Protocol):
+    """What answers a chunk's calls on a worker, built once from what the driver sent."""
+
+    async def reply(self, call: Call) -> Reply: ...
+
+
+Maker = Callable[[bytes, str], Caller]
+"""Builds a ``Caller`` from the bytes and the string ``call_chunk`` was given."""
+
+
+class TargetCaller:
+    """A YAML spec's target (*target*: its spec as JSON; *root*: the spec's folder)."""
+
+    def __init__(self, target: bytes, root: str) -> None:
+        self.target = build_target(msgspec.json.decode(target, type=TargetSpec), Path(root))
+
+    async def reply(self, call: Call) -> Reply:
+        return await call_target(self.target, call)
+
+
 def call_key(call: Call) -> str:
     """A call's name on the worker: its trial and where the trial's recorder stood."""
     return f"{call.trial_id}@{call.last}"
 
 
-def call_chunk(target: bytes, root: str, calls: list[Call]) -> Chunk:
-    """Put *calls* to the target *target* (its spec as JSON; *root*, its spec's folder)
-    at once; return their replies in order, ``None`` for the stragglers (see the module
-    doc). Dask runs this in a worker thread."""
+def call_chunk(target: bytes, root: str, calls: list[Call], make: Maker | None = None) -> Chunk:
+    """Put *calls* to the caller ``make(target, root)`` (by default a YAML spec's
+    target: its spec as JSON, and its spec's folder) at once; return their replies in
+    order, ``None`` for the stragglers (see the module doc). Dask runs this in a worker
+    thread."""
     from distributed import get_worker
 
     address = get_worker().address
-    return Chunk(address, _event_loop().call(_call_all, target, root, calls))
+    return Chunk(address, _event_loop().call(_call_all, target, root, calls, make or TargetCaller))
 
 
 def collect(keys: list[str]) -> dict[str, Reply | None]:
@@ -105,11 +129,10 @@ def collect(keys: list[str]) -> dict[str, Reply | None]:
     return _event_loop().call(_collect, keys)
 
 
-async def _call_all(target: bytes, root: str, calls: list[Call]) -> list[Reply | None]:
+async def _call_all(target: bytes, root: str, calls: list[Call], make: Maker) -> list[Reply | None]:
     built = _targets.get((target, root))
     if built is None:
-        spec = msgspec.json.decode(target, type=TargetSpec)
-        built = _targets[(target, root)] = build_target(spec, Path(root))
+        built = _targets[(target, root)] = make(target, root)
     running = [_Running() for _ in calls]
     half, everyone = anyio.Event(), anyio.Event()
     finished = 0
@@ -117,7 +140,7 @@ async def _call_all(target: bytes, root: str, calls: list[Call]) -> list[Reply |
     async def one(call: Call, mine: _Running) -> None:
         nonlocal finished
         try:
-            mine.reply = await _call(built, call)
+            mine.reply = await built.reply(call)
         except Exception as exc:  # a bug: the call's failure, not the worker loop's end
             mine.reply = Reply([], infra=("cluster", f"{type(exc).__name__}: {exc}", None, None))
         mine.done.set()
@@ -162,7 +185,9 @@ async def _collect(keys: list[str]) -> dict[str, Reply | None]:
     return done
 
 
-async def _call(built: Target, call: Call) -> Reply:
+async def call_target(built: Target, call: Call) -> Reply:
+    """Put *call* to *built*, recording into a ``DetachedRecorder``: its ops and the
+    outcome, or the infrastructure failure."""
     recorder = DetachedRecorder(call.trial_id, call.last, call.parent)
     with recorder.bound():
         try:
