@@ -5,6 +5,7 @@ pinned in the spec, and the task itself left as it was."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,15 @@ from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED
 from assay.scorer import exact
 from assay.solver import Generate, TaskState, generate, solver
-from tests.helpers import bundles_by_sample, run_cli, state_of
+from tests.helpers import (
+    bundles_by_sample,
+    run_cli,
+    start_cli,
+    state_of,
+    wait_for,
+    whole_records,
+    write_module,
+)
 
 TASK = """
 from assay import Sample, Task, task
@@ -41,7 +50,7 @@ def greet():
     "docs/cli.md",
     "`--solver NAME` runs the solver registered as NAME (`@solver` in the task's file, or "
     "an installed package's) instead of each task's own, made with the `-S key=value` "
-    "arguments; the run's spec records it.",
+    "arguments; the run's spec records it",
 )
 def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) -> None:
     (tmp_path / "greet.py").write_text(TASK)
@@ -106,3 +115,59 @@ def test_eval_takes_a_solver_and_leaves_the_task_as_it_was(tmp_path: Path) -> No
     assert task.solver is own
     (bundle,) = bundles_by_sample(result.path).values()
     assert state_of(result.path, bundle)["output"]["message"]["content"] == "ok"
+
+
+WAITS = """
+import os
+
+import anyio
+
+from assay import Sample, Task, task
+from assay.scorer import exact
+from assay.solver import generate, solver
+
+
+@solver
+def waiting(text: str):
+    async def solve(state, generate):
+        while not os.path.exists(os.environ["GO_ON"]):
+            await anyio.sleep(0.02)
+        state.output.completion = text
+        return state
+
+    return solve
+
+
+@task
+def waits():
+    samples = [Sample(input=f"say {i}", target="four", id=f"s{i}") for i in range(3)]
+    return Task(dataset=samples, solver=generate(), scorer=exact())
+"""
+
+
+@pytest.mark.doc("docs/cli.md", "the run's spec records it, and `resume` makes it again.")
+def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", WAITS)
+    env = {"GO_ON": str(tmp_path / "go-on")}
+    args = ("tasks.py@waits", "-m", "mock/x", "--solver", "waiting", "-S", "text=four")
+    proc = start_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path, env=env)
+    run = tmp_path / "run"
+
+    def started() -> bool:
+        events = run / "events.jsonl"
+        return events.exists() and any(
+            e["type"] == "attempt_started" for e in whole_records(events)
+        )
+
+    assert wait_for(started, timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (tmp_path / "go-on").write_text("")
+    resumed = run_cli("resume", run, cwd=tmp_path, env=env)
+    assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
+    assert run_cli("verify", run).returncode == EXIT_PASSED
+    outputs = {
+        sample: state_of(run, bundle)["output"]["message"]["content"]
+        for sample, bundle in bundles_by_sample(run).items()
+    }
+    assert outputs == {"s0": "four", "s1": "four", "s2": "four"}  # not the mock's answer

@@ -14,8 +14,8 @@ a test can drive it from ``anyio.run`` or from a CLI in a subprocess alike.
 
 The normal answer echoes the last message, calls the first tool (or the one
 ``tool_choice`` names; none with ``"none"``) when tools are offered and no tool result is
-in the conversation yet, and carries log probabilities when asked, and ``n`` choices when asked (the first's text
-with `` #2``, `` #3``... after it).
+in the conversation yet, and carries log probabilities when asked, and ``n`` choices
+when asked (the first's text with `` #2``, `` #3``... after it).
 ``reply`` replaces the text of the answer (e.g. a calculator); ``reasoning`` adds a
 ``reasoning_content`` to it.
 """
