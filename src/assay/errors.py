@@ -66,7 +66,11 @@ class AssayError(Exception):
     def one_line(self) -> str:
         """The single line the CLI prints: ``message (hint)``."""
         msg, hint = render(self.key, self.params)
-        return f"{msg} — {hint}"
+        line = f"{msg} — {hint}"
+        if line.isprintable():
+            return line
+        # a value from the input (a key, a path) held a line break: shown escaped, on one line
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
     def __str__(self) -> str:
         return self.one_line()

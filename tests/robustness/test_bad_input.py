@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
 from assay.cli import main
@@ -891,6 +891,7 @@ def _load_or_config_error(path: Path) -> None:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=DOCUMENTS)
+@example(document={"gate": {"\n": None}})  # a key with a line break: still one line
 def test_fuzz_the_spec_loader_with_random_documents(fuzz_folder: Path, document: Any) -> None:
     path = fuzz_folder / "fuzz.yaml"
     path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
