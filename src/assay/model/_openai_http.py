@@ -19,27 +19,54 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 
-TRANSPORTS = ("aiohttp", "httpx")
+TRANSPORTS = ("direct", "aiohttp", "httpx")
 SHARD = 32
 """Connections per httpx client: its pool looks at every connection for each request."""
 
 
-def pick_transport(model: str, requested: str | None, sdk: Any) -> str:
-    """The transport to use: *requested*, else aiohttp when the SDK can use it."""
+def pick_transport(model: str, requested: str | None, base_url: str) -> str:
+    """The transport to use: *requested*, else ``direct`` (assay's own client), unless
+    the environment sends *base_url* through a proxy: then the SDK's (``sdk``, resolved
+    by ``sdk_transport`` once the SDK is imported), which honours proxies."""
     if requested is not None and requested not in TRANSPORTS:
         raise ConfigError(
             "model.transport", model=model, transport=requested, known=", ".join(TRANSPORTS)
         )
+    proxy = proxy_for(base_url)
+    if requested == "direct" and proxy is not None:
+        raise ConfigError("model.transport_proxy", model=model, url=base_url)
+    if requested is None:
+        return "sdk" if proxy is not None else "direct"
+    return requested
+
+
+def sdk_transport(model: str, requested: str, sdk: Any) -> str:
+    """The SDK's HTTP client for *requested* (``sdk``: aiohttp when the SDK can use it,
+    else httpx)."""
     usable = hasattr(sdk, "DefaultAioHttpClient") and importlib.util.find_spec("aiohttp")
     if requested == "aiohttp" and not usable:
         raise ConfigError("model.sdk_missing", model=model, package="openai[aiohttp]")
-    if requested is None:
+    if requested == "sdk":
         return "aiohttp" if usable else "httpx"
     return requested
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, ...)
+    names for *url*, as the SDK's HTTP clients read it; None when there is none."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
+        return None
+    return str(proxy)
 
 
 def client_count(transport: str, connections: int) -> int:
