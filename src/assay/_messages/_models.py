@@ -54,7 +54,8 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "leave -M transport out (the SDK's aiohttp client then uses the proxy), or add "
         "the host to NO_PROXY",
         "模型 {model!r}：direct 传输方式无法通过环境变量为 {url!r} 设置的代理访问它",
-        "请省略 -M transport（此时使用 SDK 的 aiohttp 客户端，它支持代理），或把该主机加入 NO_PROXY",
+        "请省略 -M transport（此时使用 SDK 的 aiohttp 客户端，它支持代理），"
+        "或把该主机加入 NO_PROXY",
     ),
     "model.header": (
         "model {model!r}: header {header!r} cannot be sent (a line break, a colon in its "

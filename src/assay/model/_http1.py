@@ -174,7 +174,9 @@ class Connection(asyncio.Protocol):
             else:
                 headers[name] = value
         connection = headers.get("connection", "").lower()
-        self._keep = "close" not in connection and (version != b"HTTP/1.0" or "keep-alive" in connection)
+        self._keep = "close" not in connection and (
+            version != b"HTTP/1.0" or "keep-alive" in connection
+        )
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         length = headers.get("content-length")
         if self._chunked:

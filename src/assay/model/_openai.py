@@ -106,7 +106,11 @@ class OpenAIAPI:
         args = self._client_args
         key = self._api_key or os.environ.get(KEY_ENV) or NO_KEY
         headers = request_headers(
-            key, args.get("organization"), args.get("project"), args.get("default_headers"), __version__
+            key,
+            args.get("organization"),
+            args.get("project"),
+            args.get("default_headers"),
+            __version__,
         )
         query = args.get("default_query")
         url = self._url + (f"?{urlencode(query)}" if query else "")
@@ -227,8 +231,9 @@ def openai_provider(
     """``openai/<model>``: *base_url* defaults to ``$OPENAI_BASE_URL``, then OpenAI; the
     key to *api_key* (for programs, e.g. a local server's own), then ``$OPENAI_API_KEY``.
     *transport* is ``direct`` (assay's own HTTP/1.1 client, the default unless a proxy
-    is set for the server) or the SDK's HTTP client, ``aiohttp`` or ``httpx``. *args* may be ``organization``, ``project``, ``default_headers``,
-    ``default_query`` (passed to ``AsyncOpenAI``)."""
+    is set for the server) or the SDK's HTTP client, ``aiohttp`` or ``httpx``. *args*
+    may be ``organization``, ``project``, ``default_headers``, ``default_query`` (sent
+    by the direct transport, or passed to ``AsyncOpenAI``)."""
     model = f"openai/{name}"
     if importlib.util.find_spec("openai") is None:  # not in the core: the 'openai' extra
         raise ConfigError("model.extra_missing", model=model, package="openai", extra="openai")
