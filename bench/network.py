@@ -48,6 +48,8 @@ from _common import (
 CONNECTIONS = (50, 200, 500)
 LATENCY = 0.05
 TARGET_RATIO = 20.0  # assay >= 20 x Inspect at 200 connections
+TARGET_SHARE = {200: 0.8, 500: 0.5}  # issue 19: >= 3,200/s at 200, >= 5,000/s at 500
+TARGET_CPU_MS = 0.25  # issue 19: harness CPU per sample at those connection counts
 ASSAY_TASK = BENCH / "tasks" / "assay_network.py"
 INSPECT_TASK = BENCH / "tasks" / "inspect_overhead.py"
 INSPECT_CHILD = BENCH / "_inspect_child.py"
@@ -228,6 +230,12 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
         "ms",
         inspect=i["cpu_ms_per_sample"] if i else None,
     )
+    if c in TARGET_SHARE:  # issue 19, item 2
+        wanted = TARGET_SHARE[c]
+        share.target = f">= {100 * wanted:.0f} % ({wanted * limit:,.0f}/s)"
+        share.ok = a is not None and a["share"] >= wanted
+        cpu.target = f"<= {TARGET_CPU_MS} ms"
+        cpu.ok = a is not None and a["cpu_ms_per_sample"] <= TARGET_CPU_MS
     served = [f for f in (a, i) if f]
     server = Row(
         name,

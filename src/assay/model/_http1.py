@@ -157,9 +157,9 @@ class Connection(asyncio.Protocol):
         return Answer(status, headers, cookies, _decoded(body, headers))
 
     def _read_head(self, head: bytes) -> tuple[int, dict[str, str], list[str]] | None:
-        lines = head.split(b"\r\n")
-        version, status_text = lines[0].split(b" ", 2)[:2]
-        if not version.startswith(b"HTTP/1."):
+        lines = head.decode("latin-1").split("\r\n")
+        version, status_text = lines[0].split(" ", 2)[:2]
+        if not version.startswith("HTTP/1."):
             raise ValueError(f"not an HTTP/1.x answer: {lines[0][:40]!r}")
         status = int(status_text)
         if 100 <= status < 200:
@@ -167,15 +167,15 @@ class Connection(asyncio.Protocol):
         headers: dict[str, str] = {}
         cookies: list[str] = []
         for line in lines[1:]:
-            name, _, value = line.decode("latin-1").partition(":")
-            name, value = name.strip().lower(), value.strip()
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
             if name == "set-cookie":
-                cookies.append(value)
+                cookies.append(value.strip())
             else:
-                headers[name] = value
+                headers[name] = value.strip()
         connection = headers.get("connection", "").lower()
         self._keep = "close" not in connection and (
-            version != b"HTTP/1.0" or "keep-alive" in connection
+            version != "HTTP/1.0" or "keep-alive" in connection
         )
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         length = headers.get("content-length")
