@@ -3,7 +3,10 @@
 ``bench/server.py`` (50 ms latency) is hammered by the provider's ``direct`` transport
 (``DirectPost.post``, one request per call, C in flight, no trials, evidence or scores)
 in a fresh process, and the same calls go through ``OpenAIAPI.generate`` (request
-encoded, answer parsed into a ``ModelOutput``). Per connection count: calls/s and its
+encoded, answer parsed into a ``ModelOutput``), then through ``generate`` on the SDK's
+aiohttp transport (``sdk``: what every call cost before the direct transport; the
+imports of the SDK and aiohttp are counted, as they are in ``network.py``; so is the
+first connection of each of the C). Per connection count: calls/s and its
 share of the C / 50 ms limit, client CPU per call (getrusage of the client process), and
 the server's CPU per request and busy share (its ``/stats``). It shows whether the
 server can be the bottleneck of ``network.py`` and what a call costs the client with
@@ -33,7 +36,10 @@ def _child(url: str, calls: int, connections: int, mode: str) -> dict[str, float
     from assay.model import ChatMessage, GenerateConfig
     from assay.model._openai import OpenAIAPI
 
-    api = OpenAIAPI("bench", GenerateConfig(max_connections=connections), url, "sk-x")
+    usage0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    transport = "aiohttp" if mode == "sdk" else "direct"
+    settings = GenerateConfig(max_connections=connections)
+    api = OpenAIAPI("bench", settings, url, "sk-x", transport=transport)
     config = GenerateConfig()
     body = b'{"model":"bench","messages":[{"role":"user","content":"question 1"}]}'
 
@@ -52,7 +58,6 @@ def _child(url: str, calls: int, connections: int, mode: str) -> dict[str, float
         await asyncio.gather(*(worker(c) for c in counts))
         await api.aclose()
 
-    usage0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     asyncio.run(main())
     usage1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     user, sys_ = usage1.ru_utime - usage0.ru_utime, usage1.ru_stime - usage0.ru_stime
@@ -67,7 +72,7 @@ def measure(connections: list[int], calls: int) -> None:
     print(f"load average {load:.1f} at the start")
     with Server() as server:
         for c in connections:
-            for mode in ("transport", "generate"):
+            for mode in ("transport", "generate", "sdk"):
                 before = server.stats(reset=True)
                 argv = [
                     sys.executable,

@@ -61,6 +61,7 @@ class DirectPost:
         self._idle: list[Connection] = []
         self._slots: asyncio.Semaphore | None = None
         self._ssl: Any = None
+        self._closed = False
 
     async def post(self, body: bytes, timeout: float | None) -> Answer:
         """The server's answer to *body* (any status), or an ``InfrastructureError``:
@@ -86,7 +87,7 @@ class DirectPost:
                 raise
             finally:
                 timer.cancel()
-            if conn.reusable:
+            if conn.reusable and not self._closed:
                 self._idle.append(conn)
             else:
                 conn.close()
@@ -95,7 +96,9 @@ class DirectPost:
         return answer
 
     async def aclose(self) -> None:
-        """Close the idle sockets (a later call opens new ones)."""
+        """Close the idle sockets, and each busy one when its answer is in (the provider
+        makes a new pool for a later call)."""
+        self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
