@@ -1,11 +1,15 @@
-"""The HTTP client under the openai SDK, and what its failures mean.
+"""Which transport carries a call, the HTTP client under the openai SDK, and what its
+failures mean.
 
-The SDK builds every request and reads every answer; the library that moves the bytes
-is its ``http_client``. ``aiohttp`` (the SDK's own ``DefaultAioHttpClient``, the
-``openai[aiohttp]`` extra) is the default: on loopback at 200 connections it costs about
-0.6 ms of CPU per call where the SDK's httpx pool costs about 1 ms (``bench/``), and a
-harness in one Python thread is bound by exactly that. ``transport="httpx"`` picks the
-SDK's default client instead (also used when aiohttp is not installed).
+``direct`` (``_openai_direct``, assay's own HTTP/1.1 pool) is the default: it does not
+go through a proxy, so when the environment names one for the server the SDK carries
+the calls instead. Under the SDK, the SDK builds every request and reads every answer;
+the library that moves the bytes is its ``http_client``. ``aiohttp`` (the SDK's own
+``DefaultAioHttpClient``, the ``openai[aiohttp]`` extra) is the SDK's default here: on
+loopback at 200 connections it costs about 0.3 ms of CPU per call where the SDK's httpx
+pool costs more (``bench/``), and a harness in one Python thread is bound by exactly
+that. ``transport="httpx"`` picks the SDK's default client instead (also used when
+aiohttp is not installed).
 
 The two report failures differently: the SDK's aiohttp transport maps aiohttp's
 exceptions onto httpx's, and a refused or dropped connection comes out as httpx's
