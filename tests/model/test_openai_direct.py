@@ -1,8 +1,9 @@
 """The openai provider's ``direct`` transport (``model/_openai_direct.py``, ``_http1.py``)
-against a server on 127.0.0.1 that writes answers byte for byte as scripted: every way
-HTTP/1.1 frames a body (length, chunks, the end of the connection), compressed bodies,
-interim answers, a server that closes after answering, an unreadable answer, cookies
-that expire, and a call cancelled while its answer is on the way."""
+against a server on 127.0.0.1 (HTTP, or HTTPS with a certificate of its own) that writes
+answers byte for byte as scripted: every way HTTP/1.1 frames a body (length, chunks,
+the end of the connection), compressed bodies, interim answers, a server that closes
+after answering, an unreadable answer, cookies that expire, a call cancelled while its
+answer is on the way, and which certificates HTTPS trusts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import asyncio
 import gzip
 import json
 import socket
+import ssl
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -49,8 +52,9 @@ class RawServer:
     """Answers the n-th request with ``answers[n]`` (bytes, or a function of the
     connection's writer that writes and may close), on 127.0.0.1, in the test's loop."""
 
-    def __init__(self, answers: list[bytes | Callable[[Any], None]]) -> None:
+    def __init__(self, answers: list[bytes | Callable[[Any], None]], tls: Any = None) -> None:
         self.answers = list(answers)
+        self.tls = tls  # an ssl.SSLContext: serve HTTPS
         self.requests: list[bytes] = []
         self.connections = 0
         self.server: Any = None
@@ -58,8 +62,9 @@ class RawServer:
         self._open: list[tuple[Any, Any]] = []  # (writer, handler task)
 
     async def __aenter__(self) -> RawServer:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
+        scheme = "https" if self.tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -236,3 +241,70 @@ def test_an_answer_that_never_comes_is_a_timeout() -> None:
     (failure,), _ = run([lambda writer: None], timeout=0.2)  # never answers
     assert isinstance(failure, InfrastructureError), failure
     assert failure.reason == "timeout"
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1, signed by its own key: (certificate, key) files."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+def test_https_trusts_ssl_cert_file_and_refuses_an_unknown_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert_file, key_file = self_signed(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert_file, key_file)
+
+    async def one_call() -> Any:
+        async with RawServer([framed()], tls=served) as server:
+            assert server.url.startswith("https://")
+            model = get_model("openai/m", GenerateConfig(max_retries=0), base_url=server.url)
+            try:
+                return (await model.generate("q")).completion
+            except InfrastructureError as exc:
+                return exc
+            finally:
+                await model.aclose()
+
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # certifi's bundle: not trusted
+    refused = anyio.run(one_call)
+    assert isinstance(refused, InfrastructureError), refused
+    assert refused.reason == "connection"
+    assert "SSLCertVerificationError" in refused.detail
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    assert anyio.run(one_call) == "hi"
