@@ -50,6 +50,7 @@ class Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: Any = None
         self.reusable = False  # connected, idle, and the server did not ask to close
+        self.deadline = 0.0  # loop time by which the answer must be in (the pool's)
         self._waiter: asyncio.Future[Answer] | None = None
         self._buffer = bytearray()
         self._head: tuple[int, dict[str, str], list[str]] | None = None
