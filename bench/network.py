@@ -13,7 +13,10 @@ whole workload. For 50, 200 and 500 connections, the same task (``generate()`` t
 
 Each gives samples/s over the eval call and its share of the limit C / latency (what a
 harness with no cost of its own would reach), CPU seconds, and the server's own CPU per
-request (from its ``/stats``), which shows whether the server was the bottleneck.
+request (from its ``/stats``), which shows whether the server was the bottleneck. assay's
+runs take turns with the same task answered by a 50 ms timer instead of the server
+(``network_nosocket``): the difference in CPU per sample is what the network path costs,
+the rest is the harness's own.
 
     python bench/network.py [--connections 50,200,500] [--runs 1] [--samples 5000]
                             [--inspect-samples 1000]
@@ -48,6 +51,8 @@ from _common import (
 CONNECTIONS = (50, 200, 500)
 LATENCY = 0.05
 TARGET_RATIO = 20.0  # assay >= 20 x Inspect at 200 connections
+TARGET_SHARE = {200: 0.8, 500: 0.5}  # issue 19: >= 3,200/s at 200, >= 5,000/s at 500
+TARGET_CPU_MS = 0.25  # issue 19: harness CPU per sample at those connection counts
 ASSAY_TASK = BENCH / "tasks" / "assay_network.py"
 INSPECT_TASK = BENCH / "tasks" / "inspect_overhead.py"
 INSPECT_CHILD = BENCH / "_inspect_child.py"
@@ -121,6 +126,20 @@ def _assay_once(server: Server, connections: int, samples: int, base: Path) -> d
     return _figures(result, samples, connections, before, after)
 
 
+def _nosocket_once(connections: int, samples: int, base: Path) -> float:
+    """CPU ms per sample of the same task with the answer from a 50 ms timer instead of
+    the server (``network_nosocket``): the harness alone, as many trials waiting."""
+    log_dir = base / f"assay-nosocket-{connections}"
+    argv = ["task", f"{ASSAY_TASK}@network_nosocket", str(log_dir), str(samples)]
+    argv.append(str(connections))
+    env = {**inspect_env(), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    result = checked(run_child(argv, env=env), f"assay without a socket at {connections}")
+    remove(log_dir)
+    if result.report["status"] != "success":
+        raise RuntimeError(f"assay run without a socket failed: {result.report}")
+    return 1000.0 * float(result.report["cpu_s"]) / samples
+
+
 def _inspect_once(server: Server, connections: int, samples: int, base: Path) -> dict[str, Any]:
     python = inspect_python()
     assert python is not None
@@ -173,8 +192,15 @@ def measure(
         with Server() as server:
             for c in connections:
                 a = i = None
-                if has_assay:
-                    a = _median([_assay_once(server, c, samples, folder) for _ in range(runs)])
+                if has_assay:  # the network run and the one without a socket take turns
+                    done = [
+                        (
+                            _assay_once(server, c, samples, folder),
+                            _nosocket_once(c, samples, folder),
+                        )
+                        for _ in range(runs)
+                    ]
+                    a = _median([{**f, "nosocket_cpu_ms": ms} for f, ms in done])
                 if has_inspect:
                     i = _median(
                         [_inspect_once(server, c, inspect_samples, folder) for _ in range(runs)]
@@ -228,6 +254,20 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
         "ms",
         inspect=i["cpu_ms_per_sample"] if i else None,
     )
+    if c in TARGET_SHARE:  # issue 19, item 2
+        wanted = TARGET_SHARE[c]
+        share.target = f">= {100 * wanted:.0f} % ({wanted * limit:,.0f}/s)"
+        share.ok = a is not None and a["share"] >= wanted
+        cpu.target = f"<= {TARGET_CPU_MS} ms"
+        cpu.ok = a is not None and a["cpu_ms_per_sample"] <= TARGET_CPU_MS
+    harness = Row(
+        name,
+        "harness CPU per sample, no socket (info)",
+        a["nosocket_cpu_ms"] if a else float("nan"),
+        "ms",
+        note="the same task answered by a 50 ms timer instead of the server: what the "
+        "network path adds is the row above minus this one",
+    )
     served = [f for f in (a, i) if f]
     server = Row(
         name,
@@ -242,7 +282,7 @@ def _rows(c: int, a: dict[str, Any] | None, i: dict[str, Any] | None, has_assay:
             if f
         ),
     )
-    return [rate, share, cpu, server]
+    return [rate, share, cpu, harness, server]
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
-"""The openai provider's HTTP transports (aiohttp, the default, and httpx) against the
-fault-injecting server on 127.0.0.1, through the real SDK: a failure is named by what
-happened on the socket (timeout, refused, dropped, cut off), whichever exception class
-the transport and the SDK turned it into, and both transports answer the same."""
+"""The openai provider's HTTP transports (direct, the default: assay's own HTTP/1.1
+client; aiohttp and httpx: through the real SDK) against the fault-injecting server on
+127.0.0.1: a failure is named by what happened on the socket (timeout, refused, dropped,
+cut off), whichever exception class the transport and the SDK turned it into, and all
+transports answer the same."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from assay.model import GenerateConfig, ModelError, get_model
 from tests.helpers import wait_for
 from tests.servers.openai_compat import OpenAICompatServer, cut, drop, slow, status
 
-TRANSPORTS = ["aiohttp", "httpx"]
+TRANSPORTS = ["direct", "aiohttp", "httpx"]
 
 
 def one_call(url: str, transport: str, **config: Any) -> Any:
@@ -36,9 +37,30 @@ def one_call(url: str, transport: str, **config: Any) -> Any:
     return anyio.run(call)
 
 
-def test_aiohttp_is_the_default() -> None:
-    model = get_model("openai/tiny", base_url="http://127.0.0.1:9/v1")
-    assert getattr(model.api, "transport", None) == "aiohttp"
+def test_direct_is_the_default_and_a_proxied_server_goes_through_the_sdk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    proxied = get_model("openai/tiny", base_url="http://10.1.2.3:8000/v1")
+    assert getattr(proxied.api, "transport", None) == "aiohttp"  # it honours the proxy
+    with pytest.raises(ConfigError, match="through the proxy") as raised:
+        get_model("openai/tiny", base_url="http://10.1.2.3:8000/v1", transport="direct")
+    assert "NO_PROXY" in raised.value.one_line()
+    monkeypatch.setenv("no_proxy", "10.1.2.3")
+    direct = get_model("openai/tiny", base_url="http://10.1.2.3:8000/v1")
+    assert getattr(direct.api, "transport", None) == "direct"
+
+
+def test_a_header_that_cannot_be_sent_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="'x-evil'") as raised:
+        get_model(
+            "openai/tiny",
+            base_url="http://127.0.0.1:9/v1",
+            default_headers={"x-evil": "a\r\nhost: elsewhere"},
+        )
+    assert "\n" not in raised.value.one_line()
 
 
 def test_an_unknown_transport_is_a_config_error() -> None:

@@ -1,7 +1,9 @@
-"""The openai provider's prepared request (``model/_openai_request.py``) against the real
-server on 127.0.0.1 through the real SDK: what the SDK puts on a request built once
-(key, client arguments, its own headers, the read timeout) reaches the server on every
-call, each call with its own body, and cookies a server sets are sent back."""
+"""The openai provider's prepared request against the real server on 127.0.0.1, through
+the real SDK (``model/_openai_request.py``: what the SDK puts on a request built once,
+key, client arguments, its own headers, the read timeout) and through the ``direct``
+transport (``model/_openai_direct.py``: the same key and client arguments): they reach
+the server on every call, each call with its own body, and cookies a server sets are
+sent back."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pytest
 from assay.model import GenerateConfig, Model, get_model
 from tests.servers.openai_compat import OpenAICompatServer
 
-TRANSPORTS = ["aiohttp", "httpx"]
+TRANSPORTS = ["direct", "aiohttp", "httpx"]
+SDK = "aiohttp"  # what the SDK alone puts on a request is checked through this one
 
 
 def calls(model: Model, *prompts: str, config: GenerateConfig | None = None) -> list[str]:
@@ -29,12 +32,14 @@ def calls(model: Model, *prompts: str, config: GenerateConfig | None = None) -> 
     return anyio.run(main)
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_the_key_client_arguments_and_sdk_headers_reach_the_server_on_every_call(
-    openai_server: OpenAICompatServer,
+    openai_server: OpenAICompatServer, transport: str
 ) -> None:
     model = get_model(
         "openai/tiny",
         base_url=openai_server.url,
+        transport=transport,
         api_key="sk-local-0123",
         organization="org-7",
         project="proj-9",
@@ -48,15 +53,20 @@ def test_the_key_client_arguments_and_sdk_headers_reach_the_server_on_every_call
         headers = seen.headers
         assert (headers["openai-organization"], headers["openai-project"]) == ("org-7", "proj-9")
         assert headers["x-team"] == "evals"
-        assert headers["user-agent"].startswith("AsyncOpenAI/Python ")
-        assert headers["x-stainless-retry-count"] == "0"
+        if transport == "direct":
+            assert headers["user-agent"].startswith("assay/")
+            assert not [h for h in headers if h.startswith("x-stainless")]
+        else:
+            assert headers["user-agent"].startswith("AsyncOpenAI/Python ")
+            assert headers["x-stainless-retry-count"] == "0"
         assert headers["content-type"] == "application/json"
         assert seen.body["messages"] == [{"role": "user", "content": text}]
         assert int(headers["content-length"]) == len(json.dumps(seen.body, separators=(",", ":")))
 
 
 def test_a_calls_timeout_is_its_requests_read_timeout(openai_server: OpenAICompatServer) -> None:
-    model = get_model("openai/tiny", GenerateConfig(timeout=30), base_url=openai_server.url)
+    config = GenerateConfig(timeout=30)
+    model = get_model("openai/tiny", config, base_url=openai_server.url, transport=SDK)
     calls(model, "a")
     calls(model, "b", config=GenerateConfig(timeout=7))
     calls(model, "c")
@@ -65,7 +75,7 @@ def test_a_calls_timeout_is_its_requests_read_timeout(openai_server: OpenAICompa
 
 
 def test_without_a_timeout_the_sdk_default_applies(openai_server: OpenAICompatServer) -> None:
-    calls(get_model("openai/tiny", base_url=openai_server.url), "a")
+    calls(get_model("openai/tiny", base_url=openai_server.url, transport=SDK), "a")
     (seen,) = openai_server.requests
     assert float(seen.headers["x-stainless-read-timeout"]) == 600.0
 
@@ -82,10 +92,11 @@ def test_a_cookie_the_server_sets_is_sent_back(
     assert second.headers.get("cookie") == "balancer=b7"
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_the_cookie_sent_is_the_latest_one_whatever_the_timeout(
-    openai_server: OpenAICompatServer,
+    openai_server: OpenAICompatServer, transport: str
 ) -> None:
-    model = get_model("openai/tiny", base_url=openai_server.url)
+    model = get_model("openai/tiny", base_url=openai_server.url, transport=transport)
     five = GenerateConfig(timeout=5)
 
     async def main() -> None:
@@ -101,10 +112,12 @@ def test_the_cookie_sent_is_the_latest_one_whatever_the_timeout(
     assert sent == [None, "balancer=b7", "balancer=c8"]
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_many_calls_in_flight_each_carry_their_own_body(
-    openai_server: OpenAICompatServer,
+    openai_server: OpenAICompatServer, transport: str
 ) -> None:
-    model = get_model("openai/tiny", GenerateConfig(max_connections=8), base_url=openai_server.url)
+    config = GenerateConfig(max_connections=8)
+    model = get_model("openai/tiny", config, base_url=openai_server.url, transport=transport)
     answers: dict[int, str] = {}
 
     async def one(i: int) -> None:
@@ -133,7 +146,7 @@ def test_an_sdk_without_the_request_builder_is_one_line_naming_it(
 
     monkeypatch.setattr(openai.AsyncOpenAI, "_build_request", None)  # gone
     with pytest.raises(ConfigError) as caught:
-        get_model("openai/m", base_url=openai_server.url)
+        get_model("openai/m", base_url=openai_server.url, transport=SDK)
     assert caught.value.key == "model.sdk_changed"
     text = str(caught.value)
     assert "AsyncOpenAI._build_request" in text and "openai" in text and "\n" not in text

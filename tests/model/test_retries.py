@@ -19,7 +19,11 @@ from tests.helpers import bundles_by_sample, events_of, wait_for
 from tests.servers.openai_compat import OpenAICompatServer, cut, drop, slow, status
 
 FAST = {"retry_backoff": 0.01, "timeout": 0.5}
-TRANSPORTS = ["aiohttp", "httpx"]  # the SDK's HTTP clients: each fails in its own words
+TRANSPORTS = [
+    "direct",
+    "aiohttp",
+    "httpx",
+]  # assay's own and the SDK's: each fails in its own words
 
 
 def echo_task(count: int) -> Task:

@@ -44,9 +44,25 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     # --- model providers: the openai provider's HTTP transport (issue 4, speed) ----------
     "model.transport": (
         "model {model!r}: unknown transport {transport!r} (known: {known})",
-        "give -M transport=aiohttp or -M transport=httpx, or leave it out",
+        "give -M transport=direct, -M transport=aiohttp or -M transport=httpx, or leave it out",
         "模型 {model!r}：未知的传输方式 {transport!r}（已知：{known}）",
-        "请使用 -M transport=aiohttp 或 -M transport=httpx，或省略该参数",
+        "请使用 -M transport=direct、-M transport=aiohttp 或 -M transport=httpx，或省略该参数",
+    ),
+    "model.transport_proxy": (
+        "model {model!r}: the direct transport cannot reach {url!r} through the proxy "
+        "the environment sets for it",
+        "leave -M transport out (the SDK's aiohttp client then uses the proxy), or add "
+        "the host to NO_PROXY",
+        "模型 {model!r}：direct 传输方式无法通过环境变量为 {url!r} 设置的代理访问它",
+        "请省略 -M transport（此时使用 SDK 的 aiohttp 客户端，它支持代理），"
+        "或把该主机加入 NO_PROXY",
+    ),
+    "model.header": (
+        "model {model!r}: header {header!r} cannot be sent (a line break, a colon in its "
+        "name, or a character outside Latin-1)",
+        "give default_headers names and values on one line, in plain ASCII",
+        "模型 {model!r}：请求头 {header!r} 无法发送（含换行、名称含冒号，或含 Latin-1 以外的字符）",
+        "请让 default_headers 的名称和值各占一行，并只用 ASCII 字符",
     ),
     "task.file": (
         "cannot load tasks from {path}: {reason}",

@@ -137,8 +137,9 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         return msgspec.convert(settings, GenerateConfig)
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
-        """This config with every field *other* sets taking precedence."""
-        if other is None:
+        """This config with every field *other* sets taking precedence (*self* itself
+        when *other* sets none: the common case, twice a call, compared in C)."""
+        if other is None or other == _UNSET:
             return self
         updates = {f: v for f in other.__struct_fields__ if (v := getattr(other, f)) is not None}
         return msgspec.structs.replace(self, **updates)
@@ -147,3 +148,7 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     def deterministic(self) -> bool:
         """True when the provider should give the same answer every time (temperature 0)."""
         return self.temperature == 0
+
+
+_UNSET = GenerateConfig()
+"""A config that sets nothing (every field defaults to None)."""

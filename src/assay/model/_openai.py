@@ -6,12 +6,15 @@
 lives only in that client and the request it builds: it is never an attribute of
 anything recorded, and it is scrubbed from error messages a server might echo it in.
 
-The SDK's own retries are off (``max_retries=0``): ``Model`` retries, so that every call
-is in the evidence. The SDK builds this model's request once and its HTTP client sends
-each call's copy (``_openai_request``). This module translates failures:
+Calls go out through assay's own HTTP/1.1 client (``transport="direct"``, the default:
+``_openai_direct``) unless the environment names a proxy for the server or another
+transport is asked for: then through the SDK, with its own retries off
+(``max_retries=0``: ``Model`` retries, so that every call is in the evidence); the SDK
+builds this model's request once and its HTTP client (aiohttp, or ``transport="httpx"``)
+sends each call's copy (``_openai_request``, ``_openai_http``). Either way the body is
+encoded and the answer parsed here (``_openai_wire``), and failures translate alike:
 ``InfrastructureError`` (retryable: 408, 409, 429, 5xx, timeouts, dropped connections)
 or ``ModelError`` (the rest: 400, 401, 404, ...), naming the status and the server.
-The SDK's HTTP client is aiohttp unless ``transport="httpx"`` (see ``_openai_http``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from assay._infra import InfrastructureError, retry_after_seconds
 from assay.errors import ConfigError
@@ -27,12 +30,14 @@ from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
 from assay.model._model import DEFAULT_MAX_CONNECTIONS
+from assay.model._openai_direct import DirectPost, header_problem, request_headers
 from assay.model._openai_http import (
     client_count,
     failure_of,
     http_client,
     http_module,
     pick_transport,
+    sdk_transport,
     shared_ssl_context,
     transport_errors,
 )
@@ -78,12 +83,39 @@ class OpenAIAPI:
         keyless = api_key is None and base_url is None and not os.environ.get(KEY_ENV)
         if keyless and not replaying_only():  # re-scoring answers from evidence: no calls
             raise ConfigError("model.api_key_missing", model=f"openai/{name}", env=KEY_ENV)
+        self._direct: DirectPost | None = None
+        self._unmapped: tuple[type[BaseException], ...] = ()
+        self._sdk: Any = None
+        self.transport = pick_transport(f"openai/{name}", transport, self.base_url)
+        if self.transport == "direct":
+            bad = header_problem(dict(client_args.get("default_headers") or {}))
+            if bad is not None:
+                raise ConfigError("model.header", model=f"openai/{name}", header=bad)
+            return
         import openai  # deferred to here: heavy, and not to be counted in a call's timeout
 
         self._sdk = openai
         PreparedPost.check_sdk(f"openai/{name}", openai)
-        self.transport = pick_transport(f"openai/{name}", transport, openai)
-        self._unmapped: tuple[type[BaseException], ...] = ()
+        self.transport = sdk_transport(f"openai/{name}", self.transport, openai)
+
+    def _open_direct(self) -> DirectPost:
+        """The ``direct`` transport's pool, made on first use (and again after
+        ``aclose``), with the key as it is then."""
+        from assay import __version__  # for the user agent
+
+        args = self._client_args
+        key = self._api_key or os.environ.get(KEY_ENV) or NO_KEY
+        headers = request_headers(
+            key,
+            args.get("organization"),
+            args.get("project"),
+            args.get("default_headers"),
+            __version__,
+        )
+        query = args.get("default_query")
+        url = self._url + (f"?{urlencode(query)}" if query else "")
+        self._direct = DirectPost(url, headers, self.connections, self.base_url, self._scrub)
+        return self._direct
 
     def _connect(self) -> tuple[Any, PreparedPost]:
         """The HTTP client for the next call and the prepared POST, made on first use
@@ -119,13 +151,26 @@ class OpenAIAPI:
     async def generate(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
-        """One chat completion: the SDK's request for this model with this call's body
-        (encoded by msgspec), sent by its HTTP client; the answer's bytes are parsed
-        straight into a ModelOutput (``_openai_request`` says why not ``client.post``)."""
-        http, post = self._connect()
+        """One chat completion: this call's body (encoded by msgspec) sent by the
+        transport; the answer's bytes are parsed straight into a ModelOutput."""
         body = encode_request(self.name, messages, tools, config)
+        if self._sdk is None:
+            response: Any = await (self._direct or self._open_direct()).post(body, config.timeout)
+        else:
+            response = await self._sdk_post(body, config.timeout)
+        if not 200 <= response.status_code < 300:
+            raise self._status_error(response)
         try:
-            response = await http.send(post.request(http, body, config.timeout))
+            return parse_completion(response.content, f"openai/{self.name}")
+        except ValueError as exc:
+            raise ModelError(200, self.base_url, str(exc)) from None
+
+    async def _sdk_post(self, body: bytes, timeout: float | None) -> Any:
+        """The SDK's request for this model with *body*, sent by its HTTP client
+        (``_openai_request`` says why not ``client.post``); failures translated."""
+        http, post = self._connect()
+        try:
+            return await http.send(post.request(http, body, timeout))
         except post.timeouts as exc:
             raise failure_of(exc, True, self.base_url, self._scrub) from None
         except post.dropped as exc:
@@ -133,12 +178,6 @@ class OpenAIAPI:
         except self._unmapped as exc:
             detail = self._scrub(f"{type(exc).__name__}: {exc}")
             raise InfrastructureError("connection", f"{self.base_url}: {detail}") from None
-        if not 200 <= response.status_code < 300:
-            raise self._status_error(response)
-        try:
-            return parse_completion(response.content, f"openai/{self.name}")
-        except ValueError as exc:
-            raise ModelError(200, self.base_url, str(exc)) from None
 
     def _status_error(self, response: Any) -> Exception:
         """A non-2xx answer as InfrastructureError (retry it) or ModelError (do not)."""
@@ -159,6 +198,9 @@ class OpenAIAPI:
 
     async def aclose(self) -> None:
         """Close the connection pool; a later call opens a new one."""
+        direct, self._direct = self._direct, None
+        if direct is not None:
+            await direct.aclose()
         clients, self._clients, self._http, self._post = self._clients, [], [], None
         for client in clients:
             await client.close()
@@ -188,9 +230,10 @@ def openai_provider(
 ) -> OpenAIAPI:
     """``openai/<model>``: *base_url* defaults to ``$OPENAI_BASE_URL``, then OpenAI; the
     key to *api_key* (for programs, e.g. a local server's own), then ``$OPENAI_API_KEY``.
-    *transport* is the SDK's HTTP client, ``aiohttp`` (the default when installed) or
-    ``httpx``. *args* may be ``organization``, ``project``, ``default_headers``,
-    ``default_query`` (passed to ``AsyncOpenAI``)."""
+    *transport* is ``direct`` (assay's own HTTP/1.1 client, the default unless a proxy
+    is set for the server) or the SDK's HTTP client, ``aiohttp`` or ``httpx``. *args*
+    may be ``organization``, ``project``, ``default_headers``, ``default_query`` (sent
+    by the direct transport, or passed to ``AsyncOpenAI``)."""
     model = f"openai/{name}"
     if importlib.util.find_spec("openai") is None:  # not in the core: the 'openai' extra
         raise ConfigError("model.extra_missing", model=model, package="openai", extra="openai")

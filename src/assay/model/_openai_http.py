@@ -1,11 +1,15 @@
-"""The HTTP client under the openai SDK, and what its failures mean.
+"""Which transport carries a call, the HTTP client under the openai SDK, and what its
+failures mean.
 
-The SDK builds every request and reads every answer; the library that moves the bytes
-is its ``http_client``. ``aiohttp`` (the SDK's own ``DefaultAioHttpClient``, the
-``openai[aiohttp]`` extra) is the default: on loopback at 200 connections it costs about
-0.6 ms of CPU per call where the SDK's httpx pool costs about 1 ms (``bench/``), and a
-harness in one Python thread is bound by exactly that. ``transport="httpx"`` picks the
-SDK's default client instead (also used when aiohttp is not installed).
+``direct`` (``_openai_direct``, assay's own HTTP/1.1 pool) is the default: it does not
+go through a proxy, so when the environment names one for the server the SDK carries
+the calls instead. Under the SDK, the SDK builds every request and reads every answer;
+the library that moves the bytes is its ``http_client``. ``aiohttp`` (the SDK's own
+``DefaultAioHttpClient``, the ``openai[aiohttp]`` extra) is the SDK's default here: on
+loopback at 200 connections it costs about 0.3 ms of CPU per call where the SDK's httpx
+pool costs more (``bench/``), and a harness in one Python thread is bound by exactly
+that. ``transport="httpx"`` picks the SDK's default client instead (also used when
+aiohttp is not installed).
 
 The two report failures differently: the SDK's aiohttp transport maps aiohttp's
 exceptions onto httpx's, and a refused or dropped connection comes out as httpx's
@@ -19,27 +23,54 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 
-TRANSPORTS = ("aiohttp", "httpx")
+TRANSPORTS = ("direct", "aiohttp", "httpx")
 SHARD = 32
 """Connections per httpx client: its pool looks at every connection for each request."""
 
 
-def pick_transport(model: str, requested: str | None, sdk: Any) -> str:
-    """The transport to use: *requested*, else aiohttp when the SDK can use it."""
+def pick_transport(model: str, requested: str | None, base_url: str) -> str:
+    """The transport to use: *requested*, else ``direct`` (assay's own client), unless
+    the environment sends *base_url* through a proxy: then the SDK's (``sdk``, resolved
+    by ``sdk_transport`` once the SDK is imported), which honours proxies."""
     if requested is not None and requested not in TRANSPORTS:
         raise ConfigError(
             "model.transport", model=model, transport=requested, known=", ".join(TRANSPORTS)
         )
+    proxy = proxy_for(base_url)
+    if requested == "direct" and proxy is not None:
+        raise ConfigError("model.transport_proxy", model=model, url=base_url)
+    if requested is None:
+        return "sdk" if proxy is not None else "direct"
+    return requested
+
+
+def sdk_transport(model: str, requested: str, sdk: Any) -> str:
+    """The SDK's HTTP client for *requested* (``sdk``: aiohttp when the SDK can use it,
+    else httpx)."""
     usable = hasattr(sdk, "DefaultAioHttpClient") and importlib.util.find_spec("aiohttp")
     if requested == "aiohttp" and not usable:
         raise ConfigError("model.sdk_missing", model=model, package="openai[aiohttp]")
-    if requested is None:
+    if requested == "sdk":
         return "aiohttp" if usable else "httpx"
     return requested
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, ...)
+    names for *url*, as the SDK's HTTP clients read it; None when there is none."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
+        return None
+    return str(proxy)
 
 
 def client_count(transport: str, connections: int) -> int:
