@@ -31,6 +31,11 @@ class RunSandboxes:
         self.cleanup = cleanup
         self._limiter: anyio.CapacityLimiter | None = None
 
+    @property
+    def needed(self) -> bool:
+        """Whether any trial may need ``around`` (a run without sandboxes skips it)."""
+        return self.declared or self.cap is not None
+
     @contextlib.asynccontextmanager
     async def around(self, trial_id: str) -> AsyncIterator[TrialSandboxes | None]:
         """The trial's sandboxes for the block (``None`` when the run needs none),

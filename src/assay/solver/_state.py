@@ -7,13 +7,12 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput, user_message
 from assay.solver._tools import Tool, ToolDef
 
@@ -177,11 +176,6 @@ def current_state() -> TaskState | None:
     return _current.get()
 
 
-@contextmanager
-def state_scope(state: TaskState) -> Iterator[None]:
+def state_scope(state: TaskState) -> Scope[TaskState]:
     """Make *state* the current one while the block runs."""
-    token = _current.set(state)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return Scope(_current, state)
