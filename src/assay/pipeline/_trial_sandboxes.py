@@ -55,7 +55,7 @@ class RunSandboxes:
             yield sandboxes
 
 
-def bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[None]:
+def bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[object]:
     """What ``sandbox()`` returns inside the block: the trial's sandboxes, if it has any."""
     if sandboxes is None:
         return contextlib.nullcontext()
