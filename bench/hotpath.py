@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import CHILD, REPO, make_spec, remove, scratch_dir, settle
+from _common import CHILD, make_spec, remove, scratch_dir, settle
 
 CATEGORIES = (
     (
@@ -194,8 +194,14 @@ def readme_tables(stats: pstats.Stats, trials: int, wall: float, top: int) -> st
     import os
     import platform
 
+    import assay
+
+    # the commit of the assay that ran (PYTHONPATH may point at another checkout's src)
     head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(assay.__file__).parent,
     ).stdout.strip()
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     entries = stats.stats  # type: ignore[attr-defined]

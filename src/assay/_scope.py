@@ -1,8 +1,8 @@
 """A context variable set for a block: the per-trial scopes, without ``@contextmanager``.
 
 Every trial enters about ten of these (recorder, epoch, budget, sandboxes, state...).
-A generator-based context manager costs about 2.3 µs to enter and leave, this class
-about 0.6 µs: together some 15 µs of a trial that costs under 200 µs in all.
+A generator-based context manager costs about 1.0 µs of CPU to enter and leave, this
+class 0.4 µs: together some 7 µs of a trial that costs about 160 µs in all.
 """
 
 from __future__ import annotations
