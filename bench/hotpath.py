@@ -14,6 +14,9 @@
 
 With ``--task``, the profiled run is the Python task path instead (``assay.eval`` of
 ``bench/tasks/assay_overhead.py``, the workload run side by side with Inspect AI).
+``--table`` prints only bench/README.md's "where the time goes" tables, in Markdown:
+self time by kind and the top functions by self time, with the command, the assay
+commit, N and the load average above them (``--task --table`` is the README's).
 """
 
 from __future__ import annotations
@@ -54,7 +57,11 @@ CATEGORIES = (
     ("asyncio / anyio", ("asyncio/", "anyio/", "_asyncio.", "select.epoll", "_contextvars")),
     ("contextlib", ("contextlib.py",)),
     ("jinja2 / yaml / report rendering", ("jinja2/", "yaml/", "markupsafe/")),
-    ("assay Python code", ("assay/",)),
+    ("assay: evidence (event log, artifacts, bundles, seal)", ("assay/evidence/",)),
+    ("assay: scoring and metrics", ("assay/score/", "assay/scorer/", "pipeline/_judge.py")),
+    ("assay: solver, model, target", ("assay/solver/", "assay/model/", "assay/target/")),
+    ("assay: run loop, trial, pipeline", ("assay/run/", "assay/pipeline/", "assay/plan/")),
+    ("assay: other", ("assay/",)),
 )
 
 
@@ -181,6 +188,56 @@ def cprofile_tables(stats: pstats.Stats, trials: int, top: int, markdown: bool) 
     return "\n".join(lines)
 
 
+def readme_tables(stats: pstats.Stats, trials: int, wall: float, top: int) -> str:
+    """bench/README.md's "where the time goes": how it was made, self time by kind, and
+    the top functions by self time, as Markdown."""
+    import os
+    import platform
+
+    import assay
+
+    # the commit of the assay that ran (PYTHONPATH may point at another checkout's src)
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(assay.__file__).parent,
+    ).stdout.strip()
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    entries = stats.stats  # type: ignore[attr-defined]
+    rows = [(_label(f), c, t) for f, (_cc, c, t, _cu, _) in entries.items()]
+    total = sum(r[2] for r in rows)
+    groups: Counter[str] = Counter()
+    for name, _c, tottime in rows:
+        groups[_category(name)] += tottime
+    lines = [
+        f"`python bench/hotpath.py --task --table --samples {trials}` at `{head}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python "
+        f"{platform.python_version()}, load {load}: {trials:,} trials, {total:.2f} s "
+        f"of self time profiled ({wall:.1f} s wall under cProfile, which slows Python-level "
+        "calls more than C calls: the shares overstate pure-Python code).",
+        "",
+    ]
+    lines += _table(
+        ("kind", "self s", "µs/trial (profiled)", "share"),
+        [
+            (k, f"{v:.2f}", f"{1e6 * v / trials:.1f}", f"{v / total:.0%}")
+            for k, v in groups.most_common()
+        ],
+        markdown=True,
+    )
+    lines += ["", f"Top {top} functions by self time:", ""]
+    lines += _table(
+        ("calls per trial", "self µs/trial (profiled)", "share", "function"),
+        [
+            (f"{c / trials:.2f}", f"{1e6 * t / trials:.1f}", f"{t / total:.1%}", name)
+            for name, c, t in sorted(rows, key=lambda r: r[2], reverse=True)[:top]
+        ],
+        markdown=True,
+    )
+    return "\n".join(lines)
+
+
 def _table(header: tuple[str, ...], body: list[tuple[str, ...]], markdown: bool) -> list[str]:
     if markdown:
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -272,11 +329,17 @@ def main() -> None:
     parser.add_argument(
         "--task", action="store_true", help="profile the Python task path (assay.eval) instead"
     )
+    parser.add_argument(
+        "--table", action="store_true", help="only bench/README.md's tables, in Markdown"
+    )
     args = parser.parse_args()
     base = scratch_dir()
     if args.task:
         try:
             stats, wall, trials = cprofile_task(args.samples, base / "task")
+            if args.table:
+                print(readme_tables(stats, trials, wall, min(args.top, 15)))
+                return
             print(f"cProfile, Python task: {wall:.2f} s wall, {trials / wall:,.0f} samples/s")
             print(cprofile_tables(stats, trials, args.top, args.markdown))
         finally:

@@ -88,8 +88,16 @@ def _typical_bundle(base: Path) -> tuple[dict[str, Any], bytes, int, float]:
     trial_events = sum(
         1 for line in (out / "events.jsonl").read_bytes().splitlines() if b'"trial":"t-' in line
     )
-    files = sum(1 for p in (out / "artifacts").rglob("*") if p.is_file())
-    return bundle, output, trial_events // 10, files / 10
+    # artifacts: loose files and pack records (small ones are records, not files)
+    from assay.evidence._pack import PackRecord, scan_headers
+
+    stored = 0
+    for path in (out / "artifacts").rglob("*"):
+        if path.suffix == ".bin":
+            stored += sum(1 for r in scan_headers(path) if isinstance(r, PackRecord))
+        elif path.is_file() and path.suffix != ".idx":
+            stored += 1
+    return bundle, output, trial_events // 10, stored / 10
 
 
 def measure(ops: int = 5000, batches: int = 5, base: Path | None = None) -> list[Row]:

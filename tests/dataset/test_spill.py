@@ -133,3 +133,19 @@ def test_the_compact_stores() -> None:
     assert added == [False, False, True, False, False, True]
     assert not any(seen.add(v) for v in range(10, 5000))  # grows past its first table
     assert all(seen.add(v) for v in range(10, 5000))
+
+
+def test_spilled_lines_read_in_order_random_and_while_appending() -> None:
+    # lines read in order come from a block read ahead: lines appended after that read,
+    # lines longer than the block, and reads out of order must all give what was appended
+    lines = SpilledLines()
+    written = [(b"%d," % i) * (1 + (i * 7919) % 9000) for i in range(400)]
+    for line in written[:150]:
+        lines.append(line)
+    assert [lines[i] for i in range(100)] == written[:100]
+    for line in written[150:]:
+        lines.append(line)
+    assert [lines[i] for i in range(100, 400)] == written[100:]
+    order = [(i * 131) % 400 for i in range(400)]
+    assert [lines[i] for i in order] == [written[i] for i in order]
+    assert lines[-1] == written[-1] and lines[10:14] == written[10:14]

@@ -284,3 +284,38 @@ def test_a_small_payload_is_stored_again_only_after_16384_others(tmp_path: Path)
     assert [payload for _, payload in copies] == [b"again", b"again"]
     assert len(records) == 2 + 16_383 + 1 + 16_384
     assert ArtifactStore(root, write=False).get(first.sha256) == b"again"
+
+
+def test_many_artifacts_are_read_at_once_from_every_kind_of_place(tmp_path: Path) -> None:
+    # get_many (what report.html's trial details read): the pack still being written
+    # (through the entries its writer recorded), a pack with its .idx, a pack without
+    # one (an earlier process's, unsealed), loose files; a digest stored nowhere is left out
+    from assay.evidence import write_pack_index
+
+    root = tmp_path / "artifacts"
+    earlier = ArtifactStore(root)
+    old = [earlier.put(b"old %d" % n, "text/plain").sha256 for n in range(3)]
+    earlier.close()
+    indexed = ArtifactStore(root)
+    middle = [indexed.put(b"middle %d" % n, "text/plain").sha256 for n in range(3)]
+    indexed.close()
+    write_pack_index(root / "pack-0002.bin")
+    store = ArtifactStore(root)
+    new = [store.put(b"new %d" % n, "text/plain").sha256 for n in range(3)]
+    big = store.put(b"b" * LOOSE_MIN, "text/plain").sha256
+    absent = hashlib.sha256(b"never stored").hexdigest()
+    wanted = [old[1], middle[0], middle[2], new[2], big, absent]
+    found = store.get_many(wanted)
+    store.put(b"after", "text/plain")  # the writer goes on appending
+    store.close()
+    assert found == {
+        old[1]: b"old 1",
+        middle[0]: b"middle 0",
+        middle[2]: b"middle 2",
+        new[2]: b"new 2",
+        big: b"b" * LOOSE_MIN,
+    }
+    assert [sha for _, sha, _ in read_pack(root / "pack-0003.bin")] == [
+        *new,
+        hashlib.sha256(b"after").hexdigest(),
+    ]

@@ -16,6 +16,9 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import overload
 
+READ_AHEAD = 1 << 16
+"""Bytes read at once by ``SpilledLines`` when lines are read in order (memory: this)."""
+
 
 class SpilledLines(Sequence[bytes]):
     """Byte strings appended to a scratch file, read back by position."""
@@ -26,6 +29,9 @@ class SpilledLines(Sequence[bytes]):
         self._ends = array("Q")
         self._size = 0
         self._dirty = False
+        self._block = b""  # bytes read ahead, from offset _block_at: a run reads in order
+        self._block_at = 0
+        self._next = -1  # the index that, read next, means reading in order
 
     def append(self, line: bytes) -> None:
         """Store *line* after the others."""
@@ -48,10 +54,19 @@ class SpilledLines(Sequence[bytes]):
             index += len(self._ends)
         end = self._ends[index]  # IndexError past the end, as a list would
         start = self._ends[index - 1] if index > 0 else 0
+        in_order, self._next = index == self._next, index + 1
+        at = self._block_at
+        if at <= start and end <= at + len(self._block):  # lines never change once written
+            return self._block[start - at : end - at]
         if self._dirty:
             self._file.flush()
             self._dirty = False
-        return os.pread(self._file.fileno(), end - start, start)
+        if not in_order:  # random access (a shuffled plan): just this line
+            return os.pread(self._file.fileno(), end - start, start)
+        # in order (a run walking its plan): one read for the next lines, not one each
+        self._block = os.pread(self._file.fileno(), max(end - start, READ_AHEAD), start)
+        self._block_at = start
+        return self._block[: end - start]
 
     def __iter__(self) -> Iterator[bytes]:
         for index in range(len(self._ends)):

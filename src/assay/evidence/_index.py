@@ -21,7 +21,7 @@ import mmap
 import os
 import struct
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 from assay.evidence._pack import PackError, PackRecord, scan_headers
@@ -76,6 +76,31 @@ def write_pack_index(pack: Path, entries: Iterable[bytes] | None = None) -> Path
     index = pack_index(pack)
     _write_sorted(_pack_entries(pack) if entries is None else entries, index)
     return index
+
+
+def entries_wanted(
+    chunks: Iterable[bytes], wanted: Container[bytes]
+) -> Iterator[tuple[bytes, int, int]]:
+    """``(digest, offset, size)`` of the ``pack_entry`` records in *chunks* (each a whole
+    number of records) whose binary digest is in *wanted*: a pass in C, no object made
+    for the records that are not wanted."""
+    for chunk in chunks:
+        yield from (entry for entry in _PACK.iter_unpack(chunk) if entry[0] in wanted)
+
+
+def index_chunks(pack: Path) -> Iterator[bytes]:
+    """*pack*'s ``pack_entry`` records, some thousands at a time: from its ``.idx`` when
+    it has one this code wrote, else from its headers."""
+    step = _PACK.size * 4096
+    try:
+        with open(pack_index(pack), "rb") as handle:
+            if os.fstat(handle.fileno()).st_size % _PACK.size == 0:
+                while chunk := handle.read(step):
+                    yield chunk
+                return
+    except FileNotFoundError:
+        pass
+    yield b"".join(_pack_entries(pack))
 
 
 def read_pack_index(pack: Path) -> list[PackRecord] | None:

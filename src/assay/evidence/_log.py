@@ -56,7 +56,7 @@ class EventLog:
                 "n": n,
                 "parent": parent,
                 "type": kind,
-                "at": round(time.time(), 6),
+                "at": time.time_ns() // 1000 / 1e6,  # µs; round(time.time(), 6) costs 4×
                 "data": data,
             }
             line = fast_json(record)

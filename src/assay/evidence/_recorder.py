@@ -9,11 +9,10 @@ each worker thread started from it) sees its own binding.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from assay._scope import Scope
 from assay.evidence._log import EventLog, after_seal
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
@@ -83,16 +82,10 @@ class TrialRecorder:
             count_call(data)  # a grader's call: the scorer's usage, not the trial's
         return n
 
-    @contextmanager
-    def scoring_phase(self) -> Iterator[None]:
+    def scoring_phase(self) -> _Scoring:
         """While scorers run: their model calls (a grader's) are recorded, parented to
         the trial, though the trial itself is closed."""
-        self.scoring, outer = True, self.parent
-        self.parent = self.root
-        try:
-            yield
-        finally:
-            self.scoring, self.parent = False, outer
+        return _Scoring(self)
 
     def close(self) -> None:
         """Seal the trial's event list: a stray thread can no longer add to it."""
@@ -115,23 +108,46 @@ class TrialRecorder:
         self.artifacts[name] = ref.sha256
         return ref
 
-    @contextmanager
-    def scope(self, n: int) -> Iterator[None]:
+    def scope(self, n: int) -> _Parent:
         """Make event *n* the default parent of events recorded inside the block."""
-        outer, self.parent = self.parent, n
-        try:
-            yield
-        finally:
-            self.parent = outer
+        return _Parent(self, n)
 
-    @contextmanager
-    def bound(self) -> Iterator[TrialRecorder]:
+    def bound(self) -> Scope[TrialRecorder]:
         """Bind this recorder as the current one for the block."""
-        token = _current.set(self)
-        try:
-            yield self
-        finally:
-            _current.reset(token)
+        return Scope(_current, self)
+
+
+class _Parent:
+    """``TrialRecorder.scope``: a class, not ``@contextmanager`` (entered per attempt)."""
+
+    __slots__ = ("_n", "_outer", "_recorder")
+
+    def __init__(self, recorder: TrialRecorder, n: int) -> None:
+        self._recorder = recorder
+        self._n = n
+
+    def __enter__(self) -> None:
+        self._outer, self._recorder.parent = self._recorder.parent, self._n
+
+    def __exit__(self, *exc: object) -> None:
+        self._recorder.parent = self._outer
+
+
+class _Scoring:
+    """``TrialRecorder.scoring_phase``: a class, not ``@contextmanager``."""
+
+    __slots__ = ("_outer", "_recorder")
+
+    def __init__(self, recorder: TrialRecorder) -> None:
+        self._recorder = recorder
+
+    def __enter__(self) -> None:
+        recorder = self._recorder
+        recorder.scoring, self._outer = True, recorder.parent
+        recorder.parent = recorder.root
+
+    def __exit__(self, *exc: object) -> None:
+        self._recorder.scoring, self._recorder.parent = False, self._outer
 
 
 def current_recorder() -> TrialRecorder | None:

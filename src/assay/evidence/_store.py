@@ -14,13 +14,20 @@ import queue
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
 import msgspec
 
-from assay.evidence._index import find_in_pack_index, pack_entry, pack_index, read_pack_index
+from assay.evidence._index import (
+    entries_wanted,
+    find_in_pack_index,
+    index_chunks,
+    pack_entry,
+    pack_index,
+    read_pack_index,
+)
 from assay.evidence._pack import (
     LOOSE_MIN,
     PackError,
@@ -132,6 +139,40 @@ class ArtifactStore:
         self._pack.flush()
         self._entries.flush()
         return {self._pack_name: _entries_of(self._entries)}
+
+    def get_many(self, digests: Iterable[str]) -> dict[str, bytes]:
+        """The artifacts *digests* by digest (those not stored are left out), found in
+        one pass over each pack's index, in C: for the few thousand a report shows, where
+        ``get`` would build an index of every record (a tenth of a big run's CPU)."""
+        wanted = {bytes.fromhex(sha): sha for sha in digests}
+        found: dict[str, bytes] = {}
+        for name in pack_names(self.root) if wanted else ():
+            if name == self._pack_name and self._entries is not None:
+                chunks = self._written_chunks()  # being written: what was recorded
+            else:
+                chunks = index_chunks(self.root / name)
+            with open(self.root / name, "rb") as handle:
+                for sha, offset, size in entries_wanted(chunks, wanted):
+                    handle.seek(offset)
+                    found.setdefault(wanted[sha], handle.read(size))
+        for name in wanted.values():
+            if name not in found and os.path.exists(loose := f"{self._root}/{name[:2]}/{name}"):
+                with open(loose, "rb") as handle:
+                    found[name] = handle.read()
+        return found
+
+    def _written_chunks(self) -> Iterator[bytes]:
+        """The ``pack_entry`` records this store spilled, some thousands at a time."""
+        assert self._pack is not None and self._entries is not None
+        self._pack.flush()
+        self._entries.flush()
+        self._entries.seek(0)
+        step = len(pack_entry("0" * 64, 0, 0)) * 4096
+        try:
+            while chunk := self._entries.read(step):
+                yield chunk
+        finally:
+            self._entries.seek(0, 2)  # back at the end, for more writes
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""

@@ -8,12 +8,11 @@ which limit was hit; the runner records it and moves on to scoring.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 
 import msgspec
 
+from assay._scope import Scope
 from assay.model._output import ModelUsage
 
 
@@ -82,11 +81,6 @@ def current_budget() -> Budget | None:
     return _budget.get()
 
 
-@contextmanager
-def budget_scope(budget: Budget) -> Iterator[Budget]:
+def budget_scope(budget: Budget) -> Scope[Budget]:
     """Make *budget* the current trial's budget inside the block."""
-    token = _budget.set(budget)
-    try:
-        yield budget
-    finally:
-        _budget.reset(token)
+    return Scope(_budget, budget)

@@ -9,14 +9,13 @@ gets its own sample rather than a copy of the first one's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 import msgspec
 
 from assay._digest import canonical_json, sha256_hex
+from assay._scope import Scope
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
 
@@ -60,14 +59,9 @@ def current_epoch() -> int | None:
     return _epoch.get()
 
 
-@contextmanager
-def epoch_scope(epoch: int) -> Iterator[None]:
+def epoch_scope(epoch: int) -> Scope[int]:
     """Make *epoch* the current trial's epoch inside the block (set by the solver target)."""
-    token = _epoch.set(epoch)
-    try:
-        yield
-    finally:
-        _epoch.reset(token)
+    return Scope(_epoch, epoch)
 
 
 def shown_url(url: str | None) -> str | None:

@@ -142,7 +142,7 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
         if other is None or other == _UNSET:
             return self
         updates = {f: v for f in other.__struct_fields__ if (v := getattr(other, f)) is not None}
-        return msgspec.structs.replace(self, **updates)
+        return msgspec.structs.replace(self, **updates) if updates else self  # frozen
 
     @property
     def deterministic(self) -> bool:

@@ -87,7 +87,7 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     scores = _scores_of(path)
     report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
-    rendered = render_reports(report, path)
+    rendered = render_reports(report, path, run.writer.store)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()

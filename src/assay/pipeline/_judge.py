@@ -89,7 +89,7 @@ async def judge(
     return records, row
 
 
-def _sandboxes_replayed(replay: Replay | None, trial_id: str) -> AbstractContextManager[None]:
+def _sandboxes_replayed(replay: Replay | None, trial_id: str) -> AbstractContextManager[object]:
     """While re-judging from evidence: the sandboxes the trial's scorers used, answering
     from what they recorded (``assay.sandbox._replayed``); nothing otherwise."""
     recorded = replay.sandboxes.get(trial_id) if replay is not None else None

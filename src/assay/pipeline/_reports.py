@@ -9,7 +9,7 @@ from typing import Any
 
 from assay import __version__
 from assay.compare import compare_targets
-from assay.evidence import Usage
+from assay.evidence import ArtifactStore, Usage
 from assay.gate import GateDecision
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
 from assay.score import Metrics
@@ -69,13 +69,16 @@ def _grading_usage(spec: EvalSpec, rows: TrialRows) -> dict[str, dict[str, Usage
     return grading
 
 
-def render_reports(report: Report, run: Path | None = None) -> dict[str, bytes]:
+def render_reports(
+    report: Report, run: Path | None = None, store: ArtifactStore | None = None
+) -> dict[str, bytes]:
     """``report.json``, ``report.md`` and ``report.html`` as bytes; the HTML's trials
     open on their input, expected answer and answer, read from the run at *run* (its
-    bundles and artifacts flushed; ``None`` for a dry run: scores only)."""
+    bundles and artifacts flushed; ``None`` for a dry run: scores only), through
+    *store* when it is the run's own, still writing."""
     from assay.report._details import read_details
 
-    details = read_details(run, {row.trial_id for row in report.trials})
+    details = read_details(run, {row.trial_id for row in report.trials}, store)
     return {
         "report.json": to_json(report),
         "report.md": to_markdown(report).encode("utf-8"),

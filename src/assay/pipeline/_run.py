@@ -199,6 +199,9 @@ class _Run:
 
     async def trial(self, item: Trial | Requeued) -> None:
         """Run one trial (or continue a re-queued one), then seal, judge and count it."""
+        if not self.sandboxes.needed:  # no async context manager to enter per trial
+            await self._trial(item, None)
+            return
         trial_id = item.trial.trial_id if isinstance(item, Requeued) else item.trial_id
         async with self.sandboxes.around(trial_id) as sandboxes:
             await self._trial(item, sandboxes)

@@ -31,6 +31,11 @@ class RunSandboxes:
         self.cleanup = cleanup
         self._limiter: anyio.CapacityLimiter | None = None
 
+    @property
+    def needed(self) -> bool:
+        """Whether any trial may need ``around`` (a run without sandboxes skips it)."""
+        return self.declared or self.cap is not None
+
     @contextlib.asynccontextmanager
     async def around(self, trial_id: str) -> AsyncIterator[TrialSandboxes | None]:
         """The trial's sandboxes for the block (``None`` when the run needs none),
@@ -50,7 +55,7 @@ class RunSandboxes:
             yield sandboxes
 
 
-def bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[None]:
+def bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[object]:
     """What ``sandbox()`` returns inside the block: the trial's sandboxes, if it has any."""
     if sandboxes is None:
         return contextlib.nullcontext()

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from assay._digest import loads
+
+if TYPE_CHECKING:
+    from assay.evidence._store import ArtifactStore
 
 DETAIL_CHARS = 4_000
 """A text longer than this is cut in report.html, saying how much was left out."""
@@ -30,37 +33,60 @@ class TrialDetail(msgspec.Struct, frozen=True):
     failure: str = ""
 
 
-def read_details(run: Path | None, trial_ids: set[str]) -> dict[str, TrialDetail]:
+class _TrialIds(msgspec.Struct):
+    trial_id: str
+
+
+class _Shown(msgspec.Struct):
+    """The parts of a bundle line a detail needs; the rest is skipped, not built."""
+
+    trial: _TrialIds
+    observation: dict[str, Any]
+    artifacts: dict[str, str] = {}
+
+
+_shown = msgspec.json.Decoder(_Shown)
+
+
+def read_details(
+    run: Path | None, trial_ids: set[str], store: ArtifactStore | None = None
+) -> dict[str, TrialDetail]:
     """The details of the trials *trial_ids* of the run at *run*: one pass over its
-    bundles, then each trial's sample and output artifacts (``{}`` for a dry run)."""
+    bundles, then their sample and output artifacts at once (``{}`` for a dry run).
+    *store*: the run's own (the one still writing it), else one is opened to read."""
     if run is None or not trial_ids:
         return {}
     from assay.evidence._layout import ARTIFACTS, BUNDLES
     from assay.evidence._store import ArtifactStore
 
-    store = ArtifactStore(run / ARTIFACTS, write=False, keep_open=True)
+    reader = store or ArtifactStore(run / ARTIFACTS, write=False)
+    shown: list[_Shown] = []
     details: dict[str, TrialDetail] = {}
     try:
         with open(run / BUNDLES, "rb") as handle:
             for line in handle:
-                if not line.endswith(b"\n"):
-                    continue
-                bundle = loads(line)
-                trial_id = bundle["trial"]["trial_id"]
-                if trial_id in trial_ids:
-                    details[trial_id] = _detail(bundle, store)
+                if line.endswith(b"\n") and (bundle := _shown.decode(line)).trial.trial_id in (
+                    trial_ids
+                ):
+                    shown.append(bundle)
+        wanted = {b.artifacts["sample"] for b in shown if b.artifacts.get("sample")}
+        wanted.update(b.observation["output"] for b in shown if b.observation.get("output"))
+        contents = reader.get_many(wanted)
+        for bundle in shown:
+            details[bundle.trial.trial_id] = _detail(bundle, contents)
     except (OSError, ValueError, KeyError):
         return details  # the page still has the scores; the texts are a convenience
     finally:
-        store.close()
+        if store is None:
+            reader.close()
     return details
 
 
-def _detail(bundle: dict[str, Any], store: Any) -> TrialDetail:
-    seen = bundle["observation"]
-    sample_sha = bundle.get("artifacts", {}).get("sample")
-    sample = loads(store.get(sample_sha)) if sample_sha else {}
-    output = store.get(seen["output"]) if seen.get("output") else None
+def _detail(bundle: _Shown, contents: dict[str, bytes]) -> TrialDetail:
+    seen = bundle.observation
+    sample_sha = bundle.artifacts.get("sample")
+    sample = loads(contents[sample_sha]) if sample_sha else {}
+    output = contents[seen["output"]] if seen.get("output") else None
     return TrialDetail(
         input=detail_text(sample.get("input")),
         expected=detail_text(seen.get("expected")),

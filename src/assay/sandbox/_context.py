@@ -8,10 +8,10 @@ task (and each worker thread started from it) sees its own sample's binding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from contextvars import ContextVar
 
+from assay._scope import Scope
 from assay.errors import ConfigError
 from assay.sandbox._environment import SandboxEnvironment
 
@@ -41,11 +41,8 @@ def current_sandboxes() -> Mapping[str, SandboxEnvironment]:
     return _current.get() or {}
 
 
-@contextmanager
-def sandbox_scope(environments: Mapping[str, SandboxEnvironment]) -> Iterator[None]:
+def sandbox_scope(
+    environments: Mapping[str, SandboxEnvironment],
+) -> Scope[dict[str, SandboxEnvironment]]:
     """Make *environments* what ``sandbox()`` returns inside the block."""
-    token = _current.set(dict(environments))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return Scope(_current, dict(environments))

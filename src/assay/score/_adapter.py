@@ -19,12 +19,10 @@ import msgspec
 from assay._registry import json_safe
 from assay.score._score import InvalidScoreValue, PythonScorer, Score, value_to_float
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
-from assay.solver import TaskState
-from assay.solver._state import state_scope
+from assay.solver._state import state_from_json, state_scope
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
 _encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
 
 
 def from_python_scorer(scorer: PythonScorer, score_on_error: bool = False) -> ObservationScorer:
@@ -59,8 +57,7 @@ class _Adapted:
         if (early := product_gate(observation, self.score_on_error)) is not None:
             return early
         # Each scorer gets its own copy: one scorer's edits never reach another's view.
-        record = _decode(_encode(observation.output))
-        state = TaskState.from_record(record, observation.expected)
+        state = state_from_json(_encode(observation.output), observation.expected)
         with state_scope(state):  # assay.util.store() is this trial's, as in a solver
             score = await self.scorer(state, state.target)
         if not isinstance(score, Score):

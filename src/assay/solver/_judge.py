@@ -9,10 +9,11 @@ needs a judge says so.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
+
+from assay._scope import Scope
 
 _scorers: ContextVar[tuple[Any, ...]] = ContextVar("assay_task_scorers", default=())
 
@@ -22,11 +23,6 @@ def task_scorers() -> tuple[Any, ...]:
     return _scorers.get()
 
 
-@contextmanager
-def task_scorers_scope(scorers: Sequence[Any]) -> Iterator[None]:
+def task_scorers_scope(scorers: Sequence[Any]) -> Scope[tuple[Any, ...]]:
     """Make *scorers* the current task's scorers inside the block."""
-    token = _scorers.set(tuple(scorers))
-    try:
-        yield
-    finally:
-        _scorers.reset(token)
+    return Scope(_scorers, tuple(scorers))

@@ -7,13 +7,12 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput, user_message
 from assay.solver._tools import Tool, ToolDef
 
@@ -168,6 +167,53 @@ class TaskState:
         return state
 
 
+class _StateRecord(msgspec.Struct):
+    """``TaskState.to_record`` output as one typed value: decoded in one pass in C."""
+
+    model: str
+    sample_id: str | int
+    epoch: int
+    input: str | list[ChatMessage]
+    messages: list[ChatMessage]
+    output: ModelOutput
+    choices: list[Choice]
+    metadata: dict[str, Any]
+    store: dict[str, Any]
+    completed: bool
+    limit: str | None = None
+    tools: list[ToolDef] | None = None
+    tool_choice: str = "auto"
+
+
+_state_record = msgspec.json.Decoder(_StateRecord)
+
+
+def state_from_json(data: bytes, target: Any) -> TaskState:
+    """``TaskState.from_record(loads(data), target)`` for a scorer, built without the
+    generic decode and the conversions after it (a scorer judges every trial); bytes
+    that are not such a record go the generic way, so its errors are the same."""
+    try:
+        record = _state_record.decode(data)
+    except msgspec.ValidationError:
+        return TaskState.from_record(msgspec.json.decode(data), target)
+    state = TaskState.__new__(TaskState)
+    state.model = record.model
+    state.sample_id = record.sample_id
+    state.epoch = record.epoch
+    state.input = record.input
+    state.target = Target(target)
+    state.messages = record.messages
+    state.choices = record.choices
+    state.metadata = record.metadata
+    state.store = record.store
+    state.output = record.output
+    state.completed = record.completed
+    state.limit = record.limit
+    state.tools = [Tool.unavailable(d) for d in record.tools] if record.tools else []
+    state.tool_choice = record.tool_choice if record.tools is not None else "auto"
+    return state
+
+
 _current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
 
 
@@ -177,11 +223,6 @@ def current_state() -> TaskState | None:
     return _current.get()
 
 
-@contextmanager
-def state_scope(state: TaskState) -> Iterator[None]:
+def state_scope(state: TaskState) -> Scope[TaskState]:
     """Make *state* the current one while the block runs."""
-    token = _current.set(state)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return Scope(_current, state)

@@ -167,7 +167,7 @@ def _generate_for(
         state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
     ) -> TaskState:
         holder[0] = state
-        merged = task_config.merge(GenerateConfig(**config))
+        merged = task_config.merge(GenerateConfig(**config) if config else None)
         return await generate_loop(state, model, merged, tool_calls, limits.message_limit)
 
     return generate

@@ -1,0 +1,52 @@
+"""What a scorer is handed: the TaskState rebuilt from the output artifact's bytes.
+The fast typed decode (``state_from_json``) must rebuild exactly what ``from_record``
+does, and bytes that are no state must fail the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay._digest import canonical_json, loads
+from assay.model import ChatMessage, system_message, user_message
+from assay.solver import TaskState
+from assay.solver._state import Target, state_from_json
+from assay.solver._tools import Tool, ToolDef
+
+
+def _state(chat: bool, tools: bool) -> TaskState:
+    prompt: str | list[ChatMessage] = (
+        [system_message("be brief"), user_message("2 + 2?")] if chat else "2 + 2?"
+    )
+    state = TaskState(
+        model="mock/m",
+        sample_id="s1" if chat else 7,
+        epoch=2,
+        input=prompt,
+        target=Target(["4", "four"]),
+        choices=["3", "4"],
+        metadata={"level": 1, "tags": ["a"]},
+    )
+    state.store["k"] = {"v": [1, 2]}
+    state.choices[1].correct = True
+    state.completed = True
+    state.limit = "tokens" if chat else None
+    if tools:
+        state.tools = [Tool.unavailable(ToolDef("add", "adds", {"type": "object"}))]
+        state.tool_choice = "add"
+    return state
+
+
+@pytest.mark.parametrize(("chat", "tools"), [(False, False), (True, False), (True, True)])
+def test_the_typed_decode_rebuilds_what_from_record_does(chat: bool, tools: bool) -> None:
+    data = canonical_json(_state(chat, tools).to_record())
+    fast = state_from_json(data, ["4", "four"])
+    slow = TaskState.from_record(loads(data), ["4", "four"])
+    assert canonical_json(fast.to_record()) == canonical_json(slow.to_record()) == data
+    assert fast.target.target == slow.target.target == ["4", "four"]
+    assert fast.tool_choice == slow.tool_choice
+    assert [t.schema for t in fast.tools] == [t.schema for t in slow.tools]
+
+
+def test_bytes_that_are_no_state_fail_as_from_record_fails() -> None:
+    with pytest.raises(KeyError, match="input"):
+        state_from_json(b'{"answer": 4}', "4")
