@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from assay._infra import InfrastructureError, backoff_delay
+from assay._slots import retry_wait
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
 from assay.model._config import GenerateConfig
@@ -79,7 +80,7 @@ async def call_with_retries(
             gate.release()
         failed += 1
         delay = _next_delay(model, failed, retries, failure, initial, rng)
-        await anyio.sleep(delay)
+        await retry_wait(delay)  # the trial's slot goes to another meanwhile
         if budget is not None:
             budget.waited += delay
 
