@@ -10,7 +10,10 @@ samples, ``max_connections`` = ``max_samples`` = C):
 - ``faults+429``: the same plus 10 % 429 with ``Retry-After: 1`` (30 % in all).
 
 For each: samples/s, wall, the faults the server injected, and whether every sample was
-answered (status ``success``: nothing lost; the evidence then holds one bundle a sample).
+answered (status ``success``: nothing lost; the evidence then holds one bundle a sample);
+then, from the server's side (so not depending on how loaded the machine is), the
+completions in flight on average and the share of the time at each count (in tens), and
+the tail: the seconds from the 99th percentile good answer to the last.
 The bound to meet is the fault-free rate halved, plus the ``Retry-After`` waits spread
 over the C slots (about 0.1 x N x 1 s / C).
 
@@ -20,8 +23,10 @@ over the C slots (about 0.1 x N x 1 s / C).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from _common import BENCH, checked, inspect_env, remove, run_child, scratch_dir
 from network import MODEL, Server
@@ -34,7 +39,7 @@ SETTINGS = {
 }
 
 
-def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, float]:
+def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, Any]:
     with Server(faults=faults) as server:
         log_dir = base / "run"
         argv = ["task", f"{TASK}@network", str(log_dir), str(samples), str(connections)]
@@ -42,15 +47,40 @@ def once(faults: str, samples: int, connections: int, src: str, base: Path) -> d
         env = {**inspect_env(), "PYTHONPATH": src}
         result = checked(run_child(argv, env=env), f"assay with faults {faults!r}")
         stats = server.stats()
-    remove(log_dir)
     report = result.report
+    check = _evidence(Path(report["run"]))
+    remove(log_dir)
+    answered = stats["answered_at"]
+    p99 = answered[int(0.99 * (len(answered) - 1))] if answered else 0.0
     return {
         "rate": samples / report["total_s"],
         "seconds": report["total_s"],
         "faults": stats["faults"],
         "requests": stats["requests"],
         "ok": float(report["status"] == "success"),
+        "check": check,
+        # every refused or reset call is one model_call_failed event; a stall is an answer
+        "counted": float(check["failed_calls"] == stats["faults"] - stats["kinds"].get("stall", 0)),
+        "busy_mean": stats["busy_mean"],
+        "busy": stats["busy"],
+        "tail": (answered[-1] - p99) if answered else 0.0,
+        "cpu": result.cpu,
     }
+
+
+def _evidence(run: Path) -> dict[str, Any]:
+    """What the run's evidence says: its trials by state, those whose canonical attempt is
+    not their only one, and the failed model calls it recorded."""
+    states: dict[str, int] = {}
+    retried = 0
+    with (run / "bundles.jsonl").open("rb") as lines:
+        for line in lines:
+            bundle = json.loads(line)
+            states[bundle["state"]] = states.get(bundle["state"], 0) + 1
+            retried += len(bundle["attempts"]) != 1
+    with (run / "events.jsonl").open("rb") as lines:
+        failed = sum(b'"model_call_failed"' in line for line in lines)
+    return {"states": states, "retried": retried, "failed_calls": failed}
 
 
 def main() -> None:
@@ -72,6 +102,20 @@ def main() -> None:
                     f"{side:6s} {name:11s} {f['rate']:8,.0f} samples/s  {f['seconds']:7.1f} s"
                     f"  faults {int(f['faults']):,} of {int(f['requests']):,} requests"
                     f"  {'all answered' if f['ok'] else 'NOT ALL ANSWERED'}",
+                    flush=True,
+                )
+                busy = "  ".join(f"{k}:{v:.0%}" for k, v in f["busy"].items() if v >= 0.005)
+                print(
+                    f"{'':18s} in flight {f['busy_mean']:5.1f} on average ({busy});"
+                    f" tail {f['tail']:.1f} s (99th percentile answer to the last)",
+                    flush=True,
+                )
+                check = f["check"]
+                print(
+                    f"{'':18s} trials {check['states']}, {check['retried']} with a second"
+                    f" attempt; {check['failed_calls']:,} failed calls recorded"
+                    f" ({'one per fault' if f['counted'] else 'NOT ONE PER FAULT'});"
+                    f" CPU {f['cpu']:.1f} s",
                     flush=True,
                 )
             waits = 0.1 * args.samples * 1.0 / args.connections
