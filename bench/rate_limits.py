@@ -3,17 +3,22 @@ failing a seeded random share of its calls, with and without rate limits.
 
 Three server settings, each in a fresh server and a fresh assay process
 (``bench/_child.py task``: ``assay.eval`` of ``bench/tasks/assay_network.py`` at N
-samples, ``max_connections`` = ``max_samples`` = C):
+samples, ``max_connections`` = ``max_samples`` = C, the default 3 attempts a trial):
 
 - ``none``: no fault;
 - ``faults``: 10 % 500, 5 % reset connections, 5 % answers stalled 2 s;
 - ``faults+429``: the same plus 10 % 429 with ``Retry-After: 1`` (30 % in all).
 
 For each: samples/s, wall, the faults the server injected, and whether every sample was
-answered (status ``success``: nothing lost; the evidence then holds one bundle a sample);
-then, from the server's side (so not depending on how loaded the machine is), the
-completions in flight on average and the share of the time at each count (in tens), and
-the tail: the seconds from the 99th percentile good answer to the last.
+answered (status ``success`` and every trial ``completed`` in the evidence: nothing
+lost), the trials that needed a second attempt, and whether the evidence records one
+failed call per fault (none counted twice). Then how busy the connections were: from the
+server's side, the completions in flight on average and the share of the time at each
+count (in tens); from assay's side (``--gauge``: a thread sampling the model's
+connection gate every 50 ms), the connections it held, over the whole run and over its
+middle 80 %. On a loaded machine the two differ: an answer the server sent still holds
+its connection until assay's event loop gets the CPU to read it. And the tail: the
+seconds from the 99th percentile good answer to the last.
 The bound to meet is the fault-free rate halved, plus the ``Retry-After`` waits spread
 over the C slots (about 0.1 x N x 1 s / C).
 
@@ -44,6 +49,7 @@ def once(faults: str, samples: int, connections: int, src: str, base: Path) -> d
         log_dir = base / "run"
         argv = ["task", f"{TASK}@network", str(log_dir), str(samples), str(connections)]
         argv += ["--model", MODEL, "--model-base-url", server.base_url]
+        argv += ["--max-attempts", "3", "--gauge", "0.05"]  # the default attempts
         env = {**inspect_env(), "PYTHONPATH": src}
         result = checked(run_child(argv, env=env), f"assay with faults {faults!r}")
         stats = server.stats()
@@ -57,7 +63,8 @@ def once(faults: str, samples: int, connections: int, src: str, base: Path) -> d
         "seconds": report["total_s"],
         "faults": stats["faults"],
         "requests": stats["requests"],
-        "ok": float(report["status"] == "success"),
+        "ok": float(report["status"] == "success" and check["states"] == {"completed": samples}),
+        "held": report["held"],
         "check": check,
         # every refused or reset call is one model_call_failed event; a stall is an answer
         "counted": float(check["failed_calls"] == stats["faults"] - stats["kinds"].get("stall", 0)),
@@ -108,6 +115,12 @@ def main() -> None:
                 print(
                     f"{'':18s} in flight {f['busy_mean']:5.1f} on average ({busy});"
                     f" tail {f['tail']:.1f} s (99th percentile answer to the last)",
+                    flush=True,
+                )
+                held = f["held"]
+                print(
+                    f"{'':18s} connections held by assay {held['mean']:5.1f} on average,"
+                    f" {held['middle']:5.1f} over the middle 80 % of the run",
                     flush=True,
                 )
                 check = f["check"]

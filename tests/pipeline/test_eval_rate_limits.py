@@ -47,7 +47,11 @@ def checked_run(path: Path | None, count: int, refused: int) -> dict[str, dict[s
     return bundles
 
 
-@pytest.mark.doc("docs/cli.md", "a trial waiting out a `Retry-After` or a backoff")
+@pytest.mark.doc(
+    "docs/cli.md",
+    "While a trial waits out a `Retry-After` or a backoff before a retry, another trial "
+    "takes its place, and it goes on as soon as its wait ends",
+)
 def test_while_a_call_waits_out_retry_after_the_others_fill_every_connection(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
