@@ -59,18 +59,23 @@ def _run(spec_path: str, out: str, concurrency: int) -> dict[str, object]:
 def _task(argv: list[str]) -> dict[str, object]:
     """The Python task path: ``assay.eval`` of a task file, as ``assay run file.py`` does."""
     task, log_dir, samples, connections, *rest = argv
-    model, model_args = None, {}
+    model, model_args, attempts, gauge = None, {}, 1, None
     while rest:
         flag, value, *rest = rest
         if flag == "--model":
             model = value
         elif flag == "--model-base-url":
             model_args["base_url"] = value
+        elif flag == "--max-attempts":
+            attempts = int(value)
+        elif flag == "--gauge":  # sample the model's connections held every VALUE seconds
+            gauge = float(value)
         else:
             raise SystemExit(f"unknown option {flag!r}")
     t0 = time.perf_counter()
     import assay
 
+    held = _gauge(gauge) if gauge else None
     t1, c1 = time.perf_counter(), _cpu()
     results = assay.eval(
         task,
@@ -80,12 +85,14 @@ def _task(argv: list[str]) -> dict[str, object]:
         log_dir=Path(log_dir),
         max_samples=int(connections),
         max_connections=int(connections),
-        max_attempts=1,
+        max_attempts=attempts,
     )
     t2, c2 = time.perf_counter(), _cpu()
     result = results[0]
     report = result.report
+    extra = {"held": held.stop()} if held is not None else {}
     return {
+        **extra,
         "import_s": t1 - t0,
         "total_s": t2 - t1,  # assay.eval(): task load, trials, evidence, scores, gate, reports
         "cpu_s": c2 - c1,
@@ -94,6 +101,45 @@ def _task(argv: list[str]) -> dict[str, object]:
         "run": str(result.path),
         "error": result.error,
     }
+
+
+class _Gauge:
+    """Every *every* seconds, on a thread, the calls a model's connection gate lets in
+    (connections held, whether or not the event loop has read the answer yet)."""
+
+    def __init__(self, every: float) -> None:
+        import threading
+
+        from assay.model import _gate
+
+        self.gates: list[object] = []
+        self.seen: list[int] = []
+        self.done = threading.Event()
+        made, init = self.gates, _gate.AdaptiveGate.__init__
+
+        def register(gate: object, maximum: int) -> None:
+            init(gate, maximum)  # type: ignore[arg-type]
+            made.append(gate)
+
+        _gate.AdaptiveGate.__init__ = register  # type: ignore[method-assign,assignment]
+        self.thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self.thread.start()
+
+    def _run(self, every: float) -> None:
+        while not self.done.wait(every):
+            self.seen.append(sum(g.in_flight for g in self.gates))  # type: ignore[attr-defined]
+
+    def stop(self) -> dict[str, float]:
+        """Mean connections held over the run, and over its middle 80 % (no ramp, no tail)."""
+        self.done.set()
+        self.thread.join()
+        seen = self.seen or [0]
+        middle = seen[len(seen) // 10 : len(seen) - len(seen) // 10] or seen
+        return {"mean": sum(seen) / len(seen), "middle": sum(middle) / len(middle)}
+
+
+def _gauge(every: float) -> _Gauge:
+    return _Gauge(every)
 
 
 def _verify(run: str) -> dict[str, object]:

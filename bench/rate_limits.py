@@ -3,14 +3,22 @@ failing a seeded random share of its calls, with and without rate limits.
 
 Three server settings, each in a fresh server and a fresh assay process
 (``bench/_child.py task``: ``assay.eval`` of ``bench/tasks/assay_network.py`` at N
-samples, ``max_connections`` = ``max_samples`` = C):
+samples, ``max_connections`` = ``max_samples`` = C, the default 3 attempts a trial):
 
 - ``none``: no fault;
 - ``faults``: 10 % 500, 5 % reset connections, 5 % answers stalled 2 s;
 - ``faults+429``: the same plus 10 % 429 with ``Retry-After: 1`` (30 % in all).
 
 For each: samples/s, wall, the faults the server injected, and whether every sample was
-answered (status ``success``: nothing lost; the evidence then holds one bundle a sample).
+answered (status ``success`` and every trial ``completed`` in the evidence: nothing
+lost), the trials that needed a second attempt, and whether the evidence records one
+failed call per fault (none counted twice). Then how busy the connections were: from the
+server's side, the completions in flight on average and the share of the time at each
+count (in tens); from assay's side (``--gauge``: a thread sampling the model's
+connection gate every 50 ms), the connections it held, over the whole run and over its
+middle 80 %. On a loaded machine the two differ: an answer the server sent still holds
+its connection until assay's event loop gets the CPU to read it. And the tail: the
+seconds from the 99th percentile good answer to the last.
 The bound to meet is the fault-free rate halved, plus the ``Retry-After`` waits spread
 over the C slots (about 0.1 x N x 1 s / C).
 
@@ -20,8 +28,10 @@ over the C slots (about 0.1 x N x 1 s / C).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from _common import BENCH, checked, inspect_env, remove, run_child, scratch_dir
 from network import MODEL, Server
@@ -34,23 +44,50 @@ SETTINGS = {
 }
 
 
-def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, float]:
+def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, Any]:
     with Server(faults=faults) as server:
         log_dir = base / "run"
         argv = ["task", f"{TASK}@network", str(log_dir), str(samples), str(connections)]
         argv += ["--model", MODEL, "--model-base-url", server.base_url]
+        argv += ["--max-attempts", "3", "--gauge", "0.05"]  # the default attempts
         env = {**inspect_env(), "PYTHONPATH": src}
         result = checked(run_child(argv, env=env), f"assay with faults {faults!r}")
         stats = server.stats()
-    remove(log_dir)
     report = result.report
+    check = _evidence(Path(report["run"]))
+    remove(log_dir)
+    answered = stats["answered_at"]
+    p99 = answered[int(0.99 * (len(answered) - 1))] if answered else 0.0
     return {
         "rate": samples / report["total_s"],
         "seconds": report["total_s"],
         "faults": stats["faults"],
         "requests": stats["requests"],
-        "ok": float(report["status"] == "success"),
+        "ok": float(report["status"] == "success" and check["states"] == {"completed": samples}),
+        "held": report["held"],
+        "check": check,
+        # every refused or reset call is one model_call_failed event; a stall is an answer
+        "counted": float(check["failed_calls"] == stats["faults"] - stats["kinds"].get("stall", 0)),
+        "busy_mean": stats["busy_mean"],
+        "busy": stats["busy"],
+        "tail": (answered[-1] - p99) if answered else 0.0,
+        "cpu": result.cpu,
     }
+
+
+def _evidence(run: Path) -> dict[str, Any]:
+    """What the run's evidence says: its trials by state, those whose canonical attempt is
+    not their only one, and the failed model calls it recorded."""
+    states: dict[str, int] = {}
+    retried = 0
+    with (run / "bundles.jsonl").open("rb") as lines:
+        for line in lines:
+            bundle = json.loads(line)
+            states[bundle["state"]] = states.get(bundle["state"], 0) + 1
+            retried += len(bundle["attempts"]) != 1
+    with (run / "events.jsonl").open("rb") as lines:
+        failed = sum(b'"model_call_failed"' in line for line in lines)
+    return {"states": states, "retried": retried, "failed_calls": failed}
 
 
 def main() -> None:
@@ -72,6 +109,26 @@ def main() -> None:
                     f"{side:6s} {name:11s} {f['rate']:8,.0f} samples/s  {f['seconds']:7.1f} s"
                     f"  faults {int(f['faults']):,} of {int(f['requests']):,} requests"
                     f"  {'all answered' if f['ok'] else 'NOT ALL ANSWERED'}",
+                    flush=True,
+                )
+                busy = "  ".join(f"{k}:{v:.0%}" for k, v in f["busy"].items() if v >= 0.005)
+                print(
+                    f"{'':18s} in flight {f['busy_mean']:5.1f} on average ({busy});"
+                    f" tail {f['tail']:.1f} s (99th percentile answer to the last)",
+                    flush=True,
+                )
+                held = f["held"]
+                print(
+                    f"{'':18s} connections held by assay {held['mean']:5.1f} on average,"
+                    f" {held['middle']:5.1f} over the middle 80 % of the run",
+                    flush=True,
+                )
+                check = f["check"]
+                print(
+                    f"{'':18s} trials {check['states']}, {check['retried']} with a second"
+                    f" attempt; {check['failed_calls']:,} failed calls recorded"
+                    f" ({'one per fault' if f['counted'] else 'NOT ONE PER FAULT'});"
+                    f" CPU {f['cpu']:.1f} s",
                     flush=True,
                 )
             waits = 0.1 * args.samples * 1.0 / args.connections

@@ -6,7 +6,9 @@ It prints ``listening PORT`` once bound, then serves ``POST /v1/chat/completions
 (plain JSON, or server-sent events when the request asks to ``stream``), answering with
 the last user message's text after ``--latency`` seconds, with token usage counted as
 words. ``GET /stats`` returns the requests served and the server's own CPU seconds, so
-a bench can show the server was not the bottleneck.
+a bench can show the server was not the bottleneck, and how many completions were in
+flight at once over time (``busy``: seconds spent at each count, in tens, from the first
+completion request on; ``busy_mean``), which does not depend on how loaded the machine is.
 
 ``--faults`` makes a seeded random share of the completions fail, each kind with its
 probability: ``429`` (with ``Retry-After: 1``), ``500``, ``reset`` (the connection is
@@ -33,6 +35,36 @@ STATS = {"requests": 0, "connections": 0, "open": 0, "max_open": 0, "faults": 0}
 FAULTS: list[tuple[float, str]] = []  # (cumulative probability, kind), from --faults
 RNG = random.Random(0)
 STALL_S = 2.0
+BUSY: dict[int, float] = {}  # completions in flight (in tens) -> seconds spent there
+_busy = {"now": 0, "since": 0.0, "first": 0.0, "integral": 0.0}
+KINDS: dict[str, int] = {}  # faults injected, by kind
+ANSWERED: list[float] = []  # seconds from the first completion request to each good answer
+
+
+def _in_flight(change: int) -> None:
+    """Completions in flight move by *change*: add the time spent at the old count."""
+    now = time.monotonic()
+    if _busy["first"] == 0.0:
+        _busy["first"] = _busy["since"] = now
+    level = int(_busy["now"]) // 10 * 10
+    BUSY[level] = BUSY.get(level, 0.0) + now - _busy["since"]
+    _busy["integral"] += _busy["now"] * (now - _busy["since"])
+    _busy["now"] += change
+    _busy["since"] = now
+
+
+def _busy_stats() -> dict[str, object]:
+    """Up to the last completion answered (the time after it is the client's own)."""
+    total = sum(BUSY.values()) or 1.0
+    mean = _busy["integral"] / total
+    shares = {f"{level}-{level + 9}": round(BUSY[level] / total, 4) for level in sorted(BUSY)}
+    return {
+        "busy": shares,
+        "busy_mean": round(mean, 1),
+        "busy_s": round(total, 3),
+        "answered_at": [round(t, 3) for t in ANSWERED],
+        "kinds": KINDS,
+    }
 
 
 def _cpu() -> float:
@@ -147,7 +179,8 @@ class _Connection(asyncio.Protocol):
         if method == "GET" and path.startswith("/stats"):
             if path == "/stats/reset":  # a new measurement starts
                 STATS["max_open"] = STATS["open"]
-            self._send(_response("200 OK", json.dumps({**STATS, "cpu_s": _cpu()}).encode()))
+            stats = {**STATS, "cpu_s": _cpu(), **_busy_stats()}
+            self._send(_response("200 OK", json.dumps(stats).encode()))
         elif method != "POST" or not path.endswith("/chat/completions"):
             error = {"error": {"message": f"no route {method} {path}", "type": "not_found"}}
             self._send(_response("404 Not Found", json.dumps(error).encode()))
@@ -155,11 +188,14 @@ class _Connection(asyncio.Protocol):
             request = json.loads(body)
             STATS["requests"] += 1
             fault = _fault()
+            if fault is not None:
+                KINDS[fault] = KINDS.get(fault, 0) + 1
             if fault == "reset":
                 STATS["faults"] += 1
                 assert self.transport is not None
                 self.transport.abort()
                 return
+            _in_flight(1)
             reply = _reply(request, STATS["requests"])
             delay = self.latency
             if fault in ("429", "500"):
@@ -168,7 +204,13 @@ class _Connection(asyncio.Protocol):
             elif fault == "stall":
                 STATS["faults"] += 1
                 delay += STALL_S
-            asyncio.get_running_loop().call_later(delay, self._send, reply)
+            asyncio.get_running_loop().call_later(delay, self._reply, reply)
+
+    def _reply(self, data: bytes) -> None:
+        _in_flight(-1)
+        if data.startswith(b"HTTP/1.1 200"):
+            ANSWERED.append(time.monotonic() - _busy["first"])
+        self._send(data)
 
     def _send(self, data: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -227,7 +269,7 @@ async def main_async(port: int, latency: float) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with server:
         await stop.wait()
-    print(json.dumps({**STATS, "cpu_s": _cpu()}), flush=True)
+    print(json.dumps({**STATS, "cpu_s": _cpu(), "kinds": KINDS}), flush=True)
 
 
 def main() -> None:

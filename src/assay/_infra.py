@@ -36,9 +36,14 @@ class InfrastructureError(Exception):
 
 
 def backoff_delay(initial: float, cap: float, failed: int, rng: random.Random) -> float:
-    """Seconds to wait after *failed* failures: ``min(cap, initial·2^(k-1))`` × U(0.5, 1)."""
+    """Seconds to wait after *failed* failures: ``min(cap, initial·2^(k-1))`` × U(0, 1).
+
+    Full jitter: calls that failed together (a server restart resets every connection)
+    come back spread over the whole interval, not in a second wave at its far half, and
+    a call that fails several times in a row waits half as long on average.
+    """
     ceiling = min(cap, initial * 2.0 ** (failed - 1))
-    return ceiling * rng.uniform(0.5, 1.0)
+    return ceiling * rng.random()
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:

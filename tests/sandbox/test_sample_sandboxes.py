@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from assay import Sample, Score, Task, accuracy, eval, python_tests, scorer, solver
+from assay._slots import retry_wait
 from assay.model import ModelOutput
 from assay.sandbox import LocalSandbox, register_sandbox, sandbox
 from tests.helpers import (
@@ -284,6 +285,29 @@ def test_max_sandboxes_caps_the_samples_holding_sandboxes_at_once(
     task = Task(dataset=samples, solver=yields_a_few_times(), sandbox="counted")
     _run(task, tmp_path, max_samples=8, max_sandboxes=cap)
     assert counted.peak == most  # uncapped, all 8 trials hold one: the cap is what binds
+    assert counted.live == 0
+
+
+@solver
+def waits_to_retry() -> Any:
+    async def solve(state: Any, generate: Any) -> Any:
+        await sandbox().exec(["true"])
+        await retry_wait(0.05)  # as a model call does before its retry
+        return state
+
+    return solve
+
+
+@pytest.mark.doc("docs/cli.md", "a trial holding sandboxes keeps its place")
+def test_a_trial_holding_sandboxes_keeps_its_place_while_it_waits_to_retry(
+    tmp_path: Path,
+) -> None:
+    counted = counting_local_sandbox()
+    register_sandbox("counted", counted)
+    samples = [Sample(input=str(i)) for i in range(8)]
+    task = Task(dataset=samples, solver=waits_to_retry(), sandbox="counted")
+    _run(task, tmp_path, max_samples=2)
+    assert counted.peak == 2  # no trial started in the place of one waiting with a sandbox
     assert counted.live == 0
 
 

@@ -22,6 +22,7 @@ class Script:
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
+        self.order: list[str] = []  # sample ids in the order their requests arrived
         self.headers: list[str] = []
         self.plans: dict[str, list[tuple[int, dict[str, str], bytes]]] = {}
 
@@ -37,6 +38,7 @@ def server() -> Iterator[tuple[str, Script]]:
             script.headers.append(self.headers.get("authorization", ""))
             attempt = script.calls[sample]
             script.calls[sample] += 1
+            script.order.append(sample)
             plan = script.plans.get(sample, [])
             if attempt < len(plan):
                 status, headers, payload = plan[attempt]
@@ -119,6 +121,23 @@ def test_infrastructure_answers_are_retried_and_recorded(
     for path in out.rglob("*"):  # ... and written nowhere
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_trial_waiting_out_retry_after_lets_the_next_one_run(
+    server: tuple[str, Script], tmp_path: Path
+) -> None:
+    """One trial at a time (-j 1): s0 is told to come back in 2 s; meanwhile the other
+    three run, and s0's second attempt waits exactly what the server asked."""
+    url, script = server
+    script.plans["s0"] = [(429, {"Retry-After": "2"}, b"slow down")]
+    out = tmp_path / "run"
+    outcome = run_spec_at(_spec(tmp_path / "spec", url), out, max_concurrency=1)
+    assert outcome.gate.status == "passed"
+    assert script.order == ["s0", "s1", "s2", "s3", "s0"]
+    bundles = {b["trial"]["sample_id"]: b for b in read_jsonl(out / "bundles.jsonl")}
+    assert [a["status"] for a in bundles["s0"]["attempts"]] == ["infra_failed", "succeeded"]
+    assert all(len(bundles[s]["attempts"]) == 1 for s in ("s1", "s2", "s3"))
+    assert verify_run(out).ok
 
 
 @pytest.mark.doc(

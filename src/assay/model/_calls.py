@@ -2,11 +2,13 @@
 
 A provider raises ``InfrastructureError`` for what a retry may fix (429, 5xx, a timeout,
 a dropped connection) and ``ModelError`` for what it cannot (400, 401, 404, ...). Here
-the first kind is retried up to ``max_retries`` times, honouring ``Retry-After`` or else
-backing off exponentially with jitter; after the last retry the InfrastructureError goes
-up, so the trial's attempt is ``infra_failed`` and the trial's own retry policy applies.
-The second kind goes up at once. Every failed call is a ``model_call_failed`` event, so
-the evidence shows each call the provider refused, why, and how long assay waited.
+the first kind is retried up to ``max_retries`` times, honouring ``Retry-After`` exactly
+or else backing off exponentially with full jitter (at most ``MAX_BACKOFF`` seconds);
+after the last retry the InfrastructureError goes up, so the trial's attempt is
+``infra_failed`` and the trial's own retry policy applies. The second kind goes up at
+once. Every failed call is a ``model_call_failed`` event, so the evidence shows each call
+the provider refused, why, and how long assay waited. While a call waits to retry, its
+trial's slot goes to another trial (``assay._slots``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from assay._infra import InfrastructureError, backoff_delay
+from assay._slots import retry_wait
 from assay.evidence import current_recorder
 from assay.model._budget import current_budget
 from assay.model._config import GenerateConfig
@@ -30,7 +33,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_BACKOFF = 1.0
-MAX_BACKOFF = 60.0
+MAX_BACKOFF = 4.0
+"""The longest backoff between a call's retries, in seconds: a call that fails five times
+in a row must not hold its trial (and the run's end) for half a minute. A server that is
+over its rate says so with 429s, and the connection gate backs off for it."""
 _DETAIL = 300  # characters of a server's message kept in an event
 
 
@@ -79,7 +85,7 @@ async def call_with_retries(
             gate.release()
         failed += 1
         delay = _next_delay(model, failed, retries, failure, initial, rng)
-        await anyio.sleep(delay)
+        await retry_wait(delay)  # the trial's slot goes to another meanwhile
         if budget is not None:
             budget.waited += delay
 

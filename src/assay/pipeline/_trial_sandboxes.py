@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from assay._messages import say
+from assay._slots import pinned
 
 if TYPE_CHECKING:
     from assay.sandbox._lifecycle import TrialSandboxes
@@ -51,8 +52,11 @@ class RunSandboxes:
         def kept(name: str, path: str) -> None:
             print(say("out.sandbox_kept", name=name, trial=trial_id, path=path), file=sys.stderr)
 
+        # pinned: a trial holding sandboxes keeps its slot while it waits to retry, so
+        # no more sandboxes are alive than trials in flight (``assay._slots``)
         async with trial_sandboxes(self._limiter, self.cleanup, kept) as sandboxes:
-            yield sandboxes
+            with pinned():
+                yield sandboxes
 
 
 def bound(sandboxes: TrialSandboxes | None) -> contextlib.AbstractContextManager[object]:

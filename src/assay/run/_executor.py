@@ -1,10 +1,13 @@
-"""Bounded concurrency over a stream of work: N workers pull from one iterator.
+"""Bounded concurrency over a stream of work: workers pull from one iterator.
 
-Workers pull the next item only when they are free, so no more than *limit* items are in
-flight and nothing is materialised ahead of time: memory follows the concurrency, not
-the size of the plan. Results are handed to the caller as each item finishes; callers
-that need plan order sort by the plan index every result carries. The garbage collector
-is tuned while items run (``_gc``).
+Workers pull the next item only when a trial slot is free (``assay._slots``), so no
+more than *limit* items are working at once and nothing is materialised ahead of time:
+memory follows the concurrency, not the size of the plan. An item that sleeps before a
+retry parks: its slot goes to a new item, and the executor adds a worker for it, up to
+``PARKED_PER_SLOT`` extra workers per slot (the bound on items in memory). Results are
+handed to the caller as each item finishes; callers that need plan order sort by the
+plan index every result carries. The garbage collector is tuned while items run
+(``_gc``).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 
+from assay._slots import PARKED_PER_SLOT, Lease, TrialSlots, bind
 from assay.run._gc import collector_tuned
 from assay.run._groups import first_error
 
@@ -24,27 +29,52 @@ T = TypeVar("T")
 
 
 async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
-    """Run ``work(item)`` for every item, at most *limit* at a time."""
+    """Run ``work(item)`` for every item, at most *limit* working at a time."""
     iterator = iter(items)
     checkpoint = _checkpoint()
+    limit = max(1, limit)
+    most = limit * (1 + PARKED_PER_SLOT)
+    workers = 0
+    exhausted = False
+    group: anyio.abc.TaskGroup | None = None
 
     async def worker() -> None:
-        for item in iterator:
-            await work(item)
+        nonlocal exhausted
+        bind(Lease(slots))
+        while True:
+            await slots.start()
+            try:
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    exhausted = True
+                    return
+                await work(item)
+            finally:
+                slots.finish()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
             # run ends. One checkpoint per trial lets the loop clean up as it goes.
             await checkpoint()
 
+    def grow() -> None:
+        """A trial parked: one more worker may start a trial in its place."""
+        nonlocal workers
+        if group is not None and workers < most and not exhausted:
+            workers += 1
+            group.start_soon(worker)
+
+    slots = TrialSlots(limit, grow)
     try:
         with collector_tuned():
             async with anyio.create_task_group() as group:
-                for _ in range(max(1, limit)):
+                for _ in range(limit):
+                    workers += 1
                     group.start_soon(worker)
-    except BaseExceptionGroup as group:
+    except BaseExceptionGroup as errors:
         # Several workers may fail at once for one reason (a sink over its failure rate):
         # the caller wants that reason, not a group of copies.
-        raise first_error(group) from None
+        raise first_error(errors) from None
 
 
 def _checkpoint() -> Callable[[], Awaitable[None]]:

@@ -9,5 +9,5 @@ from assay.spec import RetryPolicy
 
 
 def backoff_delay(policy: RetryPolicy, failed_attempts: int, rng: random.Random) -> float:
-    """Seconds to wait after *failed_attempts* failures: ``min(cap, base·2^(k-1))`` × U(0.5, 1)."""
+    """Seconds to wait after *failed_attempts* failures: ``min(cap, base·2^(k-1))`` × U(0, 1)."""
     return _backoff(policy.initial_backoff, policy.max_backoff, failed_attempts, rng)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
+from assay._slots import retry_wait
 from assay.dataset import Sample
 from assay.evidence import TrialRecorder
 from assay.plan import Trial
@@ -90,8 +91,7 @@ async def run_trial(
                     state = "requeued" if may_requeue else "completed"
                     break
                 if number < last:
-                    delay = backoff_delay(retry, number - first + 1, rng)
-                    await anyio.sleep(max(delay, record.retry_after or 0.0))
+                    await retry_wait(_delay(record, retry, number - first + 1, rng))
             else:
                 state = "blocked"
         finally:
@@ -105,6 +105,14 @@ async def run_trial(
                 recorder.record("trial_finished", summary)
                 recorder.close()  # later record_event calls (a stray thread) are dropped
     return TrialResult(trial, state, attempts, canonical, outcome)
+
+
+def _delay(record: AttemptRecord, retry: RetryPolicy, failed: int, rng: random.Random) -> float:
+    """Seconds before the next attempt: the server's ``Retry-After`` exactly, else the
+    policy's backoff (the trial's slot goes to another trial meanwhile)."""
+    if record.retry_after is not None:
+        return record.retry_after
+    return backoff_delay(retry, failed, rng)
 
 
 async def _attempt(

@@ -1,0 +1,107 @@
+"""Full speed under rate limits (issue 18, item 5), end to end: Python tasks on
+``openai/...`` against the fault server on 127.0.0.1. What is asserted is what the
+server saw at once (``Seen.in_flight``) and what the evidence holds, never timing.
+
+- While one call waits out its ``Retry-After``, its trial's slot goes to another trial,
+  so the other calls fill every connection.
+- Isolated 429s leave the connection limit where it was; a burst halves it.
+- Nothing is lost or counted twice: verify passes, every trial has one attempt (the
+  model retried), and every refused call is one ``model_call_failed`` event.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay import Sample, Task, eval, generate, includes
+from assay.evidence import verify_run
+from assay.model import GenerateConfig, get_model
+from tests.helpers import bundles_by_sample, events_of
+from tests.servers.openai_compat import OpenAICompatServer, Seen, ok, slow, status
+
+
+def echo_task(count: int) -> Task:
+    samples = [Sample(input=f"word{i}", target=f"word{i}", id=f"s{i}") for i in range(count)]
+    return Task(dataset=samples, solver=generate(), scorer=includes(), name="echo")
+
+
+def asked(seen: Seen) -> str:
+    """The sample's text a request asked about (the last message)."""
+    content = seen.body["messages"][-1]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def checked_run(path: Path | None, count: int, refused: int) -> dict[str, dict[str, Any]]:
+    """The run verifies; each trial completed in one attempt; one event per refusal."""
+    assert path is not None
+    assert verify_run(path).ok
+    bundles = bundles_by_sample(path)
+    assert len(bundles) == count
+    assert {b["state"] for b in bundles.values()} == {"completed"}
+    assert all(len(b["attempts"]) == 1 for b in bundles.values())  # retried in the model
+    calls = [e["data"] for e in events_of(path, "model_call_failed")]
+    assert [(c["reason"], c["action"]) for c in calls] == [("rate_limited", "retry")] * refused
+    return bundles
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "While a trial waits out a `Retry-After` or a backoff before a retry, another trial "
+    "takes its place, and it goes on as soon as its wait ends",
+)
+def test_while_a_call_waits_out_retry_after_the_others_fill_every_connection(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    # 4 trial slots, 4 connections. The first call is refused for 1 s; the next four
+    # take 1.5 s each. Had the refused trial kept its slot while it waited, only three
+    # others could start before its retry.
+    openai_server.push(status(429, retry_after="1"), *[slow(1.5)] * 4)
+    (result,) = eval(
+        echo_task(5),
+        model="openai/tiny",
+        model_base_url=openai_server.url,
+        model_args={"timeout": 30},
+        log_dir=tmp_path,
+        max_samples=4,
+        max_connections=4,
+    )
+    assert result.status == "success", result.error
+    checked_run(result.path, 5, refused=1)
+    seen = openai_server.requests
+    assert len(seen) == 5 + 1  # one call per sample, and the one retry
+    refused = asked(seen[0])
+    retry = next(i for i, s in enumerate(seen) if i > 0 and asked(s) == refused)
+    waiting = seen[1:retry]  # what arrived while the refused call waited
+    assert len(waiting) == 4  # every other trial started
+    assert max(s.in_flight for s in waiting) == 4  # all four connections busy at once
+    assert max(s.in_flight for s in seen) == 4  # and never more than max_connections
+
+
+def test_isolated_rate_limits_keep_the_connections_a_burst_halves_them(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    openai_server.latency = 0.02
+    isolated = [status(429, retry_after="0"), *[ok()] * 9] * 4  # one call in ten
+    openai_server.push(*isolated)
+    model = get_model(
+        "openai/tiny", GenerateConfig(max_connections=8, timeout=30), base_url=openai_server.url
+    )
+    (result,) = eval(echo_task(60), model=model, log_dir=tmp_path, max_samples=8)
+    assert result.status == "success", result.error
+    checked_run(result.path, 60, refused=4)
+    assert model.gate.decreases == 0  # four isolated 429s: the limit stays
+    assert model.gate.window == 8
+    assert max(s.in_flight for s in openai_server.requests) == 8
+    assert len(openai_server.requests) == 60 + 4
+
+    # A burst: every call of a window refused at once halves the limit, once.
+    openai_server.requests.clear()
+    openai_server.push(*[status(429, retry_after="0")] * 8)
+    (again,) = eval(echo_task(8), model=model, log_dir=tmp_path, max_samples=8)
+    assert again.status == "success", again.error
+    checked_run(again.path, 8, refused=8)
+    assert model.gate.decreases == 1
+    assert len(openai_server.requests) == 8 + 8
