@@ -18,6 +18,7 @@ import pytest
 from assay import Sample, Score, Task, accuracy, eval, python_tests, scorer, solver
 from assay._slots import retry_wait
 from assay.model import ModelOutput
+from assay.report._html import _environment as html_environment
 from assay.sandbox import LocalSandbox, register_sandbox, sandbox
 from tests.helpers import (
     artifact_bytes,
@@ -444,6 +445,9 @@ def test_a_sandboxed_run_leaves_no_folder_behind(
     # able to reach it: not under pytest's root-only tmp_path)
     temp = Path(tempfile.mkdtemp(prefix="assay-test-"))
     temp.chmod(0o755)
+    # the report's template cache is Jinja's, made under the temp folder by the first
+    # report of this process: made now, so that only sandboxes could be left in *temp*
+    html_environment()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     task = Task(
         dataset=[Sample(input=str(i), files={"data.txt": "x"}) for i in range(4)],
