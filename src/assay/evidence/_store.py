@@ -20,6 +20,7 @@ from typing import IO
 
 import msgspec
 
+from assay.evidence._framed import open_evidence
 from assay.evidence._index import find_in_pack_index, pack_entry, pack_index, read_pack_index
 from assay.evidence._pack import (
     LOOSE_MIN,
@@ -140,13 +141,13 @@ class ArtifactStore:
             with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
                 return handle.read()
         if not self._keep_open:  # open, read, close
-            with open(self.root / record.pack, "rb") as handle:
+            with open_evidence(self.root / record.pack) as handle:
                 handle.seek(record.offset)
                 return handle.read(record.size)
         # many reads (re-scoring a whole run): packs stay open until ``close``
         reader = self._readers.get(record.pack)
         if reader is None:
-            reader = self._readers[record.pack] = open(self.root / record.pack, "rb")  # noqa: SIM115
+            reader = self._readers[record.pack] = open_evidence(self.root / record.pack)
         reader.seek(record.offset)
         return reader.read(record.size)
 

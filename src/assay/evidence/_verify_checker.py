@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from assay._messages import say
+from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
 from assay.plan import Shard
@@ -106,5 +107,5 @@ class Checker:
                 yield number, line
         for where, key, params in findings:  # a missing file
             self.problem(where, key, **params)
-        if whole is not None and (self.path / name).is_file():
+        if whole is not None and evidence_exists(self.path / name):
             self.file_digests[name] = "sha256:" + whole.hexdigest()

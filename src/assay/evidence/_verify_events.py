@@ -15,13 +15,14 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
 import assay
-from assay._digest import file_sha256, loads
+from assay._digest import loads
 from assay._messages import say
+from assay.evidence._framed import FrameError, evidence_size, open_evidence
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
 
@@ -61,13 +62,16 @@ def line_chunks(
     given, is fed every byte read, so the file's digest needs no second read.
     """
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below; the generator may pause)
+        handle = open_evidence(path)
     except FileNotFoundError:
         findings.append((name, "verify.missing", {}))
         return
+    except FrameError as exc:
+        findings.append((name, "verify.unreadable", {"reason": str(exc)[:200]}))
+        return
     with handle:
         number, rest = 0, b""
-        while block := handle.read(CHUNK):
+        while block := _read(handle, name, findings):
             if whole is not None:
                 whole.update(block)
             lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
@@ -78,6 +82,16 @@ def line_chunks(
         if rest:
             findings.append((f"{name}:{number + 1}", "verify.torn", {}))
             yield [rest]
+
+
+def _read(handle: BinaryIO, name: str, findings: list[Finding]) -> bytes:
+    """The next block of *handle*; a compacted file whose frames do not match their
+    seek table ends the file with a ``verify.unreadable`` finding naming it."""
+    try:
+        return handle.read(CHUNK)
+    except FrameError as exc:
+        findings.append((name, "verify.unreadable", {"reason": str(exc)[:200]}))
+        return b""
 
 
 class _EventHead(msgspec.Struct, gc=False):
@@ -165,9 +179,15 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
 def file_digest(path: Path) -> str | None:
     """``sha256:<hex>`` of the file at *path*, None if there is none."""
     try:
-        return "sha256:" + file_sha256(path)
+        with open_evidence(path) as handle:
+            digest = hashlib.sha256()
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+        return "sha256:" + digest.hexdigest()
     except FileNotFoundError:
         return None
+    except FrameError as exc:
+        return f"unreadable ({exc})"
     except OSError as exc:  # a folder where a file belongs, say: it cannot match
         return f"unreadable ({type(exc).__name__})"
 
@@ -242,7 +262,7 @@ def start_scan(
     standard module in the worker, and ``-P`` keeps the current folder off its path too.
     """
     try:
-        size = (path / EVENTS).stat().st_size
+        size = evidence_size(path / EVENTS)
     except OSError:
         return None
     if size < threshold or (os.cpu_count() or 1) < 2:

@@ -35,13 +35,14 @@ def read_details(run: Path | None, trial_ids: set[str]) -> dict[str, TrialDetail
     bundles, then each trial's sample and output artifacts (``{}`` for a dry run)."""
     if run is None or not trial_ids:
         return {}
+    from assay.evidence._framed import open_evidence
     from assay.evidence._layout import ARTIFACTS, BUNDLES
     from assay.evidence._store import ArtifactStore
 
     store = ArtifactStore(run / ARTIFACTS, write=False, keep_open=True)
     details: dict[str, TrialDetail] = {}
     try:
-        with open(run / BUNDLES, "rb") as handle:
+        with open_evidence(run / BUNDLES) as handle:
             for line in handle:
                 if not line.endswith(b"\n"):
                     continue

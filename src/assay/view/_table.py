@@ -27,6 +27,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.evidence import BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, decode_output
+from assay.evidence._framed import framed, open_evidence
 from assay.model._content import shown_content
 from assay.view._artifacts import ArtifactReader
 
@@ -148,7 +149,7 @@ class _HashedChunks:
     def lines(self) -> Iterator[bytes]:
         """Blocks of whole lines, each ending with a newline."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+            handle = open_evidence(self.path)
         except FileNotFoundError:
             return
         with handle:
@@ -320,7 +321,7 @@ class TrialTable:
         """The score records of the trial at plan position *at*, read at their offsets
         (``scores.jsonl`` was hashed against the manifest when the table was built)."""
         records = []
-        with open(self.run / SCORES, "rb") as handle:
+        with open_evidence(self.run / SCORES) as handle:
             for scorer in self.scorers:
                 offset = self.score_at[scorer][at]
                 if offset >= 0:
@@ -576,7 +577,8 @@ def _version(run: Path) -> tuple[int, ...]:
     key: list[int] = []
     for name in (MANIFEST, PLAN, BUNDLES, SCORES):
         try:
-            stat = (run / name).stat()
+            file = run / name if (run / name).exists() else framed(run / name)
+            stat = file.stat()
             key += [stat.st_mtime_ns, stat.st_size]
         except OSError:
             key += [0, 0]
