@@ -204,16 +204,20 @@ def compact(path: Path, threshold: int) -> bool:
     temp = target.with_name(f".{target.name}.tmp")
     compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True)
     entries = bytearray()
-    with open(path, "rb") as source, open(temp, "wb") as out:
-        while block := source.read(FRAME):
-            packed = compressor.compress(block)
-            out.write(packed)
-            entries += _ENTRY.pack(len(packed), len(block))
-        count = len(entries) // _ENTRY.size
-        table = bytes(entries) + _FOOTER.pack(count, 0, _SEEKABLE)
-        out.write(_HEAD.pack(_SKIPPABLE, len(table)) + table)
-        out.flush()
-        os.fsync(out.fileno())
+    try:
+        with open(path, "rb") as source, open(temp, "wb") as out:
+            while block := source.read(FRAME):
+                packed = compressor.compress(block)
+                out.write(packed)
+                entries += _ENTRY.pack(len(packed), len(block))
+            count = len(entries) // _ENTRY.size
+            table = bytes(entries) + _FOOTER.pack(count, 0, _SEEKABLE)
+            out.write(_HEAD.pack(_SKIPPABLE, len(table)) + table)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError:  # a full disk, say: the plain file is whole, and evidence as it is
+        temp.unlink(missing_ok=True)
+        return False
     os.replace(temp, target)
     path.unlink()
     return True
