@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import signal
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,3 +245,77 @@ def test_a_kill_at_any_point_of_compaction_leaves_a_run_resume_finishes(tmp_path
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
     assert "5 trials" in verify.stdout and "every digest matches" in verify.stdout
+
+
+KILLER = """
+import os
+import signal
+import sys
+
+import assay.evidence._framed as framed
+
+step, count = sys.argv.pop(1), int(sys.argv.pop(1))
+seen = {"compact": 0, "fsync": 0, "replace": 0}
+
+
+def kill_at(kind):
+    seen[kind] += 1
+    if kind == step and seen[kind] == count:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+real_compact, real_fsync, real_replace = framed.compact, os.fsync, os.replace
+
+
+def compact(path, threshold):
+    kill_at("compact")  # before this file's compaction starts
+    return real_compact(path, threshold)
+
+
+def fsync(fd):
+    if os.readlink(f"/proc/self/fd/{fd}").endswith(".zst.tmp"):
+        kill_at("fsync")  # the frames written, not synced nor renamed
+    real_fsync(fd)
+
+
+def replace(source, target):
+    real_replace(source, target)
+    if str(target).endswith(".zst"):
+        kill_at("replace")  # renamed into place, the plain file not removed yet
+
+
+framed.compact, os.fsync, os.replace = compact, fsync, replace
+from assay.cli import main
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "count"),
+    [("compact", 2), ("compact", 5), ("fsync", 1), ("fsync", 4), ("replace", 3), ("replace", 5)],
+)
+def test_a_kill_9_while_compacting_leaves_a_run_resume_finishes(
+    tmp_path: Path, step: str, count: int
+) -> None:
+    """A real ``kill -9`` of ``assay run`` as it compacts its files at the seal (the
+    process kills itself at the point named: before the n-th file, once the n-th
+    file's frames are written but not synced, once the n-th ``.zst`` is renamed into
+    place but its plain file not removed; the files are the plan, the events, the
+    bundles, the scores and the pack)."""
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    run = tmp_path / "run"
+    spec = _spec(tmp_path / "spec", TARGET, 6)
+    argv = [sys.executable, killer, step, str(count), "run", spec, "-o", run]
+    env = {**os.environ, **COMPACT}
+    killed = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=env, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert json.loads((run / "manifest.json").read_bytes())["status"] == "running"
+    resumed = run_cli("resume", run, env=COMPACT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert not (run / "bundles.jsonl").exists() and framed(run / "bundles.jsonl").is_file()
+    assert not [p.name for p in run.rglob(".*.tmp")]
+    verify = run_cli("verify", run)
+    assert verify.returncode == 0, verify.stdout
+    assert "6 trials" in verify.stdout and "every digest matches" in verify.stdout
