@@ -15,22 +15,20 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 import assay
 from assay._digest import loads
 from assay._messages import say
-from assay.evidence._framed import FrameError, evidence_size, open_evidence
+from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
 
 if TYPE_CHECKING:
     import subprocess
     from _hashlib import HASH as Hash
-
-CHUNK = 1 << 22  # bytes read at a time: memory stays flat, and the split is done in C
 
 Finding = tuple[str, str, dict[str, Any]]  # where, catalog key, parameters
 
@@ -61,37 +59,36 @@ def line_chunks(
     finding; a missing file is a ``verify.missing`` finding and no lines. *whole*, if
     given, is fed every byte read, so the file's digest needs no second read.
     """
+    read = blocks(path)
+    number, rest = 0, b""
     try:
-        handle = open_evidence(path)
-    except FileNotFoundError:
-        findings.append((name, "verify.missing", {}))
-        return
-    except FrameError as exc:
-        findings.append((name, "verify.unreadable", {"reason": str(exc)[:200]}))
-        return
-    with handle:
-        number, rest = 0, b""
-        while block := _read(handle, name, findings):
+        while block := _next(read, name, findings):
             if whole is not None:
                 whole.update(block)
-            lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
+            lines = block.split(b"\n")
+            if rest:  # the line begun in the block before (joined alone, not the block)
+                lines[0] = rest + lines[0]
             rest = lines.pop()
             number += len(lines)
             if lines:
                 yield lines
-        if rest:
-            findings.append((f"{name}:{number + 1}", "verify.torn", {}))
-            yield [rest]
+    finally:
+        read.close()  # a compacted file's read-ahead thread ends with it
+    if rest:
+        findings.append((f"{name}:{number + 1}", "verify.torn", {}))
+        yield [rest]
 
 
-def _read(handle: BinaryIO, name: str, findings: list[Finding]) -> bytes:
-    """The next block of *handle*; a compacted file whose frames do not match their
-    seek table ends the file with a ``verify.unreadable`` finding naming it."""
+def _next(read: Iterator[bytes], name: str, findings: list[Finding]) -> bytes:
+    """The next block of *read* (``b""`` at its end). A missing file is a finding, and
+    so is a compacted one whose frames do not match its seek table (it ends there)."""
     try:
-        return handle.read(CHUNK)
+        return next(read, b"")
+    except FileNotFoundError:
+        findings.append((name, "verify.missing", {}))
     except FrameError as exc:
         findings.append((name, "verify.unreadable", {"reason": str(exc)[:200]}))
-        return b""
+    return b""
 
 
 class _EventHead(msgspec.Struct, gc=False):
@@ -179,10 +176,9 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
 def file_digest(path: Path) -> str | None:
     """``sha256:<hex>`` of the file at *path*, None if there is none."""
     try:
-        with open_evidence(path) as handle:
-            digest = hashlib.sha256()
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
+        digest = hashlib.sha256()
+        for block in blocks(path):
+            digest.update(block)
         return "sha256:" + digest.hexdigest()
     except FileNotFoundError:
         return None

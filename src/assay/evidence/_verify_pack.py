@@ -14,7 +14,7 @@ import mmap
 import os
 from pathlib import Path
 
-from assay.evidence._framed import framed, open_evidence
+from assay.evidence._framed import blocks, framed
 from assay.evidence._pack import _HEADER_MAX, MAGIC
 
 _NEWLINE = ord("\n")
@@ -54,9 +54,10 @@ def _hash_framed(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, 
     """``hash_pack`` of a compacted pack: its logical bytes a few MiB at a time, a
     record split between two blocks carried over (records are under 64 KiB)."""
     records, base, rest = 0, 0, b""
-    with open_evidence(path) as handle:
+    read = blocks(path)
+    try:
         while True:
-            block = handle.read(_BLOCK)
+            block = next(read, b"")
             data = rest + block if rest else block
             view = memoryview(data)
             count, position, more = _walk(data, view, len(data), good, bad, base, final=not block)
@@ -65,9 +66,8 @@ def _hash_framed(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, 
             if not more or position is None:
                 return records, position
             base, rest = base + position, data[position:]
-
-
-_BLOCK = 1 << 22
+    finally:
+        read.close()
 
 
 def _walk(
