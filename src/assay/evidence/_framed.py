@@ -7,14 +7,16 @@ uncompressed bytes each, then a seek table in a skippable frame (the zstd *seeka
 format*, so ``zstdcat NAME.zst`` prints the file and a reader can jump to a frame). The
 plain file is removed only once the ``.zst`` is whole on disk and renamed into place, so
 at any instant one of them holds all of the file; if both exist (a kill between the
-rename and the removal) the plain one is read and the next resume or seal drops the
-other. Resuming a run expands its compacted files back to plain ones first: resume cuts
-torn tails and appends, which plain files make simple, and the next seal compacts again.
+rename and the removal) the plain one is read, the next resume drops the other and
+the next seal rewrites it. Resuming a run expands its compacted files back to plain
+ones first: resume cuts torn tails and appends, which plain files make simple, and the
+next seal compacts again.
 
 A file's *logical* bytes are its uncompressed bytes: every digest, offset and index
 names them, so an auditor can ``zstd -d`` and check the run with plain tools. Readers
-call ``open_evidence`` (a seekable binary file over the logical bytes) instead of
-``open``; only the frames a read touches are decompressed.
+call ``open_evidence`` (a seekable binary file over the logical bytes: only the frames
+a read touches are decompressed) instead of ``open``, or ``blocks`` to read a whole
+file in order (the next frame decompressed on another thread meanwhile).
 
 ``ASSAY_COMPACT_BYTES`` (private, for tests) overrides the threshold at seal.
 """
@@ -25,7 +27,7 @@ import bisect
 import io
 import os
 import struct
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -91,12 +93,6 @@ def read_evidence(path: Path) -> bytes:
         return handle.read()
 
 
-def iter_lines(path: Path) -> Iterator[bytes]:
-    """The lines of *path* (with their newlines), one at a time."""
-    with open_evidence(path) as handle:
-        yield from handle
-
-
 class _FramedRaw(io.RawIOBase):
     """The logical bytes of a ``.zst`` file, decompressing one frame at a time."""
 
@@ -123,7 +119,9 @@ class _FramedRaw(io.RawIOBase):
         return self._position
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self._position, 2: self._size}[whence]
+        if whence not in (0, 1, 2):
+            raise ValueError(f"whence {whence} is not 0, 1 or 2")
+        base = (0, self._position, self._size)[whence]
         self._position = max(0, base + offset)
         return self._position
 
