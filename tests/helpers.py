@@ -336,9 +336,11 @@ def finished_trials(run: Path) -> set[str]:
 
 def trial_starts(run: Path) -> dict[str, int]:
     """How many ``trial_started`` events each trial has in *run*'s whole event lines."""
+    from assay.evidence._framed import read_evidence  # plain or compacted alike
+
     counts: dict[str, int] = {}
     try:
-        data = (run / "events.jsonl").read_bytes()
+        data = read_evidence(run / "events.jsonl")
     except FileNotFoundError:
         return counts
     for line in data.split(b"\n")[:-1]:
