@@ -152,6 +152,20 @@ def test_a_changed_byte_in_a_frame_fails_verify_naming_the_file(run: Path, name:
     assert f"{name.split('/')[-1]}" in verify.stdout, verify.stdout
 
 
+@pytest.mark.parametrize("name", ["bundles.jsonl", "scores.jsonl", "artifacts/pack-0001.bin"])
+def test_a_changed_frame_is_exit_4_in_one_line_for_show_and_export(run: Path, name: str) -> None:
+    trial = read_jsonl(run / "bundles.jsonl")[0]["trial"]["trial_id"]
+    path = framed(run / name)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0x40
+    path.write_bytes(bytes(data))
+    for args in (("show", run, trial), ("export", run, "-o", run.parent / "rows.csv")):
+        proc = run_cli(*args)
+        assert proc.returncode == 4, (args, proc.stdout + proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()
+        assert f"{path.name}: frame 0 does not decompress" in line, line
+
+
 @pytest.mark.parametrize("name", ["scores.jsonl", "events.jsonl"])
 def test_a_seek_table_that_lies_fails_verify(run: Path, name: str) -> None:
     path = framed(run / name)
@@ -171,6 +185,35 @@ def test_a_plain_copy_beside_a_zst_in_a_sealed_run_fails_verify(run: Path) -> No
     verify = run_cli("verify", run)
     assert verify.returncode == 4, verify.stdout
     assert "  - scores.jsonl.zst: not a file assay writes" in verify.stdout, verify.stdout
+
+
+def test_records_and_lines_straddling_frames_read_and_verify(tmp_path: Path) -> None:
+    """Frames of 1,000 bytes (1 MiB at seal): nearly every line and pack record starts
+    in one frame and ends in the next, as some do at any size."""
+    out = tmp_path / "run"
+    proc = run_cli("run", _spec(tmp_path / "spec", TARGET, 40), "-o", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plain = {name: (out / name).read_bytes() for name in RECORD_FILES}
+    for name in [*RECORD_FILES, "artifacts/pack-0001.bin"]:
+        assert compact(out / name, 1, frame=1_000)
+    assert len(_zstdcat(framed(out / "events.jsonl"))) == len(plain["events.jsonl"])
+    assert read_jsonl(out / "bundles.jsonl") == [
+        json.loads(x) for x in plain["bundles.jsonl"].splitlines()
+    ]
+    verify = run_cli("verify", out)
+    assert verify.returncode == 0, verify.stdout
+    assert "40 trials" in verify.stdout and "every digest matches" in verify.stdout
+    last = read_jsonl(out / "bundles.jsonl")[-1]["trial"]["trial_id"]
+    shown = run_cli("show", out, last)
+    assert shown.returncode == 0 and "matches its digest" in shown.stdout, shown.stdout
+    assert run_cli("score", out).returncode == 0
+    pack = framed(out / "artifacts" / "pack-0001.bin")
+    data = bytearray(pack.read_bytes())
+    data[len(data) // 2] ^= 0x40  # a middle frame
+    pack.write_bytes(bytes(data))
+    verify = run_cli("verify", out)
+    assert verify.returncode == 4, verify.stdout
+    assert "artifacts/pack-0001.bin" in verify.stdout, verify.stdout
 
 
 def _held_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:

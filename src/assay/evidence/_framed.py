@@ -31,6 +31,8 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from assay.errors import EvidenceError
+
 SUFFIX = ".zst"
 FRAME = 1 << 20
 """Uncompressed bytes per frame: a lookup decompresses one (about a millisecond)."""
@@ -45,8 +47,14 @@ _ENTRY = struct.Struct("<II")  # compressed size, decompressed size
 _HEAD = struct.Struct("<II")  # skippable magic, frame size
 
 
-class FrameError(ValueError):
-    """A ``.zst`` evidence file that is not what its seek table says (torn or edited)."""
+class FrameError(EvidenceError, ValueError):
+    """A ``.zst`` evidence file that is not what its seek table says (torn or edited):
+    evidence that does not verify (exit 4) for a command that reads it, and a finding
+    naming the file for ``verify`` (which takes any ``ValueError`` as one)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__("evidence.frame", what=what)
+        self.what = what
 
 
 def framed(path: Path) -> Path:
@@ -232,9 +240,10 @@ def _read_table(handle: BinaryIO) -> tuple[list[int], list[int]]:
     return starts, offsets
 
 
-def compact(path: Path, threshold: int) -> bool:
+def compact(path: Path, threshold: int, frame: int = FRAME) -> bool:
     """Compact *path* if it is at least *threshold* bytes: write ``NAME.zst`` whole
-    (temporary name, fsync, rename), then remove the plain file."""
+    (temporary name, fsync, rename), then remove the plain file. *frame*: uncompressed
+    bytes per frame (tests make small ones, so records and lines straddle frames)."""
     try:
         if path.stat().st_size < threshold:
             return False
@@ -248,7 +257,7 @@ def compact(path: Path, threshold: int) -> bool:
     entries = bytearray()
     try:
         with open(path, "rb") as source, open(temp, "wb") as out:
-            while block := source.read(FRAME):
+            while block := source.read(frame):
                 packed = compressor.compress(block)
                 out.write(packed)
                 entries += _ENTRY.pack(len(packed), len(block))

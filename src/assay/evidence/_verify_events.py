@@ -87,7 +87,7 @@ def _next(read: Iterator[bytes], name: str, findings: list[Finding]) -> bytes:
     except FileNotFoundError:
         findings.append((name, "verify.missing", {}))
     except FrameError as exc:
-        findings.append((name, "verify.unreadable", {"reason": str(exc)[:200]}))
+        findings.append((name, "verify.unreadable", {"reason": exc.what[:200]}))
     return b""
 
 
@@ -183,7 +183,7 @@ def file_digest(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except FrameError as exc:
-        return f"unreadable ({exc})"
+        return f"unreadable ({exc.what})"
     except OSError as exc:  # a folder where a file belongs, say: it cannot match
         return f"unreadable ({type(exc).__name__})"
 

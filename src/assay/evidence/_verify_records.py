@@ -54,7 +54,7 @@ def _check_pack(check: Checker, path: Path) -> None:
     try:
         records, broken = hash_pack(path, check.artifacts, bad)
     except FrameError as exc:
-        check.problem(f"{ARTIFACTS}/{name}", "verify.unreadable", reason=str(exc)[:200])
+        check.problem(f"{ARTIFACTS}/{name}", "verify.unreadable", reason=exc.what[:200])
         return
     check.result.artifacts += records
     for offset, sha, actual in bad:
