@@ -152,6 +152,11 @@ def test_a_changed_byte_in_a_frame_fails_verify_naming_the_file(run: Path, name:
     assert f"{name.split('/')[-1]}" in verify.stdout, verify.stdout
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`show` and `export` stop at a frame that does not read back with one line naming the "
+    "file (exit 4)",
+)
 @pytest.mark.parametrize("name", ["bundles.jsonl", "scores.jsonl", "artifacts/pack-0001.bin"])
 def test_a_changed_frame_is_exit_4_in_one_line_for_show_and_export(run: Path, name: str) -> None:
     trial = read_jsonl(run / "bundles.jsonl")[0]["trial"]["trial_id"]
@@ -164,6 +169,21 @@ def test_a_changed_frame_is_exit_4_in_one_line_for_show_and_export(run: Path, na
         assert proc.returncode == 4, (args, proc.stdout + proc.stderr)
         (line,) = proc.stderr.strip().splitlines()
         assert f"{path.name}: frame 0 does not decompress" in line, line
+
+
+@pytest.mark.doc("docs/evidence.md", "and the viewer's pages say which file changed")
+def test_the_viewer_names_a_changed_frame(run: Path) -> None:
+    from tests.view._support import served
+
+    path = framed(run / "scores.jsonl")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 3] ^= 0x40
+    path.write_bytes(bytes(data))
+    with served(run.parent) as client:
+        page = client.get("/runs/run/")
+        assert page.status_code == 200 and "scores.jsonl.zst: frame 0" in page.text
+        trials = client.get("/runs/run/trials")
+        assert trials.status_code == 409 and "scores.jsonl.zst: frame 0" in trials.text
 
 
 @pytest.mark.parametrize("name", ["scores.jsonl", "events.jsonl"])

@@ -14,6 +14,7 @@ the trials scanned, paging through filters is not.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import re
@@ -26,6 +27,7 @@ from typing import Any
 import msgspec
 
 from assay._digest import loads
+from assay.errors import EvidenceError
 from assay.evidence import BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, decode_output
 from assay.evidence._framed import framed, open_evidence
 from assay.model._content import shown_content
@@ -570,7 +572,12 @@ class TableCache:
         """Build the run's table on a background thread if it is not built (a run page
         does this: its sample table is the next page a reader opens)."""
         if self.ready(run) is None:
-            threading.Thread(target=self.table, args=(run,), daemon=True).start()
+            threading.Thread(target=self._warm, args=(run,), daemon=True).start()
+
+    def _warm(self, run: Path) -> None:
+        # a compacted file that does not read back: the page that needs the table says so
+        with contextlib.suppress(EvidenceError):
+            self.table(run)
 
 
 def _version(run: Path) -> tuple[int, ...]:
