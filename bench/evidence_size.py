@@ -33,8 +33,13 @@ import json, sys, time
 from pathlib import Path
 from assay.evidence import read_trial
 run = Path(sys.argv[1])
-with open(run / "bundles.jsonl", "rb") as handle:
-    last = handle.readlines()[-1]
+try:  # a compacted run's bundles.jsonl is bundles.jsonl.zst (code before it: plain only)
+    from assay.evidence._framed import open_evidence
+except ImportError:
+    open_evidence = lambda path: open(path, "rb")
+with open_evidence(run / "bundles.jsonl") as handle:
+    for last in handle:
+        pass
 tid = json.loads(last)["trial"]["trial_id"]
 times = []
 for _ in range(7):

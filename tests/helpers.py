@@ -168,7 +168,9 @@ def run_spec_at(spec: Path, output: Path | None, **options: Any) -> Any:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Every line of a JSONL file, decoded."""
-    return [json.loads(line) for line in path.read_bytes().splitlines()]
+    from assay.evidence._framed import read_evidence  # plain or compacted alike
+
+    return [json.loads(line) for line in read_evidence(path).splitlines()]
 
 
 def bundles_by_sample(run: Path) -> dict[str, dict[str, Any]]:
@@ -312,8 +314,10 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30.0, step: float =
 
 def whole_records(path: Path) -> list[dict[str, Any]]:
     """The decodable, newline-terminated JSON lines of *path* (a torn last line is skipped)."""
+    from assay.evidence._framed import read_evidence  # plain or compacted alike
+
     try:
-        data = path.read_bytes()
+        data = read_evidence(path)
     except FileNotFoundError:
         return []
     records = []
@@ -332,9 +336,11 @@ def finished_trials(run: Path) -> set[str]:
 
 def trial_starts(run: Path) -> dict[str, int]:
     """How many ``trial_started`` events each trial has in *run*'s whole event lines."""
+    from assay.evidence._framed import read_evidence  # plain or compacted alike
+
     counts: dict[str, int] = {}
     try:
-        data = (run / "events.jsonl").read_bytes()
+        data = read_evidence(run / "events.jsonl")
     except FileNotFoundError:
         return counts
     for line in data.split(b"\n")[:-1]:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from assay.evidence import ArtifactStore, verify_run
+from assay.evidence import ArtifactStore, pack_names, verify_run
+from assay.evidence._framed import read_evidence
 from tests.helpers import (
     error_line,
     read_jsonl,
@@ -40,7 +41,7 @@ def answer(n):
 def read_pack(path: Path) -> list[tuple[int, str, bytes]]:
     """``(payload offset, sha256 in the header, payload)`` of each record of a pack:
     the line ``assay-artifact <64 hex> <size>``, the payload, a newline."""
-    data, position, records = path.read_bytes(), 0, []
+    data, position, records = read_evidence(path), 0, []  # plain or compacted
     while position < len(data):
         end = data.index(b"\n", position)
         header = data[position:end]
@@ -156,7 +157,7 @@ def test_the_sealed_indexes_are_sorted_fixed_records_the_manifest_lists(
 ) -> None:
     run, _ = sized_run
     manifest = json.loads((run / "manifest.json").read_bytes())
-    packs = sorted((run / "artifacts").glob("pack-*.bin"))
+    packs = [run / "artifacts" / name for name in pack_names(run / "artifacts")]
     assert packs
     for pack in packs:
         index = pack.with_suffix(".idx")
@@ -167,7 +168,7 @@ def test_the_sealed_indexes_are_sorted_fixed_records_the_manifest_lists(
         assert entries == expected
         name = f"artifacts/{index.name}"
         assert manifest["files"][name] == "sha256:" + hashlib.sha256(index.read_bytes()).hexdigest()
-    lines = (run / "bundles.jsonl").read_bytes().splitlines(keepends=True)
+    lines = read_evidence(run / "bundles.jsonl").splitlines(keepends=True)
     offsets, at = [], 0
     for line in lines:
         trial = json.loads(line)["trial"]["trial_id"]

@@ -20,6 +20,7 @@ import pytest
 
 from assay.errors import RunError
 from assay.evidence import verify_run
+from assay.evidence._framed import read_evidence
 from tests.helpers import SHIPPING, error_line, read_jsonl, run_cli, run_spec_at, simple_spec
 
 FALLBACK = "sink-fallback.jsonl"
@@ -99,7 +100,7 @@ def test_collector_receives_exactly_the_logged_lines(
     spec = simple_spec(tmp_path / "spec", samples=many_samples(300))  # ~1800 events
     out = tmp_path / "run"
     run_spec_at(spec, out, sink_url=collector.url)
-    logged = (out / "events.jsonl").read_bytes()
+    logged = read_evidence(out / "events.jsonl")
     assert collector.batches >= 3
     assert b"".join(collector.accepted) == logged
     assert not (out / FALLBACK).exists()
@@ -118,7 +119,7 @@ def test_refused_batches_fall_back_and_the_run_completes(
     assert len(collector.refused) == 2 and collector.batches > 20
     fallback = (out / FALLBACK).read_bytes()
     assert fallback == b"".join(collector.refused)
-    logged = (out / "events.jsonl").read_bytes().splitlines()
+    logged = read_evidence(out / "events.jsonl").splitlines()
     streamed = b"".join(collector.accepted).splitlines() + fallback.splitlines()
     assert sorted(streamed) == sorted(logged)  # every line exactly once, bytes unchanged
     assert verify_run(out).ok  # the fallback file is not evidence and does not disturb it
@@ -179,7 +180,7 @@ def every_line_once(run: Path, collector: Collector) -> None:
     exactly once, bytes unchanged."""
     fallback = (run / FALLBACK).read_bytes()
     assert fallback == b"".join(collector.refused)
-    logged = (run / "events.jsonl").read_bytes().splitlines()
+    logged = read_evidence(run / "events.jsonl").splitlines()
     streamed = b"".join(collector.accepted).splitlines() + fallback.splitlines()
     assert sorted(streamed) == sorted(logged)
 

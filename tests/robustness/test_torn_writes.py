@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.evidence._framed import expand_run, read_evidence
 from tests.helpers import (
     error_line,
     finished_trials,
@@ -78,6 +79,7 @@ def _stopped_run(spec: Path, out: Path, sig: signal.Signals) -> Path:
     proc.send_signal(sig)
     proc.communicate(timeout=60)
     assert 0 < len(finished_trials(out)) < TRIALS
+    expand_run(out)  # an interrupted run's seal compacted its files: resume's first step
     _cut_to_whole_records(out)
     return out
 
@@ -225,7 +227,7 @@ def test_a_torn_record_is_reported_then_repaired_by_resume(
     # repaired: only the torn record goes, its trial is re-run, no finished one is
     resumed = run_cli("resume", run, "-j", "8", timeout=120)
     assert resumed.returncode == 0, resumed.stderr
-    assert (run / torn.name).read_bytes().startswith(torn.kept)
+    assert read_evidence(run / torn.name).startswith(torn.kept)
     (event,) = [e for e in whole_records(run / "events.jsonl") if e["type"] == "run_resumed"]
     assert any(torn.name in line for line in event["data"]["repaired"]), event["data"]
     after = trial_starts(run)

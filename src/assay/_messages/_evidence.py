@@ -88,6 +88,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "assay show 需要一个试验或样本编号：作为 ID 或 --trial ID（不能同时给出）",
         "assay show RUN ID 显示该试验；assay show RUN --trial ID 另外逐轮显示其对话记录",
     ),
+    "evidence.frame": (
+        "a compacted evidence file does not read back: {what}",
+        "it was changed or cut; run 'assay verify' on the run for every problem, and do "
+        "not trust scores from it",
+        "压缩的证据文件无法读回：{what}",
+        "它已被修改或截断；对该运行执行 'assay verify' 查看所有问题，不要信任其中的分数",
+    ),
     "evidence.tampered": (
         "evidence in {path} does not verify: {count} problem(s); first: {first}",
         "run 'assay verify {path}' for the full list; do not trust scores from it",

@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
+from assay.evidence._framed import open_evidence
 from assay.evidence._pack import PackError, PackRecord, scan_headers
 
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
@@ -39,7 +40,7 @@ def write_bundle_index(bundles: Path, index: Path) -> None:
 def _bundle_entries(bundles: Path) -> Iterator[bytes]:
     offset = 0
     marker = b'"trial_id":"t-'
-    with open(bundles, "rb") as handle:
+    with open_evidence(bundles) as handle:
         for line in handle:
             at = line.find(marker)
             if at >= 0:
@@ -54,7 +55,7 @@ def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
     offset = _search(index, _BUNDLE, key)
     if offset is None:
         return None
-    with open(bundles, "rb") as handle:
+    with open_evidence(bundles) as handle:
         handle.seek(offset[0])
         return handle.readline().rstrip(b"\n")
 

@@ -23,6 +23,7 @@ import msgspec
 from assay._digest import loads
 from assay.errors import EvidenceError
 from assay.evidence._bundle import bundle_digest
+from assay.evidence._framed import open_evidence
 from assay.evidence._index import BUNDLE_INDEX, find_bundle_line
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._store import ArtifactStore
@@ -171,7 +172,7 @@ def _lines_with(path: Path, needle: bytes, span: tuple[int, int] | None = None) 
     """The whole lines of *path* (or of its bytes *span*, starting at a line) that
     contain *needle* (a torn last line is skipped)."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
+        handle = open_evidence(path)
     except FileNotFoundError:
         return
     with handle:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import msgspec
 
+from assay.evidence._framed import evidence_size, open_evidence
+
 MAGIC = b"assay-artifact "
 LOOSE_MIN = 65_536
 """Payloads of at least this many bytes are loose files; smaller ones go to a pack."""
@@ -42,10 +44,12 @@ class PackError(msgspec.Struct, frozen=True):
 
 
 def pack_names(root: Path) -> list[str]:
-    """The pack files under *root*, in order."""
+    """The pack files under *root*, in order, by their plain names (a compacted
+    ``pack-NNNN.bin.zst`` is listed as ``pack-NNNN.bin``: read it with ``open_evidence``)."""
     if not root.is_dir():
         return []
-    return sorted(n for n in os.listdir(root) if n.startswith("pack-") and n.endswith(".bin"))
+    names = {n.removesuffix(".zst") for n in os.listdir(root) if n.startswith("pack-")}
+    return sorted(n for n in names if n.endswith(".bin"))
 
 
 def next_pack_name(root: Path) -> str:
@@ -81,8 +85,8 @@ _HEADER_MAX = len(MAGIC) + 64 + 1 + 20 + 1
 
 def _walk(path: Path, *, payloads: bool) -> Iterator[tuple[PackRecord, bytes] | PackError]:
     name = path.name
-    with open(path, "rb") as handle:
-        length = os.fstat(handle.fileno()).st_size
+    with open_evidence(path) as handle:
+        length = evidence_size(path)
         position = 0
         while position < length:
             header = handle.readline(_HEADER_MAX)

@@ -20,6 +20,7 @@ import msgspec
 
 from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
+from assay.evidence._framed import expand_run
 from assay.evidence._index import BUNDLE_INDEX, pack_index
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._log import GENESIS, after_seal
@@ -61,6 +62,7 @@ def find_resume_point(path: Path) -> ResumePoint:
     repaired: list[str] = []
     _drop_indexes(path)
     _drop_leftovers(path)
+    expand_run(path)  # a sealed run's compacted files: resume cuts and appends plain ones
     for name in (EVENTS, BUNDLES, SCORES):
         if cut := _cut_torn_tail(path / name):
             repaired.append(f"{name}: cut a torn last record ({cut} bytes)")

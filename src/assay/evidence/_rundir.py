@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from assay._digest import canonical_json, fast_json, loads
 from assay.errors import EvidenceError, RunError
+from assay.evidence._framed import compact_run, open_evidence
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -173,7 +174,10 @@ class RunWriter:
         manifest saying complete (which resume refuses) over lines that were lost."""
         if self.path is not None:
             self.flush()
-            complete = manifest.get("status") == "complete"
+            status = manifest.get("status")
+            complete = status == "complete"
+            if status in ("complete", "interrupted"):
+                compact_run(self.path)  # before the manifest: a kill here leaves a run to resume
             if complete:
                 _sync_tree(self.path)
             write_atomic(self.path / MANIFEST, canonical_json(manifest))
@@ -269,6 +273,6 @@ def score_records(path: Path) -> Iterator[dict[str, Any]]:
     from assay.evidence._shards import trial_files
 
     for file in trial_files(path, SCORES):
-        with open(file, "rb") as handle:
+        with open_evidence(file) as handle:
             for line in handle:
                 yield loads(line)

@@ -20,6 +20,7 @@ from typing import IO
 
 import msgspec
 
+from assay.evidence._framed import open_evidence
 from assay.evidence._index import (
     entries_wanted,
     find_in_pack_index,
@@ -151,7 +152,7 @@ class ArtifactStore:
                 chunks = self._written_chunks()  # being written: what was recorded
             else:
                 chunks = index_chunks(self.root / name)
-            with open(self.root / name, "rb") as handle:
+            with open_evidence(self.root / name) as handle:  # plain, or compacted at seal
                 for sha, offset, size in entries_wanted(chunks, wanted):
                     handle.seek(offset)
                     found.setdefault(wanted[sha], handle.read(size))
@@ -181,13 +182,13 @@ class ArtifactStore:
             with open(f"{self._root}/{sha256[:2]}/{sha256}", "rb") as handle:
                 return handle.read()
         if not self._keep_open:  # open, read, close
-            with open(self.root / record.pack, "rb") as handle:
+            with open_evidence(self.root / record.pack) as handle:
                 handle.seek(record.offset)
                 return handle.read(record.size)
         # many reads (re-scoring a whole run): packs stay open until ``close``
         reader = self._readers.get(record.pack)
         if reader is None:
-            reader = self._readers[record.pack] = open(self.root / record.pack, "rb")  # noqa: SIM115
+            reader = self._readers[record.pack] = open_evidence(self.root / record.pack)
         reader.seek(record.offset)
         return reader.read(record.size)
 

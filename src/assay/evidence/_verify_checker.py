@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from assay._messages import say
+from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
 from assay.plan import Shard
@@ -95,7 +96,7 @@ class Checker:
         whole on the way (kept only if read to its end)."""
         findings: list[Finding] = []
         whole = hashlib.sha256() if name in self.manifest_files else None
-        number = 0
+        number, unread = 0, False
         for chunk in line_chunks(self.path / name, name, findings, whole):
             for line in chunk:
                 number += 1
@@ -104,7 +105,8 @@ class Checker:
                     self.problem(where, key, **params)
                 findings.clear()
                 yield number, line
-        for where, key, params in findings:  # a missing file
+        for where, key, params in findings:  # a missing file, or frames that do not read
             self.problem(where, key, **params)
-        if whole is not None and (self.path / name).is_file():
+            unread = unread or key == "verify.unreadable"
+        if whole is not None and not unread and evidence_exists(self.path / name):
             self.file_digests[name] = "sha256:" + whole.hexdigest()

@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import assay
-from assay._digest import file_sha256, loads
+from assay._digest import loads
 from assay._messages import say
+from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
 
 if TYPE_CHECKING:
     import subprocess
     from _hashlib import HASH as Hash
-
-CHUNK = 1 << 22  # bytes read at a time: memory stays flat, and the split is done in C
 
 Finding = tuple[str, str, dict[str, Any]]  # where, catalog key, parameters
 
@@ -60,24 +59,36 @@ def line_chunks(
     finding; a missing file is a ``verify.missing`` finding and no lines. *whole*, if
     given, is fed every byte read, so the file's digest needs no second read.
     """
+    read = blocks(path)
+    number, rest = 0, b""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below; the generator may pause)
-    except FileNotFoundError:
-        findings.append((name, "verify.missing", {}))
-        return
-    with handle:
-        number, rest = 0, b""
-        while block := handle.read(CHUNK):
+        while block := _next(read, name, findings):
             if whole is not None:
                 whole.update(block)
-            lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
+            lines = block.split(b"\n")
+            if rest:  # the line begun in the block before (joined alone, not the block)
+                lines[0] = rest + lines[0]
             rest = lines.pop()
             number += len(lines)
             if lines:
                 yield lines
-        if rest:
-            findings.append((f"{name}:{number + 1}", "verify.torn", {}))
-            yield [rest]
+    finally:
+        read.close()  # a compacted file's read-ahead thread ends with it
+    if rest:
+        findings.append((f"{name}:{number + 1}", "verify.torn", {}))
+        yield [rest]
+
+
+def _next(read: Iterator[bytes], name: str, findings: list[Finding]) -> bytes:
+    """The next block of *read* (``b""`` at its end). A missing file is a finding, and
+    so is a compacted one whose frames do not match its seek table (it ends there)."""
+    try:
+        return next(read, b"")
+    except FileNotFoundError:
+        findings.append((name, "verify.missing", {}))
+    except FrameError as exc:
+        findings.append((name, "verify.unreadable", {"reason": exc.what[:200]}))
+    return b""
 
 
 class _EventHead(msgspec.Struct, gc=False):
@@ -165,9 +176,14 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
 def file_digest(path: Path) -> str | None:
     """``sha256:<hex>`` of the file at *path*, None if there is none."""
     try:
-        return "sha256:" + file_sha256(path)
+        digest = hashlib.sha256()
+        for block in blocks(path):
+            digest.update(block)
+        return "sha256:" + digest.hexdigest()
     except FileNotFoundError:
         return None
+    except FrameError as exc:
+        return f"unreadable ({exc.what})"
     except OSError as exc:  # a folder where a file belongs, say: it cannot match
         return f"unreadable ({type(exc).__name__})"
 
@@ -242,7 +258,7 @@ def start_scan(
     standard module in the worker, and ``-P`` keeps the current folder off its path too.
     """
     try:
-        size = (path / EVENTS).stat().st_size
+        size = evidence_size(path / EVENTS)
     except OSError:
         return None
     if size < threshold or (os.cpu_count() or 1) < 2:

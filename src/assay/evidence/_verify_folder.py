@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from assay._digest import canonical_json, loads
+from assay.evidence._framed import SUFFIX
 from assay.evidence._index import BUNDLE_INDEX
 from assay.evidence._layout import (
     ARTIFACTS,
@@ -35,10 +36,11 @@ from assay.evidence._verify_checker import Checker
 KNOWN_FILES = frozenset(
     {MANIFEST, SPEC, PLAN, EVENTS, BUNDLES, BUNDLE_INDEX, SCORES, *REPORTS}
     | {REGATES, SINK_FALLBACK, LOCK, ATTESTATION}
+    | {name + SUFFIX for name in (PLAN, EVENTS, BUNDLES, SCORES)}
 )
 """Every file assay writes at the top of a run folder (some only for some runs)."""
 
-_PACK_FILE = re.compile(r"pack-[0-9]{4,}\.(bin|idx)")
+_PACK_FILE = re.compile(r"pack-[0-9]{4,}\.(bin|idx|bin\.zst)")
 _HEX2 = re.compile(r"[0-9a-f]{2}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 LEFTOVER = re.compile(r"\..+\.tmp")
@@ -67,9 +69,17 @@ def _unknown(root: Path, *, sealed: bool) -> list[str]:
             found += [
                 f"{ARTIFACTS}/{name}" for name in _unknown_artifacts(root / ARTIFACTS, sealed)
             ]
-        elif not (entry.is_file(follow_symlinks=False) and _known(entry.name, KNOWN_FILES, sealed)):
+        elif not (
+            entry.is_file(follow_symlinks=False) and _known(entry.name, KNOWN_FILES, sealed)
+        ) or (sealed and _twice(root, entry.name)):
             found.append(entry.name)
     return found
+
+
+def _twice(root: Path, name: str) -> bool:
+    """A ``.zst`` beside its plain file: a sealed run has one or the other (a kill
+    while compacting leaves both in an unsealed run, which resume settles)."""
+    return name.endswith(SUFFIX) and (root / name.removesuffix(SUFFIX)).exists()
 
 
 def _unknown_artifacts(root: Path, sealed: bool) -> list[str]:
@@ -85,7 +95,7 @@ def _unknown_artifacts(root: Path, sealed: bool) -> list[str]:
         elif not (
             entry.is_file(follow_symlinks=False)
             and (_PACK_FILE.fullmatch(name) or (not sealed and LEFTOVER.fullmatch(name)))
-        ):
+        ) or (sealed and _twice(root, name)):
             found.append(name)
     return found
 

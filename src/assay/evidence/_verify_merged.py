@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from assay._digest import canonical_json, file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.errors import EvidenceError
+from assay.evidence._framed import read_evidence
 from assay.evidence._layout import (
     ATTESTATION,
     EVENTS,
@@ -127,7 +128,7 @@ def _check_chain(path: Path, manifest: dict[str, Any], found: _Found) -> int:
     """The merged run's own chain: linked, opening with the shards it pins, closing with
     the manifest's fields, its count and head the manifest's. Returns its length."""
     try:
-        lines = (path / EVENTS).read_bytes().splitlines()
+        lines = read_evidence(path / EVENTS).splitlines()
     except FileNotFoundError:
         found.add(EVENTS, "verify.missing")
         return 0

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from assay._digest import sha256_hex
+from assay.evidence._framed import FrameError
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._pack import pack_names
 from assay.evidence._verify_bundles import fold_events, read_bundle
@@ -49,8 +50,12 @@ def check_artifacts(check: Checker) -> None:
 def _check_pack(check: Checker, path: Path) -> None:
     """Hash every record of a pack against the digest in its header."""
     bad: list[Mismatch] = []
-    records, broken = hash_pack(path, check.artifacts, bad)
     name = path.name
+    try:
+        records, broken = hash_pack(path, check.artifacts, bad)
+    except FrameError as exc:
+        check.problem(f"{ARTIFACTS}/{name}", "verify.unreadable", reason=exc.what[:200])
+        return
     check.result.artifacts += records
     for offset, sha, actual in bad:
         check.problem(f"{ARTIFACTS}/{name}@{offset} ({sha})", "verify.artifact", actual=actual)

@@ -23,6 +23,7 @@ from assay._digest import loads
 from assay.compare import compare_runs
 from assay.errors import AssayError
 from assay.evidence import BUNDLES, SPEC, read_manifest, score_records, verify_run
+from assay.evidence._framed import open_evidence
 from assay.gate._regression import Baseline, Regression
 
 BASELINE_LABEL = "baseline:"
@@ -79,7 +80,7 @@ def sample_digests(run: Path | Sequence[Path]) -> dict[str, str]:
     digests: dict[str, str] = {}
     files = trial_files(run, BUNDLES) if isinstance(run, Path) else [f / BUNDLES for f in run]
     for file in files:  # a merged run's: each shard's
-        with open(file, "rb") as handle:
+        with open_evidence(file) as handle:
             for line in handle:
                 bundle = loads(line)
                 sample = (bundle.get("artifacts") or {}).get("sample")

@@ -218,9 +218,10 @@ def _records_with(path: Path, needle: bytes) -> Iterator[dict[str, Any]]:
     """The whole JSON lines of *path* that hold *needle*, parsed (none if it is missing;
     a torn last line is not a record)."""
     from assay._digest import loads
+    from assay.evidence._framed import open_evidence
 
     try:
-        with open(path, "rb") as handle:
+        with open_evidence(path) as handle:
             for line in handle:
                 if needle in line and line.endswith(b"\n"):
                     try:

@@ -34,6 +34,7 @@ from assay.evidence import (
     score_records,
     verify_run,
 )
+from assay.evidence._framed import open_evidence
 from assay.evidence._layout import LOCK
 from assay.evidence._log import EventLog, FileSink
 from assay.evidence._rundir import write_atomic
@@ -115,7 +116,8 @@ async def _merge(
     pins = [_pin(output, relative) for relative in copies]
     first = output / copies[0]
     shutil.copyfile(first / SPEC, output / SPEC)
-    shutil.copyfile(first / PLAN, output / PLAN)
+    with open_evidence(first / PLAN) as plan, open(output / PLAN, "wb") as out:
+        shutil.copyfileobj(plan, out)  # a shard's plan may be compacted: copy its bytes
     spec = msgspec.json.decode((output / SPEC).read_bytes(), type=EvalSpec)
     folders = [output / relative for relative in copies]
     metrics, rows = await _judge_shards(spec, folders, manifests[0]["planned"])

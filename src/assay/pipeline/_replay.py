@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay._digest import loads
 from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
+from assay.evidence._framed import open_evidence
 from assay.model import Replay
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def replay_of_run(path: Path, *, live_fallback: bool = False) -> Replay:
     sandboxes: dict[str, Recorded] = {}
     execs: dict[str, dict[str, deque[dict[str, Any]]]] = {}
     first, second = _CALLS
-    with open(path / EVENTS, "rb") as handle:
+    with open_evidence(path / EVENTS) as handle:
         for line in handle:
             # one C-level search rules out most lines (both markers end in 'sampling"');
             # a call without a model (a callable target's) is not decoded at all

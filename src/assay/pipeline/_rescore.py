@@ -29,6 +29,7 @@ from assay.evidence import (
     read_manifest,
     verify_run,
 )
+from assay.evidence._framed import open_evidence
 from assay.evidence._shards import trial_folders
 from assay.gate import GateDecision, decide
 from assay.gate._sequential import Monitor, look_event, replay_looks, sequential_gate
@@ -174,7 +175,7 @@ async def judge_folder(
     records as it is judged (a run's bundles are never all held at once)."""
     store = ArtifactStore(folder / ARTIFACTS, write=False, keep_open=True)
     try:
-        with open(folder / BUNDLES, "rb") as handle, replay_scope(replay_of_run(folder)):
+        with open_evidence(folder / BUNDLES) as handle, replay_scope(replay_of_run(folder)):
             for line in handle:
                 bundle = loads(line)
                 sha = bundle["observation"].get("output")
@@ -189,7 +190,7 @@ async def judge_folder(
 def _records(folders: list[Path]) -> Iterator[dict[str, Any]]:
     """The run's score records (of each folder in turn), read back one at a time."""
     for folder in folders:
-        with open(folder / SCORES, "rb") as handle:
+        with open_evidence(folder / SCORES) as handle:
             for line in handle:
                 yield loads(line)
 
@@ -235,7 +236,7 @@ def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
     """Ids of planned samples no bundle named (an unfinished run), from the plan."""
     if "" not in sample_ids:
         return sample_ids
-    with open(path / PLAN, "rb") as handle:
+    with open_evidence(path / PLAN) as handle:
         for line in handle:
             trial = loads(line)
             sample_ids[trial["sample_index"]] = str(trial["sample_id"])

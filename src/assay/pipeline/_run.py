@@ -34,6 +34,7 @@ from assay.evidence import (
     TrialRecorder,
     seal_bundle,
 )
+from assay.evidence._framed import open_evidence
 from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
 from assay.hooks import HookSet, RunEnd, RunStart, SampleEnd, SampleStart, active_hooks
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
@@ -335,7 +336,7 @@ class _Run:
         # trial's events as its first one was meant to be (so ``assay score`` replays it).
         replay = replay_of_run(self.writer.path, live_fallback=True)
         scored = self.point.scored
-        with open(self.writer.path / BUNDLES, "rb") as handle, replay_scope(replay):
+        with open_evidence(self.writer.path / BUNDLES) as handle, replay_scope(replay):
             for line in handle:
                 bundle = loads(line)
                 trial = bundle["trial"]

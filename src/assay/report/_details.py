@@ -56,6 +56,7 @@ def read_details(
     *store*: the run's own (the one still writing it), else one is opened to read."""
     if run is None or not trial_ids:
         return {}
+    from assay.evidence._framed import open_evidence
     from assay.evidence._layout import ARTIFACTS, BUNDLES
     from assay.evidence._store import ArtifactStore
 
@@ -63,7 +64,7 @@ def read_details(
     shown: list[_Shown] = []
     details: dict[str, TrialDetail] = {}
     try:
-        with open(run / BUNDLES, "rb") as handle:
+        with open_evidence(run / BUNDLES) as handle:
             for line in handle:
                 if line.endswith(b"\n") and (bundle := _shown.decode(line)).trial.trial_id in (
                     trial_ids

@@ -51,13 +51,14 @@ class RunFrames(msgspec.Struct, frozen=True):
 
 def scorer_ids(run: Path) -> list[str]:
     """The scorers of *run*'s score records, in the order they first appear."""
+    from assay.evidence._framed import open_evidence
     from assay.evidence._layout import SCORES
     from assay.evidence._shards import trial_files
 
     seen: dict[str, None] = {}
     for file in trial_files(run, SCORES):  # a merged run's: each shard's
         try:
-            with open(file, "rb") as handle:
+            with open_evidence(file) as handle:
                 for line in handle:
                     if line.endswith(b"\n"):
                         seen.setdefault(str(loads(line).get("scorer_id")), None)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from assay.errors import EvidenceError
 from assay.evidence import ARTIFACTS, ArtifactStore, pack_names
+from assay.evidence._framed import open_evidence
 from assay.evidence._index import _PACK, _Keys, pack_index
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -63,7 +64,7 @@ class ArtifactReader:
             at = _bisect(keys, key)
             if at < count and keys[at] == key:
                 _, offset, size = _PACK.unpack_from(index, at * _PACK.size)
-                with open(self.root / name, "rb") as handle:
+                with open_evidence(self.root / name) as handle:
                     handle.seek(offset)
                     return handle.read(size)
         if unindexed:  # a run still going: its packs get their indexes when it is sealed

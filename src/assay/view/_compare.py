@@ -17,6 +17,7 @@ import msgspec
 from assay._digest import loads
 from assay.compare import PairedComparison
 from assay.evidence import SCORES, SPEC
+from assay.evidence._framed import open_evidence
 from assay.view._table import Row, TrialTable
 from assay.view._verified import Verdict
 
@@ -92,7 +93,7 @@ def _matches(spec_a: dict[str, Any], spec_b: dict[str, Any]) -> list[tuple[str, 
 
 def _records(run: Path) -> Iterator[dict[str, Any]]:
     try:
-        handle = open(run / SCORES, "rb")  # noqa: SIM115 - closed below
+        handle = open_evidence(run / SCORES)
     except FileNotFoundError:
         return
     with handle:

@@ -20,6 +20,7 @@ from typing import Any
 
 from assay._digest import loads
 from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, read_trial
+from assay.evidence._framed import evidence_size, open_evidence
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
 from assay.model._content import shown_content
@@ -43,7 +44,7 @@ def can_serve(run: Path, query: Query, from_bytes: int = QUICK_FROM_BYTES) -> bo
     if not plain or query.page > QUICK_PAGES or not (run / BUNDLE_INDEX).is_file():
         return False
     try:
-        return (run / PLAN).stat().st_size >= from_bytes
+        return evidence_size(run / PLAN) >= from_bytes
     except OSError:
         return False
 
@@ -59,7 +60,7 @@ def quick_page(run: Path, query: Query) -> Page:
 
 
 def _plan_lines(run: Path, start: int, count: int) -> Iterator[dict[str, Any]]:
-    with open(run / PLAN, "rb") as handle:
+    with open_evidence(run / PLAN) as handle:
         for number, line in enumerate(handle):
             if number >= start + count:
                 return
@@ -111,8 +112,8 @@ class _ScoreWindow:
 
     def __init__(self, run: Path, trial_ids: list[str]) -> None:
         self.run = run
-        self.size = (run / SCORES).stat().st_size
-        bundles = (run / BUNDLES).stat().st_size
+        self.size = evidence_size(run / SCORES)
+        bundles = evidence_size(run / BUNDLES)
         self.middles: dict[str, int] = {}
         for trial_id in trial_ids:
             key = bytes.fromhex(trial_id.removeprefix("t-"))
@@ -127,7 +128,7 @@ class _ScoreWindow:
         return max(0, first - width), min(self.size, last + width)
 
     def _read(self, low: int, high: int) -> list[bytes]:
-        with open(self.run / SCORES, "rb") as handle:
+        with open_evidence(self.run / SCORES) as handle:
             handle.seek(low)
             return handle.read(high - low).split(b"\n")
 

@@ -17,6 +17,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.evidence import BUNDLES, MANIFEST, SPEC
+from assay.evidence._framed import open_evidence
 from assay.report import Report
 
 REPORT_JSON = "report.json"
@@ -127,7 +128,7 @@ class RunCatalog:
         with self._lock:
             count = self._counts.setdefault(path, _Count())
             try:
-                with open(path / BUNDLES, "rb") as handle:
+                with open_evidence(path / BUNDLES) as handle:
                     if handle.seek(0, 2) < count.offset:  # rewritten (a resume): start over
                         count.lines = count.offset = 0
                     handle.seek(count.offset)

@@ -14,6 +14,7 @@ the trials scanned, paging through filters is not.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import re
@@ -26,7 +27,9 @@ from typing import Any
 import msgspec
 
 from assay._digest import loads
+from assay.errors import EvidenceError
 from assay.evidence import BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, decode_output
+from assay.evidence._framed import framed, open_evidence
 from assay.model._content import shown_content
 from assay.view._artifacts import ArtifactReader
 
@@ -148,7 +151,7 @@ class _HashedChunks:
     def lines(self) -> Iterator[bytes]:
         """Blocks of whole lines, each ending with a newline."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+            handle = open_evidence(self.path)
         except FileNotFoundError:
             return
         with handle:
@@ -320,7 +323,7 @@ class TrialTable:
         """The score records of the trial at plan position *at*, read at their offsets
         (``scores.jsonl`` was hashed against the manifest when the table was built)."""
         records = []
-        with open(self.run / SCORES, "rb") as handle:
+        with open_evidence(self.run / SCORES) as handle:
             for scorer in self.scorers:
                 offset = self.score_at[scorer][at]
                 if offset >= 0:
@@ -569,14 +572,20 @@ class TableCache:
         """Build the run's table on a background thread if it is not built (a run page
         does this: its sample table is the next page a reader opens)."""
         if self.ready(run) is None:
-            threading.Thread(target=self.table, args=(run,), daemon=True).start()
+            threading.Thread(target=self._warm, args=(run,), daemon=True).start()
+
+    def _warm(self, run: Path) -> None:
+        # a compacted file that does not read back: the page that needs the table says so
+        with contextlib.suppress(EvidenceError):
+            self.table(run)
 
 
 def _version(run: Path) -> tuple[int, ...]:
     key: list[int] = []
     for name in (MANIFEST, PLAN, BUNDLES, SCORES):
         try:
-            stat = (run / name).stat()
+            file = run / name if (run / name).exists() else framed(run / name)
+            stat = file.stat()
             key += [stat.st_mtime_ns, stat.st_size]
         except OSError:
             key += [0, 0]
