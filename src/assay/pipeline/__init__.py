@@ -3,14 +3,8 @@
 
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._conclude import RunOutcome, RunStopped
-from assay.pipeline._eval import (
-    EvalOptions,
-    EvalResult,
-    TaskSource,
-    enqueue_task,
-    eval,
-    eval_async,
-)
+from assay.pipeline._eval import EvalOptions, TaskSource, enqueue_task, eval, eval_async
+from assay.pipeline._eval_result import EvalResult
 from assay.pipeline._eval_set import eval_retry, eval_retry_async, eval_set, eval_set_async
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -22,7 +22,6 @@ import msgspec
 from assay._registry import json_safe
 from assay.dataset import Sample, select
 from assay.errors import AssayError, ConfigError, Interrupted
-from assay.gate import GateDecision
 from assay.hooks import load_hooks
 from assay.model import (
     DEFAULT_EXPIRY,
@@ -30,14 +29,20 @@ from assay.model import (
     Model,
     ResponseCache,
     cache_scope,
-    get_model,
     get_price,
     load_prices,
     price_scope,
     prices_from_env,
 )
 from assay.pipeline._cluster_task import ClusterRefused, ClusterUnreachable
-from assay.pipeline._conclude import RunOutcome, RunStopped
+from assay.pipeline._conclude import RunStopped
+from assay.pipeline._eval_models import unit_model_args, unit_models
+from assay.pipeline._eval_result import (
+    EvalResult,
+    completed_result,
+    outcome_result,
+    scorer_errors,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
@@ -45,13 +50,11 @@ from assay.pipeline._run import execute_run
 from assay.pipeline._solver_option import with_solver
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
-from assay.report import Report, read_report
 from assay.run import first_error
-from assay.score import Metrics
 from assay.task import Task, load_tasks
 
 if TYPE_CHECKING:
-    from assay.log import EvalResults
+    pass
 
 
 class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,43 +144,6 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     cluster: str | None = None
 
 
-class EvalResult(msgspec.Struct):
-    """One task × model unit: how it ended, its metrics, gate, report and directory.
-
-    ``status`` is ``success`` only for a unit that ran to its end with every score
-    judged; otherwise ``error``, with ``error`` saying why: errors past
-    ``fail_on_error`` (the run stopped; its gate is ``stopped``, its reports written),
-    scorer errors (a scorer raised or returned an invalid value), or a failure before
-    the run (then no gate).
-    """
-
-    task: str
-    model: str
-    status: Literal["success", "error"]
-    path: Path | None = None
-    metrics: Metrics | None = None
-    task_metrics: dict[str, Any] = {}
-    gate: GateDecision | None = None
-    report: Report | None = None
-    error: str | None = None
-    attempts: int = 1
-
-    @property
-    def results(self) -> EvalResults | None:
-        """Inspect's ``log.results``: each scorer's metrics (``results.scores[0]
-        .metrics["accuracy"].value``); ``None`` for a unit that failed before its run."""
-        if self.report is None:
-            return None
-        from assay.log._read import results_of_report
-
-        return results_of_report(self.report)
-
-    @property
-    def location(self) -> str | None:
-        """Inspect's ``log.location``: the run directory, as text."""
-        return str(self.path) if self.path is not None else None
-
-
 class TaskSource(Protocol):
     """Supplies more tasks while an eval runs; the eval ends when it returns none."""
 
@@ -239,7 +205,7 @@ async def _run_batch(
     opts: EvalOptions,
 ) -> list[EvalResult]:
     """Run the task × model units of one batch, at most ``max_tasks`` at once."""
-    units = [(t, r, m) for t, r in batch for m in _models(model, t, opts)]
+    units = [(t, r, m) for t, r in batch for m in unit_models(model, t, opts)]
     if opts.output is not None and (len(units) > 1 or opts.task_retries):
         reason = f"one run directory for {len(units)} task × model unit(s)"
         if opts.task_retries:
@@ -345,7 +311,7 @@ async def _run_unit(
             record = {
                 **record,
                 "select": {"limit": opts.limit, "sample_id": opts.sample_id},
-                "model_args": json_safe(_model_args(opts)),
+                "model_args": json_safe(unit_model_args(opts)),
                 "endpoint": model.endpoint,  # resume refuses another one
             }
             if opts.generate_config != GenerateConfig():
@@ -362,7 +328,7 @@ async def _run_unit(
             epochs=epochs,
             config=opts.generate_config,
             model_roles=opts.model_roles,
-            model_args=_model_args(opts),
+            model_args=unit_model_args(opts),
         )
         placement = (place or _new_directory(opts, model))(prepared)
         output = placement.output
@@ -380,13 +346,13 @@ async def _run_unit(
         with anyio.CancelScope():
             outcome = await execute_run(prepared, run_options, resume=placement.resume)
         error = outcome.errors.message() or scorer_errors(outcome.report)
-        return _result(task, model, outcome, error)
+        return outcome_result(task.name, model.name, outcome, error)
     except (Interrupted, ClusterRefused, ClusterUnreachable):  # the eval stops (exit 2, 5)
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
         if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
             raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
-        return _result(task, model, exc.outcome, exc.one_line())
+        return outcome_result(task.name, model.name, exc.outcome, exc.one_line())
     except AssayError as exc:
         path = output if output is not None and output.exists() else None
         return EvalResult(
@@ -404,63 +370,6 @@ def _new_directory(opts: EvalOptions, model: Model) -> Place:
     return place
 
 
-def completed_result(task: str, model: str, path: Path) -> EvalResult:
-    """The result of a unit whose run at *path* was already complete (``attempts`` 0:
-    nothing ran now), read back from its sealed report."""
-    report = read_report(path)
-    error = scorer_errors(report)
-    return EvalResult(
-        task=task,
-        model=model,
-        status="error" if error else "success",
-        error=error,
-        path=path,
-        metrics=report.metrics,
-        task_metrics=report.task_metrics,
-        gate=report.gate,
-        report=report,
-        attempts=0,
-    )
-
-
-def _result(task: Task, model: Model, outcome: RunOutcome, error: str | None) -> EvalResult:
-    """A unit's result from its run: ``error`` with the reason when it has one."""
-    return outcome_result(task.name, model.name, outcome, error)
-
-
-def outcome_result(task: str, model: str, outcome: RunOutcome, error: str | None) -> EvalResult:
-    """The result of a run of *task* × *model* that ended with *outcome*."""
-    return EvalResult(
-        task=task,
-        model=model,
-        status="error" if error else "success",
-        error=error,
-        path=outcome.path,
-        metrics=outcome.metrics,
-        task_metrics=outcome.report.task_metrics,
-        gate=outcome.gate,
-        report=outcome.report,
-    )
-
-
-def scorer_errors(report: Report) -> str | None:
-    """Why a unit whose scorers failed is not a success: how many error scores, and the
-    first one's explanation (which names the exception); ``None`` when there were none."""
-    count = sum(e.statuses.get("error", 0) for e in report.metrics.estimates)
-    if not count:
-        return None
-    first = next(
-        (
-            f"{scorer_id}: {row.reasons.get(scorer_id, '')}"
-            for row in report.trials
-            for scorer_id, status in row.scores.items()
-            if status == "error"
-        ),
-        "",
-    )
-    return f"{count} scorer error(s) (the first: {first})"
-
-
 def _run_name(evaluation: str, model: str) -> str:
     """``<task>-<model>-<UTC time>-<µs>``: unique even for units started together."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -476,42 +385,6 @@ def _resolve_tasks(tasks: TaskInput, opts: EvalOptions) -> list[tuple[Task, dict
         else:
             resolved.append((item, None))
     return resolved
-
-
-def _models(
-    model: str | Model | Sequence[str | Model] | None, task: Task, opts: EvalOptions
-) -> list[Model]:
-    names = [model] if isinstance(model, str | Model) else list(model or [])
-    if not names and task.model is None:  # never a silent mock: its scores would mean nothing
-        raise ConfigError("task.no_model", task=task.name)
-    names = names or [task.model or ""]
-    config = GenerateConfig(max_connections=opts.max_connections)
-    args = _model_args(opts)
-    return [get_model(name, config, **args) for name in names]
-
-
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "auth", "cookie")
-
-
-def _secret_name(name: str) -> bool:
-    """``api_key``, ``auth_token``, ``Authorization``, ``X-Api-Key``: names of secrets."""
-    words = name.lower().replace("-", "_").split("_")
-    return any(word in _SECRET_WORDS for word in words)
-
-
-def _model_args(opts: EvalOptions) -> dict[str, Any]:
-    """``-M`` arguments and ``--model-base-url``; a ConfigError for a key among them
-    (it would be in the spec, the shell history and the process list)."""
-    for name, value in opts.model_args.items():
-        inner = [str(k) for k in value] if isinstance(value, dict) else []  # e.g. headers
-        for key in [name, *inner]:
-            if _secret_name(key):
-                option = f"-M {name}=..." if key == name else f"-M {name}={{{key}: ...}}"
-                raise ConfigError("model.api_key_arg", option=option, env="OPENAI_API_KEY")
-    args = dict(opts.model_args)
-    if opts.model_base_url is not None:
-        args["base_url"] = opts.model_base_url
-    return args
 
 
 def _select(task: Task, opts: EvalOptions) -> Sequence[Sample]:

@@ -25,18 +25,16 @@ from assay.model import Model, ResponseCache, cache_scope, load_prices, price_sc
 from assay.pipeline._conclude import RunStopped
 from assay.pipeline._eval import (
     EvalOptions,
-    EvalResult,
     Place,
     Placement,
     TaskInput,
-    _models,
     _options,
     _resolve_tasks,
     _run_name,
     _run_unit,
-    outcome_result,
-    scorer_errors,
 )
+from assay.pipeline._eval_models import unit_models
+from assay.pipeline._eval_result import EvalResult, outcome_result, scorer_errors
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._resume import resume_run_async
@@ -74,7 +72,9 @@ async def eval_set_async(
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     with cache_scope(cache), price_scope(prices):
-        units = [(t, r, m) for t, r in _resolve_tasks(tasks, opts) for m in _models(model, t, opts)]
+        units = [
+            (t, r, m) for t, r in _resolve_tasks(tasks, opts) for m in unit_models(model, t, opts)
+        ]
         results: list[EvalResult | None] = [None] * len(units)
         pending = list(range(len(units)))
         for attempt in range(1, retry_attempts + 2):

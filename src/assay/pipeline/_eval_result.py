@@ -1,0 +1,105 @@
+"""What ``eval`` returns per task × model unit, and how a unit's run becomes one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from assay.gate import GateDecision
+from assay.pipeline._conclude import RunOutcome
+from assay.report import Report, read_report
+from assay.score import Metrics
+
+if TYPE_CHECKING:
+    from assay.log import EvalResults
+
+
+class EvalResult(msgspec.Struct):
+    """One task × model unit: how it ended, its metrics, gate, report and directory.
+
+    ``status`` is ``success`` only for a unit that ran to its end with every score
+    judged; otherwise ``error``, with ``error`` saying why: errors past
+    ``fail_on_error`` (the run stopped; its gate is ``stopped``, its reports written),
+    scorer errors (a scorer raised or returned an invalid value), or a failure before
+    the run (then no gate).
+    """
+
+    task: str
+    model: str
+    status: Literal["success", "error"]
+    path: Path | None = None
+    metrics: Metrics | None = None
+    task_metrics: dict[str, Any] = {}
+    gate: GateDecision | None = None
+    report: Report | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    @property
+    def results(self) -> EvalResults | None:
+        """Inspect's ``log.results``: each scorer's metrics (``results.scores[0]
+        .metrics["accuracy"].value``); ``None`` for a unit that failed before its run."""
+        if self.report is None:
+            return None
+        from assay.log._read import results_of_report
+
+        return results_of_report(self.report)
+
+    @property
+    def location(self) -> str | None:
+        """Inspect's ``log.location``: the run directory, as text."""
+        return str(self.path) if self.path is not None else None
+
+
+def completed_result(task: str, model: str, path: Path) -> EvalResult:
+    """The result of a unit whose run at *path* was already complete (``attempts`` 0:
+    nothing ran now), read back from its sealed report."""
+    report = read_report(path)
+    error = scorer_errors(report)
+    return EvalResult(
+        task=task,
+        model=model,
+        status="error" if error else "success",
+        error=error,
+        path=path,
+        metrics=report.metrics,
+        task_metrics=report.task_metrics,
+        gate=report.gate,
+        report=report,
+        attempts=0,
+    )
+
+
+def outcome_result(task: str, model: str, outcome: RunOutcome, error: str | None) -> EvalResult:
+    """The result of a run of *task* × *model* that ended with *outcome*."""
+    return EvalResult(
+        task=task,
+        model=model,
+        status="error" if error else "success",
+        error=error,
+        path=outcome.path,
+        metrics=outcome.metrics,
+        task_metrics=outcome.report.task_metrics,
+        gate=outcome.gate,
+        report=outcome.report,
+    )
+
+
+def scorer_errors(report: Report) -> str | None:
+    """Why a unit whose scorers failed is not a success: how many error scores, and the
+    first one's explanation (which names the exception); ``None`` when there were none."""
+    count = sum(e.statuses.get("error", 0) for e in report.metrics.estimates)
+    if not count:
+        return None
+    first = next(
+        (
+            f"{scorer_id}: {row.reasons.get(scorer_id, '')}"
+            for row in report.trials
+            for scorer_id, status in row.scores.items()
+            if status == "error"
+        ),
+        "",
+    )
+    return f"{count} scorer error(s) (the first: {first})"
