@@ -20,7 +20,7 @@ import msgspec
 
 from assay import __version__
 from assay._digest import loads, sha256_hex
-from assay.errors import AssayError, Interrupted, RunError
+from assay.errors import Interrupted, RunError
 from assay.evidence import (
     ARTIFACTS,
     BUNDLES,
@@ -36,12 +36,13 @@ from assay.evidence import (
 )
 from assay.evidence._framed import open_evidence
 from assay.gate._sequential import STOPPED, Monitor, SequentialPlan, look_event
-from assay.hooks import HookSet, RunEnd, RunStart, SampleEnd, SampleStart, active_hooks
+from assay.hooks import HookSet, active_hooks
 from assay.model import Model, current_cache, epoch_scope, models_built, replay_scope
 from assay.model._registry import model_roles_scope
 from assay.pipeline._bundle_of import bundle_of
-from assay.pipeline._conclude import RunOutcome, RunStopped, conclude, stopped_run
+from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
 from assay.pipeline._errors import ErrorBudget
+from assay.pipeline._hooks import run_end_told, run_start, sample_end, sample_start
 from assay.pipeline._judge import judge
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, targets_on
@@ -185,11 +186,6 @@ class _Run:
         shard, per_sample = self.shard, self.plan.per_sample
         return (t for t in self.plan if shard is None or shard.holds(t.index, per_sample))
 
-    def run_start(self, *, resumed: bool) -> RunStart:
-        """The ``on_run_start`` payload."""
-        path = None if self.writer.path is None else str(self.writer.path)
-        return RunStart(self.spec.evaluation, self.spec.digest, len(self.plan), path, resumed)
-
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
         recorder = self.writer.recorder(trial_id)
@@ -215,7 +211,7 @@ class _Run:
         sample = self.dataset.sample(trial.sample_index)
         record = sample.to_record(self.spec.hidden_fields)
         if self.hooks and not isinstance(item, Requeued):
-            await self.hooks.emit("on_sample_start", self.sample_start(trial))
+            await self.hooks.emit("on_sample_start", sample_start(self.spec.evaluation, trial))
         with recorder.bound():
             result = await run_trial(
                 trial,
@@ -253,7 +249,9 @@ class _Run:
         self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)
         if self.hooks:
-            await self.hooks.emit("on_sample_end", self.sample_end(trial, bundle, records))
+            await self.hooks.emit(
+                "on_sample_end", sample_end(self.spec.evaluation, trial, bundle, records)
+            )
         if result.outcome is not None and result.outcome.kind == "error":
             self.errors.add_error(result.outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
@@ -262,31 +260,6 @@ class _Run:
             self.flushed = now
         if self.http is not None:
             self.http.check()
-
-    def sample_start(self, trial: Trial) -> SampleStart:
-        """The ``on_sample_start`` payload of *trial*."""
-        return SampleStart(
-            evaluation=self.spec.evaluation,
-            trial_id=trial.trial_id,
-            sample_id=str(trial.sample_id),
-            target_id=trial.target_id,
-            epoch=trial.repetition,
-        )
-
-    def sample_end(
-        self, trial: Trial, bundle: dict[str, Any], records: list[dict[str, Any]]
-    ) -> SampleEnd:
-        """The ``on_sample_end`` payload: plain copies of what was just written."""
-        scores = {r["scorer_id"]: {"status": r["status"], "value": r.get("value")} for r in records}
-        return SampleEnd(
-            evaluation=self.spec.evaluation,
-            trial_id=trial.trial_id,
-            sample_id=str(trial.sample_id),
-            target_id=trial.target_id,
-            epoch=trial.repetition,
-            state=str(bundle["state"]),
-            scores=msgspec.json.decode(msgspec.json.encode(scores)),
-        )
 
     def progress(self, *, final: bool = False) -> Progress:
         """How far the run has got (every trial with a report row is finished) and how
@@ -408,23 +381,8 @@ async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) 
     if not hooks:
         return await _execute_in_scope(prepared, options, resume, hooks)
     path = None if options.dry_run or options.output is None else str(options.output)
-    end: dict[str, Any] = {"status": "error"}
-    try:
-        outcome = await _execute_in_scope(prepared, options, resume, hooks)
-        end = {"status": "complete", "gate": outcome.gate.status}
-        return outcome
-    except RunStopped as exc:
-        end = {"status": "stopped", "gate": exc.outcome.gate.status, "error": exc.one_line()}
-        raise
-    except Interrupted as exc:
-        end = {"status": "interrupted", "error": exc.one_line()}
-        raise
-    except AssayError as exc:
-        end["error"] = exc.one_line()
-        raise
-    finally:
-        with anyio.CancelScope(shield=True):
-            await hooks.emit("on_run_end", RunEnd(prepared.spec.evaluation, path, **end))
+    async with run_end_told(hooks, prepared.spec.evaluation, path) as told:
+        return told(await _execute_in_scope(prepared, options, resume, hooks))
 
 
 async def _execute_in_scope(
@@ -458,7 +416,10 @@ async def _execute_run(
         else:
             run.run_event("run_started", {"spec_digest": run.spec.digest})
         if hooks:
-            await hooks.emit("on_run_start", run.run_start(resumed=run.point is not None))
+            start = run_start(
+                run.spec, len(run.plan), run.writer.path, resumed=run.point is not None
+            )
+            await hooks.emit("on_run_start", start)
         run.queue = WorkQueue(t for t in run.planned() if t.trial_id not in finished)
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it
