@@ -1,18 +1,22 @@
 """Load a JSONL dataset: validate every line once, keep the raw lines, decode on demand.
 
-Raw lines are far smaller than decoded Python objects, so a dataset of 100,000 samples
-costs a few megabytes, and each sample is decoded only when its trial runs.
+Raw lines are far smaller than decoded Python objects, and they are kept in a scratch
+file, so a dataset of a million samples costs a few megabytes of memory (its ids, packed,
+and an offset per line), and each sample is decoded only when its trial runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
 from assay.dataset._sample import Sample, StrictSample
+from assay.dataset._spill import HashSet, PackedText, SpilledLines
 from assay.errors import ConfigError
 
 _decode_sample = msgspec.json.Decoder(Sample).decode
@@ -22,8 +26,8 @@ _validate_sample = msgspec.json.Decoder(StrictSample).decode
 class Dataset:
     """Validated samples in file order, kept as raw JSON lines.
 
-    *lines* is a list (a JSONL file's own lines) or a scratch file (a frozen Python
-    dataset, see ``_spill``); *ids* are the samples' ids as trial-id text, in order.
+    *lines* is a scratch file (``_spill``) or any sequence of lines; *ids* are the
+    samples' ids as trial-id text, in order.
     """
 
     def __init__(
@@ -47,37 +51,65 @@ class Dataset:
 
 
 def load_jsonl(path: Path, display: str) -> Dataset:
-    """Read and validate the JSONL dataset at *path*; *display* names it in errors."""
+    """Read and validate the JSONL dataset at *path*; *display* names it in errors.
+
+    The file is read a line at a time into a scratch file (``_spill``), its ids packed:
+    a million samples cost a few megabytes of memory, not the file's size several times.
+    """
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            return _read_lines(handle, display)
     except OSError as exc:
         raise ConfigError("spec.unreadable", path=display, reason=exc.strerror) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ConfigError("spec.encoding", path=display, reason="it starts with a byte-order mark")
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    lines: list[bytes] = []
-    ids: list[str] = []
-    first_line: dict[str, int] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+
+
+def _read_lines(handle: BinaryIO, display: str) -> Dataset:
+    digest = hashlib.sha256()
+    lines = SpilledLines()
+    ids = _Ids(display)
+    for number, raw in enumerate(handle, start=1):
+        digest.update(raw)
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            reason = "it starts with a byte-order mark"
+            raise ConfigError("spec.encoding", path=display, reason=reason)
         line = raw.strip()
         if not line:
             continue
-        sample = _decode_line(line, display, number)
-        key = str(sample.id)
-        if key in first_line:
-            raise ConfigError(
-                "dataset.duplicate_id",
-                path=display,
-                line=number,
-                sample_id=_short(sample.id),
-                first=first_line[key],
-            )
-        first_line[key] = number
+        ids.add(_decode_line(line, display, number).id, number)
         lines.append(line)
-        ids.append(key)
     if not lines:
         raise ConfigError("dataset.empty", path=display)
-    return Dataset(display, digest, lines, ids)
+    return Dataset(display, "sha256:" + digest.hexdigest(), lines, ids.done())
+
+
+class _Ids:
+    """The ids read so far, packed, with their lines, to refuse the first one used twice
+    naming both lines (a table of hashes finds candidates; the ids confirm them)."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.ids = PackedText()
+        self.lines = array("Q")
+        self.seen = HashSet()
+
+    def add(self, sample_id: str | int, number: int) -> None:
+        key = str(sample_id)
+        if self.seen.add(hash(key)):
+            first = next((i for i, seen in enumerate(self.ids) if seen == key), None)
+            if first is not None:  # not merely two ids sharing a hash
+                raise ConfigError(
+                    "dataset.duplicate_id",
+                    path=self.display,
+                    line=number,
+                    sample_id=_short(sample_id),
+                    first=self.lines[first],
+                )
+        self.ids.append(key)
+        self.lines.append(number)
+
+    def done(self) -> PackedText:
+        """The ids, in file order (the hashes and lines are dropped with this object)."""
+        return self.ids
 
 
 def _decode_line(line: bytes, display: str, number: int) -> StrictSample:

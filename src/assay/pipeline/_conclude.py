@@ -87,18 +87,23 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     scores = _scores_of(path)
     report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
+    indexes = _indexes(run, path, status)  # first: the reports' details are found by them
     rendered = render_reports(report, path)
     for name, data in rendered.items():
         run.writer.write_file(name, data)
     run.writer.flush()
-    if path is not None:  # the indexes are a finished run's: a resume would outdate them
-        known = run.writer.store.written_packs()
-        indexes = write_indexes(path, known) if status == "complete" else []
-        files = sealed_digests(path, rendered, indexes)
-    else:
-        files = {}
+    files = sealed_digests(path, rendered, indexes) if path is not None else {}
     run.seal(status, files)
     return RunOutcome(path, run.spec.digest, metrics, gate, report, run.errors)
+
+
+def _indexes(run: _Run, path: Path | None, status: str) -> list[str]:
+    """Write a complete run's bundle and pack indexes; their names (none for a dry run, or
+    a run to be resumed, which would outdate them)."""
+    if path is None or status != "complete":
+        return []
+    run.writer.flush()  # every bundle and artifact on disk before they are indexed
+    return write_indexes(path, run.writer.store.written_packs())
 
 
 def stopped_gate(gate: GateDecision, cause: RunError) -> GateDecision:

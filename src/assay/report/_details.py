@@ -32,35 +32,40 @@ class TrialDetail(msgspec.Struct, frozen=True):
 
 def read_details(run: Path | None, trial_ids: set[str]) -> dict[str, TrialDetail]:
     """The details of the trials *trial_ids* of the run at *run*: one pass over its
-    bundles, then each trial's sample and output artifacts (``{}`` for a dry run)."""
+    bundles, then each trial's sample and output artifacts, fetched together (``{}``
+    for a dry run). Memory follows the trials listed, not the run's size."""
     if run is None or not trial_ids:
         return {}
     from assay.evidence._layout import ARTIFACTS, BUNDLES
     from assay.evidence._store import ArtifactStore
 
-    store = ArtifactStore(run / ARTIFACTS, write=False, keep_open=True)
-    details: dict[str, TrialDetail] = {}
+    bundles: dict[str, dict[str, Any]] = {}
     try:
         with open(run / BUNDLES, "rb") as handle:
             for line in handle:
                 if not line.endswith(b"\n"):
                     continue
                 bundle = loads(line)
-                trial_id = bundle["trial"]["trial_id"]
-                if trial_id in trial_ids:
-                    details[trial_id] = _detail(bundle, store)
+                if bundle["trial"]["trial_id"] in trial_ids:
+                    bundles[bundle["trial"]["trial_id"]] = bundle
+        wanted = {sha for bundle in bundles.values() for sha in _artifacts_shown(bundle)}
+        stored = ArtifactStore(run / ARTIFACTS, write=False).get_some(wanted)
+        return {trial_id: _detail(bundle, stored) for trial_id, bundle in bundles.items()}
     except (OSError, ValueError, KeyError):
-        return details  # the page still has the scores; the texts are a convenience
-    finally:
-        store.close()
-    return details
+        return {}  # the page still has the scores; the texts are a convenience
 
 
-def _detail(bundle: dict[str, Any], store: Any) -> TrialDetail:
+def _artifacts_shown(bundle: dict[str, Any]) -> list[str]:
+    """The digests of a trial's sample and output, those it has."""
+    shas = [bundle.get("artifacts", {}).get("sample"), bundle["observation"].get("output")]
+    return [sha for sha in shas if sha]
+
+
+def _detail(bundle: dict[str, Any], stored: dict[str, bytes]) -> TrialDetail:
     seen = bundle["observation"]
     sample_sha = bundle.get("artifacts", {}).get("sample")
-    sample = loads(store.get(sample_sha)) if sample_sha else {}
-    output = store.get(seen["output"]) if seen.get("output") else None
+    sample = loads(stored[sample_sha]) if sample_sha in stored else {}
+    output = stored.get(seen["output"]) if seen.get("output") else None
     return TrialDetail(
         input=detail_text(sample.get("input")),
         expected=detail_text(seen.get("expected")),

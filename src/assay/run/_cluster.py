@@ -140,6 +140,7 @@ class ClusterTarget:
     def __init__(self, spec: TargetSpec, root: Path, client: Any, address: str) -> None:
         self.id = spec.id
         target = msgspec.json.encode(spec)
+        self._client = client
         self._chunks = _Chunks(client, target, str(root.resolve()), address, spec.timeout)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
@@ -156,6 +157,11 @@ class ClusterTarget:
             raise InfrastructureError(*reply.infra)
         assert reply.outcome is not None  # a reply has one or the other
         return reply.outcome
+
+    def workers(self) -> int:
+        """How many workers the scheduler has now (the progress line shows it): read off
+        the client's copy of the scheduler's state, refreshed by Dask every few seconds."""
+        return worker_count(self._client)
 
 
 class _Waiting:
@@ -287,14 +293,22 @@ class _Chunks:
                 no_worker = None
             else:
                 unreachable = None
-                workers = self._client.scheduler_info().get("workers") or {}
-                no_worker = (no_worker or now) if not workers else None
+                no_worker = (no_worker or now) if not worker_count(self._client) else None
             if unreachable is not None and now - unreachable >= LOST_AFTER:
                 why = f"the scheduler has been out of reach for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
             if no_worker is not None and now - no_worker >= LOST_AFTER:
                 why = f"no worker has been connected for {LOST_AFTER:g} s"
                 raise ClusterLost(self._address, why)
+
+
+def worker_count(client: Any) -> int:
+    """The workers *client*'s scheduler has, as the client last heard. Its ``n_workers``:
+    the refresh Dask makes every few seconds leaves ``workers`` itself empty, which read
+    as "no worker" once a call had been waited on for ``LOST_AFTER`` seconds."""
+    info = client.scheduler_info()
+    count = info.get("n_workers")
+    return int(count) if count is not None else len(info.get("workers") or {})
 
 
 _CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)
