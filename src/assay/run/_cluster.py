@@ -54,6 +54,7 @@ CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
 LOST_AFTER = 10.0  # seconds without the scheduler, or without a worker, mid-run
 WATCH_EVERY = 0.5  # seconds between two looks at the client's state
+MESSAGE_LOG = 32  # messages to the scheduler Dask's client keeps (see _short_message_log)
 STRAGGLER_GRACE = 10.0  # seconds past a call's timeout before its lost worker is given up
 _T = TypeVar("_T")
 
@@ -120,9 +121,10 @@ async def _connect(address: str) -> Any:
         reason = f"{address!r} is not a scheduler's address (tcp://host:port)"
         raise ConfigError("task.option", option="--cluster", reason=reason) from None
     try:
-        client = await Client(  # type: ignore[no-untyped-call]
-            address, asynchronous=True, timeout=CONNECT_TIMEOUT
-        )
+        with _short_message_log():
+            client = await Client(  # type: ignore[no-untyped-call]
+                address, asynchronous=True, timeout=CONNECT_TIMEOUT
+            )
     except (OSError, TimeoutError, ValueError) as exc:
         raise RunError("run.cluster", address=address, reason=_reason(exc)) from exc
     try:
@@ -132,6 +134,15 @@ async def _connect(address: str) -> Any:
         reason = f"no worker joined within {CONNECT_TIMEOUT:g} s"
         raise RunError("run.cluster", address=address, reason=reason) from exc
     return client
+
+
+def _short_message_log() -> contextlib.AbstractContextManager[object]:
+    """Dask's client keeps its last messages to the scheduler for debugging, 1,000 by
+    default: with a chunk of calls in each, 3 to 5 MB of the driver's memory. It keeps
+    ``MESSAGE_LOG`` instead."""
+    import dask
+
+    return dask.config.set({"distributed.admin.low-level-log-length": MESSAGE_LOG})
 
 
 class ClusterTarget:
