@@ -8,15 +8,15 @@ and an offset per line), and each sample is decoded only when its trial runs.
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 import msgspec
 
+from assay.dataset._ids import IdCheck
 from assay.dataset._sample import Sample, StrictSample
-from assay.dataset._spill import HashSet, PackedText, SpilledLines
+from assay.dataset._spill import SpilledLines
 from assay.errors import ConfigError
 
 _decode_sample = msgspec.json.Decoder(Sample).decode
@@ -66,7 +66,7 @@ def load_jsonl(path: Path, display: str) -> Dataset:
 def _read_lines(handle: BinaryIO, display: str) -> Dataset:
     digest = hashlib.sha256()
     lines = SpilledLines()
-    ids = _Ids(display)
+    ids = IdCheck(display)
     for number, raw in enumerate(handle, start=1):
         digest.update(raw)
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -80,36 +80,6 @@ def _read_lines(handle: BinaryIO, display: str) -> Dataset:
     if not lines:
         raise ConfigError("dataset.empty", path=display)
     return Dataset(display, "sha256:" + digest.hexdigest(), lines, ids.done())
-
-
-class _Ids:
-    """The ids read so far, packed, with their lines, to refuse the first one used twice
-    naming both lines (a table of hashes finds candidates; the ids confirm them)."""
-
-    def __init__(self, display: str) -> None:
-        self.display = display
-        self.ids = PackedText()
-        self.lines = array("Q")
-        self.seen = HashSet()
-
-    def add(self, sample_id: str | int, number: int) -> None:
-        key = str(sample_id)
-        if self.seen.add(hash(key)):
-            first = next((i for i, seen in enumerate(self.ids) if seen == key), None)
-            if first is not None:  # not merely two ids sharing a hash
-                raise ConfigError(
-                    "dataset.duplicate_id",
-                    path=self.display,
-                    line=number,
-                    sample_id=_short(sample_id),
-                    first=self.lines[first],
-                )
-        self.ids.append(key)
-        self.lines.append(number)
-
-    def done(self) -> PackedText:
-        """The ids, in file order (the hashes and lines are dropped with this object)."""
-        return self.ids
 
 
 def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
@@ -127,8 +97,3 @@ def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
         reason = "nested too deeply"
         raise ConfigError("dataset.json", path=display, line=number, reason=reason) from None
     return checked
-
-
-def _short(value: str | int) -> str | int:
-    """An id as a message may quote it: at most 80 characters."""
-    return value if not isinstance(value, str) or len(value) <= 80 else value[:77] + "..."
