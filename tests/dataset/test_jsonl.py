@@ -204,3 +204,19 @@ def test_missing_file(tmp_path: Path) -> None:
         load_jsonl(tmp_path / "absent.jsonl", "absent.jsonl")
     assert info.value.key == "spec.unreadable"
     assert "absent.jsonl" in info.value.one_line()
+
+
+def test_samples_are_read_back_from_the_scratch_file_as_written(tmp_path: Path) -> None:
+    """The lines live in a scratch file, not in memory: every sample, in any order, and
+    the digest of the whole file (no newline at its end here) are as in the file."""
+    records = [
+        {"id": f"s{i}", "input": {"n": i, "text": "é" * (i % 7)}, "expected": i}
+        for i in range(2_000)
+    ]
+    data = _lines(*records).rstrip(b"\n")
+    dataset = _load(tmp_path, data)
+    assert dataset.digest == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert list(dataset.ids) == [r["id"] for r in records]
+    for i in (1_999, 0, 1_000, 7):  # by position, in any order
+        assert dataset.sample(i).to_record() == records[i]
+    assert [s.input for s in dataset] == [r["input"] for r in records]

@@ -138,6 +138,20 @@ def test_the_line_gives_pass_rates_errors_retries_usage_and_a_slow_rate() -> Non
     assert render(unpriced).endswith(", 12 tokens, unknown")
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "On a cluster the progress line ends with the workers the scheduler has (`, 2 worker(s)`)",
+)
+def test_on_a_cluster_the_line_ends_with_its_workers() -> None:
+    on_cluster = Progress("e", 1, 4, 1.0, workers=2)
+    assert render(on_cluster) == (
+        "e: 1/4 trials (25%), 1/s, about 0:03 left, 0 error(s), 0 retry(ies), 2 worker(s)"
+    )
+    none_left = Progress("e", 1, 4, 1.0, workers=0)  # said, not hidden: why it slows down
+    assert render(none_left).endswith(", 0 worker(s)")
+    assert "worker" not in render(Progress("e", 1, 4, 1.0))  # a local run
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

@@ -194,6 +194,52 @@ def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
     assert {t: [e["type"] for e in ev] for t, ev in cluster_events} == local_kinds
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "On a cluster the progress line ends with the workers the scheduler has (`, 2 worker(s)`)",
+)
+def test_the_progress_line_shows_the_clusters_workers(
+    cluster: tuple[str, set[int]], spec: Path, tmp_path: Path
+) -> None:
+    address, _ = cluster
+    proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address, "--progress")
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith(f"simple: {TRIALS}/{TRIALS} trials (100%), "), last
+    assert last.endswith(", 2 worker(s)"), last
+    local = run_cli("run", spec, "-o", tmp_path / "local", "--progress")
+    assert "worker" not in local.stderr.splitlines()[-1]
+
+
+def test_the_worker_count_survives_dasks_refresh_of_the_scheduler_info(
+    cluster: tuple[str, set[int]],
+) -> None:
+    """Dask refreshes an asynchronous client's copy of the scheduler's state every few
+    seconds without the per-worker part (``workers`` empty): the count comes from
+    ``n_workers``, or a call waited on past ``LOST_AFTER`` would read as no worker."""
+    import asyncio
+
+    import dask
+
+    from assay.run._cluster import worker_count
+
+    address, _ = cluster
+
+    async def counts() -> tuple[int, int]:
+        async with distributed.Client(address, asynchronous=True, timeout=30) as client:
+            await client.wait_for_workers(2, timeout=60)
+            first = worker_count(client)  # right after wait_for_workers: workers listed
+            for _ in range(600):  # until the refresh came: 30 s at most (a failure guard)
+                if not client.scheduler_info().get("workers"):
+                    break
+                await asyncio.sleep(0.05)
+            assert not client.scheduler_info().get("workers")  # refreshed, workers unlisted
+            return first, worker_count(client)
+
+    with dask.config.set({"distributed.client.scheduler-info-interval": "100ms"}):
+        assert asyncio.run(counts()) == (2, 2)
+
+
 def test_a_model_called_inside_a_target_on_a_worker_is_recorded(
     cluster: tuple[str, set[int]], tmp_path: Path
 ) -> None:

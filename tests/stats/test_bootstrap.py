@@ -85,3 +85,15 @@ def test_fewer_than_two_samples_give_the_whole_range() -> None:
 def test_a_constant_score_has_a_point_interval() -> None:
     mean, stderr, low, high = bootstrap_mean([0.5] * 50, 0.95, seed=0)
     assert (mean, stderr, low, high) == (0.5, 0.0, 0.5, 0.5)
+
+
+def test_pass_fail_values_kept_compactly_give_the_same_interval_once_one_is_not() -> None:
+    """Values are kept a byte each while they are 0 or 1, floats from the first that is
+    not: the interval is the one computed from the floats themselves."""
+    values = [float(i % 3 == 0) for i in range(500)] + [0.25, 1.0, 0.0, 0.75]
+    est = _means(values)
+    assert est is not None
+    mean, stderr, low, high = bootstrap_mean(values, est.ci_level, est.seed)
+    assert (est.value, est.stderr, est.ci_low, est.ci_high) == (mean, stderr, low, high)
+    clustered = _means([v for v in values for _ in range(2)], repetitions=2)
+    assert clustered is not None and clustered.value == pytest.approx(mean)

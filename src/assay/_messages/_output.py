@@ -45,6 +45,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "",
     ),
     "out.progress_usage": (", {tokens} tokens, {cost}", "", "，{tokens} 个词元，{cost}", ""),
+    "out.progress_workers": (", {workers} worker(s)", "", "，{workers} 个工作节点", ""),
     "out.progress_left": (", about {time} left", "", "，约剩 {time}", ""),
     "out.dry_run": ("dry run: nothing was written", "", "演练模式：未写入任何文件", ""),
     "out.verify_ok": (

@@ -91,7 +91,8 @@ def bar(progress: Progress, columns: int) -> str:
 
 def details(progress: Progress) -> str:
     """What follows the counts: rate and time left first (a narrow terminal cuts the
-    end), then pass rates, errors and retries, tokens and cost."""
+    end), then pass rates, errors and retries, tokens and cost, and on a cluster its
+    workers (a run that slows down because workers left says why)."""
     parts = [rate_text(progress), _left(progress)]
     if progress.pass_rates:
         rates = ", ".join(
@@ -107,6 +108,8 @@ def details(progress: Progress) -> str:
         parts.append(
             say("out.progress_usage", tokens=f"{progress.tokens:,}", cost=cost_text(progress.cost))
         )
+    if progress.workers is not None:
+        parts.append(say("out.progress_workers", workers=progress.workers))
     return "".join(parts)
 
 

@@ -1,7 +1,8 @@
 """Load a JSONL dataset: validate every line once, keep the raw lines, decode on demand.
 
-Raw lines are far smaller than decoded Python objects, so a dataset of 100,000 samples
-costs a few megabytes, and each sample is decoded only when its trial runs.
+Raw lines are far smaller than decoded Python objects, and they are kept in a scratch
+file, so a dataset of a million samples costs a few megabytes of memory (its ids, packed,
+and an offset per line), and each sample is decoded only when its trial runs.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
+from assay.dataset._ids import IdCheck
 from assay.dataset._sample import Sample, StrictSample
+from assay.dataset._spill import SpilledLines
 from assay.errors import ConfigError
 
 _decode_sample = msgspec.json.Decoder(Sample).decode
@@ -22,8 +26,8 @@ _validate_sample = msgspec.json.Decoder(StrictSample).decode
 class Dataset:
     """Validated samples in file order, kept as raw JSON lines.
 
-    *lines* is a list (a JSONL file's own lines) or a scratch file (a frozen Python
-    dataset, see ``_spill``); *ids* are the samples' ids as trial-id text, in order.
+    *lines* is a scratch file (``_spill``) or any sequence of lines; *ids* are the
+    samples' ids as trial-id text, in order.
     """
 
     def __init__(
@@ -47,37 +51,35 @@ class Dataset:
 
 
 def load_jsonl(path: Path, display: str) -> Dataset:
-    """Read and validate the JSONL dataset at *path*; *display* names it in errors."""
+    """Read and validate the JSONL dataset at *path*; *display* names it in errors.
+
+    The file is read a line at a time into a scratch file (``_spill``), its ids packed:
+    a million samples cost a few megabytes of memory, not the file's size several times.
+    """
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            return _read_lines(handle, display)
     except OSError as exc:
         raise ConfigError("spec.unreadable", path=display, reason=exc.strerror) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ConfigError("spec.encoding", path=display, reason="it starts with a byte-order mark")
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    lines: list[bytes] = []
-    ids: list[str] = []
-    first_line: dict[str, int] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+
+
+def _read_lines(handle: BinaryIO, display: str) -> Dataset:
+    digest = hashlib.sha256()
+    lines = SpilledLines()
+    ids = IdCheck(display)
+    for number, raw in enumerate(handle, start=1):
+        digest.update(raw)
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            reason = "it starts with a byte-order mark"
+            raise ConfigError("spec.encoding", path=display, reason=reason)
         line = raw.strip()
         if not line:
             continue
-        sample = _decode_line(line, display, number)
-        key = str(sample.id)
-        if key in first_line:
-            raise ConfigError(
-                "dataset.duplicate_id",
-                path=display,
-                line=number,
-                sample_id=_short(sample.id),
-                first=first_line[key],
-            )
-        first_line[key] = number
+        ids.add(_decode_line(line, display, number).id, number)
         lines.append(line)
-        ids.append(key)
     if not lines:
         raise ConfigError("dataset.empty", path=display)
-    return Dataset(display, digest, lines, ids)
+    return Dataset(display, "sha256:" + digest.hexdigest(), lines, ids.done())
 
 
 def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
@@ -95,8 +97,3 @@ def _decode_line(line: bytes, display: str, number: int) -> StrictSample:
         reason = "nested too deeply"
         raise ConfigError("dataset.json", path=display, line=number, reason=reason) from None
     return checked
-
-
-def _short(value: str | int) -> str | int:
-    """An id as a message may quote it: at most 80 characters."""
-    return value if not isinstance(value, str) or len(value) <= 80 else value[:77] + "..."

@@ -25,9 +25,10 @@ import msgspec
 
 from assay._digest import file_sha256
 from assay.dataset._choices import dataset_seed, shuffled_choices
+from assay.dataset._ids import IdCheck
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
-from assay.dataset._spill import HashSet, PackedText, SpilledLines, positions_of
+from assay.dataset._spill import PackedText, SpilledLines, positions_of
 from assay.errors import ConfigError
 
 _encode = msgspec.json.Encoder(order="sorted").encode
@@ -212,43 +213,6 @@ class MemoryDataset(Sequence[Sample]):
             return self._derived(list(shuffled))
         lines, digest, ids = spill(enumerate(shuffled, start=1), self.name)  # stays on disk
         return self._derived(LineSamples(lines, digest, ids))
-
-
-class IdCheck:
-    """Ids met so far, to refuse the first one used twice, naming both positions.
-
-    Ids are kept packed, their hashes in a compact table: no Python object per sample.
-    The positions (file lines) are dropped with the check; the ids are kept.
-    """
-
-    def __init__(self, display: str) -> None:
-        self.display = display
-        self.ids = PackedText()
-        self.positions = array("Q")
-        self._seen = HashSet()
-
-    def add(self, sample_id: str | int, position: int) -> None:
-        """Record the id of the sample at *position* (a line, or a 1-based index)."""
-        key = str(sample_id)
-        if self._seen.add(hash(key)):
-            first = next((i for i, seen in enumerate(self.ids) if seen == key), None)
-            if first is not None:  # not just two ids sharing a hash
-                shown = key if len(key) <= 80 else key[:77] + "..."
-                raise ConfigError(
-                    "dataset.duplicate_id",
-                    path=self.display,
-                    line=position,
-                    sample_id=shown,
-                    first=self.positions[first],
-                )
-        self.ids.append(key)
-        self.positions.append(position)
-
-    def done(self) -> PackedText:
-        """The ids, in order; the hashes and positions are dropped."""
-        self._seen = HashSet()
-        self.positions = array("Q")
-        return self.ids
 
 
 def spill(

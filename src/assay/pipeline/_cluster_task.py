@@ -90,7 +90,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
     """*prepared* (a Python task's) with a target and scorers that run on the workers
     of the Dask scheduler at *address*; refused (``ClusterRefused``) where ``resume``
     would refuse to rebuild the task, or when the workers do not share the cache."""
-    from assay.run import call_chunks, cluster_client
+    from assay.run import call_chunks, cluster_client, worker_count
 
     try:
         _check_rebuildable(prepared)
@@ -125,7 +125,12 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
             for scorer_id, scorer in prepared.scorers.items()
         }
         target = ClusterTaskTarget(target_id, chunks, kept)
-        yield msgspec.structs.replace(prepared, targets={target_id: target}, scorers=scorers)
+        yield msgspec.structs.replace(
+            prepared,
+            targets={target_id: target},
+            scorers=scorers,
+            workers=lambda: worker_count(client),  # the progress line shows them
+        )
 
 
 def _check_rebuildable(prepared: Prepared) -> None:

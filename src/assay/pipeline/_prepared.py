@@ -7,7 +7,7 @@ scorers taken from the Task). Either way the spec is what is written and digeste
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ class Prepared(msgspec.Struct):
     task_metrics: Any = None
     sandboxes: bool = False  # some trial may open sandboxes (a Python task's)
     model_roles: Any = None  # a Python task's ModelRoles, bound while its trials run
+    workers: Callable[[], int] | None = None  # with --cluster: its workers now (progress)
 
     def new_task_metrics(self) -> TaskMetricsBuilder | None:
         """A fresh per-sample metrics builder for Python tasks (``None`` for YAML specs)."""
@@ -63,12 +64,14 @@ async def targets_on(prepared: Prepared, cluster: str | None) -> AsyncIterator[P
             await close_parts(prepared.targets.values())
             yield running
         return
-    from assay.run import cluster_targets  # Dask's side, loaded only for --cluster
+    from assay.run import ClusterTarget, cluster_targets  # Dask's side, only for --cluster
 
     root = prepared.source.resolve().parent if prepared.source else Path.cwd()
     async with cluster_targets(cluster, prepared.spec.targets, root) as targets:
         await close_parts(prepared.targets.values())
-        yield msgspec.structs.replace(prepared, targets=targets)
+        first = next(iter(targets.values()), None)
+        workers = first.workers if isinstance(first, ClusterTarget) else None
+        yield msgspec.structs.replace(prepared, targets=targets, workers=workers)
 
 
 def prepare_spec(loaded: LoadedSpec) -> Prepared:

@@ -22,7 +22,8 @@ class Progress(msgspec.Struct, frozen=True):
     Then how the run is going so far: *pass_rates* by target, ``(passed, scored)`` of
     the first scorer; *errors*, trials that ended blocked, invalid or in error; *retries*,
     attempts after a trial's first (this process's trials); *tokens* and *cost* (USD,
-    ``None`` when a model has no price) of the targets' model calls.
+    ``None`` when a model has no price) of the targets' model calls; *workers*, the
+    workers of the Dask cluster the calls go to (``None``: a run without ``--cluster``).
     """
 
     evaluation: str
@@ -36,6 +37,7 @@ class Progress(msgspec.Struct, frozen=True):
     retries: int = 0
     tokens: int = 0
     cost: float | None = 0.0
+    workers: int | None = None
 
     @property
     def rate(self) -> float:

@@ -84,6 +84,7 @@ class _Run:
         self.shard = options.shard
         self.shard_size = sum(self.plan.denominators(self.shard).values())
         self.targets: dict[str, Target] = prepared.targets
+        self.workers = prepared.workers
         self.scorers = prepared.scorers
         self.task_metrics = prepared.new_task_metrics()
         self.errors = ErrorBudget(prepared.spec.errors, self.shard_size)
@@ -289,6 +290,7 @@ class _Run:
             retries=self.retries,
             tokens=usage.input_tokens + usage.output_tokens,
             cost=usage.cost,
+            workers=self.workers() if self.workers is not None else None,
         )
 
     async def flush_forever(self) -> None:

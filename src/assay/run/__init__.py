@@ -17,6 +17,7 @@ if _typing.TYPE_CHECKING:
         call_chunks,
         cluster_client,
         cluster_targets,
+        worker_count,
     )
     from assay.run._cluster_worker import Call, Reply, call_target
 
@@ -26,6 +27,7 @@ _CLUSTER = {
     "call_chunks",
     "cluster_client",
     "cluster_targets",
+    "worker_count",
 }
 _WORKER = {"Call", "Reply", "call_target"}
 
@@ -60,4 +62,5 @@ __all__ = [
     "first_error",
     "run_trial",
     "run_until_signalled",
+    "worker_count",
 ]

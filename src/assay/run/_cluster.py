@@ -62,6 +62,7 @@ CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
 LOST_AFTER = 10.0  # seconds without the scheduler, or without a worker, mid-run
 WATCH_EVERY = 0.5  # seconds between two looks at the client's state
+MESSAGE_LOG = 32  # messages to the scheduler Dask's client keeps (see _short_message_log)
 STRAGGLER_GRACE = 10.0  # seconds past a call's timeout before its lost worker is given up
 _T = TypeVar("_T")
 
@@ -136,9 +137,10 @@ async def _connect(address: str) -> Any:
         reason = f"{address!r} is not a scheduler's address (tcp://host:port)"
         raise ConfigError("task.option", option="--cluster", reason=reason) from None
     try:
-        client = await Client(  # type: ignore[no-untyped-call]
-            address, asynchronous=True, timeout=CONNECT_TIMEOUT
-        )
+        with _short_message_log():
+            client = await Client(  # type: ignore[no-untyped-call]
+                address, asynchronous=True, timeout=CONNECT_TIMEOUT
+            )
     except (OSError, TimeoutError, ValueError) as exc:
         raise RunError("run.cluster", address=address, reason=_reason(exc)) from exc
     try:
@@ -159,12 +161,22 @@ def call_chunks(
     return _Chunks(client, payload, settings, address, timeout, make)
 
 
+def _short_message_log() -> contextlib.AbstractContextManager[object]:
+    """Dask's client keeps its last messages to the scheduler for debugging, 1,000 by
+    default: with a chunk of calls in each, 3 to 5 MB of the driver's memory. It keeps
+    ``MESSAGE_LOG`` instead."""
+    import dask
+
+    return dask.config.set({"distributed.admin.low-level-log-length": MESSAGE_LOG})
+
+
 class ClusterTarget:
     """A target whose calls run on the cluster's workers, in chunks."""
 
     def __init__(self, spec: TargetSpec, root: Path, client: Any, address: str) -> None:
         self.id = spec.id
         target = msgspec.json.encode(spec)
+        self._client = client
         self._chunks = _Chunks(client, target, str(root.resolve()), address, spec.timeout)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
@@ -181,6 +193,11 @@ class ClusterTarget:
             raise InfrastructureError(*reply.infra)
         assert reply.outcome is not None  # a reply has one or the other
         return reply.outcome
+
+    def workers(self) -> int:
+        """How many workers the scheduler has now (the progress line shows it): read off
+        the client's copy of the scheduler's state, refreshed by Dask every few seconds."""
+        return worker_count(self._client)
 
 
 class _Waiting:
@@ -346,8 +363,7 @@ class _Chunks:
                 no_worker = None
             else:
                 unreachable = None
-                info = self._client.scheduler_info()  # an asynchronous client's: counts only
-                count = info.get("n_workers", len(info.get("workers") or {}))
+                count = worker_count(self._client)
                 no_worker = (no_worker or now) if not count else None
                 if worker is not None and count and worker not in await self._workers():
                     raise _WorkerGone(worker)
@@ -368,6 +384,15 @@ class _Everyone:
 
     def __contains__(self, address: object) -> bool:
         return True
+
+
+def worker_count(client: Any) -> int:
+    """The workers *client*'s scheduler has, as the client last heard. Its ``n_workers``:
+    the refresh Dask makes every few seconds leaves ``workers`` itself empty, which read
+    as "no worker" once a call had been waited on for ``LOST_AFTER`` seconds."""
+    info = client.scheduler_info()
+    count = info.get("n_workers")
+    return int(count) if count is not None else len(info.get("workers") or {})
 
 
 _CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)

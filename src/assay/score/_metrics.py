@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
+from typing import Any
 
 import msgspec
 
@@ -141,36 +142,46 @@ class _Clusters:
 
 
 class _Means:
-    """One (target, scorer)'s values, one float per sample (its mean over repetitions)."""
+    """One (target, scorer)'s values, one per sample (its mean over repetitions): a byte
+    each while every one is 0 or 1, as a pass/fail scorer's are (1 MB at a million
+    samples, not 8), a float each once one is not."""
 
     def __init__(self, repetitions: int) -> None:
         self.repetitions = repetitions
         self.pending: dict[str, list[float]] = {}  # a sample's values until its last repetition
-        self.values = array("d")
+        self.values: array[Any] = array("B")
         self.continuous = False
 
     def add(self, sample_id: str | None, value: float) -> None:
         if value not in (0.0, 1.0):
             self.continuous = True
         if self.repetitions == 1 or sample_id is None:
-            self.values.append(value)
+            self._keep(value)
             return
         values = self.pending.setdefault(sample_id, [])
         values.append(value)
         if len(values) >= self.repetitions:
             # fsum is exactly rounded: the repetitions' order (a resume) cannot matter
-            self.values.append(math.fsum(self.pending.pop(sample_id)) / self.repetitions)
+            self._keep(math.fsum(self.pending.pop(sample_id)) / self.repetitions)
+
+    def _keep(self, value: float) -> None:
+        if self.values.typecode == "B":
+            if value in (0.0, 1.0):
+                self.values.append(int(value))
+                return
+            self.values = array("d", self.values)  # 0 and 1 exactly, as floats
+        self.values.append(value)
 
     def estimate(
         self, target_id: str, scorer_id: str, denominator: int, level: float
     ) -> MeanEstimate:
         for values in self.pending.values():  # cut short: unrun trials count as 0
-            self.values.append(math.fsum(values) / self.repetitions)
+            self._keep(math.fsum(values) / self.repetitions)
         self.pending.clear()
         clustered = self.repetitions > 1
         units = denominator // self.repetitions if clustered else denominator
         missing = max(0, units - len(self.values))
-        values = [*self.values, *([0.0] * missing)]
+        values = [*map(float, self.values), *([0.0] * missing)]
         seed = seed_of(target_id, scorer_id)
         mean, stderr, low, high = bootstrap_mean(values, level, seed)
         method = CLUSTER_BOOTSTRAP if clustered else BOOTSTRAP
