@@ -1,0 +1,169 @@
+"""Tool-call approval (``assay.approval``) used as an Inspect user uses it: policies on a
+Task (or on ``eval``) approve, reject, modify, terminate or escalate the calls of a
+scripted model (tests/approval/approval_task.py); every decision is an ``approval``
+event under its ``tool_call``; ``verify`` passes and re-scoring gives the same scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from assay.approval import ApprovalPolicy, auto_approver, human_approver
+from assay.errors import ConfigError
+from assay.evidence import verify_run
+from assay.pipeline import eval as run_eval
+from assay.pipeline import rescore_run
+from tests.helpers import artifact_bytes, events_of, run_cli, run_task_copy, states_by_sample
+
+TASK_FILE = Path(__file__).with_name("approval_task.py")
+
+
+def run_policy(tmp_path: Path, policy: str) -> tuple[Path, ModuleType]:
+    """Run a fresh copy of the task with the approval policies named *policy*."""
+    return run_task_copy(TASK_FILE, "approval_task", tmp_path, policy=policy)
+
+
+def tool_text(state: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in state["messages"] if m["role"] == "tool"]
+
+
+def decisions(run: Path) -> dict[str, list[tuple[str, str, str | None]]]:
+    """Each sample's approval events: (decision, approver, explanation), in order."""
+    sample_of = {e["trial"]: e["data"]["sample_id"] for e in events_of(run, "trial_started")}
+    found: dict[str, list[tuple[str, str, str | None]]] = {}
+    for event in events_of(run, "approval"):
+        data = event["data"]
+        entry = (data["decision"], data["approver"], data["explanation"])
+        found.setdefault(sample_of[event["trial"]], []).append(entry)
+    return found
+
+
+def test_approved_calls_run_and_each_decision_is_an_event_under_its_call(
+    tmp_path: Path,
+) -> None:
+    run, module = run_policy(tmp_path, "approve")
+    assert sorted(module.CALLS) == sorted(
+        [("add", (2, 3)), ("delete_files", "/"), ("add", (1, 1)), ("add", (1, 5))]
+    )
+    approve = ("approve", "auto", "Automatic decision.")
+    assert decisions(run) == {"add": [approve], "delete": [approve, approve], "add_one": [approve]}
+    calls = {(e["trial"], e["n"]): e["data"]["id"] for e in events_of(run, "tool_call")}
+    for event in events_of(run, "approval"):
+        assert calls[(event["trial"], event["parent"])] == event["data"]["id"]
+    assert states_by_sample(run)["add"]["output"]["message"]["content"] == "done: 5"
+    assert verify_run(run).ok
+
+
+def test_no_policies_means_no_approval_events(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "none")
+    assert len(module.CALLS) == 4
+    assert events_of(run, "approval") == []
+
+
+def test_a_rejected_call_does_not_run_and_the_model_is_told(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "reject")
+    assert ("delete_files", "/") not in module.CALLS
+    assert ("add", (1, 1)) in module.CALLS  # the next call of the same turn still runs
+    delete = states_by_sample(run)["delete"]
+    assert tool_text(delete) == ["Error: Tool call rejected: Automatic decision.", "2"]
+    errors = [e["data"]["error"] for e in events_of(run, "tool_result")]
+    assert errors.count("rejected") == 1
+    assert decisions(run)["delete"][0] == ("reject", "auto", "Automatic decision.")
+    assert verify_run(run).ok
+
+
+def test_a_modified_call_runs_as_the_approver_changed_it(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "modify")
+    assert ("add", (4, 3)) in module.CALLS and ("add", (2, 3)) not in module.CALLS
+    assert tool_text(states_by_sample(run)["add"]) == ["7"]
+    (event,) = [e for e in events_of(run, "approval") if e["data"]["id"] == "call_0_0"][:1]
+    assert event["data"]["approver"] == "doubling"
+    assert event["data"]["function"] == "add"
+    assert json.loads(artifact_bytes(run, event["data"]["arguments"])) == {"x": 4, "y": 3}
+    # the approver is shown the call as Inspect shows it, and the conversation so far
+    assert ("add", "```\nadd(x=2, y=3)\n```", 2) in module.SEEN
+    # a call no policy matches is rejected, as Inspect does
+    delete = states_by_sample(run)["delete"]
+    assert (
+        tool_text(delete)[0]
+        == "Error: Tool call rejected: No approvers registered for tool delete_files"
+    )
+    assert verify_run(run).ok
+
+
+def test_terminate_ends_the_sample_without_running_the_call(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "terminate")
+    assert ("delete_files", "/") not in module.CALLS
+    assert ("add", (1, 1)) not in module.CALLS  # the turn's later calls never run
+    delete = states_by_sample(run)["delete"]
+    assert [m["role"] for m in delete["messages"]] == ["user", "assistant", "tool"]
+    assert tool_text(delete) == ["Error: Tool call terminated the sample: Automatic decision."]
+    assert delete["completed"] is True
+    assert decisions(run)["delete"] == [("terminate", "auto", "Automatic decision.")]
+    assert states_by_sample(run)["add"]["output"]["message"]["content"] == "done: 5"
+    assert verify_run(run).ok
+
+
+def test_escalate_hands_the_call_to_the_next_matching_policy(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "escalate")
+    found = decisions(run)
+    assert found["add"] == [("approve", "auto", "Automatic decision.")]  # 2nd glob missed
+    assert found["add_one"] == [("reject", "auto", "Automatic decision.")]  # add(x=1...
+    assert ("add", (2, 3)) in module.CALLS and ("add", (1, 5)) not in module.CALLS
+    assert verify_run(run).ok
+
+
+def test_eval_approval_wins_over_the_task_and_is_in_the_spec_digest(tmp_path: Path) -> None:
+    approve, _ = run_policy(tmp_path / "task", "approve")
+    copy = tmp_path / "eval" / TASK_FILE.name
+    copy.parent.mkdir()
+    copy.write_bytes(TASK_FILE.read_bytes())
+    policy = [ApprovalPolicy(auto_approver("reject"), ["add", "delete_files"])]
+    (result,) = run_eval(
+        f"{copy}@approval_task", approval=policy, log_dir=tmp_path / "eval" / "runs"
+    )
+    assert result.status == "success", result.error
+    assert result.path is not None
+    rejected = decisions(result.path)
+    assert {d[0] for ds in rejected.values() for d in ds} == {"reject"}
+    specs = [json.loads((run / "spec.json").read_text()) for run in (approve, result.path)]
+    assert specs[0]["targets"][0]["approval"] == [{"approver": "auto", "tools": "*"}]
+    assert specs[1]["targets"][0]["approval"] == [
+        {"approver": "auto", "tools": ["add", "delete_files"]}
+    ]
+    # the spec's digest binds the policies: the run's record of them cannot be edited
+    assert verify_run(approve).ok
+    spec_file = approve / "spec.json"
+    spec_file.write_text(spec_file.read_text().replace('"tools":"*"', '"tools":"add"'))
+    assert specs[0] != json.loads(spec_file.read_text())
+    assert not verify_run(approve).ok
+
+
+def test_verify_and_rescoring_reproduce_a_run_with_decisions(tmp_path: Path) -> None:
+    run, module = run_policy(tmp_path, "reject")
+    ran = len(module.CALLS)
+    before = (run / "scores.jsonl").read_bytes()
+    assert rescore_run(run).differing == []
+    assert len(module.CALLS) == ran
+    assert (run / "scores.jsonl").read_bytes() == before
+    proc = run_cli("verify", run)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_human_approver_refuses_in_one_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        human_approver()
+    assert "unattended" in str(caught.value)
+    assert "auto_approver" in caught.value.hint
+
+
+def test_a_policy_that_is_not_one_is_refused() -> None:
+    from assay import Task
+
+    with pytest.raises(ConfigError) as caught:
+        Task(approval=[auto_approver()])
+    assert "ApprovalPolicy" in str(caught.value)
