@@ -42,6 +42,10 @@ def decisions(run: Path) -> dict[str, list[tuple[str, str, str | None]]]:
     return found
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "`approval` (an approver's decision about a tool call, under its `tool_call`",
+)
 def test_approved_calls_run_and_each_decision_is_an_event_under_its_call(
     tmp_path: Path,
 ) -> None:
