@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from assay import Task, generate, includes, task, tool, use_tools
-from assay.approval import Approval, ApprovalPolicy, Approver, approver, auto_approver
+from assay.approval import (
+    Approval,
+    ApprovalPolicy,
+    Approver,
+    approver,
+    auto_approver,
+    human_approver,
+)
 from assay.model import ChatMessage, GenerateConfig, MockAPI, ToolCall, modelapi
 from tests.scripted_tools import scripted_sample, scripted_turns
 
@@ -64,6 +71,8 @@ def doubling() -> Approver:
 
 def policies(policy: str) -> list[ApprovalPolicy] | None:
     """The approval policies named *policy*."""
+    if policy == "human":
+        return [ApprovalPolicy(human_approver(), "*")]
     return {
         "none": None,
         "approve": [ApprovalPolicy(auto_approver(), "*")],

@@ -171,3 +171,13 @@ def test_a_policy_that_is_not_one_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
         Task(approval=[auto_approver()])
     assert "ApprovalPolicy" in str(caught.value)
+
+
+def test_a_task_asking_for_a_human_approver_stops_the_run_with_exit_2(tmp_path: Path) -> None:
+    copy = tmp_path / TASK_FILE.name
+    copy.write_bytes(TASK_FILE.read_bytes())
+    repo = Path(__file__).resolve().parents[2]  # the task file imports tests.scripted_tools
+    proc = run_cli("run", f"{copy}@approval_task", "-T", "policy=human", cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "human_approver() cannot be used" in line and "Traceback" not in proc.stderr
