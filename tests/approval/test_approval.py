@@ -6,6 +6,7 @@ event under its ``tool_call``; ``verify`` passes and re-scoring gives the same s
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,22 @@ TASK_FILE = Path(__file__).with_name("approval_task.py")
 def run_policy(tmp_path: Path, policy: str) -> tuple[Path, ModuleType]:
     """Run a fresh copy of the task with the approval policies named *policy*."""
     return run_task_copy(TASK_FILE, "approval_task", tmp_path, policy=policy)
+
+
+def run_with_eval_policy(
+    task_file: Path, task_name: str, folder: Path, approval: list[ApprovalPolicy], **args: Any
+) -> tuple[Path, ModuleType]:
+    """Run a fresh copy of *task_file*'s task through ``eval(..., approval=...)``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / task_file.name
+    copy.write_bytes(task_file.read_bytes())
+    (result,) = run_eval(
+        f"{copy}@{task_name}", approval=approval, task_args=args, log_dir=folder / "runs"
+    )
+    assert result.status == "success", result.error
+    assert result.path is not None
+    module = next(m for m in sys.modules.values() if getattr(m, "__file__", None) == str(copy))
+    return result.path, module
 
 
 def tool_text(state: dict[str, Any]) -> list[str]:
@@ -123,18 +140,11 @@ def test_escalate_hands_the_call_to_the_next_matching_policy(tmp_path: Path) -> 
 
 def test_eval_approval_wins_over_the_task_and_is_in_the_spec_digest(tmp_path: Path) -> None:
     approve, _ = run_policy(tmp_path / "task", "approve")
-    copy = tmp_path / "eval" / TASK_FILE.name
-    copy.parent.mkdir()
-    copy.write_bytes(TASK_FILE.read_bytes())
     policy = [ApprovalPolicy(auto_approver("reject"), ["add", "delete_files"])]
-    (result,) = run_eval(
-        f"{copy}@approval_task", approval=policy, log_dir=tmp_path / "eval" / "runs"
-    )
-    assert result.status == "success", result.error
-    assert result.path is not None
-    rejected = decisions(result.path)
+    rejecting, _ = run_with_eval_policy(TASK_FILE, "approval_task", tmp_path / "eval", policy)
+    rejected = decisions(rejecting)
     assert {d[0] for ds in rejected.values() for d in ds} == {"reject"}
-    specs = [json.loads((run / "spec.json").read_text()) for run in (approve, result.path)]
+    specs = [json.loads((run / "spec.json").read_text()) for run in (approve, rejecting)]
     assert specs[0]["targets"][0]["approval"] == [{"approver": "auto", "tools": "*"}]
     assert specs[1]["targets"][0]["approval"] == [
         {"approver": "auto", "tools": ["add", "delete_files"]}
@@ -181,3 +191,18 @@ def test_a_task_asking_for_a_human_approver_stops_the_run_with_exit_2(tmp_path: 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert "human_approver() cannot be used" in line and "Traceback" not in proc.stderr
+
+
+def test_an_agent_loop_stops_when_an_approver_terminates(tmp_path: Path) -> None:
+    agent_file = Path(__file__).parents[1] / "agent" / "agent_task.py"
+    policy = [
+        ApprovalPolicy(auto_approver("terminate"), "add"),
+        ApprovalPolicy(auto_approver(), "*"),
+    ]
+    run, module = run_with_eval_policy(agent_file, "agent_task", tmp_path, policy, only="submit")
+    assert module.CALLS == []  # add was never run, and no later turn happened
+    (state,) = states_by_sample(run).values()
+    assert [m["role"] for m in state["messages"]][-2:] == ["assistant", "tool"]
+    assert state["messages"][-1]["content"].startswith("Error: Tool call terminated the sample")
+    assert events_of(run, "agent_submission") == []
+    assert verify_run(run).ok
