@@ -11,13 +11,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import pytest
 
-from assay.approval import ApprovalPolicy, auto_approver, human_approver
+from assay._registry import registry_info
+from assay.approval import Approval, ApprovalPolicy, auto_approver, human_approver
 from assay.errors import ConfigError
 from assay.evidence import verify_run
 from assay.pipeline import eval as run_eval
 from assay.pipeline import rescore_run
+from assay.pipeline._task_prepare import rebuild_frozen
+from assay.spec import EvalSpec
 from tests.helpers import artifact_bytes, events_of, run_cli, run_task_copy, states_by_sample
 
 TASK_FILE = Path(__file__).with_name("approval_task.py")
@@ -145,14 +149,16 @@ def test_eval_approval_wins_over_the_task_and_is_in_the_spec_digest(tmp_path: Pa
     rejected = decisions(rejecting)
     assert {d[0] for ds in rejected.values() for d in ds} == {"reject"}
     specs = [json.loads((run / "spec.json").read_text()) for run in (approve, rejecting)]
-    assert specs[0]["targets"][0]["approval"] == [{"approver": "auto", "tools": "*"}]
+    assert specs[0]["targets"][0]["approval"] == [
+        {"approver": "auto", "tools": "*", "args": {"decision": "approve"}}
+    ]
     assert specs[1]["targets"][0]["approval"] == [
-        {"approver": "auto", "tools": ["add", "delete_files"]}
+        {"approver": "auto", "tools": ["add", "delete_files"], "args": {"decision": "reject"}}
     ]
     # the spec's digest binds the policies: the run's record of them cannot be edited
     assert verify_run(approve).ok
     spec_file = approve / "spec.json"
-    spec_file.write_text(spec_file.read_text().replace('"tools":"*"', '"tools":"add"'))
+    spec_file.write_text(spec_file.read_text().replace('"approve"}', '"reject"}'))
     assert specs[0] != json.loads(spec_file.read_text())
     assert not verify_run(approve).ok
 
@@ -206,3 +212,25 @@ def test_an_agent_loop_stops_when_an_approver_terminates(tmp_path: Path) -> None
     assert state["messages"][-1]["content"].startswith("Error: Tool call terminated the sample")
     assert events_of(run, "agent_submission") == []
     assert verify_run(run).ok
+
+
+def test_resume_makes_the_eval_policies_again_from_the_spec(tmp_path: Path) -> None:
+    policy = [ApprovalPolicy(auto_approver("reject"), "add")]
+    run, _ = run_with_eval_policy(TASK_FILE, "approval_task", tmp_path / "a", policy)
+    spec = msgspec.json.decode((run / "spec.json").read_bytes(), type=EvalSpec)
+    prepared = rebuild_frozen(spec)  # what resume and a cluster's workers do
+    assert prepared.spec == spec  # the same digest: the eval's policy, not the task's
+    (target,) = prepared.targets.values()
+    assert [(p.tools, registry_info(p.approver)) for p in target.approval] == [
+        ("add", registry_info(policy[0].approver))
+    ]
+
+    async def unregistered(*args: Any) -> Approval:
+        return Approval(decision="approve")
+
+    policy = [ApprovalPolicy(unregistered, "*")]
+    run, _ = run_with_eval_policy(TASK_FILE, "approval_task", tmp_path / "b", policy)
+    spec = msgspec.json.decode((run / "spec.json").read_bytes(), type=EvalSpec)
+    with pytest.raises(ConfigError) as caught:
+        rebuild_frozen(spec)
+    assert "cannot be made again" in str(caught.value)

@@ -13,8 +13,9 @@ import contextlib
 import fnmatch
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
+from typing import Any
 
-from assay._registry import registry_info
+from assay._registry import lookup, registry_info
 from assay.approval._approval import (
     Approval,
     ApprovalPolicy,
@@ -49,9 +50,40 @@ def check_policies(policies: object) -> tuple[ApprovalPolicy, ...]:
     return tuple(items)
 
 
-def policies_record(policies: Sequence[ApprovalPolicy]) -> list[dict[str, object]]:
-    """What the spec records of *policies* (in its digest): approver names, globs."""
-    return [{"approver": approver_name(p.approver), "tools": p.tools} for p in policies]
+def policies_record(policies: Sequence[ApprovalPolicy]) -> list[dict[str, Any]]:
+    """What the spec records of *policies* (so its digest binds them): each approver's
+    name and, for a registered one, the arguments it was made with; the globs."""
+    records: list[dict[str, Any]] = []
+    for policy in policies:
+        record: dict[str, Any] = {"approver": approver_name(policy.approver)}
+        record["tools"] = policy.tools
+        info = registry_info(policy.approver)
+        if info is not None and info.args:
+            record["args"] = info.args
+        records.append(record)
+    return records
+
+
+def rebuild_policies(
+    recorded: list[Any] | None, own: tuple[ApprovalPolicy, ...]
+) -> tuple[ApprovalPolicy, ...]:
+    """The policies a frozen spec records, for a resume or a cluster's workers: the
+    task's own when they are the ones recorded, else (an eval's ``approval=``) made
+    again from their registered approvers."""
+    if not recorded:
+        return ()
+    if recorded == policies_record(own):
+        return own
+    return tuple(ApprovalPolicy(_approver_of(r), r["tools"]) for r in recorded)
+
+
+def _approver_of(record: dict[str, Any]) -> Approver:
+    name, args = str(record["approver"]), record.get("args") or {}
+    factory = lookup("approver", name)
+    if factory is None or "'$" in repr(args):  # unregistered, or arguments not data
+        raise ConfigError("approval.not_rebuilt", name=name)
+    approver: Approver = factory(**args)
+    return approver
 
 
 def approver_name(approver: Approver) -> str:

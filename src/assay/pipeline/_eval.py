@@ -108,7 +108,8 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
         solver: a solver (or list of them) for every task instead of its own, or the name
             of a registered one (the CLI's ``--solver``), made with *solver_args* (``-S``).
         approval: tool-call approval policies (``assay.approval``) for every task
-            instead of its own (not rebuilt by ``resume`` or on a cluster).
+            instead of its own; recorded in the spec, and made again by ``resume``
+            (and a cluster's workers) from their registered approvers.
         cluster: the address of a Dask scheduler (``tcp://host:8786``): each trial's
             solver and scorers run on its workers, the task rebuilt there from its
             file as ``resume`` rebuilds it (docs/cluster.md).

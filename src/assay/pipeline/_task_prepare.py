@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assay._registry import json_safe, registry_info
-from assay.approval._apply import check_policies, policies_record
+from assay.approval._apply import check_policies, policies_record, rebuild_policies
 from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
@@ -298,6 +298,7 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         config=config,
         model_roles=roles,
         model_args=model_args,
+        approval=rebuild_policies(spec.targets[0].approval, task.approval),
     )
 
 
