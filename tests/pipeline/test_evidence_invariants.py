@@ -132,6 +132,7 @@ DOCUMENTED_TYPES = {
     "postprocessor",
     "tool_call",
     "tool_result",
+    "approval",
     "attempt_finished",
     "trial_finished",
     "match",

@@ -73,6 +73,25 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "tool_choice {choice!r} 不是所给工具之一（{tools}）",
         '请使用 "auto"、"none"、"any" 或其中一个工具的名字',
     ),
+    # --- approval: Task(approval=...), eval(approval=...) -----------------------------
+    "approval.human": (
+        "human_approver() cannot be used: assay runs trials unattended, with no one to ask",
+        'decide in code instead: auto_approver("reject"), or an @approver of your own',
+        "无法使用 human_approver()：assay 无人值守地运行试验，没有人可以询问",
+        '请改为在代码中决定：auto_approver("reject")，或自己编写的 @approver',
+    ),
+    "approval.not_rebuilt": (
+        "approver {name!r} of eval(approval=...) cannot be made again to resume this run",
+        "register it with @approver and give it JSON arguments, or put the policies on the Task",
+        "无法重新创建 eval(approval=...) 的审批器 {name!r}，因此不能恢复此运行",
+        "请用 @approver 注册它并只传 JSON 参数，或把策略写在 Task 上",
+    ),
+    "approval.bad_policy": (
+        "approval= takes ApprovalPolicy objects, got {value}",
+        'write approval=[ApprovalPolicy(auto_approver(), "*")]',
+        "approval= 需要 ApprovalPolicy 对象，得到的是 {value}",
+        '请写 approval=[ApprovalPolicy(auto_approver(), "*")]',
+    ),
     "tool.bad_tool_calls": (
         'generate(tool_calls={value!r}) is not one of "loop", "single", "none"',
         '"loop" runs tools until the model answers without calling one, "single" runs '

@@ -115,6 +115,8 @@ async def run_loop(state: TaskState, generate: Generate, settings: LoopSettings)
                 state.messages.append(user_msg(message))
                 continue
             submit_id = await _run_calls(state, calls, answers, settings.message_limit)
+            if state.completed:  # an approver ended the sample (assay.approval)
+                return state
             if submit_id is None:
                 continue
             submitted += 1
@@ -133,6 +135,8 @@ async def _run_calls(
         await call_tools(state, [call], message_limit)
         if len(answers) > before:
             submit_id = call.id
+        if state.completed:
+            break
     return submit_id
 
 

@@ -132,7 +132,8 @@ _decode_refs = msgspec.json.Decoder(_Refs).decode
 # results); a target's own ``sampling`` does too when it is a model's (``"model"``).
 _SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec", "sandbox_read")
 _REFERRING = frozenset(
-    {"tool_call", "tool_result", "score_sampling", "score_tool_call", "score_tool_result"}
+    {"tool_call", "tool_result", "approval", "score_sampling", "score_tool_call"}
+    | {"score_tool_result"}
     | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
 )
 _FIELDS = (

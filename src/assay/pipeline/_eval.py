@@ -107,6 +107,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             ``model_roles`` and are recorded in the run's spec.
         solver: a solver (or list of them) for every task instead of its own, or the name
             of a registered one (the CLI's ``--solver``), made with *solver_args* (``-S``).
+        approval: tool-call approval policies (``assay.approval``) for every task
+            instead of its own; recorded in the spec, and made again by ``resume``
+            (and a cluster's workers) from their registered approvers.
         cluster: the address of a Dask scheduler (``tcp://host:8786``): each trial's
             solver and scorers run on its workers, the task rebuilt there from its
             file as ``resume`` rebuilds it (docs/cluster.md).
@@ -141,6 +144,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     model_roles: dict[str, Any] = {}
     solver: Any = None
     solver_args: dict[str, Any] = {}
+    approval: Any = None
     cluster: str | None = None
 
 
@@ -329,6 +333,7 @@ async def _run_unit(
             config=opts.generate_config,
             model_roles=opts.model_roles,
             model_args=unit_model_args(opts),
+            approval=opts.approval,
         )
         placement = (place or _new_directory(opts, model))(prepared)
         output = placement.output

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assay._registry import json_safe, registry_info
+from assay.approval._apply import check_policies, policies_record, rebuild_policies
 from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
@@ -72,14 +73,17 @@ def prepare_task(
     config: GenerateConfig | None = None,
     model_roles: dict[str, Any] | None = None,
     model_args: dict[str, Any] | None = None,
+    approval: Any = None,
 ) -> Prepared:
     """Freeze *task* against *model* over *samples* into a runnable Prepared.
 
     *epochs* overrides the task's own, and *config*'s fields the task's config (the
     eval's ``temperature=``, ``--max-tokens``...); *model_roles* (the eval's, made with
-    *model_args*) win over the task's own roles. The Task object is not changed.
+    *model_args*) win over the task's own roles, and *approval* policies over the
+    task's. The Task object is not changed.
     """
     roles = {**task.model_roles, **(model_roles or {})}
+    policies = check_policies(approval) if approval is not None else task.approval
     task_config = task.config.merge(config)
     check = getattr(
         model.api, "check_config", None
@@ -101,6 +105,7 @@ def prepare_task(
         limits=_result_limits(task, model),
         sandboxes=specs_record(sandboxes),
         model_roles=role_names(roles) or None,
+        approval=policies_record(policies) or None,
     )
     spec = EvalSpec(
         evaluation=_safe_id(task.name),
@@ -137,6 +142,7 @@ def prepare_task(
         sandboxes=sandboxes,
         files_base=files_base,
         scorers=task.scorer,
+        approval=policies,
     )
     return Prepared(
         spec=spec,
@@ -292,6 +298,7 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         config=config,
         model_roles=roles,
         model_args=model_args,
+        approval=rebuild_policies(spec.targets[0].approval, task.approval),
     )
 
 

@@ -57,6 +57,6 @@ async def generate_loop(
         if not calls or tools is None or tool_calls == "none" or choice == "none":
             return state
         await call_tools(state, calls, message_limit)
-        if tool_calls == "single":
+        if tool_calls == "single" or state.completed:  # completed: an approver ended it
             return state
         choice = "auto"

@@ -9,6 +9,11 @@ A call that does not fit (an unknown tool, arguments of the wrong shape) and a t
 raises ``ToolError`` answer the model with ``Error: ...``: the model may try again.
 Any other exception from a tool is recorded (``error: "raised"``) and fails the trial,
 like an exception in a solver; so does a limit reached inside a tool.
+
+With approval policies (``Task(approval=...)``, see ``assay.approval``) each call is
+decided first, recorded as an ``approval`` event under its ``tool_call``: a rejected
+call is not run (the model is told ``Error: Tool call rejected``), a modified one runs
+as modified, and ``terminate`` ends the sample (``state.completed``) without running it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 from collections.abc import Iterator
 
 from assay._digest import canonical_json
+from assay.approval._apply import active, decide
 from assay.evidence import TrialRecorder, current_recorder
 from assay.model import LimitExceeded, ToolCall, tool_message
 from assay.solver._state import TaskState
@@ -40,17 +46,20 @@ async def call_tools(
     tools = {t.name: t for t in state.tools}
     for call in calls:
         check_message_limit(state, message_limit)
-        content = await _call(tools, call)
+        content = await _call(tools, call, state)
         state.messages.append(tool_message(content, call.id))
+        if state.completed:  # an approver ended the sample: its other calls never run
+            return
 
 
-async def _call(tools: dict[str, Tool], call: ToolCall) -> str:
-    """The text answering *call*, with its two events."""
+async def _call(tools: dict[str, Tool], call: ToolCall, state: TaskState) -> str:
+    """The text answering *call*, with its two events (three, with an approval)."""
     recorder = current_recorder()
     number = _record_call(recorder, call)
     try:
         with _scope(recorder, number):
-            content, error = await _answer(tools, call)
+            run = await _approved(call, state, recorder) if active() else call
+            content, error = await _answer(tools, run) if isinstance(run, ToolCall) else run
     except LimitExceeded as exc:
         _record_result(recorder, call, None, "limit", str(exc))
         raise
@@ -73,6 +82,31 @@ async def _answer(tools: dict[str, Tool], call: ToolCall) -> tuple[str, str | No
         return f"Error: {exc}", "arguments"
     except ToolError as exc:
         return f"Error: {exc}", "tool_error"
+
+
+async def _approved(
+    call: ToolCall, state: TaskState, recorder: TrialRecorder | None
+) -> ToolCall | tuple[str, str]:
+    """The call to run or, when none runs, what the model is told and the error kind."""
+    said = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
+    message = said.content if said is not None and isinstance(said.content, str) else ""
+    approval, approver = await decide(message, call, list(state.messages))
+    modified = approval.modified if approval.decision == "modify" else None
+    if recorder is not None:
+        data: dict[str, str | None] = {"id": call.id, "decision": approval.decision}
+        data["approver"], data["explanation"] = approver, approval.explanation
+        if modified is not None:
+            arguments = canonical_json(modified.arguments)
+            data["function"] = modified.function
+            data["arguments"] = recorder.store.put(arguments, _JSON).sha256
+        recorder.record_if_open("approval", data)
+    why = f": {approval.explanation}" if approval.explanation else ""
+    if approval.decision == "reject":
+        return f"Error: Tool call rejected{why}", "rejected"
+    if approval.decision == "terminate":
+        state.completed = True
+        return f"Error: Tool call terminated the sample{why}", "terminated"
+    return modified or call
 
 
 def _record_call(recorder: TrialRecorder | None, call: ToolCall) -> int | None:

@@ -78,6 +78,7 @@ class TargetSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     protocol: str | None = None
     workers: int = 1
     model_roles: dict[str, str] | None = None  # a Python task's models by role
+    approval: list[Any] | None = None  # a Python task's approval policies: names, globs
 
 
 class ScorerSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):

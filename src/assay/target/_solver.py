@@ -23,6 +23,7 @@ import anyio
 import msgspec
 
 from assay._digest import canonical_json
+from assay.approval._apply import approval_scope
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.model import (
@@ -68,6 +69,7 @@ class SolverTarget:
         sandboxes: tuple[SandboxSpec, ...] = (),
         files_base: Path | None = None,
         scorers: Sequence[Any] = (),
+        approval: Sequence[Any] = (),
     ) -> None:
         self.id = target_id
         self.model = model
@@ -77,6 +79,7 @@ class SolverTarget:
         self.sandboxes = sandboxes  # the task's; a sample naming its own replaces them
         self.files_base = files_base  # where a sample's file paths are read from
         self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
+        self.approval = tuple(approval)  # tool-call approval policies (assay.approval)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -104,6 +107,7 @@ class SolverTarget:
                     epoch_scope(epoch),  # epoch: part of the cache key
                     sandbox_scope(environments),
                     task_scorers_scope(self.scorers),
+                    approval_scope(self.approval),
                 ):
                     await self._solve(holder)
         except LimitExceeded as exc:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from assay._registry import registered, registry_info
+from assay.approval._apply import check_policies
 from assay.dataset import Sample
 from assay.model import GenerateConfig, Limits
 from assay.solver import Chain, Solver, chain, generate
@@ -50,6 +51,7 @@ class Task:
         tags: Sequence[str] | None = None,
         display_name: str | None = None,
         model_roles: dict[str, Any] | None = None,
+        approval: Any = None,
     ) -> None:
         self.dataset = _resolve_dataset(dataset)
         self.setup: Chain | None = chain(setup) if setup is not None else None
@@ -71,6 +73,8 @@ class Task:
         self.display_name = display_name
         # models by role ("grader": "openai/gpt-4o"), for get_model(role=...); --model-role wins
         self.model_roles: dict[str, Any] = dict(model_roles or {})
+        # tool-call approval policies (assay.approval); eval(approval=...) wins
+        self.approval = check_policies(approval)
 
     @property
     def info(self) -> dict[str, Any]:

@@ -1,0 +1,121 @@
+"""Applying the trial's approval policies to a tool call before it runs.
+
+As in Inspect, a policy's globs are matched (with a ``*`` added) against the call as
+``name(arg=value, ...)``, so ``"bash"`` covers every ``bash`` call and
+``"bash(cmd='ls*"`` only some. The first matching policy decides; ``escalate`` passes
+the call to the next matching one; a call no policy decides (none matches, or all
+escalate) is rejected. With no policies at all, every call runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from assay._registry import lookup, registry_info
+from assay.approval._approval import (
+    Approval,
+    ApprovalPolicy,
+    Approver,
+    ToolCallContent,
+    ToolCallView,
+)
+from assay.errors import ConfigError
+from assay.model import ChatMessage, ToolCall
+
+_policies: ContextVar[tuple[ApprovalPolicy, ...]] = ContextVar("assay_approval", default=())
+
+
+@contextlib.contextmanager
+def approval_scope(policies: Sequence[ApprovalPolicy]) -> Iterator[None]:
+    """Apply *policies* to the tool calls made inside the block (one trial's)."""
+    token = _policies.set(tuple(policies))
+    try:
+        yield
+    finally:
+        _policies.reset(token)
+
+
+def check_policies(policies: object) -> tuple[ApprovalPolicy, ...]:
+    """*policies* (a policy or a list of them) as a tuple, or a ConfigError."""
+    if policies is None:
+        return ()
+    items = policies if isinstance(policies, list | tuple) else [policies]
+    for item in items:
+        if not isinstance(item, ApprovalPolicy):
+            raise ConfigError("approval.bad_policy", value=type(item).__name__)
+    return tuple(items)
+
+
+def policies_record(policies: Sequence[ApprovalPolicy]) -> list[dict[str, Any]]:
+    """What the spec records of *policies* (so its digest binds them): each approver's
+    name and, for a registered one, the arguments it was made with; the globs."""
+    records: list[dict[str, Any]] = []
+    for policy in policies:
+        record: dict[str, Any] = {"approver": approver_name(policy.approver)}
+        record["tools"] = policy.tools
+        info = registry_info(policy.approver)
+        if info is not None and info.args:
+            record["args"] = info.args
+        records.append(record)
+    return records
+
+
+def rebuild_policies(
+    recorded: list[Any] | None, own: tuple[ApprovalPolicy, ...]
+) -> tuple[ApprovalPolicy, ...]:
+    """The policies a frozen spec records, for a resume or a cluster's workers: the
+    task's own when they are the ones recorded, else (an eval's ``approval=``) made
+    again from their registered approvers."""
+    if not recorded:
+        return ()
+    if recorded == policies_record(own):
+        return own
+    return tuple(ApprovalPolicy(_approver_of(r), r["tools"]) for r in recorded)
+
+
+def _approver_of(record: dict[str, Any]) -> Approver:
+    name, args = str(record["approver"]), record.get("args") or {}
+    factory = lookup("approver", name)
+    if factory is None or "'$" in repr(args):  # unregistered, or arguments not data
+        raise ConfigError("approval.not_rebuilt", name=name)
+    approver: Approver = factory(**args)
+    return approver
+
+
+def approver_name(approver: Approver) -> str:
+    """The approver's registered name, else its function's name."""
+    info = registry_info(approver)
+    if info is not None:
+        return info.name
+    return getattr(approver, "__qualname__", type(approver).__name__)
+
+
+def active() -> bool:
+    """Whether the running trial has approval policies."""
+    return bool(_policies.get())
+
+
+async def decide(message: str, call: ToolCall, history: list[ChatMessage]) -> tuple[Approval, str]:
+    """The decision about *call* under the trial's policies, and who made it."""
+    text = _call_text(call)
+    view = ToolCallView(call=ToolCallContent(format="markdown", content=f"```\n{text}\n```"))
+    matched = False
+    for policy in _policies.get():
+        globs = [policy.tools] if isinstance(policy.tools, str) else policy.tools
+        if not any(fnmatch.fnmatchcase(text, glob + "*") for glob in globs):
+            continue
+        matched = True
+        approval = await policy.approver(message, call, view, history)
+        if approval.decision != "escalate":
+            return approval, approver_name(policy.approver)
+    why = "approval granted" if matched else "approvers registered"
+    return Approval(decision="reject", explanation=f"No {why} for tool {call.function}"), "policy"
+
+
+def _call_text(call: ToolCall) -> str:
+    arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    return f"{call.function}({arguments})"
