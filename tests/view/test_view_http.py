@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.helpers import (
+    SHIPPING,
     bundles_by_sample,
     edit_artifact,
     read_jsonl,
@@ -318,3 +319,36 @@ def test_the_first_pages_are_served_before_the_table(runs: Path) -> None:
         row = early.text.split(f">{trial_id}</a>")[1].split("</tr>")[0]
         assert f'<span class="badge {scores[trial_id]}">{scores[trial_id]}</span> exact' in row
     assert early.text.split("<tbody>")[1] == late.text.split("<tbody>")[1]
+
+
+def test_a_merged_run_shows_every_trial_from_its_shards(tmp_path: Path) -> None:
+    """``assay merge`` keeps the trials' records in the shards it holds (``shards/K``):
+    the table, a trial page and its raw artifacts are read there."""
+    runs = tmp_path / "runs"
+    shards = []
+    for index in (1, 2):
+        shard = tmp_path / f"shard-{index}"
+        proc = run_cli("run", SHIPPING / "eval.yaml", "--shard", f"{index}/2", "-o", shard)
+        assert proc.returncode == 3, proc.stdout + proc.stderr  # a shard's gate is partial
+        shards.append(shard)
+    merged = run_cli("merge", *shards, "-o", runs / "merged")
+    assert merged.returncode == 1, merged.stdout + merged.stderr  # buggy-release fails
+    bundles = [b for shard in shards for b in read_jsonl(shard / "bundles.jsonl")]
+    failed = next(
+        b
+        for b in bundles
+        if b["state"] == "completed"
+        and b["trial"]["sample_id"] == "order-100"
+        and b["trial"]["target_id"] == "buggy-release"
+    )
+    trial, output = failed["trial"]["trial_id"], failed["observation"]["output"]
+    with served(runs) as client:
+        table = _from_table(client, "/runs/merged/trials")
+        page = client.get(f"/runs/merged/trials/{trial}")
+        raw = client.get(f"/runs/merged/artifacts/{output}")
+    rows = _text(table.text)
+    assert "6 trials of 6" in rows and rows.count(" completed {") == 6, rows  # none pending
+    assert sorted(_trial_ids(table.text)) == sorted(b["trial"]["trial_id"] for b in bundles)
+    assert page.status_code == 200, page.text
+    assert "fee-matches failed" in _text(page.text)
+    assert raw.status_code == 200 and b"fee" in raw.content

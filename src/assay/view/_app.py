@@ -20,7 +20,8 @@ from urllib.parse import quote, urlencode
 
 from assay.errors import EvidenceError
 from assay.view._runs import RunCatalog
-from assay.view._table import PER_PAGE, SORTS, Query, TableCache
+from assay.view._table import PER_PAGE, SORTS, Query
+from assay.view._tables import TableCache
 from assay.view._verified import VerifyCache
 
 if TYPE_CHECKING:

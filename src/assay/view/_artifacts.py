@@ -8,6 +8,7 @@ holds nothing in memory but the pages the bisections touch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import mmap
 import re
@@ -18,6 +19,7 @@ from assay.errors import EvidenceError
 from assay.evidence import ARTIFACTS, ArtifactStore, pack_names
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import _PACK, _Keys, pack_index
+from assay.evidence._shards import trial_files
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -76,8 +78,13 @@ class ArtifactReader:
 
 
 def read_artifact(run: Path, sha256: str) -> bytes:
-    """One artifact of *run*, checked (a reader made for one read)."""
-    return ArtifactReader(run).read(sha256)
+    """One artifact of *run*, checked (a reader made for one read); of a merged run, from
+    the first shard it holds that has it."""
+    *others, last = [file.parent for file in trial_files(run, ARTIFACTS)]
+    for folder in others:
+        with contextlib.suppress(EvidenceError):
+            return ArtifactReader(folder).read(sha256)
+    return ArtifactReader(last).read(sha256)
 
 
 def _bisect(keys: _Keys, key: bytes) -> int:

@@ -62,14 +62,14 @@ class TrialPage(msgspec.Struct):
 
 def trial_page(table: TrialTable, trial_id: str, events_page: int = 1) -> TrialPage | None:
     """The page of *trial_id* (None if the run has no such trial)."""
-    run = table.run
-    found = read_trial(run, trial_id) if TRIAL_ID.fullmatch(trial_id) else None
-    if found is None:
+    at = table.position(trial_id) if TRIAL_ID.fullmatch(trial_id) else None
+    if at is None:
+        return None  # not in the table yet (finished since it was built): reload
+    run = table.folder(at)  # the run, or the shard of a merged run that holds the trial
+    found = read_trial(run, trial_id)
+    if found is None or found[0]["trial"]["index"] != at:
         return None
     bundle, data = found
-    at = bundle["trial"]["index"]
-    if not (0 <= at < len(table) and table.trial_ids[at] == trial_id):
-        return None  # not in the table yet (finished since it was built): reload
     seen = bundle["observation"]
     output = _decoded(data, seen["media"]) if data is not None else None
     events = checked_events(run, bundle, table.event_span(at))
