@@ -8,6 +8,7 @@ were found in.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,29 @@ class VerifyResult(msgspec.Struct):
         return self.status != "complete"
 
 
+class Folds:
+    """Each bundle's line number, trial id and folded event hash, kept compact (a 100k
+    run has 100,000: a tuple and a bytes object each would be 17 MB)."""
+
+    def __init__(self) -> None:
+        self.lines = array("q")
+        self.trials: list[str] = []  # the same strings as the keys of ``Checker.bundles``
+        self.folds = bytearray()  # 32 bytes each
+
+    def add(self, line: int, trial: str, fold: bytes) -> None:
+        self.lines.append(line)
+        self.trials.append(trial)
+        self.folds += fold
+
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    def __iter__(self) -> Iterator[tuple[int, str, bytes]]:
+        folds = self.folds
+        for i, trial in enumerate(self.trials):
+            yield self.lines[i], trial, folds[32 * i : 32 * i + 32]
+
+
 _ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
 
 
@@ -60,11 +84,12 @@ class Checker:
         self.result = VerifyResult(problems=[])
         self.plan: set[str] = set()  # the planned trial ids
         self.trial_events: dict[str, bytes] = {}
-        self.artifacts: set[str] = set()
+        self.artifacts: set[bytes] = set()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, str] = {}
-        self.pending_folds: list[tuple[int, str, bytes]] = []  # bundle line, trial, fold
-        self.score_hashes: set[Any] = set()
-        self.score_lines: list[tuple[int, str]] = []  # line number, sha256 of the line
+        self.pending_folds = Folds()  # each bundle's line, trial and folded event list
+        self.score_hashes: set[bytes] = set()
+        self.score_lines = array("q")  # line number of each score line read
+        self.score_digests = bytearray()  # and its raw sha256, 32 bytes each
         self.run_tail: tuple[str, Any] = ("", {})
         self.found: dict[str, list[tuple[int, int, int, str]]] = {}
         self.section, self.line = SPEC, 0

@@ -25,6 +25,7 @@ from assay._messages import say
 from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
+from assay.evidence._verify_refs import RefBuilder, RefList, raw
 
 if TYPE_CHECKING:
     import subprocess
@@ -40,12 +41,12 @@ class EventScan(msgspec.Struct):
     events: int = 0
     head: str = GENESIS
     folds: dict[str, bytes] = {}  # trial id → sha256 of [[n, hash], ...] of pre-seal events
-    score_hashes: set[Any] = set()  # sha256 of each score line a ``match`` binds (as read)
+    score_hashes: set[bytes] = set()  # sha256 (raw) of each score line a ``match`` binds
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
     sequential: list[tuple[int, str, Any]] = []  # line, kind, data of looks and stops
     readable: bool = True  # False: a record of the wrong shape stopped the pass
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
-    refs: list[tuple[int, str, str]] = []  # line, field, sha256 an event's data names
+    refs: RefList = msgspec.field(default_factory=RefList)  # line, field, sha256 an event's data names (packed)
     in_worker: bool = False  # set by ``finish_scan``: this answer came from a worker process
     fallback: str = ""  # set by ``finish_scan``: why a worker's answer was not used
 
@@ -144,30 +145,33 @@ SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
 
 
-def _event_refs(number: int, data: msgspec.Raw, refs: list[tuple[int, str, str]]) -> None:
+def _event_refs(number: int, data: msgspec.Raw, refs: RefBuilder) -> None:
     """Note the artifacts the event at line *number* names in its *data*."""
     named = _decode_refs(data)
     for field in _FIELDS:
         sha = getattr(named, field)
         if isinstance(sha, str):
-            refs.append((number, field, sha))
+            refs.add(number, field, sha)
     if isinstance(named.files, dict):
-        refs.extend((number, f"files/{path}", sha) for path, sha in named.files.items())
+        for path, sha in named.files.items():
+            refs.add(number, f"files/{path}", sha)
 
 
 def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     """The event pass, and the digests of *files*; evidence so damaged that it cannot be
     read (a ``match`` whose data is not an object, say) ends the event pass with a
     ``verify.unreadable`` finding, not a crash."""
-    scan = EventScan(findings=[], folds={}, score_hashes=set(), refs=[])
+    scan = EventScan(findings=[], folds={}, score_hashes=set())
     scan.file_digests = {name: file_digest(Path(run) / name) for name in files}
     running: dict[str, Any] = {}
+    refs = RefBuilder()
     try:
-        _walk(run, scan, running)
+        _walk(run, scan, running, refs)
     except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
         reason = f"{type(exc).__name__}: {exc}"[:200]
         scan.findings.append((EVENTS, "verify.unreadable", {"reason": reason}))
         scan.readable, scan.events = False, 0
+    scan.refs = refs.done()
     for fold in running.values():
         fold.update(b"]")
     scan.folds = {trial: fold.digest() for trial, fold in running.items()}
@@ -189,13 +193,13 @@ def file_digest(path: Path) -> str | None:
         return f"unreadable ({type(exc).__name__})"
 
 
-def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
+def _walk(run: str, scan: EventScan, running: dict[str, Any], refs: RefBuilder) -> None:
     """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
     findings = scan.findings
     prev = GENESIS
     counts: dict[str | None, int] = {}
     bound = scan.score_hashes
-    refs, referring = scan.refs, _REFERRING
+    referring = _REFERRING
     sha256 = hashlib.sha256
     number = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
@@ -230,7 +234,9 @@ def _walk(run: str, scan: EventScan, running: dict[str, Any]) -> None:
                 if kind in SEQUENTIAL_EVENTS:
                     scan.sequential.append((number, kind, scan.run_tail[1]))
             elif kind == "match":  # after the sealed bundle: it binds its score line
-                bound.add(_decode_match(head.data).record)
+                record = raw(_decode_match(head.data).record)
+                if record is not None:  # else it cannot be any line's sha256
+                    bound.add(record)
             elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
                 if kind in referring:
                     _event_refs(number, head.data, refs)

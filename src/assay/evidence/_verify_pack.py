@@ -23,10 +23,10 @@ _NEWLINE = ord("\n")
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
 
 
-def hash_pack(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, int | None]:
+def hash_pack(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
-    Adds the sha256 of each record whose payload matches its header to *good* and
+    Adds the sha256 (raw bytes) of each record whose payload matches its header to *good* and
     appends each one that does not to *bad*. Returns how many records were hashed and
     the offset of the first record that is not a whole record (the walk stops there),
     or None when the pack is whole.
@@ -50,7 +50,7 @@ def hash_pack(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, int
                 view.release()
 
 
-def _hash_framed(path: Path, good: set[str], bad: list[Mismatch]) -> tuple[int, int | None]:
+def _hash_framed(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int, int | None]:
     """``hash_pack`` of a compacted pack: its logical bytes a few MiB at a time, a
     record split between two blocks carried over (records are under 64 KiB)."""
     records, base, rest = 0, 0, b""
@@ -74,7 +74,7 @@ def _walk(
     data: mmap.mmap | bytes,
     view: memoryview,
     length: int,
-    good: set[str],
+    good: set[bytes],
     bad: list[Mismatch],
     base: int = 0,
     *,
@@ -100,11 +100,12 @@ def _walk(
             return records, position, True
         if stop + 1 > length or data[stop] != _NEWLINE:
             return records, base + position, False
-        actual = sha256(view[start:stop]).hexdigest()
+        actual = sha256(view[start:stop]).digest()
         records += 1
-        if actual.encode() == parts[0]:
+        if actual.hex().encode() == parts[0]:
             keep(actual)
         else:
-            bad.append((base + position, parts[0].decode("ascii", errors="replace"), actual))
+            header = parts[0].decode("ascii", errors="replace")
+            bad.append((base + position, header, actual.hex()))
         position = stop + 1
     return records, None if final else position, not final

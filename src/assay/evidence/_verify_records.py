@@ -20,8 +20,9 @@ from assay.evidence._framed import FrameError
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._pack import pack_names
 from assay.evidence._verify_bundles import fold_events, read_bundle
-from assay.evidence._verify_checker import Checker
+from assay.evidence._verify_checker import Checker, Folds
 from assay.evidence._verify_pack import Mismatch, hash_pack
+from assay.evidence._verify_refs import RefList, entries, raw
 
 
 def check_artifacts(check: Checker) -> None:
@@ -43,7 +44,7 @@ def check_artifacts(check: Checker) -> None:
                 where = f"{ARTIFACTS}/{folder.name}/{name}"
                 check.problem(where, "verify.artifact", actual=actual)
             else:
-                check.artifacts.add(actual)
+                check.artifacts.add(bytes.fromhex(actual))
             check.result.artifacts += 1
 
 
@@ -66,7 +67,7 @@ def _check_pack(check: Checker, path: Path) -> None:
 def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     """Each bundle against its own digest, the plan and the artifacts (the hot loop of
     the main process: a bundle that passes every check builds no string)."""
-    plan, bundles, artifacts, pending = check.plan, check.bundles, check.artifacts, []
+    plan, bundles, artifacts, pending = check.plan, check.bundles, check.artifacts, Folds()
     for number, line in check.lines(BUNDLES):
         read = read_bundle(line)
         if read is None:
@@ -77,10 +78,10 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
             _bundle_problems(check, number, read)
         bundles[tid] = digest
         for sha in refs.values():
-            if sha not in artifacts:
+            if raw(sha) not in artifacts:
                 _missing_artifacts(check, number, tid, refs)
                 break
-        pending.append((number, tid, fold_events(events)))
+        pending.add(number, tid, fold_events(events))
     check.pending_folds = pending
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"
@@ -110,20 +111,21 @@ def _bundle_problems(check: Checker, number: int, read: tuple[str, Any, str, Any
 def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, str]) -> None:
     where = f"{BUNDLES}:{number} (trial {tid})"
     for name, sha in sorted(refs.items()):
-        if sha not in check.artifacts:
+        if raw(sha) not in check.artifacts:
             path = f"sha256 {sha}"
             check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
 
 
-def check_event_artifacts(check: Checker, refs: list[tuple[int, str, str]]) -> None:
+def check_event_artifacts(check: Checker, refs: RefList) -> None:
     """Each artifact a model or tool event names must be in the store (the artifacts
     pass has collected what is there, each checked against its name)."""
     artifacts = check.artifacts
-    for number, field, sha in refs:
+    for number, field, sha in entries(refs):
         if sha not in artifacts:
             check.line = number
             where = f"{EVENTS}:{number}"
-            check.problem(where, "verify.event_artifact", field=field, sha=sha[:16])
+            shown = sha.hex() if isinstance(sha, bytes) else sha
+            check.problem(where, "verify.event_artifact", field=field, sha=shown[:16])
 
 
 def check_bundle_events(check: Checker) -> None:
@@ -136,7 +138,7 @@ def check_bundle_events(check: Checker) -> None:
             check.line = number
             where = f"{BUNDLES}:{number} (trial {tid})"
             check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
-    check.pending_folds = []
+    check.pending_folds = Folds()
 
 
 class _ScoreHead(msgspec.Struct):
@@ -152,24 +154,26 @@ _score_head = msgspec.json.Decoder(_ScoreHead).decode
 def read_scores(check: Checker) -> None:
     """Score lines against their bundles, and each line's hash kept for the event pass
     (this runs while the worker may still be walking the events)."""
-    bundles, hashes, sha256 = check.bundles, check.score_lines, hashlib.sha256
+    bundles, numbers, hashes = check.bundles, check.score_lines, check.score_digests
+    sha256 = hashlib.sha256
     for number, line in check.lines(SCORES):
         try:
             score = _score_head(line)
         except (msgspec.DecodeError, msgspec.ValidationError):
             check.problem(f"{SCORES}:{number}", "verify.not_record", kind="score")
             continue
-        hashes.append((number, sha256(line).hexdigest()))
+        numbers.append(number)
+        hashes += sha256(line).digest()
         if bundles.get(score.trial_id) != score.bundle_digest:
             where = f"{SCORES}:{number}"
             check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
-    check.result.scores = len(hashes)
+    check.result.scores = len(numbers)
 
 
 def check_score_binding(check: Checker) -> None:
     """Each score line must be one a ``match`` event binds (known once the events are)."""
-    bound = check.score_hashes
-    for number, digest in check.score_lines:
-        if digest not in bound:
+    bound, digests = check.score_hashes, bytes(check.score_digests)
+    for i, number in enumerate(check.score_lines):
+        if digests[32 * i : 32 * i + 32] not in bound:
             check.line = number
             check.problem(f"{SCORES}:{number}", "verify.score_unbound")
