@@ -68,7 +68,7 @@ class Folds:
         return len(self.trials)
 
     def __iter__(self) -> Iterator[tuple[int, str, bytes]]:
-        folds = self.folds
+        folds = bytes(self.folds)
         for i, trial in enumerate(self.trials):
             yield self.lines[i], trial, folds[32 * i : 32 * i + 32]
 

@@ -46,7 +46,7 @@ class EventScan(msgspec.Struct):
     sequential: list[tuple[int, str, Any]] = []  # line, kind, data of looks and stops
     readable: bool = True  # False: a record of the wrong shape stopped the pass
     file_digests: dict[str, str | None] = {}  # name → "sha256:…" (None: no such file)
-    refs: RefList = msgspec.field(default_factory=RefList)  # line, field, sha256 an event's data names (packed)
+    refs: RefList = msgspec.field(default_factory=RefList)  # what events' data name (packed)
     in_worker: bool = False  # set by ``finish_scan``: this answer came from a worker process
     fallback: str = ""  # set by ``finish_scan``: why a worker's answer was not used
 

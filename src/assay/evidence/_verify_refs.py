@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+
 def raw(sha: Any) -> bytes | None:
     """The 32 bytes a 64-character lower-case hex digest spells; None for anything else."""
     if type(sha) is not str or len(sha) != 64:
