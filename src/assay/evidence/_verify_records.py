@@ -88,6 +88,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     planned = len(check.part) if check.shard is not None else len(check.plan)
     if complete and check.result.bundles != planned and not check.sequential:
         check.problem(BUNDLES, "verify.bundle_count", found=check.result.bundles, planned=planned)
+    if not check.sequential:  # only the looks check needs the plan again: freed before
+        check.plan, check.part = set(), set()  # the event pass's answer is taken in
 
 
 def _other_part(check: Checker, tid: str) -> bool:
