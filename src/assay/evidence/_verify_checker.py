@@ -83,7 +83,7 @@ class Checker:
         self.path = path
         self.result = VerifyResult(problems=[])
         self.plan: set[str] = set()  # the planned trial ids
-        self.trial_events: dict[str, bytes] = {}
+        self.trial_events: set[bytes] = set()  # trial id + fold (the digest is 32 bytes)
         self.artifacts: set[bytes] = set()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, str] = {}
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list

@@ -40,7 +40,7 @@ class EventScan(msgspec.Struct):
     findings: list[Finding]
     events: int = 0
     head: str = GENESIS
-    folds: dict[str, bytes] = {}  # trial id → sha256 of [[n, hash], ...] of pre-seal events
+    folds: set[bytes] = set()  # trial id (UTF-8) + sha256 of [[n, hash], ...] of its events
     score_hashes: set[bytes] = set()  # sha256 (raw) of each score line a ``match`` binds
     run_tail: tuple[str, Any] = ("", {})  # the last run-level event: kind, data
     sequential: list[tuple[int, str, Any]] = []  # line, kind, data of looks and stops
@@ -161,7 +161,7 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     """The event pass, and the digests of *files*; evidence so damaged that it cannot be
     read (a ``match`` whose data is not an object, say) ends the event pass with a
     ``verify.unreadable`` finding, not a crash."""
-    scan = EventScan(findings=[], folds={}, score_hashes=set())
+    scan = EventScan(findings=[], folds=set(), score_hashes=set())
     scan.file_digests = {name: file_digest(Path(run) / name) for name in files}
     running: dict[str, Any] = {}
     refs = RefBuilder()
@@ -174,7 +174,7 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
     scan.refs = refs.done()
     for fold in running.values():
         fold.update(b"]")
-    scan.folds = {trial: fold.digest() for trial, fold in running.items()}
+    scan.folds = {trial.encode() + fold.digest() for trial, fold in running.items()}
     return scan
 
 
