@@ -85,7 +85,7 @@ class Checker:
         self.plan: set[str] = set()  # the planned trial ids
         self.trial_events: set[bytes] = set()  # trial id + fold (the digest is 32 bytes)
         self.artifacts: set[bytes] = set()  # raw sha256 of each artifact that matches it
-        self.bundles: dict[str, str] = {}
+        self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list
         self.score_hashes: set[bytes] = set()
         self.score_lines = array("q")  # line number of each score line read
