@@ -78,14 +78,16 @@ def once(faults: str, samples: int, connections: int, src: str, base: Path) -> d
 def _evidence(run: Path) -> dict[str, Any]:
     """What the run's evidence says: its trials by state, those whose canonical attempt is
     not their only one, and the failed model calls it recorded."""
+    from assay.evidence._framed import open_evidence  # plain, or compacted at seal
+
     states: dict[str, int] = {}
     retried = 0
-    with (run / "bundles.jsonl").open("rb") as lines:
+    with open_evidence(run / "bundles.jsonl") as lines:
         for line in lines:
             bundle = json.loads(line)
             states[bundle["state"]] = states.get(bundle["state"], 0) + 1
             retried += len(bundle["attempts"]) != 1
-    with (run / "events.jsonl").open("rb") as lines:
+    with open_evidence(run / "events.jsonl") as lines:
         failed = sum(b'"model_call_failed"' in line for line in lines)
     return {"states": states, "retried": retried, "failed_calls": failed}
 
