@@ -576,7 +576,7 @@ def known_bugs() -> Iterator[Case]:
         ("targets[0]", "argv"),
         spec=setting("targets.0", {"id": "t", "argv": ["prog\0x"]}),
         bug="BUG: a NUL byte in argv is accepted by the loader and then raises ValueError "
-        "when the program is started (exit 70); refuse it in spec/_load.py",
+        "when the program is started (exit 70); refuse it in spec/_targets.py",
     )
     yield Case(
         "bug-dataset-symlink-loop",

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import checked_events
-from assay.view._table import Query, TrialTable
+from assay.view._rows import Query
+from assay.view._table import TrialTable
 from tests.helpers import read_jsonl
 from tests.view._support import many_trials_run, shipping_run
 

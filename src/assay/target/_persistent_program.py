@@ -37,50 +37,19 @@ from anyio.abc import Process
 from assay._reap import Reaper
 from assay.sandbox._bwrap import BwrapStatus, bwrap_failure
 from assay.target._base import InfrastructureError, TargetOutcome
+from assay.target._persistent_wire import (
+    ENDED,
+    TIMED_OUT,
+    Call,
+    Ended,
+    Result,
+    decode_answer,
+    outcome,
+)
 from assay.target._subprocess import SubprocessTarget, _clear
 
-_JSON = "application/json"
 _STDERR_CAP = 65_536  # per call, as for a per-call program
 _TAIL = 2_000  # the end of a failed process's stderr, quoted in the failure
-_decode = msgspec.json.Decoder().decode
-
-
-class _Answer(msgspec.Struct):
-    """One stdout line: the call it answers, and its output or its error (raw JSON)."""
-
-    id: int
-    output: msgspec.Raw = msgspec.Raw()
-    error: msgspec.Raw = msgspec.Raw()
-
-
-_decode_answer = msgspec.json.Decoder(_Answer).decode
-
-
-class _Ended:
-    """What a call in flight gets when stdout closes (the failure is worked out after:
-    it needs the exit code, which the callback that saw the end cannot wait for), or
-    when its timer runs out."""
-
-
-_ENDED = _Ended()
-_TIMED_OUT = _Ended()  # what a call's timer settles it with
-_Result = TargetOutcome | InfrastructureError | _Ended
-
-
-class _Call:
-    """A request in flight: the future its answer settles, its stderr window, and the
-    timer that times it out."""
-
-    __slots__ = ("future", "stderr", "timer")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.future: asyncio.Future[_Result] = loop.create_future()
-        self.stderr = bytearray()
-        self.timer: asyncio.TimerHandle | None = None
-
-    def settle(self, result: _Result) -> None:
-        if not self.future.done():
-            self.future.set_result(result)
 
 
 class Program:
@@ -102,7 +71,7 @@ class Program:
         self.loop = asyncio.get_running_loop()
         self.process: Process | None = None
         self.in_fd = self.out_fd = self.err_fd = -1
-        self.pending: dict[int, _Call] = {}
+        self.pending: dict[int, Call] = {}
         self.abandoned: set[int] = set()  # cancelled calls: their answers are dropped
         self.outgoing = bytearray()  # request bytes not written yet
         self.waiting_to_write = False  # the loop watches stdin for room
@@ -180,7 +149,7 @@ class Program:
         """Write the request, then wait for the future its answer (or its timer)
         settles. The timeout is a loop timer, not a cancel scope: a tenth of the cost."""
         self._drain_stderr()  # written before this call: not its stderr
-        call = self.pending[request_id] = _Call(self.loop)
+        call = self.pending[request_id] = Call(self.loop)
         call.timer = self.loop.call_later(self.timeout, self._expire, call)
         self._write(line)
         try:
@@ -194,13 +163,13 @@ class Program:
             self.pending.pop(request_id, None)
         if isinstance(result, TargetOutcome):
             return result
-        if result is _TIMED_OUT:
+        if result is TIMED_OUT:
             why = f"no answer within {self.timeout:g} s"
             await self.fail(InfrastructureError("timeout", f"{why}; the program is restarted"))
             raise InfrastructureError("timeout", why)
         raise await self._failed(result)
 
-    def _expire(self, call: _Call) -> None:
+    def _expire(self, call: Call) -> None:
         """Time *call* out, unless the program answered another call in the meantime:
         a call counts from its request or from the latest answer, whichever is later, so
         calls queued behind a program that answers one at a time do not time out while
@@ -209,12 +178,12 @@ class Program:
         if remaining > 0 and not call.future.done():
             call.timer = self.loop.call_later(remaining, self._expire, call)
         else:
-            call.settle(_TIMED_OUT)
+            call.settle(TIMED_OUT)
 
-    async def _failed(self, result: InfrastructureError | _Ended) -> InfrastructureError:
+    async def _failed(self, result: InfrastructureError | Ended) -> InfrastructureError:
         """The failure a call was settled with (for an end, worked out now), once the
         process is cleaned up."""
-        if isinstance(result, _Ended):
+        if isinstance(result, Ended):
             result = await self._end_failure()
         await self.fail(result)
         assert self.failure is not None
@@ -305,7 +274,7 @@ class Program:
             self._garbage(line[:200], f"a line passed {self.max_line} bytes")
             return
         try:
-            answer = _decode_answer(line)
+            answer = decode_answer(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             self._garbage(line, f"not a JSON answer ({exc})")
             return
@@ -316,7 +285,7 @@ class Program:
             else:
                 self._garbage(line, f"no call in flight has id {answer.id}")
             return
-        call.settle(_outcome(answer, line, bytes(call.stderr)))
+        call.settle(outcome(answer, line, bytes(call.stderr)))
         self.last_answer = self.loop.time()
 
     def _garbage(self, line: bytes, why: str) -> None:
@@ -333,7 +302,7 @@ class Program:
         self._settle_all()
 
     def _settle_all(self) -> None:
-        result: _Result = self.failure if self.failure is not None else _ENDED
+        result: Result = self.failure if self.failure is not None else ENDED
         for call in self.pending.values():
             call.settle(result)
 
@@ -390,15 +359,3 @@ class Program:
             self.in_fd = self.out_fd = self.err_fd = -1
             self.stack.close()
             await anyio.to_thread.run_sync(_clear, self.scratch)
-
-
-def _outcome(answer: _Answer, line: bytes, stderr: bytes) -> TargetOutcome:
-    """The product's result: its output (exact bytes) or the error it answered."""
-    if len(answer.error):
-        why = f"the program answered an error: {bytes(answer.error).decode(errors='replace')}"
-        return TargetOutcome("product_failure", line, _JSON, failure=why, stderr=stderr)
-    if not len(answer.output):
-        why = "the answer has neither 'output' nor 'error'"
-        return TargetOutcome("product_failure", line, _JSON, failure=why, stderr=stderr)
-    output = bytes(answer.output)
-    return TargetOutcome("answered", output, _JSON, value=_decode(output), stderr=stderr)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from assay.errors import EvidenceError
+from assay.view._rows import PER_PAGE, SORTS, Query
 from assay.view._runs import RunCatalog
-from assay.view._table import PER_PAGE, SORTS, Query
 from assay.view._tables import TableCache
 from assay.view._verified import VerifyCache
 

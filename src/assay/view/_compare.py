@@ -18,7 +18,8 @@ from assay._digest import loads
 from assay.compare import PairedComparison
 from assay.evidence import SCORES, SPEC
 from assay.evidence._framed import open_evidence
-from assay.view._table import Row, TrialTable
+from assay.view._rows import Row
+from assay.view._table import TrialTable
 from assay.view._verified import Verdict
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from assay.evidence._framed import evidence_size, open_evidence
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
 from assay.model._content import shown_content
-from assay.view._table import PENDING, Page, Query, Row, as_text, cut
+from assay.view._rows import PENDING, Page, Query, Row, as_text, cut
 
 QUICK_FROM_BYTES = 1 << 20
 """A run whose ``plan.jsonl`` is smaller (under about 7,000 trials) builds its table at

@@ -18,7 +18,6 @@ import math
 import re
 import threading
 from array import array
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,52 +39,10 @@ from assay.view._columns import (
     listed_digests,
     manifest_of,
 )
+from assay.view._rows import NOT_SCORED, PENDING, Page, Query, Row, as_text, cut
+from assay.view._select import predicate, sort_key
 
-PENDING = "pending"
-NOT_SCORED = "-"
-PREVIEW_CHARS = 160
-PER_PAGE = 50
 _EVENT_TRIAL = re.compile(rb'"trial":"(t-[0-9a-f]{24})"')
-SORTS = ("index", "sample", "target", "state", "score")
-
-
-class Query(msgspec.Struct, frozen=True):
-    """What the sample table was asked for (from the page's query parameters)."""
-
-    target: str = ""
-    state: str = ""
-    scorer: str = ""
-    status: str = ""
-    q: str = ""
-    sort: str = "index"
-    page: int = 1
-    per: int = PER_PAGE
-
-    def filters(self) -> tuple[str, str, str, str, str]:
-        """The part of the query that selects rows (not the search, not the page)."""
-        return (self.target, self.state, self.scorer, self.status, self.sort)
-
-
-class Row(msgspec.Struct):
-    """One trial as the table shows it."""
-
-    index: int
-    trial_id: str
-    sample_id: str
-    target_id: str
-    repetition: int
-    state: str
-    scores: list[tuple[str, str, float | None]]
-    input: str = ""
-    output: str = ""
-
-
-class Page(msgspec.Struct):
-    """One page of rows; ``total`` is None when a search stopped once the page was full."""
-
-    rows: list[Row]
-    total: int | None
-    more: bool
 
 
 class TrialTable:
@@ -285,44 +242,16 @@ class TrialTable:
             cached = self._sorted.get(key)
         if cached is not None:
             return cached
-        keep = self._predicate(query)
+        keep = predicate(self, query)
         order = [at for at in range(len(self.trial_ids)) if keep(at)]
         sort = query.sort.lstrip("-")
         if sort != "index" or query.sort.startswith("-"):
-            order.sort(key=self._sort_key(sort, query.scorer), reverse=query.sort.startswith("-"))
+            order.sort(key=sort_key(self, sort, query.scorer), reverse=query.sort.startswith("-"))
         with self._lock:
             if len(self._sorted) >= 16:
                 self._sorted.pop(next(iter(self._sorted)))
             self._sorted[key] = order
         return order
-
-    def _predicate(self, query: Query) -> Callable[[int], bool]:
-        tests: list[Callable[[int], bool]] = []
-        if query.target:
-            target = self.targets.find(query.target)
-            tests.append(lambda at: self.target_of[at] == target)
-        if query.state:
-            state = self.states.find(query.state)
-            tests.append(lambda at: self.state_of[at] == state)
-        if query.status:
-            status = self.statuses.find(query.status)
-            columns = [self.status_of[query.scorer]] if query.scorer in self.status_of else []
-            columns = columns or ([] if query.scorer else list(self.status_of.values()))
-            tests.append(lambda at: any(column[at] == status for column in columns))
-        return lambda at: all(test(at) for test in tests)
-
-    def _sort_key(self, sort: str, scorer: str) -> Callable[[int], Any]:
-        if sort == "sample":
-            return lambda at: (self.sample_ids[at], at)
-        if sort == "target":
-            return lambda at: (self.targets.names[self.target_of[at]], at)
-        if sort == "state":
-            return lambda at: (self.states.names[self.state_of[at]], at)
-        if sort == "score":
-            values = self.value_of.get(scorer or (self.scorers[0] if self.scorers else ""))
-            if values is not None:
-                return lambda at: (-math.inf if math.isnan(values[at]) else values[at], at)
-        return lambda at: at
 
     def _searched(self, order: list[int], needle: str, wanted: int) -> tuple[list[int], bool]:
         """The first *wanted* positions whose input or output holds *needle*, and whether
@@ -399,13 +328,3 @@ class TrialTable:
             if same and sample == sample_id:
                 return at
         return None
-
-
-def as_text(value: Any) -> str:
-    """A value as a row shows it: a string as is, anything else as JSON."""
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
-
-
-def cut(text: str) -> str:
-    """*text* cut to PREVIEW_CHARS for a row of the table."""
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
