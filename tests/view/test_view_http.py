@@ -13,6 +13,7 @@ import re
 import shutil
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -321,9 +322,9 @@ def test_the_first_pages_are_served_before_the_table(runs: Path) -> None:
     assert early.text.split("<tbody>")[1] == late.text.split("<tbody>")[1]
 
 
-def test_a_merged_run_shows_every_trial_from_its_shards(tmp_path: Path) -> None:
-    """``assay merge`` keeps the trials' records in the shards it holds (``shards/K``):
-    the table, a trial page and its raw artifacts are read there."""
+def _merged_run(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """A folder of runs holding ``merged`` (the shipping example run as two shards and
+    joined with ``assay merge``), and the shards' bundles."""
     runs = tmp_path / "runs"
     shards = []
     for index in (1, 2):
@@ -333,7 +334,13 @@ def test_a_merged_run_shows_every_trial_from_its_shards(tmp_path: Path) -> None:
         shards.append(shard)
     merged = run_cli("merge", *shards, "-o", runs / "merged")
     assert merged.returncode == 1, merged.stdout + merged.stderr  # buggy-release fails
-    bundles = [b for shard in shards for b in read_jsonl(shard / "bundles.jsonl")]
+    return runs, [b for shard in shards for b in read_jsonl(shard / "bundles.jsonl")]
+
+
+def test_a_merged_run_shows_every_trial_from_its_shards(tmp_path: Path) -> None:
+    """``assay merge`` keeps the trials' records in the shards it holds (``shards/K``):
+    the table, a trial page and its raw artifacts are read there."""
+    runs, bundles = _merged_run(tmp_path)
     failed = next(
         b
         for b in bundles
@@ -352,3 +359,22 @@ def test_a_merged_run_shows_every_trial_from_its_shards(tmp_path: Path) -> None:
     assert page.status_code == 200, page.text
     assert "fee-matches failed" in _text(page.text)
     assert raw.status_code == 200 and b"fee" in raw.content
+
+
+def test_a_merged_run_s_first_pages_are_read_from_its_shards(tmp_path: Path) -> None:
+    """The first page of a merged run, served through the indexes before its table is
+    built (``quick_from_bytes=0``: as for a run of about 7,000 trials or more), reads
+    each trial in the shard that holds it: no row pending, each with its scores, the
+    same rows the table gives once built."""
+    runs, bundles = _merged_run(tmp_path)
+    with served(runs, quick_from_bytes=0) as client:
+        early = client.get("/runs/merged/trials")
+        late = _from_table(client, "/runs/merged/trials")
+    assert early.status_code == 200, early.text
+    assert 'id="building"' in early.text  # served before the table
+    assert _trial_ids(early.text) == [t["trial_id"] for t in plan(runs / "merged")]
+    assert sorted(_trial_ids(early.text)) == sorted(b["trial"]["trial_id"] for b in bundles)
+    rows = _text(early.text.split("<tbody>")[1])
+    assert rows.count(" completed ") == 6 and "pending" not in rows, rows
+    assert rows.count("fee-matches") == 6, rows
+    assert early.text.split("<tbody>")[1] == late.text.split("<tbody>")[1]

@@ -9,7 +9,10 @@ and its score lines. Score lines are written with their bundle, in the same orde
 trial's scores sit at about the same fraction of ``scores.jsonl`` as its bundle does of
 ``bundles.jsonl``: a window there is searched, widened until the lines are found (the
 whole file at worst), and each line must name the bundle (else it is tampering, exit 4
-in the CLI, a banner here). Filters, counts and sorting wait for the table.
+in the CLI, a banner here). A merged run's trials are in the shards it holds
+(``shards/K``): each trial is looked up in each shard's ``bundles.idx`` and read there,
+its scores in that shard's ``scores.jsonl``. Filters, counts and sorting wait for the
+table.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from assay.evidence import BUNDLE_INDEX, BUNDLES, PLAN, SCORES, decode_output, r
 from assay.evidence._framed import evidence_size, open_evidence
 from assay.evidence._index import _BUNDLE, _search
 from assay.evidence._lookup import _bound, _checked_sample
+from assay.evidence._shards import trial_folders
 from assay.model._content import shown_content
+from assay.view._columns import manifest_of
 from assay.view._rows import PENDING, Page, Query, Row, as_text, cut
 
 QUICK_FROM_BYTES = 1 << 20
@@ -38,10 +43,13 @@ WINDOW = 1 << 16
 
 def can_serve(run: Path, query: Query, from_bytes: int = QUICK_FROM_BYTES) -> bool:
     """True when *query* is a page this module can serve: a sealed run (it has its bundle
-    index) whose plan has at least *from_bytes* bytes, no filter, no search, plan order,
-    one of the first pages."""
+    index; a merged run, each shard it holds) whose plan has at least *from_bytes* bytes,
+    no filter, no search, plan order, one of the first pages."""
     plain = query.filters() == ("", "", "", "", "index") and not query.q
-    if not plain or query.page > QUICK_PAGES or not (run / BUNDLE_INDEX).is_file():
+    if not plain or query.page > QUICK_PAGES:
+        return False
+    folders = trial_folders(run, manifest_of(run))
+    if not all((folder / BUNDLE_INDEX).is_file() for folder in folders):
         return False
     try:
         return evidence_size(run / PLAN) >= from_bytes
@@ -50,13 +58,32 @@ def can_serve(run: Path, query: Query, from_bytes: int = QUICK_FROM_BYTES) -> bo
 
 
 def quick_page(run: Path, query: Query) -> Page:
-    """Page *query.page* of the run's trials in plan order (``total`` None: not counted)."""
+    """Page *query.page* of the run's trials in plan order (``total`` None: not counted).
+    A merged run's trials are read in the shard that holds each (``shards/K``)."""
     start = (query.page - 1) * query.per
     plans = list(_plan_lines(run, start, query.per + 1))[: query.per + 1]
     shown = plans[: query.per]
-    window = _ScoreWindow(run, [plan["trial_id"] for plan in shown])
-    rows = [_row(run, plan, window) for plan in shown]
+    found = _located(trial_folders(run, manifest_of(run)), [p["trial_id"] for p in shown])
+    windows = {
+        folder: _ScoreWindow(folder, {t: at for t, (f, at) in found.items() if f == folder})
+        for folder in {folder for folder, _ in found.values()}
+    }
+    rows = [_row(plan, found.get(plan["trial_id"]), windows) for plan in shown]
     return Page(rows, None, len(plans) > query.per)
+
+
+def _located(folders: list[Path], trial_ids: list[str]) -> dict[str, tuple[Path, int]]:
+    """The folder whose bundle index lists each trial and its bundle's offset there
+    (a trial with no bundle yet is left out)."""
+    found: dict[str, tuple[Path, int]] = {}
+    for trial_id in trial_ids:
+        key = bytes.fromhex(trial_id.removeprefix("t-"))
+        for folder in folders:
+            hit = _search(folder / BUNDLE_INDEX, _BUNDLE, key)
+            if hit is not None:
+                found[trial_id] = (folder, hit[0])
+                break
+    return found
 
 
 def _plan_lines(run: Path, start: int, count: int) -> Iterator[dict[str, Any]]:
@@ -68,7 +95,11 @@ def _plan_lines(run: Path, start: int, count: int) -> Iterator[dict[str, Any]]:
                 yield loads(line)
 
 
-def _row(run: Path, plan: dict[str, Any], window: _ScoreWindow) -> Row:
+def _row(
+    plan: dict[str, Any], where: tuple[Path, int] | None, windows: dict[Path, _ScoreWindow]
+) -> Row:
+    """The row of *plan*'s trial, read in the folder *where* names (None: no bundle
+    yet, the trial is pending)."""
     row = Row(
         index=plan["index"],
         trial_id=plan["trial_id"],
@@ -78,16 +109,17 @@ def _row(run: Path, plan: dict[str, Any], window: _ScoreWindow) -> Row:
         state=PENDING,
         scores=[],
     )
-    found = read_trial(run, row.trial_id)
-    if found is None:
+    folder = where[0] if where is not None else None
+    found = None if folder is None else read_trial(folder, row.trial_id)
+    if folder is None or found is None:
         return row
     bundle, data = found
     row.state = bundle["state"]
-    sample = _checked_sample(run, bundle) or {}
+    sample = _checked_sample(folder, bundle) or {}
     row.input = cut(as_text(sample.get("input", "")))
     if data is not None:
         row.output = cut(_answer(data, bundle["observation"]["media"]))
-    scores = _bound(run, bundle, window.lines_of(row.trial_id))
+    scores = _bound(folder, bundle, windows[folder].lines_of(row.trial_id))
     row.scores = [
         (s["scorer_id"], s["status"], None if s.get("value") is None else float(s["value"]))
         for s in sorted(scores, key=lambda s: str(s["scorer_id"]))
@@ -110,16 +142,15 @@ class _ScoreWindow:
     once for the page (the trials of a page sit close together), searched per trial, and
     widened for a trial whose lines are not wholly inside."""
 
-    def __init__(self, run: Path, trial_ids: list[str]) -> None:
+    def __init__(self, run: Path, offsets: dict[str, int]) -> None:
+        """*offsets*: where each trial's bundle line starts in *run*'s ``bundles.jsonl``."""
         self.run = run
         self.size = evidence_size(run / SCORES)
         bundles = evidence_size(run / BUNDLES)
-        self.middles: dict[str, int] = {}
-        for trial_id in trial_ids:
-            key = bytes.fromhex(trial_id.removeprefix("t-"))
-            found = _search(run / BUNDLE_INDEX, _BUNDLE, key)
-            fraction = found[0] / bundles if found is not None and bundles else 0.0
-            self.middles[trial_id] = int(self.size * fraction)
+        self.middles = {
+            trial_id: int(self.size * (offset / bundles if bundles else 0.0))
+            for trial_id, offset in offsets.items()
+        }
         spread = list(self.middles.values()) or [0]
         self.low, self.high = self._bounds(min(spread), max(spread), WINDOW)
         self.lines = self._read(self.low, self.high)
