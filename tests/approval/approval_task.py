@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay import Task, generate, includes, task, tool, use_tools
+from assay import (
+    Score,
+    Target,
+    Task,
+    TaskState,
+    accuracy,
+    generate,
+    includes,
+    scorer,
+    task,
+    tool,
+    use_tools,
+)
 from assay.approval import (
     Approval,
     ApprovalPolicy,
@@ -19,6 +31,7 @@ from assay.approval import (
     human_approver,
 )
 from assay.model import ChatMessage, GenerateConfig, MockAPI, ToolCall, modelapi
+from assay.solver import call_tools
 from tests.scripted_tools import scripted_sample, scripted_turns
 
 CALLS: list[tuple[str, Any]] = []
@@ -108,12 +121,31 @@ SAMPLES = [
 ]
 
 
+@scorer(metrics=[accuracy()])
+def checks_with_tools() -> Any:
+    """A scorer that calls tools itself (``delete_files``, then ``add``), as a scorer
+    that inspects the product with tools does; its explanation is what each call
+    answered, and it passes when ``add`` ran."""
+
+    async def score(state: TaskState, target: Target) -> Any:
+        state.tools = [add, delete_files]
+        calls = [
+            ToolCall("score_0", "delete_files", {"path": "/scored"}),
+            ToolCall("score_1", "add", {"x": 10, "y": 1}),
+        ]
+        await call_tools(state, calls)
+        answers = [m.content for m in state.messages[-len(calls) :]]
+        return Score(value=1.0 if answers[-1] == "11" else 0.0, explanation=" | ".join(answers))
+
+    return score
+
+
 @task
-def approval_task(policy: str = "approve") -> Task:
+def approval_task(policy: str = "approve", scorer_tools: bool = False) -> Task:
     return Task(
         dataset=SAMPLES,
         solver=[use_tools(add, delete_files), generate()],
-        scorer=includes(),
+        scorer=checks_with_tools() if scorer_tools else includes(),
         model="approval_script/tools",
         approval=policies(policy),
     )

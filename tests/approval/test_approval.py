@@ -22,7 +22,15 @@ from assay.pipeline import eval as run_eval
 from assay.pipeline import rescore_run
 from assay.pipeline._task_prepare import rebuild_frozen
 from assay.spec import EvalSpec
-from tests.helpers import artifact_bytes, events_of, run_cli, run_task_copy, states_by_sample
+from tests.helpers import (
+    artifact_bytes,
+    bundles_by_sample,
+    events_of,
+    read_jsonl,
+    run_cli,
+    run_task_copy,
+    states_by_sample,
+)
 
 TASK_FILE = Path(__file__).with_name("approval_task.py")
 
@@ -99,6 +107,29 @@ def test_a_rejected_call_does_not_run_and_the_model_is_told(tmp_path: Path) -> N
     assert errors.count("rejected") == 1
     assert decisions(run)["delete"][0] == ("reject", "auto", "Automatic decision.")
     assert verify_run(run).ok
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "Each decision of the task's approval policies about a call is shown above its result "
+    "as `approval DECISION by APPROVER: explanation`.",
+)
+def test_show_trial_shows_each_decision_above_its_result(tmp_path: Path) -> None:
+    run, _ = run_policy(tmp_path, "reject")
+    trial = bundles_by_sample(run)["delete"]["trial"]["trial_id"]
+    shown = run_cli("show", run, "--trial", trial)
+    assert shown.returncode == 0, shown.stderr
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    turn = lines[lines.index("turn 1") : lines.index("turn 2")]
+    assert turn == [
+        "turn 1",
+        'call delete_files({"path": "/"})',
+        'call add({"x": 1, "y": 1})',
+        "approval reject by auto: Automatic decision.",
+        "result delete_files (rejected): Error: Tool call rejected: Automatic decision.",
+        "approval approve by auto: Automatic decision.",
+        "result add: 2",
+    ]
 
 
 def test_a_modified_call_runs_as_the_approver_changed_it(tmp_path: Path) -> None:
@@ -234,3 +265,28 @@ def test_resume_makes_the_eval_policies_again_from_the_spec(tmp_path: Path) -> N
     with pytest.raises(ConfigError) as caught:
         rebuild_frozen(spec)
     assert "cannot be made again" in str(caught.value)
+
+
+def test_a_scorer_s_tool_calls_go_through_the_policies(tmp_path: Path) -> None:
+    """A scorer that calls tools itself is held to the task's approval policies, as the
+    solver is: the call the policy rejects does not run, each decision is an
+    ``approval`` event under its call, and re-scoring gives the same scores."""
+    run, module = run_task_copy(
+        TASK_FILE, "approval_task", tmp_path, policy="reject", scorer_tools=True
+    )
+    assert ("delete_files", "/scored") not in module.CALLS
+    assert module.CALLS.count(("add", (10, 1))) == 3  # one per sample's scoring
+    scores = read_jsonl(run / "scores.jsonl")
+    assert [s["reason"] for s in scores] == [
+        "Error: Tool call rejected: Automatic decision. | 11"
+    ] * 3
+    assert {s["status"] for s in scores} == {"passed"}
+    scored = events_of(run, "score_approval")  # a scorer's events are ``score_*``
+    assert sorted((e["data"]["id"], e["data"]["decision"]) for e in scored) == sorted(
+        [("score_0", "reject"), ("score_1", "approve")] * 3
+    )
+    calls = {(e["trial"], e["n"]): e["data"]["id"] for e in events_of(run, "score_tool_call")}
+    assert all(calls[(e["trial"], e["parent"])] == e["data"]["id"] for e in scored)
+    assert verify_run(run).ok
+    assert rescore_run(run).differing == []
+    assert ("delete_files", "/scored") not in module.CALLS  # nor when scored again

@@ -4,9 +4,11 @@ Built from the trial's checked evidence: the final state (its conversation, and 
 conversations of sub-agents it handed work to, kept in ``store["handoffs"]``) and the
 trial's events (``tool_result`` says whether a call failed and how; ``agent_submission``
 says which answer was submitted on which attempt and what the scorer made of it;
-``sandbox_exec`` events under a ``tool_call`` are the commands that call ran). A
-turn is one model answer: what the assistant said, each tool call with its arguments,
-each result with the sandbox commands it ran, and the submission it made, if any.
+``sandbox_exec`` events under a ``tool_call`` are the commands that call ran, an
+``approval`` event under it what the task's approval policies decided). A turn is one
+model answer: what the assistant said, each tool call with its arguments, each result
+with the approver's decision before it and the sandbox commands it ran, and the
+submission it made, if any.
 Messages between turns (the continue and incorrect-answer messages) are shown where
 they were said.
 
@@ -35,6 +37,7 @@ class Evidence:
         self.submissions: dict[str, list[dict[str, Any]]] = {}
         self.calls: dict[tuple[str, str], list[Any]] = {}  # each call's event number
         self.execs: dict[Any, list[dict[str, Any]]] = {}  # sandbox commands by parent
+        self.approvals: dict[Any, list[dict[str, Any]]] = {}  # decisions by parent
         for event in events:
             data = event.get("data") or {}
             if event.get("type") == "tool_call":
@@ -42,6 +45,8 @@ class Evidence:
                 self.calls.setdefault(key, []).append(event.get("n"))
             elif event.get("type") == "sandbox_exec":
                 self.execs.setdefault(event.get("parent"), []).append(data)
+            elif event.get("type") == "approval":
+                self.approvals.setdefault(event.get("parent"), []).append(data)
             elif event.get("type") == "tool_result":
                 key = (str(data.get("id")), str(data.get("function")))
                 self.errors.setdefault(key, []).append(data.get("error"))
@@ -53,10 +58,11 @@ class Evidence:
         errors = self.errors.get((call_id, function))
         return errors.pop(0) if errors else None
 
-    def execs_of(self, call_id: str, function: str) -> list[dict[str, Any]]:
-        """The sandbox commands the next call with this id ran, in order."""
+    def number_of(self, call_id: str, function: str) -> Any:
+        """The event number of the next call with this id (ids may repeat in handoffs):
+        the parent of what it recorded (its sandbox commands, its approval)."""
         numbers = self.calls.get((call_id, function))
-        return self.execs.get(numbers.pop(0), []) if numbers else []
+        return numbers.pop(0) if numbers else None
 
     def submission_of(self, call_id: str) -> dict[str, Any] | None:
         found = self.submissions.get(call_id)
@@ -112,8 +118,10 @@ def _result(
     call_id, function = str(message.get("tool_call_id")), str(call.get("function", "?"))
     error = evidence.error_of(call_id, function)
     kind = f" ({text(error)})" if error else ""
-    lines = [f"{pad}  result {text(function)}{kind}: {text(message.get('content', ''))}"]
-    for ran in evidence.execs_of(call_id, function):
+    number = evidence.number_of(call_id, function)
+    lines = [_approval(data, text, pad) for data in evidence.approvals.get(number, [])]
+    lines.append(f"{pad}  result {text(function)}{kind}: {text(message.get('content', ''))}")
+    for ran in evidence.execs.get(number, []):
         timed_out = ", timed out" if ran.get("timed_out") else ""
         lines.append(
             f"{pad}    ran in sandbox {text(ran.get('sandbox'))}: exit "
@@ -128,6 +136,13 @@ def _result(
         sub = handed.get("messages") or []
         lines.extend(_conversation(sub, evidence, handoffs, text, depth + 1))
     return lines
+
+
+def _approval(data: dict[str, Any], text: Text, pad: str) -> str:
+    """An approver's decision about the call: ``approval reject by auto: why``."""
+    decision, approver = text(data.get("decision")), text(data.get("approver"))
+    why = f": {text(data['explanation'])}" if data.get("explanation") else ""
+    return f"{pad}  approval {decision} by {approver}{why}"
 
 
 def _submission(data: dict[str, Any], call: dict[str, Any], text: Text) -> str:

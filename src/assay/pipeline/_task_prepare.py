@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assay._registry import json_safe, registry_info
-from assay.approval._apply import check_policies, policies_record, rebuild_policies
+from assay.approval import ApprovalPolicy
+from assay.approval._apply import (
+    approval_scope,
+    check_policies,
+    policies_record,
+    rebuild_policies,
+)
 from assay.dataset import Sample, freeze, select
 from assay.errors import ConfigError
 from assay.model import GenerateConfig, Model, get_model, get_price
@@ -27,6 +33,9 @@ from assay.pipeline._task_metrics import KeyedMetrics, TaskMetricsBuilder
 from assay.score import (
     AnyScorer,
     Metric,
+    Observation,
+    ObservationScorer,
+    Verdict,
     accuracy,
     from_python_scorer,
     metric_label,
@@ -95,7 +104,7 @@ def prepare_task(
     epochs = epochs or task.epochs
     sandboxes, sampled = _sandboxes(task, samples)
     dataset = freeze(samples, dataset_display(task.dataset))
-    scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error)
+    scorers, scorer_specs, metrics = task_scorers(task, settings.score_on_error, policies)
     target = TargetSpec(
         id=model.name,
         kind="solver",
@@ -186,10 +195,12 @@ def _files_base(task: Task, task_ref: dict[str, Any] | None) -> Path:
 
 
 def task_scorers(
-    task: Task, score_on_error: bool
+    task: Task, score_on_error: bool, approval: Sequence[ApprovalPolicy] | None = None
 ) -> tuple[dict[str, AnyScorer], list[ScorerSpec], dict[str, dict[str, Metric] | KeyedMetrics]]:
     """The task's scorers adapted to the pipeline, their spec entries and their metrics
-    (by score key for ``metrics={...}``)."""
+    (by score key for ``metrics={...}``). The tool calls a scorer makes go through
+    *approval* (the task's own policies when not given), as the solver's do."""
+    policies = task.approval if approval is None else tuple(approval)
     scorers: dict[str, AnyScorer] = {}
     specs: list[ScorerSpec] = []
     metrics: dict[str, dict[str, Metric] | KeyedMetrics] = {}
@@ -198,7 +209,7 @@ def task_scorers(
         scorer_id = name if name not in scorers else f"{name}_{index}"
         declared = task.metrics if task.metrics is not None else scorer_metrics(product)
         chosen = declared or [accuracy()]
-        scorers[scorer_id] = from_python_scorer(product, score_on_error)
+        scorers[scorer_id] = _under_approval(from_python_scorer(product, score_on_error), policies)
         metrics[scorer_id] = (
             _labelled_by_key(chosen) if isinstance(chosen, dict) else _labelled(chosen)
         )
@@ -211,6 +222,34 @@ def task_scorers(
             )
         )
     return scorers, specs, metrics
+
+
+def _under_approval(
+    scorer: ObservationScorer, policies: tuple[ApprovalPolicy, ...]
+) -> ObservationScorer:
+    """*scorer*, judging inside the approval policies' scope (itself when there are none)."""
+    return _UnderApproval(scorer, policies) if policies else scorer
+
+
+class _UnderApproval:
+    """A scorer whose tool calls the approval policies decide (``assay.approval``): in
+    Inspect a scorer runs in its sample's approval scope, so its calls are approved as
+    the solver's are; ``aclose`` reaches the scorer's own."""
+
+    __slots__ = ("policies", "scorer")
+
+    def __init__(self, scorer: ObservationScorer, policies: tuple[ApprovalPolicy, ...]) -> None:
+        self.scorer, self.policies = scorer, policies
+
+    async def __call__(self, observation: Observation) -> Verdict:
+        with approval_scope(self.policies):
+            return await self.scorer(observation)
+
+    async def aclose(self) -> None:
+        """Let the scorer release what it holds (its optional ``aclose``)."""
+        closer = getattr(self.scorer, "aclose", None)
+        if closer is not None:
+            await closer()
 
 
 def _labelled_by_key(chosen: dict[str, list[Any]]) -> KeyedMetrics:

@@ -44,11 +44,12 @@ async def call_tools(
     """Run *calls* one after another, in the order the model gave them, appending a tool
     message answering each to ``state.messages``."""
     tools = {t.name: t for t in state.tools}
+    done = state.completed  # a scorer's state is a finished trial's: that ends nothing
     for call in calls:
         check_message_limit(state, message_limit)
         content = await _call(tools, call, state)
         state.messages.append(tool_message(content, call.id))
-        if state.completed:  # an approver ended the sample: its other calls never run
+        if state.completed and not done:  # an approver ended the sample: no more calls
             return
 
 
