@@ -18,21 +18,26 @@ import inspect
 import os
 from typing import Any
 
-from assay._infra import InfrastructureError, retry_after_seconds
+from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 from assay.model._anthropic_wire import parse_message, request_params, unsupported
-from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
 from assay.model._openai import check_base_url
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 from assay.model._replay import replaying_only
+from assay.model._sdk_provider import (
+    check_supported,
+    client_timeout,
+    refuse_unsupported,
+    scrubbed,
+    status_failure,
+)
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 ANTHROPIC_URL = "https://api.anthropic.com"
-_RETRYABLE = {408, 409, 429}
 
 
 class AnthropicAPI:
@@ -47,10 +52,7 @@ class AnthropicAPI:
     def check_config(self, config: GenerateConfig) -> None:
         """A ConfigError naming the settings of *config* the Messages API cannot take,
         before any trial runs (a call with them is refused too)."""
-        refused = unsupported(config)
-        if refused:
-            model = f"anthropic/{self.name}"
-            raise ConfigError("model.option_unsupported", model=model, options=", ".join(refused))
+        check_supported(unsupported(config), f"anthropic/{self.name}")
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -60,7 +62,7 @@ class AnthropicAPI:
                 api_key=os.environ.get(KEY_ENV),
                 base_url=self.base_url,
                 max_retries=0,
-                timeout=self.config.timeout if self.config.timeout is not None else 600.0,
+                timeout=client_timeout(self.config),
             )
         return self._client
 
@@ -70,10 +72,7 @@ class AnthropicAPI:
         """One Messages call, translated both ways."""
         import anthropic  # deferred, as above
 
-        refused = unsupported(config)
-        if refused:
-            reason = f"the Messages API does not take {', '.join(refused)}; remove it"
-            raise ModelError(None, f"anthropic/{self.name}", reason)
+        refuse_unsupported(unsupported(config), f"anthropic/{self.name}", "the Messages API")
         client = self._connect()
         params = request_params(self.name, messages, tools, config)
         if config.timeout is not None:
@@ -92,13 +91,8 @@ class AnthropicAPI:
 
     def _status_error(self, exc: Any) -> Exception:
         """InfrastructureError for what a retry may fix, ModelError for the rest."""
-        status = int(exc.status_code)
         message = _scrub(_server_message(exc))
-        if status in _RETRYABLE or status >= 500:
-            retry_after = retry_after_seconds(exc.response.headers.get("retry-after"))
-            reason = "rate_limited" if status == 429 else f"http_{status}"
-            return InfrastructureError(reason, message, retry_after, status)
-        return ModelError(status, self.base_url, message)
+        return status_failure(int(exc.status_code), message, exc.response.headers, self.base_url)
 
     async def aclose(self) -> None:
         """Close the connection pool; a later call opens a new one."""
@@ -144,10 +138,7 @@ def _server_message(exc: Any) -> str:
 
 def _scrub(text: str) -> str:
     """*text* without the API key in it."""
-    key = os.environ.get(KEY_ENV)
-    if key and len(key) >= 4:
-        text = text.replace(key, "[key]")
-    return text
+    return scrubbed(text, os.environ.get(KEY_ENV))
 
 
 @modelapi("anthropic")

@@ -17,7 +17,7 @@ import importlib.util
 import os
 from typing import Any
 
-from assay._infra import InfrastructureError, retry_after_seconds
+from assay._infra import InfrastructureError
 from assay.errors import ConfigError
 from assay.model._calls import ModelError
 from assay.model._config import GenerateConfig
@@ -27,11 +27,17 @@ from assay.model._openai import check_base_url
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 from assay.model._replay import replaying_only
+from assay.model._sdk_provider import (
+    check_supported,
+    client_timeout,
+    refuse_unsupported,
+    scrubbed,
+    status_failure,
+)
 
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 BASE_URL_ENV = "GOOGLE_GEMINI_BASE_URL"
 GOOGLE_URL = "https://generativelanguage.googleapis.com"
-_RETRYABLE = {408, 409, 429}
 
 
 def _key() -> str | None:
@@ -51,10 +57,7 @@ class GoogleAPI:
     def check_config(self, config: GenerateConfig) -> None:
         """A ConfigError naming the settings of *config* Gemini cannot take, before any
         trial runs (a call with them is refused too)."""
-        refused = unsupported(config)
-        if refused:
-            model = f"google/{self.name}"
-            raise ConfigError("model.option_unsupported", model=model, options=", ".join(refused))
+        check_supported(unsupported(config), f"google/{self.name}")
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -62,7 +65,7 @@ class GoogleAPI:
             from google import genai
             from google.genai import types
 
-            timeout = self.config.timeout if self.config.timeout is not None else 600.0
+            timeout = client_timeout(self.config)
             # httpx, ours to close: with aiohttp installed the SDK would use a subclass of
             # aiohttp's ClientSession, which aiohttp deprecates (a warning on every run)
             self._http = httpx.AsyncClient(timeout=timeout)
@@ -79,10 +82,7 @@ class GoogleAPI:
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
     ) -> ModelOutput:
         """One ``generateContent`` call, translated both ways."""
-        refused = unsupported(config)
-        if refused:
-            reason = f"generateContent does not take {', '.join(refused)}; remove it"
-            raise ModelError(None, f"google/{self.name}", reason)
+        refuse_unsupported(unsupported(config), f"google/{self.name}", "generateContent")
         client = self._connect()
         params = request_params(self.name, messages, tools, config)
         if config.timeout is not None:
@@ -102,14 +102,9 @@ class GoogleAPI:
         from google.genai import errors
 
         if isinstance(exc, errors.APIError):
-            status = int(exc.code)
             message = _scrub(f"{exc.status}: {exc.message}" if exc.status else str(exc.message))
-            if status in _RETRYABLE or status >= 500:
-                headers = getattr(exc.response, "headers", None) or {}
-                retry_after = retry_after_seconds(headers.get("retry-after"))
-                reason = "rate_limited" if status == 429 else f"http_{status}"
-                return InfrastructureError(reason, message, retry_after, status)
-            return ModelError(status, self.base_url, message)
+            headers = getattr(exc.response, "headers", None) or {}
+            return status_failure(int(exc.code), message, headers, self.base_url)
         kind = type(exc)
         if kind.__module__.split(".")[0] in ("httpx", "aiohttp", "httpcore") or isinstance(
             exc, OSError | TimeoutError
@@ -140,10 +135,7 @@ def _installed() -> bool:
 
 def _scrub(text: str) -> str:
     """*text* without the API key in it."""
-    key = _key()
-    if key and len(key) >= 4:
-        text = text.replace(key, "[key]")
-    return text
+    return scrubbed(text, _key())
 
 
 @modelapi("google")
