@@ -34,10 +34,9 @@ from assay.model import (
     MockAPI,
     ModelOutput,
     ModelUsage,
-    ToolCall,
-    assistant_message,
     modelapi,
 )
+from tests.scripted_tools import calls_turn, recording_add
 
 CALLS: list[tuple[str, Any]] = []
 """Every tool run, in order (re-scoring must run none)."""
@@ -51,16 +50,7 @@ NOTES = {
 }
 
 
-@tool
-def add(x: int, y: int) -> int:
-    """Add two integers.
-
-    Args:
-        x: the first integer.
-        y: the second integer.
-    """
-    CALLS.append(("add", (x, y)))
-    return x + y
+add = recording_add(CALLS)
 
 
 @tool
@@ -91,10 +81,9 @@ def scripted(messages: list[ChatMessage]) -> ModelOutput:
     step = turns[turn]
     if isinstance(step, str):
         return ModelOutput.from_content("mock/agent", step)
-    calls = [ToolCall(f"{role}_{turn}_{i}", name, args) for i, (name, args) in enumerate(step)]
     words = sum(len(m.content.split()) for m in messages)  # counted as the mock counts text
-    usage = ModelUsage(words, 5 * len(calls))
-    return ModelOutput("mock/agent", assistant_message("", calls), "tool_calls", usage)
+    usage = ModelUsage(words, 5 * len(step))
+    return calls_turn("mock/agent", step, f"{role}_{turn}", usage)
 
 
 @modelapi("agentscript")

@@ -32,7 +32,7 @@ from assay.approval import (
 )
 from assay.model import ChatMessage, GenerateConfig, MockAPI, ToolCall, modelapi
 from assay.solver import call_tools
-from tests.scripted_tools import scripted_sample, scripted_turns
+from tests.scripted_tools import recording_add, scripted_sample, scripted_turns
 
 CALLS: list[tuple[str, Any]] = []
 """Every tool run, in order: the tests check what ran."""
@@ -41,16 +41,7 @@ SEEN: list[tuple[str, str, int]] = []
 """What the doubling approver was shown: the call, its view, the history's length."""
 
 
-@tool
-def add(x: int, y: int) -> int:
-    """Add two integers.
-
-    Args:
-        x: the first integer.
-        y: the second integer.
-    """
-    CALLS.append(("add", (x, y)))
-    return x + y
+add = recording_add(CALLS)
 
 
 @tool

@@ -21,22 +21,13 @@ from assay.model import (
     assistant_message,
     modelapi,
 )
-from tests.scripted_tools import scripted_sample, scripted_turns
+from tests.scripted_tools import recording_add, scripted_sample, scripted_turns
 
 CALLS: list[tuple[str, Any]] = []
 """Every tool run, in order: the tests check what ran (and that re-scoring runs none)."""
 
 
-@tool
-def add(x: int, y: int) -> int:
-    """Add two integers.
-
-    Args:
-        x: the first integer.
-        y: the second integer.
-    """
-    CALLS.append(("add", (x, y)))
-    return x + y
+add = recording_add(CALLS)
 
 
 @tool
