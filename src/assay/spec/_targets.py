@@ -54,9 +54,8 @@ def program_target(root: Path, raw: RawTarget, display: str, index: int) -> Targ
         reason = f"{where}: 'timeout' and 'max_output_bytes' must be positive"
         raise ConfigError("spec.shape", path=display, reason=reason)
     common = {"id": raw.id, "timeout": raw.timeout, "max_output_bytes": raw.max_output_bytes}
-    if raw.env is not None and (raw.url or raw.callable):
-        reason = f"{where}.env: only a program ('script' or 'argv') takes an environment"
-        raise ConfigError("spec.shape", path=display, reason=reason)
+    if raw.env is not None:
+        _only_a_program(raw, f"{where}.env", "takes an environment", display)
     common["env"] = _environment(raw.env, f"{where}.env", display)
     common.update(_isolation(raw, where, display))
     common.update(_persistence(raw, where, display))
@@ -88,6 +87,13 @@ def program_target(root: Path, raw: RawTarget, display: str, index: int) -> Targ
     return TargetSpec(kind="subprocess", argv=(*raw.argv, *raw.args), **common)  # type: ignore[arg-type]
 
 
+def _only_a_program(raw: RawTarget, field: str, does: str, display: str) -> None:
+    """Refuse *field* on a target that is not a program (a URL, a callable)."""
+    if raw.url or raw.callable:
+        reason = f"{field}: only a program ('script' or 'argv') {does}"
+        raise ConfigError("spec.shape", path=display, reason=reason)
+
+
 TARGET_SANDBOXES = ("bwrap", "local")
 
 
@@ -96,9 +102,7 @@ def _isolation(raw: RawTarget, where: str, display: str) -> dict[str, Any]:
     when not declared, so older specs keep their digests)."""
     if raw.sandbox is None and raw.network is None:
         return {}
-    if raw.url or raw.callable:
-        reason = f"{where}.sandbox: only a program ('script' or 'argv') runs in a sandbox"
-        raise ConfigError("spec.shape", path=display, reason=reason)
+    _only_a_program(raw, f"{where}.sandbox", "runs in a sandbox", display)
     if raw.sandbox is not None and raw.sandbox not in TARGET_SANDBOXES:
         reason = (
             f"{where}.sandbox: unknown sandbox {raw.sandbox!r}; a program target takes "
@@ -126,9 +130,7 @@ def _persistence(raw: RawTarget, where: str, display: str) -> dict[str, Any]:
     when not declared, so older specs keep their digests)."""
     if raw.protocol is None and raw.workers is None:
         return {}
-    if raw.url or raw.callable:
-        reason = f"{where}.protocol: only a program ('script' or 'argv') takes a protocol"
-        raise ConfigError("spec.shape", path=display, reason=reason)
+    _only_a_program(raw, f"{where}.protocol", "takes a protocol", display)
     if raw.protocol is None:
         reason = f"{where}.workers: only 'protocol: jsonl' keeps a pool; add it, or drop 'workers'"
         raise ConfigError("spec.shape", path=display, reason=reason)
