@@ -158,6 +158,30 @@ def unique_callable_spec(
     return simple_spec(folder, samples=samples, targets=targets, **extra)
 
 
+_HELD_TARGET = """
+import asyncio
+import os
+
+
+async def answer(n):
+    await asyncio.sleep({pause})
+    hold = os.environ.get("HOLD")
+    while hold and n >= {held_from} and not os.path.exists(hold):
+        await asyncio.sleep(0.01)
+    return str(n) if n % 7 else "wrong"
+"""
+
+
+def held_spec(folder: Path, trials: int, *, held_from: int, pause: float) -> Path:
+    """A spec of *trials* samples (``s000``...) whose target answers ``n`` after *pause*
+    seconds, every 7th one ``wrong`` (so the gate, minimum 0.8, has something to count).
+    With ``HOLD`` set to a path, trials from *held_from* on wait until that file exists:
+    a test can act on a run surely mid-way (some trials on disk, the rest waiting)."""
+    source = _HELD_TARGET.format(pause=pause, held_from=held_from)
+    samples = [{"id": f"s{i:03d}", "input": i, "expected": str(i)} for i in range(trials)]
+    return unique_callable_spec(folder, source, samples=samples, gate={"minimum": 0.8})
+
+
 def run_spec_at(spec: Path, output: Path | None, **options: Any) -> Any:
     """Load *spec* and run it in-process into *output*; returns the ``RunOutcome``."""
     from assay.pipeline import RunOptions, run_spec

@@ -29,6 +29,7 @@ from tests.helpers import (
     can_mount,
     error_line,
     finished_trials,
+    held_spec,
     mount,
     results_view,
     run_cli,
@@ -36,25 +37,10 @@ from tests.helpers import (
     simple_spec,
     start_cli,
     umount,
-    unique_callable_spec,
     wait_for,
 )
 
 TRIALS = 300
-# With HOLD set, trials from the tenth on wait for that file: a test can act on a run
-# that is surely mid-way (some trials on disk, the rest waiting), then let it go on.
-TARGET = """
-import asyncio
-import os
-
-
-async def answer(n):
-    await asyncio.sleep(0.001)
-    hold = os.environ.get("HOLD")
-    while hold and n >= 10 and not os.path.exists(hold):
-        await asyncio.sleep(0.01)
-    return str(n) if n % 7 else "wrong"
-"""
 
 needs_mount = pytest.mark.skipif(
     not can_mount(), reason="mounting a tmpfs or a read-only bind needs root with CAP_SYS_ADMIN"
@@ -64,8 +50,8 @@ needs_mount = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("storage") / "spec"
-    samples = [{"id": f"s{i:03d}", "input": i, "expected": str(i)} for i in range(TRIALS)]
-    return unique_callable_spec(folder, TARGET, samples=samples, gate={"minimum": 0.8})
+    # trials from the tenth on wait while HOLD is set
+    return held_spec(folder, TRIALS, held_from=10, pause=0.001)
 
 
 @pytest.fixture(scope="module")

@@ -29,39 +29,25 @@ from assay.evidence._framed import expand_run, read_evidence
 from tests.helpers import (
     error_line,
     finished_trials,
+    held_spec,
     results_view,
     run_cli,
     start_cli,
     tear_last_line,
     trial_starts,
-    unique_callable_spec,
     wait_for,
     whole_records,
 )
 
 TRIALS = 600
-# With HOLD set (only while a run is to be stopped), the second half of the trials waits
-# for a file that never comes: the stop lands with some trials on disk and some to run.
-TARGET = """
-import asyncio
-import os
-
-
-async def answer(n):
-    await asyncio.sleep(0.004)
-    hold = os.environ.get("HOLD")
-    while hold and n >= 300 and not os.path.exists(hold):
-        await asyncio.sleep(0.01)
-    return str(n) if n % 7 else "wrong"
-"""
 MAGIC = b"assay-artifact "
 
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("torn") / "spec"
-    samples = [{"id": f"s{i:03d}", "input": i, "expected": str(i)} for i in range(TRIALS)]
-    return unique_callable_spec(folder, TARGET, samples=samples, gate={"minimum": 0.8})
+    # the second half of the trials waits while HOLD is set
+    return held_spec(folder, TRIALS, held_from=300, pause=0.004)
 
 
 @pytest.fixture(scope="module")
