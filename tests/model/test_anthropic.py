@@ -33,6 +33,7 @@ from assay.model import (
     user_message,
 )
 from assay.target import InfrastructureError
+from tests.servers._json import send_json
 
 KEY = "sk-ant-test-never-stored-0123456789"
 WEATHER = {
@@ -91,14 +92,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Messages]]:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             sent = {k.lower(): v for k, v in self.headers.items()}
             status, headers, payload = script.next(body, sent)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, payload, headers)
 
         def log_message(self, *args: object) -> None:
             pass

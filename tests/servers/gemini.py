@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.servers._json import send_json
+
 
 @dataclass
 class Seen:
@@ -88,14 +90,7 @@ class GeminiServer:
                     status, payload, extra = 404, error_body(404, "NOT_FOUND"), {}
                 else:
                     status, payload, extra = server._next(Seen(self.path, headers, body))
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                for key, value in extra.items():
-                    self.send_header(key, value)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload, extra)
 
             def log_message(self, *args: object) -> None:
                 pass
