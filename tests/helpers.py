@@ -158,6 +158,24 @@ def unique_callable_spec(
     return simple_spec(folder, samples=samples, targets=targets, **extra)
 
 
+def quiz_tasks(samples: int) -> str:
+    """The source of a task file with one task, ``quiz``: *samples* questions (``s0``,
+    ``s1``...) whose target is ``four``, scored by ``includes()``."""
+    return f"""
+from assay import Sample, Task, includes, task
+
+@task
+def quiz():
+    return Task(
+        dataset=[
+            Sample(input=f"question {{i}}", target="four", id=f"s{{i}}")
+            for i in range({samples})
+        ],
+        scorer=includes(),
+    )
+"""
+
+
 _HELD_TARGET = """
 import asyncio
 import os

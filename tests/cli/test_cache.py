@@ -13,18 +13,9 @@ from pathlib import Path
 import pytest
 
 from assay.errors import EXIT_CONFIG, EXIT_PASSED, EXIT_RUN
-from tests.helpers import can_mount, error_line, mount, run_cli, umount, write_module
+from tests.helpers import can_mount, error_line, mount, quiz_tasks, run_cli, umount, write_module
 
-TASKS = """
-from assay import Sample, Task, includes, task
-
-@task
-def quiz():
-    return Task(
-        dataset=[Sample(input=f"question {i}", target="four", id=f"s{i}") for i in range(3)],
-        scorer=includes(),
-    )
-"""
+TASKS = quiz_tasks(3)
 
 
 @pytest.fixture

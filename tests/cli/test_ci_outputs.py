@@ -34,6 +34,7 @@ from tests.helpers import (
     bundles_by_sample,
     edit_artifact,
     error_line,
+    quiz_tasks,
     run_blocked_at_last_trial,
     run_cli,
     simple_spec,
@@ -287,20 +288,14 @@ def test_control_characters_cannot_break_the_junit_file(tmp_path: Path) -> None:
     assert "\\x1b[31mred\\x00\\x07 ]]> </testcase>" in failure.get("message", "")
 
 
-TASKS = """
-from assay import Sample, Task, includes, task
-
-@task
-def quiz():
-    return Task(
-        dataset=[Sample(input=f"question {i}", target="four", id=f"s{i}") for i in range(2)],
-        scorer=includes(),
-    )
-
+TASKS = (
+    quiz_tasks(2)
+    + """
 @task
 def other():
     return Task(dataset=[Sample(input="q", target="five", id="x")], scorer=includes())
 """
+)
 
 
 @pytest.mark.doc(

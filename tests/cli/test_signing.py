@@ -27,6 +27,7 @@ from tests.helpers import (
     REPO,
     SHIPPING,
     error_line,
+    quiz_tasks,
     run_blocked_at_last_trial,
     run_cli,
     write_module,
@@ -429,16 +430,7 @@ def test_resume_sign_signs_the_run_it_finishes(tmp_path: Path, keys: dict[str, P
     assert proc.returncode == EXIT_EVIDENCE  # the interrupted run's signature was replaced
 
 
-TASKS = """
-from assay import Sample, Task, includes, task
-
-@task
-def quiz():
-    return Task(
-        dataset=[Sample(input=f"question {i}", target="four", id=f"s{i}") for i in range(2)],
-        scorer=includes(),
-    )
-"""
+TASKS = quiz_tasks(2)
 
 
 @pytest.mark.doc(
