@@ -135,15 +135,10 @@ def _response(status: str, body: bytes, media: str = "application/json") -> byte
     return head.encode() + body
 
 
-_READS = memoryview(bytearray(64 * 1024))
-"""Where every connection's reads land (one thread; each read is copied out at once)."""
-
-
-class _Connection(asyncio.BufferedProtocol):
+class _Connection(asyncio.Protocol):
     """One keep-alive connection: parse each request as its bytes arrive and answer it
     from a timer ``latency`` seconds later (a Protocol, not a coroutine per request:
-    the cheapest way asyncio has to serve many connections). Buffered: a plain
-    Protocol gets a new 256 KiB ``bytes`` per read (mmap, mremap, munmap each time)."""
+    the cheapest way asyncio has to serve many connections)."""
 
     def __init__(self, latency: float) -> None:
         self.latency = latency
@@ -160,12 +155,6 @@ class _Connection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         STATS["open"] -= 1
         self.transport = None
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return _READS
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.data_received(bytes(_READS[:nbytes]))
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
