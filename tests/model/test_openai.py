@@ -69,6 +69,29 @@ def test_generation_settings_reach_the_server(openai_server: OpenAICompatServer)
     assert "logprobs" not in body and "tools" not in body
 
 
+def test_models_with_configs_in_turn_each_send_their_own(
+    openai_server: OpenAICompatServer,
+) -> None:
+    # the wire remembers the last config it read (a model's own, the same object on
+    # every call without one): another model's in between, and a call's own, must still
+    # be sent as they are
+    hot, cold = model_on(openai_server, temperature=1.0, seed=1), model_on(openai_server, top_p=0.5)
+    for model in (hot, hot, cold, hot):
+        ask(model, "hi")
+    ask(hot, "hi", config=GenerateConfig(max_tokens=3))
+    sent = [
+        {k: v for k, v in r.body.items() if k not in ("model", "messages")}
+        for r in openai_server.requests
+    ]
+    assert sent == [
+        {"temperature": 1.0, "seed": 1},
+        {"temperature": 1.0, "seed": 1},
+        {"top_p": 0.5},
+        {"temperature": 1.0, "seed": 1},
+        {"temperature": 1.0, "seed": 1, "max_tokens": 3},
+    ]
+
+
 def test_tool_calls_round_trip(openai_server: OpenAICompatServer) -> None:
     model = model_on(openai_server)
     first = ask(model, "define zebra", tools=[LOOKUP])

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay._infra import InfrastructureError
-from assay.model._http1 import Answer, Connection, Dropped
+from assay.model._http1 import Answer, Connection, Dropped, read_buffer
 
 CONNECT_TIMEOUT = 5.0
 """Seconds to open a connection when the call has no timeout (the SDK's own default)."""
@@ -68,6 +68,7 @@ class DirectPost:
         self._closed = False
         self._busy: set[Connection] = set()  # awaiting an answer, each with a deadline
         self._sweeper: Any = None  # the timer of the next deadline check
+        self._scratch = read_buffer()  # every connection's reads (one loop's)
 
     async def post(self, body: bytes, timeout: float | None) -> Answer:
         """The server's answer to *body* (any status), or an ``InfrastructureError``:
@@ -119,6 +120,7 @@ class DirectPost:
 
     def _start(self, loop: Any) -> None:
         self._loop, self._idle, self._busy, self._sweeper = loop, [], set(), None
+        self._scratch = read_buffer()  # not shared with the sockets of an earlier loop
         self._slots = asyncio.Semaphore(self._limit)
 
     def _sweep(self) -> None:
@@ -137,7 +139,7 @@ class DirectPost:
             conn = idle.pop()
             if conn.reusable and not conn.transport.is_closing():
                 return conn
-        conn = Connection()
+        conn = Connection(self._scratch)
         ssl = self._ssl_context() if self._tls else None
         host = self._host if self._tls else None
         try:
