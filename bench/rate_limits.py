@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import BENCH, checked, inspect_env, remove, run_child, scratch_dir
-from network import MODEL, Server
+from network import LATENCY, MODEL, Server
 
 TASK = BENCH / "tasks" / "assay_network.py"
 SETTINGS = {
@@ -44,8 +44,10 @@ SETTINGS = {
 }
 
 
-def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, Any]:
-    with Server(faults=faults) as server:
+def once(
+    faults: str, samples: int, connections: int, src: str, base: Path, latency: float = LATENCY
+) -> dict[str, Any]:
+    with Server(latency, faults) as server:
         log_dir = base / "run"
         argv = ["task", f"{TASK}@network", str(log_dir), str(samples), str(connections)]
         argv += ["--model", MODEL, "--model-base-url", server.base_url]
@@ -97,15 +99,22 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--before", help="a src folder of older code, measured first")
+    parser.add_argument("--latency", type=float, default=LATENCY, help="the server's, in s")
+    parser.add_argument("--faults", help="a setting of your own, e.g. 429=0.3 (only it runs)")
+    parser.add_argument("--trace", action="store_true", help="the gauge's rows, one a second")
+    parser.add_argument("--only", nargs="*", choices=list(SETTINGS), help="these settings only")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     sides = [("before", args.before), ("after", here)] if args.before else [("this", here)]
+    settings = {"custom": args.faults} if args.faults else SETTINGS
     base = scratch_dir()
     try:
         for side, src in sides:
             rates: dict[str, float] = {}
-            for name, faults in SETTINGS.items():
-                f = once(faults, args.samples, args.connections, src, base)
+            for name, faults in settings.items():
+                if args.only and name not in args.only and not args.faults:
+                    continue
+                f = once(faults, args.samples, args.connections, src, base, args.latency)
                 rates[name] = f["rate"]
                 print(
                     f"{side:6s} {name:11s} {f['rate']:8,.0f} samples/s  {f['seconds']:7.1f} s"
@@ -125,6 +134,19 @@ def main() -> None:
                     f" {held['middle']:5.1f} over the middle 80 % of the run",
                     flush=True,
                 )
+                print(
+                    f"{'':18s} over the middle 80 %: limit {held['limit_middle']:5.1f}"
+                    f" (lowest {held['limit_low']:.1f}, {held['decreases']} decreases),"
+                    f" calls queued at the gate {held['queued_middle']:5.1f}; trials working"
+                    f" {held['working_middle']:5.1f}, parked {held['parked_middle']:5.1f}"
+                    f" (most {held['parked_most']}), workers idle {held['idle_middle']:5.1f};"
+                    f" no worker free for a free slot {held['starved_middle']:.0%} of the time",
+                    flush=True,
+                )
+                if args.trace:
+                    print(f"{'':18s} each second: held, limit, queued, working, parked, idle")
+                    for row in held["series"]:
+                        print(f"{'':18s} {row[0]:4d} {row[1]:6.1f} {row[2]:4d} {row[3]:4d} {row[4]:4d} {row[5]:4d}")
                 check = f["check"]
                 print(
                     f"{'':18s} trials {check['states']}, {check['retried']} with a second"
@@ -133,6 +155,8 @@ def main() -> None:
                     f" CPU {f['cpu']:.1f} s",
                     flush=True,
                 )
+            if set(rates) != set(SETTINGS):
+                continue
             waits = 0.1 * args.samples * 1.0 / args.connections
             bound = args.samples / (args.samples / (rates["none"] / 2) + waits)
             verdict = "PASS" if rates["faults+429"] >= bound else "FAIL"
