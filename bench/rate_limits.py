@@ -144,9 +144,10 @@ def main() -> None:
                     flush=True,
                 )
                 if args.trace:
-                    print(f"{'':18s} each second: held, limit, queued, working, parked, idle")
+                    print(f"{'':18s} each second: held limit queued working parked idle starved")
                     for row in held["series"]:
-                        print(f"{'':18s} {row[0]:4d} {row[1]:6.1f} {row[2]:4d} {row[3]:4d} {row[4]:4d} {row[5]:4d}")
+                        cells = (f"{v:6.1f}" if i == 1 else f"{v:4d}" for i, v in enumerate(row))
+                        print(f"{'':18s} {' '.join(cells)}")
                 check = f["check"]
                 print(
                     f"{'':18s} trials {check['states']}, {check['retried']} with a second"

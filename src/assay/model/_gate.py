@@ -19,15 +19,14 @@ else the backoff) while the others go on. Calls of an older window are part of a
 decision already made: many calls in flight when the server started refusing come back
 429 together, and that is one signal, not fifty.
 
-Hand-written rather than ``anyio.CapacityLimiter`` because its limit must move while
-calls hold slots; the fast path (a free slot, nobody waiting) does not suspend.
+Not an ``anyio.CapacityLimiter`` because its limit must move while calls hold slots;
+the waiting is ``assay._waiters``, and the fast path (a free slot, nobody waiting) does
+not suspend.
 """
 
 from __future__ import annotations
 
-from collections import deque
-
-import anyio
+from assay._waiters import Waiters
 
 BURST_SHARE = 0.5
 """A window whose 429s are more than this share of it is a burst."""
@@ -58,7 +57,7 @@ class AdaptiveGate:
         self.in_flight = 0
         self.generation = 0
         self.decreases = 0
-        self._waiters: deque[anyio.Event] = deque()
+        self._waiters = Waiters()
         self._window_size = max(MIN_WINDOW, self.maximum)
         self._returned = 0  # calls of this window back so far
         self._refused = 0  # of which rate-limited
@@ -73,16 +72,7 @@ class AdaptiveGate:
         if self.in_flight < int(self.limit) and not self._waiters:
             self.in_flight += 1
             return self.generation
-        event = anyio.Event()
-        self._waiters.append(event)
-        try:
-            await event.wait()
-        except BaseException:
-            if event.is_set():  # handed a slot as we were cancelled: give it back
-                self.release()
-            else:
-                self._waiters.remove(event)
-            raise
+        await self._waiters.wait(self.release)
         return self.generation
 
     def release(self) -> None:
@@ -122,4 +112,4 @@ class AdaptiveGate:
     def _wake(self) -> None:
         while self._waiters and self.in_flight < int(self.limit):
             self.in_flight += 1
-            self._waiters.popleft().set()
+            self._waiters.hand_over()
