@@ -129,6 +129,8 @@ class _Gauge:
     def _run(self, every: float) -> None:
         while not self.done.wait(every):
             gates, slots = list(self.gates), list(self.slots)
+            if not gates:  # the model is not made yet: no row (its limit would read 0)
+                continue
             self.seen.append(
                 (
                     sum(g.in_flight for g in gates),
