@@ -34,7 +34,7 @@ PARKED_PER_SLOT = 8
 needs as many as its trials spend waiting for each second working: a 1 s ``Retry-After``
 on 10 % of 50 ms calls is about 2 on average, on 30 % of 100 ms calls about 3, and the
 waits come in clumps. With 2, the run at 30 % 429s held 22 of 30 connections (a slot
-free and no worker to take it 80 % of the time); with 8, 28 of 30."""
+free and no worker to take it 78–90 % of the time); with 8, 28 of 30."""
 
 
 class TrialSlots:
