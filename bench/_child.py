@@ -17,6 +17,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # Run as ``python bench/_child.py``, the bench folder is sys.path[0]; drop it so none of
 # the bench scripts' names can shadow a module that assay or its dependencies import.
@@ -105,37 +106,78 @@ def _task(argv: list[str]) -> dict[str, object]:
 
 class _Gauge:
     """Every *every* seconds, on a thread, the calls a model's connection gate lets in
-    (connections held, whether or not the event loop has read the answer yet)."""
+    (connections held, whether or not the event loop has read the answer yet), its limit
+    and the calls waiting for it, and the run's trial slots: trials working, parked
+    (waiting to retry, their slot given to another) and workers waiting to start one."""
 
     def __init__(self, every: float) -> None:
         import threading
 
+        from assay import _slots
         from assay.model import _gate
 
-        self.gates: list[object] = []
-        self.seen: list[int] = []
+        self.gates: list[Any] = []
+        self.slots: list[Any] = []
+        self.seen: list[tuple[int, float, int, int, int, int, int]] = []
         self.done = threading.Event()
-        made, init = self.gates, _gate.AdaptiveGate.__init__
-
-        def register(gate: object, maximum: int) -> None:
-            init(gate, maximum)  # type: ignore[arg-type]
-            made.append(gate)
-
-        _gate.AdaptiveGate.__init__ = register  # type: ignore[method-assign,assignment]
+        self.every = every
+        for cls, made in ((_gate.AdaptiveGate, self.gates), (_slots.TrialSlots, self.slots)):
+            cls.__init__ = _registering(cls.__init__, made)  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self._run, args=(every,), daemon=True)
         self.thread.start()
 
     def _run(self, every: float) -> None:
         while not self.done.wait(every):
-            self.seen.append(sum(g.in_flight for g in self.gates))  # type: ignore[attr-defined]
+            gates, slots = list(self.gates), list(self.slots)
+            if not gates:  # the model is not made yet: no row (its limit would read 0)
+                continue
+            self.seen.append(
+                (
+                    sum(g.in_flight for g in gates),
+                    sum(g.limit for g in gates),
+                    sum(len(g._waiters) for g in gates),
+                    sum(s.working for s in slots),
+                    sum(s.parked for s in slots),
+                    sum(len(s._waiters) for s in slots),
+                    sum(s.working < s.limit and not s._waiters for s in slots),
+                )
+            )
 
     def stop(self) -> dict[str, float]:
-        """Mean connections held over the run, and over its middle 80 % (no ramp, no tail)."""
+        """Means over the run, and over its middle 80 % (no ramp, no tail); the gate's
+        limit decreases and lowest limit; the most trials parked at once."""
         self.done.set()
         self.thread.join()
-        seen = self.seen or [0]
+        seen = self.seen or [(0, 0.0, 0, 0, 0, 0, 0)]
         middle = seen[len(seen) // 10 : len(seen) - len(seen) // 10] or seen
-        return {"mean": sum(seen) / len(seen), "middle": sum(middle) / len(middle)}
+
+        def mean(rows: list[tuple[int, float, int, int, int, int, int]], i: int) -> float:
+            return sum(row[i] for row in rows) / len(rows)
+
+        return {
+            "mean": mean(seen, 0),
+            "middle": mean(middle, 0),
+            "limit_middle": mean(middle, 1),
+            "limit_low": min(row[1] for row in seen),
+            "decreases": sum(g.decreases for g in self.gates),
+            "queued_middle": mean(middle, 2),
+            "working_middle": mean(middle, 3),
+            "parked_middle": mean(middle, 4),
+            "parked_most": max(row[4] for row in seen),
+            "idle_middle": mean(middle, 5),
+            "starved_middle": mean(middle, 6),  # a slot free, no worker to take it
+            "series": seen[:: max(1, round(1 / self.every))],  # about one row a second
+        }
+
+
+def _registering(init: Any, made: list[Any]) -> Any:
+    """*init*, keeping each object it initialises in *made* (for the gauge's thread)."""
+
+    def register(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    return register
 
 
 def _gauge(every: float) -> _Gauge:

@@ -17,12 +17,20 @@ server's side, the completions in flight on average and the share of the time at
 count (in tens); from assay's side (``--gauge``: a thread sampling the model's
 connection gate every 50 ms), the connections it held, over the whole run and over its
 middle 80 %. On a loaded machine the two differ: an answer the server sent still holds
-its connection until assay's event loop gets the CPU to read it. And the tail: the
+its connection until assay's event loop gets the CPU to read it. The server's busy share
+gives a ceiling that does not depend on the load: the rate had all C connections been
+busy from the first request to the last (the 2 s stalls alone hold a connection 0.13 s
+a sample, so at C = 100 the ceiling with 429s is about 500/s whatever the machine).
+The same gauge says why connections were idle, over the middle 80 %: the gate's limit
+(its lowest, its decreases), calls queued at it, trials working, parked (waiting to
+retry, their slot given to another) and workers idle, and the share of the time a slot
+was free with no worker to take it (``--trace``: a row a second). And the tail: the
 seconds from the 99th percentile good answer to the last.
 The bound to meet is the fault-free rate halved, plus the ``Retry-After`` waits spread
 over the C slots (about 0.1 x N x 1 s / C).
 
     python bench/rate_limits.py [--samples 20000] [--connections 100] [--before SRC]
+        [--only SETTING...] [--trace] [--latency S] [--faults 429=0.3 (a setting of your own)]
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import BENCH, checked, inspect_env, remove, run_child, scratch_dir
-from network import MODEL, Server
+from network import LATENCY, MODEL, Server
 
 TASK = BENCH / "tasks" / "assay_network.py"
 SETTINGS = {
@@ -44,8 +52,11 @@ SETTINGS = {
 }
 
 
-def once(faults: str, samples: int, connections: int, src: str, base: Path) -> dict[str, Any]:
-    with Server(faults=faults) as server:
+def once(
+    faults: str, samples: int, connections: int, src: str, base: Path, latency: float = LATENCY
+) -> dict[str, Any]:
+    load = os.getloadavg()[0]
+    with Server(latency, faults) as server:
         log_dir = base / "run"
         argv = ["task", f"{TASK}@network", str(log_dir), str(samples), str(connections)]
         argv += ["--model", MODEL, "--model-base-url", server.base_url]
@@ -69,6 +80,10 @@ def once(faults: str, samples: int, connections: int, src: str, base: Path) -> d
         # every refused or reset call is one model_call_failed event; a stall is an answer
         "counted": float(check["failed_calls"] == stats["faults"] - stats["kinds"].get("stall", 0)),
         "busy_mean": stats["busy_mean"],
+        # the rate had all C connections been busy from the first request to the last:
+        # the server's connection-seconds (latency, stalls) over C, whatever the load
+        "ceiling": connections * samples / max(stats["busy_mean"] * stats["busy_s"], 1e-9),
+        "load": load,
         "busy": stats["busy"],
         "tail": (answered[-1] - p99) if answered else 0.0,
         "cpu": result.cpu,
@@ -97,26 +112,35 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--before", help="a src folder of older code, measured first")
+    parser.add_argument("--latency", type=float, default=LATENCY, help="the server's, in s")
+    parser.add_argument("--faults", help="a setting of your own, e.g. 429=0.3 (only it runs)")
+    parser.add_argument("--trace", action="store_true", help="the gauge's rows, one a second")
+    parser.add_argument("--only", nargs="*", choices=list(SETTINGS), help="these settings only")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     sides = [("before", args.before), ("after", here)] if args.before else [("this", here)]
+    settings = {"custom": args.faults} if args.faults else SETTINGS
     base = scratch_dir()
     try:
         for side, src in sides:
             rates: dict[str, float] = {}
-            for name, faults in SETTINGS.items():
-                f = once(faults, args.samples, args.connections, src, base)
+            for name, faults in settings.items():
+                if args.only and name not in args.only and not args.faults:
+                    continue
+                f = once(faults, args.samples, args.connections, src, base, args.latency)
                 rates[name] = f["rate"]
                 print(
                     f"{side:6s} {name:11s} {f['rate']:8,.0f} samples/s  {f['seconds']:7.1f} s"
                     f"  faults {int(f['faults']):,} of {int(f['requests']):,} requests"
-                    f"  {'all answered' if f['ok'] else 'NOT ALL ANSWERED'}",
+                    f"  {'all answered' if f['ok'] else 'NOT ALL ANSWERED'}; load {f['load']:.1f}",
                     flush=True,
                 )
                 busy = "  ".join(f"{k}:{v:.0%}" for k, v in f["busy"].items() if v >= 0.005)
                 print(
                     f"{'':18s} in flight {f['busy_mean']:5.1f} on average ({busy});"
-                    f" tail {f['tail']:.1f} s (99th percentile answer to the last)",
+                    f" tail {f['tail']:.1f} s (99th percentile answer to the last);"
+                    f" {f['busy_mean'] / args.connections:.0%} of the connections busy, so"
+                    f" {f['ceiling']:,.0f}/s with all busy",
                     flush=True,
                 )
                 held = f["held"]
@@ -125,6 +149,20 @@ def main() -> None:
                     f" {held['middle']:5.1f} over the middle 80 % of the run",
                     flush=True,
                 )
+                print(
+                    f"{'':18s} over the middle 80 %: limit {held['limit_middle']:5.1f}"
+                    f" (lowest {held['limit_low']:.1f}, {held['decreases']} decreases),"
+                    f" calls queued at the gate {held['queued_middle']:5.1f}; trials working"
+                    f" {held['working_middle']:5.1f}, parked {held['parked_middle']:5.1f}"
+                    f" (most {held['parked_most']}), workers idle {held['idle_middle']:5.1f};"
+                    f" no worker free for a free slot {held['starved_middle']:.0%} of the time",
+                    flush=True,
+                )
+                if args.trace:
+                    print(f"{'':18s} each second: held limit queued working parked idle starved")
+                    for row in held["series"]:
+                        cells = (f"{v:6.1f}" if i == 1 else f"{v:4d}" for i, v in enumerate(row))
+                        print(f"{'':18s} {' '.join(cells)}")
                 check = f["check"]
                 print(
                     f"{'':18s} trials {check['states']}, {check['retried']} with a second"
@@ -133,6 +171,8 @@ def main() -> None:
                     f" CPU {f['cpu']:.1f} s",
                     flush=True,
                 )
+            if set(rates) != set(SETTINGS):
+                continue
             waits = 0.1 * args.samples * 1.0 / args.connections
             bound = args.samples / (args.samples / (rates["none"] / 2) + waits)
             verdict = "PASS" if rates["faults+429"] >= bound else "FAIL"

@@ -1,6 +1,6 @@
 """The AIMD connection gate on its own: it bounds calls in flight, halves its limit once
-per window holding a burst of rate-limited calls (never for isolated ones), grows back by
-one per window, and a cancelled waiter never leaks a slot.
+per window holding a burst of rate-limited calls (never for random isolated ones, at any
+limit), grows back by one per window, and a cancelled waiter never leaks a slot.
 
 The tests wait with ``anyio.wait_all_tasks_blocked()``: every other task has gone as far
 as it can (waiting on the gate), which is what they need to know, where a fixed sleep
@@ -9,10 +9,13 @@ would only hope so.
 
 from __future__ import annotations
 
+import random
+
 import anyio
 import pytest
 
 from assay.model import AdaptiveGate
+from assay.model._gate import MIN_WINDOW
 
 
 def test_it_never_lets_more_than_the_limit_in() -> None:
@@ -37,49 +40,93 @@ def test_it_never_lets_more_than_the_limit_in() -> None:
 
 
 def test_a_burst_of_rate_limits_halves_the_limit_once_per_window() -> None:
-    gate = AdaptiveGate(16)
+    gate = AdaptiveGate(40)
     generation = gate.generation
-    for _ in range(10):  # ten calls of one window come back 429 together: one decrease
+    for _ in range(30):  # thirty calls of one window come back 429 together: one decrease
         gate.throttled(generation)
-    assert (gate.limit, gate.decreases) == (8.0, 1)
-    for _ in range(2):  # two of the next window's eight: a quarter of it, a burst
+    assert (gate.limit, gate.decreases) == (20.0, 1)
+    for _ in range(17):  # 17 of the next window's 32: more than half, a burst
         gate.throttled(gate.generation)
-    assert (gate.window, gate.decreases) == (4, 2)
-    for _ in range(20):
+    assert (gate.window, gate.decreases) == (10, 2)
+    for _ in range(200):
         gate.throttled(gate.generation)
     assert gate.window == 1  # never below one
 
 
-def test_isolated_rate_limits_never_shrink_the_limit() -> None:
-    """A server refusing one call in ten (or one in five) at random is not asking for
-    fewer connections: the limit stays at its maximum over thousands of calls."""
-    for every in (10, 5):
-        gate = AdaptiveGate(100)
-        for call in range(5000):
-            generation = gate.generation
-            if call % every == 0:
-                gate.throttled(generation)
-            else:
-                gate.succeeded(generation)
-        assert (gate.window, gate.decreases) == (100, 0), every
-
-
-def test_one_refusal_more_than_a_fifth_of_a_window_is_a_burst() -> None:
-    gate = AdaptiveGate(10)
+def test_more_than_half_of_a_window_refused_is_a_burst() -> None:
+    gate = AdaptiveGate(40)
     generation = gate.generation
-    gate.throttled(generation)
-    gate.throttled(generation)  # two of ten: a fifth, not more
-    assert gate.decreases == 0
-    gate.throttled(generation)
-    assert (gate.window, gate.decreases) == (5, 1)
+    for _ in range(20):
+        gate.succeeded(generation)
+    for _ in range(20):
+        gate.throttled(generation)  # twenty of forty: half, not more
+    assert (gate.generation, gate.decreases) == (generation + 1, 0)  # the window closed
+    gate = AdaptiveGate(40)
+    for _ in range(21):
+        gate.throttled(gate.generation)
+    assert (gate.window, gate.decreases) == (20, 1)
+
+
+def test_a_small_window_still_judges_min_window_calls() -> None:
+    """Below ``MIN_WINDOW`` connections the share is judged over ``MIN_WINDOW`` calls:
+    two 429s in a window of four is chance at 10 % (one window in twenty), not a burst."""
+    assert MIN_WINDOW == 32
+    gate = AdaptiveGate(4)
+    generation = gate.generation
+    for _ in range(16):
+        gate.throttled(generation)
+    for _ in range(16):
+        gate.succeeded(generation)
+    assert (gate.generation, gate.window, gate.decreases) == (generation + 1, 4, 0)
+    for _ in range(17):
+        gate.throttled(gate.generation)
+    assert (gate.window, gate.decreases) == (2, 1)
+
+
+def calls_in_flight(gate: AdaptiveGate, calls: int, share: float, seed: int) -> None:
+    """*calls* calls through *gate*, as many in flight as it allows, each finishing in a
+    random order and refused (429) with probability *share*: the random 429s of a server
+    that is not over its rate, at any call rate (the gate sees only the order)."""
+    rng = random.Random(seed)
+    flying: list[int] = []  # the generation each call in flight started in
+    for _ in range(calls):
+        while len(flying) < gate.window:
+            flying.append(gate.generation)
+        generation = flying.pop(rng.randrange(len(flying)))
+        if rng.random() < share:
+            gate.throttled(generation)
+        else:
+            gate.succeeded(generation)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.2])
+@pytest.mark.parametrize("maximum", [4, 16, 100])
+def test_random_isolated_rate_limits_never_shrink_the_limit(share: float, maximum: int) -> None:
+    """A server refusing one call in ten (or one in five) at random is not asking for
+    fewer connections: over 100,000 calls, at any limit, the limit never decreases."""
+    gate = AdaptiveGate(maximum)
+    calls_in_flight(gate, 100_000, share, seed=maximum)
+    assert (gate.window, gate.decreases) == (maximum, 0)
+
+
+def test_after_a_burst_random_rate_limits_let_the_limit_grow_back() -> None:
+    """The limit a real burst lowered climbs back to its maximum under random 429s: the
+    smaller windows after a decrease must not read chance as more bursts."""
+    gate = AdaptiveGate(100)
+    for _ in range(200):
+        gate.throttled(gate.generation)
+    assert gate.window == 1
+    decreases = gate.decreases
+    calls_in_flight(gate, 50_000, 0.1, seed=1)
+    assert (gate.window, gate.decreases) == (100, decreases)
 
 
 def test_successes_grow_the_limit_back_by_about_one_per_window() -> None:
     gate = AdaptiveGate(8)
     for _ in range(2):
         generation = gate.generation
-        gate.throttled(generation)
-        gate.throttled(generation)
+        for _ in range(17):
+            gate.throttled(generation)
     assert gate.window == 2
     gate.succeeded(gate.generation)
     gate.succeeded(gate.generation)  # 2 + 1/2 + 1/2.5
@@ -98,8 +145,8 @@ def test_a_shrunk_gate_admits_waiters_as_it_grows() -> None:
     async def main() -> None:
         for _ in range(4):
             await gate.acquire()
-        gate.throttled(gate.generation)
-        gate.throttled(gate.generation)  # a burst: limit 2, but 4 still in flight
+        for _ in range(17):
+            gate.throttled(gate.generation)  # a burst: limit 2, but 4 still in flight
 
         async def wait(i: int) -> None:
             await gate.acquire()

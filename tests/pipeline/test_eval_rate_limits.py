@@ -83,30 +83,39 @@ def test_while_a_call_waits_out_retry_after_the_others_fill_every_connection(
 def test_isolated_rate_limits_keep_the_connections_a_burst_halves_them(
     openai_server: OpenAICompatServer, tmp_path: Path
 ) -> None:
+    # One call in five refused, over 240 calls: two refusals in a window of eight calls
+    # happen all the time; they are chance, not a server over its rate.
     openai_server.latency = 0.02
-    isolated = [status(429, retry_after="0"), *[ok()] * 9] * 4  # one call in ten
-    openai_server.push(*isolated)
+    openai_server.push(*[status(429, retry_after="0"), *[ok()] * 4] * 40)
     model = get_model(
         "openai/tiny", GenerateConfig(max_connections=8, timeout=30), base_url=openai_server.url
     )
-    (result,) = eval(echo_task(60), model=model, log_dir=tmp_path, max_samples=8)
+    (result,) = eval(echo_task(200), model=model, log_dir=tmp_path, max_samples=8)
     assert result.status == "success", result.error
-    checked_run(result.path, 60, refused=4)
-    assert model.gate.decreases == 0  # four isolated 429s: the limit stays
+    checked_run(result.path, 200, refused=40)
+    assert model.gate.decreases == 0  # forty isolated 429s: the limit stays
     assert model.gate.window == 8
     assert max(s.in_flight for s in openai_server.requests) == 8
-    assert len(openai_server.requests) == 60 + 4
+    assert len(openai_server.requests) == 200 + 40
 
-    # A burst: every call of a window refused at once halves the limit. A model of its
-    # own: the first one's last window may still be open, and refusals of calls started
-    # in an older window are part of a decision already made (not counted).
+    # A burst: the first 32 calls refused. A model of its own: the first one's last
+    # window may still be open, and refusals of calls started in an older window are part
+    # of a decision already made (not counted).
     openai_server.requests.clear()
-    openai_server.push(*[status(429, retry_after="0")] * 8)
+    openai_server.push(*[status(429, retry_after="0")] * 32)
     fresh = get_model(
-        "openai/tiny", GenerateConfig(max_connections=8, timeout=30), base_url=openai_server.url
+        "openai/tiny",
+        GenerateConfig(max_connections=8, max_retries=40, timeout=30),
+        base_url=openai_server.url,
     )
-    (again,) = eval(echo_task(8), model=fresh, log_dir=tmp_path, max_samples=8)
+    (again,) = eval(echo_task(16), model=fresh, log_dir=tmp_path, max_samples=8)
     assert again.status == "success", again.error
-    checked_run(again.path, 8, refused=8)
+    checked_run(again.path, 16, refused=32)
     assert fresh.gate.decreases >= 1  # halved (then it grows again as calls succeed)
-    assert len(openai_server.requests) == 8 + 8
+    # The 33rd call started after 25 or more refusals came back (8 in flight at most):
+    # more than half of the first window (17 of 32), so the limit was 4 by then, and
+    # no success had grown it yet.
+    seen = openai_server.requests
+    assert [s.action.kind for s in seen[:33]] == ["status"] * 32 + ["ok"]
+    assert seen[32].in_flight <= 4
+    assert len(seen) == 16 + 32
