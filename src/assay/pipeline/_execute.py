@@ -91,7 +91,7 @@ async def _execute_run(
                         group.start_soon(
                             report_progress, partial(progress_of, run), options.progress
                         )
-                    await execute(run.queue, run.trial, options.max_concurrency)
+                    await execute(run.queue, run.trial_runner(), options.max_concurrency)
                     group.cancel_scope.cancel()
             except BaseExceptionGroup as errors:
                 raise first_error(errors) from None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,6 +181,11 @@ class _Run:
             usage = self.point.orphan_usage.get(trial_id)
             recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
+
+    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[None]]:
+        """What the executor calls per trial: ``trial``, or straight ``_trial`` when the
+        run has no sandboxes (no context manager, nor a coroutine more, per trial)."""
+        return self.trial if self.sandboxes.needed else partial(self._trial, sandboxes=None)
 
     async def trial(self, item: Trial | Requeued) -> None:
         """Run one trial (or continue a re-queued one), then seal, judge and count it."""

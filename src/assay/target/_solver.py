@@ -103,11 +103,11 @@ class SolverTarget:
             own = sample.sandbox
             specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
             if not specs:  # no exit stack to enter and leave for every trial
-                await self._solve_in_scope(holder, epoch, {})
+                await self._solve(holder, epoch, {})
             else:
                 async with AsyncExitStack() as stack:
                     environments = await self._open_sandboxes(sample, specs, stack)
-                    await self._solve_in_scope(holder, epoch, environments)
+                    await self._solve(holder, epoch, environments)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
         except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
@@ -125,20 +125,6 @@ class SolverTarget:
             return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
         return TargetOutcome("answered", data, STATE_MEDIA)
 
-    async def _solve_in_scope(
-        self, holder: list[TaskState], epoch: int, environments: dict[str, SandboxEnvironment]
-    ) -> None:
-        """Run the solver chain with the trial's budget, epoch, sandboxes, the task's
-        scorers and approval policies in scope."""
-        with (
-            budget_scope(Budget(self.limits)),
-            epoch_scope(epoch),  # epoch: part of the cache key
-            sandbox_scope(environments),
-            task_scorers_scope(self.scorers),
-            approval_scope(self.approval),
-        ):
-            await self._solve(holder)
-
     async def _open_sandboxes(
         self, sample: Sample, specs: tuple[SandboxSpec, ...], stack: AsyncExitStack
     ) -> dict[str, SandboxEnvironment]:
@@ -155,19 +141,30 @@ class SolverTarget:
         """Close the model's connections (the pipeline calls this when the run ends)."""
         await self.model.aclose()
 
-    async def _solve(self, holder: list[TaskState]) -> None:
+    async def _solve(
+        self, holder: list[TaskState], epoch: int, environments: dict[str, SandboxEnvironment]
+    ) -> None:
+        """Run the solver chain with the trial's budget, epoch, sandboxes, the task's
+        scorers and approval policies in scope, within the time limit if there is one."""
         state = holder[0]
         generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
         time_limit = self.limits.time_limit
-        if time_limit is None:  # no cancel scope to enter and leave for every trial
-            holder[0] = await plan(state, generate)
-            return
-        try:
-            with anyio.fail_after(time_limit):
+        with (
+            budget_scope(Budget(self.limits)),
+            epoch_scope(epoch),  # epoch: part of the cache key
+            sandbox_scope(environments),
+            task_scorers_scope(self.scorers),
+            approval_scope(self.approval),
+        ):
+            if time_limit is None:  # no cancel scope to enter and leave for every trial
                 holder[0] = await plan(state, generate)
-        except TimeoutError:
-            raise LimitExceeded("time", time_limit, time_limit) from None
+                return
+            try:
+                with anyio.fail_after(time_limit):
+                    holder[0] = await plan(state, generate)
+            except TimeoutError:
+                raise LimitExceeded("time", time_limit, time_limit) from None
 
 
 def _generate_for(
