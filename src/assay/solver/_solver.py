@@ -53,6 +53,7 @@ class Chain:
 
     def __init__(self, solvers: Sequence[Solver]) -> None:
         self.solvers = list(solvers)
+        self._reused: list[Solver] | None = None  # the steps last found to hold no state
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
         token = _current.set(state)  # the trial's state, for assay.util.store()
@@ -69,8 +70,11 @@ class Chain:
     def fresh(self) -> Chain:
         """A copy whose every step is fresh (see ``fresh_solver``); the chain itself when
         no step holds state (``generate()`` alone: nothing to rebuild for every trial)."""
+        if self._reused is not None and self._reused == self.solvers:
+            return self  # known to hold no state (and the steps are still those)
         steps = [fresh_solver(s) for s in self.solvers]
         if all(new is old for new, old in zip(steps, self.solvers, strict=True)):
+            self._reused = steps
             return self
         return Chain(steps)
 
