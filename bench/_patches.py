@@ -23,7 +23,7 @@ def _patch_yield() -> None:
 
     import anyio
     import anyio.lowlevel
-    import assay.pipeline._run as run_module
+    import assay.pipeline._execute as run_module
 
     async def execute(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], limit: int):
         iterator = iter(items)

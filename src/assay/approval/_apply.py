@@ -9,13 +9,13 @@ escalate) is rejected. With no policies at all, every call runs.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from assay._registry import lookup, registry_info
+from assay._scope import Scope
 from assay.approval._approval import (
     Approval,
     ApprovalPolicy,
@@ -29,14 +29,9 @@ from assay.model import ChatMessage, ToolCall
 _policies: ContextVar[tuple[ApprovalPolicy, ...]] = ContextVar("assay_approval", default=())
 
 
-@contextlib.contextmanager
-def approval_scope(policies: Sequence[ApprovalPolicy]) -> Iterator[None]:
+def approval_scope(policies: Sequence[ApprovalPolicy]) -> Scope[tuple[ApprovalPolicy, ...]]:
     """Apply *policies* to the tool calls made inside the block (one trial's)."""
-    token = _policies.set(tuple(policies))
-    try:
-        yield
-    finally:
-        _policies.reset(token)
+    return Scope(_policies, tuple(policies))
 
 
 def check_policies(policies: object) -> tuple[ApprovalPolicy, ...]:

@@ -30,8 +30,13 @@ def bundle_digest(bundle: dict[str, Any]) -> str:
     return "sha256:" + sha256_hex(canonical_json(body))
 
 
+def is_json(media: str) -> bool:
+    """True for a media type whose bytes are JSON (decoded before scorers see them)."""
+    return media == JSON_MEDIA or media.endswith("+json")
+
+
 def decode_output(data: bytes, media: str) -> Any:
     """The value a scorer sees for output bytes: decoded JSON, or text."""
-    if media == JSON_MEDIA or media.endswith("+json"):
+    if is_json(media):
         return loads(data)
     return data.decode("utf-8", errors="replace")

@@ -46,7 +46,7 @@ class MockAPI:
         answer: Any = self.default_output
         if self._function is not None:
             answer = self._function(messages)
-            if inspect.isawaitable(answer):
+            if not isinstance(answer, str) and inspect.isawaitable(answer):  # str: the common
                 answer = await answer
         elif self._queue is not None:
             answer = next(self._queue, self.default_output)

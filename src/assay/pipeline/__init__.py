@@ -6,6 +6,7 @@ from assay.pipeline._conclude import RunOutcome, RunStopped
 from assay.pipeline._eval import EvalOptions, TaskSource, enqueue_task, eval, eval_async
 from assay.pipeline._eval_result import EvalResult
 from assay.pipeline._eval_set import eval_retry, eval_retry_async, eval_set, eval_set_async
+from assay.pipeline._execute import execute_run, run_spec, run_spec_async
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
 from assay.pipeline._progress import Progress, ProgressCallback
@@ -16,7 +17,6 @@ from assay.pipeline._resume import (
     resume_run,
     resume_run_async,
 )
-from assay.pipeline._run import execute_run, run_spec, run_spec_async
 
 __all__ = [
     "EvalOptions",

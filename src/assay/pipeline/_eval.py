@@ -43,10 +43,10 @@ from assay.pipeline._eval_result import (
     outcome_result,
     scorer_errors,
 )
+from assay.pipeline._execute import execute_run
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
-from assay.pipeline._run import execute_run
 from assay.pipeline._solver_option import with_solver
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from assay.evidence import Usage, counting_calls, decode_output
+from assay.evidence._bundle import is_json
 from assay.model import Replay, current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRow
@@ -23,15 +24,29 @@ from assay.score import (
     score_observation,
     score_record,
 )
+from assay.score._scorers import READS_RAW
 
 
-def observation_of(bundle: dict[str, Any], output: bytes | None) -> Observation:
-    """The scorer's view of a bundle, with *output* the canonical output artifact's bytes."""
+def observation_of(
+    bundle: dict[str, Any], output: bytes | None, *, decode: bool = True
+) -> Observation:
+    """The scorer's view of a bundle, with *output* the canonical output artifact's bytes;
+    JSON ones also kept as they are (``raw``), and decoded only with *decode*."""
     seen = bundle["observation"]
-    value = None
+    value = raw = None
     if output is not None and seen["outcome"] in ("answered", "error"):
-        value = decode_output(output, seen["media"])
-    return Observation(seen["expected"], seen["outcome"], value, seen.get("failure"))
+        media = seen["media"]
+        if is_json(media):
+            raw = output
+        if decode or raw is None:
+            value = decode_output(output, media)
+    return Observation(seen["expected"], seen["outcome"], value, seen.get("failure"), raw)
+
+
+def reads_raw(scorers: dict[str, AnyScorer]) -> bool:
+    """True when every scorer reads the output's JSON bytes itself (``READS_RAW``): the
+    judge then leaves them undecoded (a Python scorer decoded them twice before)."""
+    return all(getattr(scorer, READS_RAW, False) for scorer in scorers.values())
 
 
 async def judge(
@@ -43,7 +58,7 @@ async def judge(
 ) -> tuple[list[dict[str, Any]], TrialRow]:
     """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
     trial = bundle["trial"]
-    observation = observation_of(bundle, output)
+    observation = observation_of(bundle, output, decode=not reads_raw(scorers))
     replay = current_replay()
     if replay is not None:  # re-judging from evidence: this trial's grader calls
         replay.trial = trial["trial_id"]

@@ -6,10 +6,15 @@ for its report anyway, every ``PROGRESS_EVERY`` seconds and once more at the end
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
+
+if TYPE_CHECKING:
+    from assay.pipeline._run import _Run
 
 PROGRESS_EVERY = 0.5
 
@@ -55,3 +60,35 @@ async def report_progress(
     while True:
         await anyio.sleep(every)
         callback(read())
+
+
+def progress_of(run: _Run, *, final: bool = False) -> Progress:
+    """How far the run has got (every trial with a report row is finished) and how
+    it is going, read off the counters the run keeps for its report anyway."""
+    done = run.rows.kept() + run.rows.omitted
+    kept = len(run.point.finished) if run.point is not None else 0
+    elapsed = time.time() - run.started
+    first = next(iter(run.scorers), None)
+    rates = {}
+    for target_id in run.metrics.states:
+        statuses = run.metrics.scores.get((target_id, first or ""))
+        if statuses:
+            rates[target_id] = (statuses["passed"], sum(statuses.values()))
+    errors = run.errors.errored + sum(
+        states["blocked"] + states["invalid"] for states in run.metrics.states.values()
+    )
+    usage = run.rows.usage_total()
+    return Progress(
+        run.spec.evaluation,
+        done,
+        run.shard_size,
+        elapsed,
+        final,
+        kept,
+        pass_rates=rates,
+        errors=errors,
+        retries=run.retries,
+        tokens=usage.input_tokens + usage.output_tokens,
+        cost=usage.cost,
+        workers=run.workers() if run.workers is not None else None,
+    )

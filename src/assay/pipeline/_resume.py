@@ -28,9 +28,9 @@ from assay.model import (
     prices_from_env,
 )
 from assay.pipeline._conclude import RunOutcome
+from assay.pipeline._execute import execute_run
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, prepare_spec
-from assay.pipeline._run import execute_run
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import rebuild_frozen
 from assay.plan import Shard

@@ -91,9 +91,13 @@ class TrialRows:
 
     def add(self, row: TrialRow) -> None:
         """Keep *row* if the report lists it; count it as omitted otherwise."""
-        totals = self.usage.setdefault(row.target_id, Usage())
         if row.usage is not None:
+            totals = self.usage.get(row.target_id)
+            if totals is None:
+                totals = self.usage[row.target_id] = Usage()
             totals.add(row.usage)
+        elif row.target_id not in self.usage:
+            self.usage[row.target_id] = Usage()
         if row.grading_usage is not None:
             graded = self.grading.setdefault(row.target_id, {})
             for scorer_id, used in row.grading_usage.items():

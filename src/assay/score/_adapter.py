@@ -49,6 +49,8 @@ class _Adapted:
 
     __slots__ = ("score_on_error", "scorer")
 
+    reads_raw = True  # it decodes the output's bytes into its TaskState (READS_RAW)
+
     def __init__(self, scorer: PythonScorer, score_on_error: bool) -> None:
         self.scorer = scorer
         self.score_on_error = score_on_error
@@ -57,7 +59,8 @@ class _Adapted:
         if (early := product_gate(observation, self.score_on_error)) is not None:
             return early
         # Each scorer gets its own copy: one scorer's edits never reach another's view.
-        state = state_from_json(_encode(observation.output), observation.expected)
+        data = observation.raw if observation.raw is not None else _encode(observation.output)
+        state = state_from_json(data, observation.expected)
         with state_scope(state):  # assay.util.store() is this trial's, as in a solver
             score = await self.scorer(state, state.target)
         if not isinstance(score, Score):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import Any
 
 from assay.evidence import Usage
@@ -16,7 +17,9 @@ async def score_observation(scorer: AnyScorer, observation: Observation) -> Verd
     """Run *scorer* (sync or async); a crash becomes an ``error`` verdict naming it."""
     try:
         verdict = scorer(observation)
-        if inspect.isawaitable(verdict):
+        if type(verdict) is CoroutineType or (  # the common case first: inspect's is slow
+            not isinstance(verdict, Verdict) and inspect.isawaitable(verdict)
+        ):
             verdict = await verdict
         return verdict
     except Exception as exc:

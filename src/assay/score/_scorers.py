@@ -21,12 +21,23 @@ ScoreStatus = Literal["passed", "failed", "unscorable", "error"]
 
 
 class Observation(msgspec.Struct, frozen=True):
-    """What a scorer may read: the outcome, the decoded output and the expected value."""
+    """What a scorer may read: the outcome, the decoded output and the expected value.
+
+    ``raw`` is the output artifact's JSON bytes as stored, for a scorer that decodes them
+    its own way (a Python scorer's ``TaskState``); ``output`` is then left undecoded
+    (``None``) when no scorer of the run reads it (see ``READS_RAW``).
+    """
 
     expected: Any
     outcome: str | None
     output: Any = None
     failure: str | None = None
+    raw: bytes | None = None
+
+
+READS_RAW = "reads_raw"
+"""The attribute (true) of a scorer that reads only ``Observation.raw`` of a JSON output:
+when every scorer of a run does, the judge does not decode the output for them."""
 
 
 class Verdict(msgspec.Struct, frozen=True):

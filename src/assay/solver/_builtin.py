@@ -12,7 +12,7 @@ from assay.model import TOOL_CHOICES, ChatMessage, Model, get_model
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
-from assay.solver._solver import Generate, Solver, solver
+from assay.solver._solver import Generate, Solver, solver, stateless
 from assay.solver._state import TaskState
 from assay.solver._tools import Tool
 
@@ -74,7 +74,7 @@ def generate(tool_calls: ToolCalls = "loop", **config: Any) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         return await generate(state, tool_calls=tool_calls, **config)
 
-    return solve
+    return stateless(solve)
 
 
 @solver
@@ -135,7 +135,7 @@ def system_message(template: str, **params: Any) -> Solver:
         state.messages.insert(index, message)
         return state
 
-    return solve
+    return stateless(solve)
 
 
 @solver
@@ -146,7 +146,7 @@ def user_message(template: str, **params: Any) -> Solver:
         state.messages.append(user_msg(render(template, state, params)))
         return state
 
-    return solve
+    return stateless(solve)
 
 
 @solver
@@ -158,7 +158,7 @@ def prompt_template(template: str, **params: Any) -> Solver:
         prompt.text = render(template, state, params)
         return state
 
-    return solve
+    return stateless(solve)
 
 
 CHAIN_OF_THOUGHT = """{prompt}

@@ -53,6 +53,7 @@ class Chain:
 
     def __init__(self, solvers: Sequence[Solver]) -> None:
         self.solvers = list(solvers)
+        self._reused: list[Solver] | None = None  # the steps last found to hold no state
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
         token = _current.set(state)  # the trial's state, for assay.util.store()
@@ -67,8 +68,15 @@ class Chain:
         return state
 
     def fresh(self) -> Chain:
-        """A copy whose every step is fresh (see ``fresh_solver``)."""
-        return Chain([fresh_solver(s) for s in self.solvers])
+        """A copy whose every step is fresh (see ``fresh_solver``); the chain itself when
+        no step holds state (``generate()`` alone: nothing to rebuild for every trial)."""
+        if self._reused is not None and self._reused == self.solvers:
+            return self  # known to hold no state (and the steps are still those)
+        steps = [fresh_solver(s) for s in self.solvers]
+        if all(new is old for new, old in zip(steps, self.solvers, strict=True)):
+            self._reused = steps
+            return self
+        return Chain(steps)
 
 
 def chain(*solvers: Solver | Sequence[Solver]) -> Chain:
@@ -82,16 +90,28 @@ def chain(*solvers: Solver | Sequence[Solver]) -> Chain:
     return Chain(flat)
 
 
+_STATELESS = "__assay_stateless__"
+
+
+def stateless(step: F) -> F:
+    """Mark *step* (a built-in solver's product) as holding no state of its own: what it
+    closes over is never changed, so every trial may use it as it is."""
+    setattr(step, _STATELESS, True)
+    return step
+
+
 def fresh_solver(step: Solver) -> Solver:
     """A fresh instance of *step* for one trial.
 
     Registered solvers are rebuilt by calling their factory again with the arguments they
-    were made with; objects with a ``copy()`` method are copied with it (seed 003's
-    contract); other objects are deep-copied. Plain functions carry no per-trial state
-    and are used as they are.
+    were made with (unless marked ``stateless``); objects with a ``copy()`` method are
+    copied with it (seed 003's contract); other objects are deep-copied. Plain functions
+    carry no per-trial state and are used as they are.
     """
     if isinstance(step, Chain):
         return step.fresh()
+    if getattr(step, _STATELESS, False):
+        return step
     rebuilt = rebuild(step)
     if rebuilt is not None:
         made: Solver = rebuilt

@@ -83,7 +83,7 @@ class SolverTarget:
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
-        prompt, unusable = _as_input(sample.input, self.files_base or Path.cwd())
+        prompt, unusable = _as_input(sample.input, self.files_base)
         state = TaskState(
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
@@ -100,16 +100,14 @@ class SolverTarget:
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
         try:
-            async with AsyncExitStack() as stack:
-                environments = await self._open_sandboxes(sample, stack)
-                with (
-                    budget_scope(Budget(self.limits)),
-                    epoch_scope(epoch),  # epoch: part of the cache key
-                    sandbox_scope(environments),
-                    task_scorers_scope(self.scorers),
-                    approval_scope(self.approval),
-                ):
-                    await self._solve(holder)
+            own = sample.sandbox
+            specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
+            if not specs:  # no exit stack to enter and leave for every trial
+                await self._solve(holder, epoch, {})
+            else:
+                async with AsyncExitStack() as stack:
+                    environments = await self._open_sandboxes(sample, specs, stack)
+                    await self._solve(holder, epoch, environments)
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
         except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
@@ -128,13 +126,10 @@ class SolverTarget:
         return TargetOutcome("answered", data, STATE_MEDIA)
 
     async def _open_sandboxes(
-        self, sample: Sample, stack: AsyncExitStack
+        self, sample: Sample, specs: tuple[SandboxSpec, ...], stack: AsyncExitStack
     ) -> dict[str, SandboxEnvironment]:
-        """The sample's sandboxes for this attempt (none when it has none). Outside a run
-        (no trial's sandboxes to open them in) they are removed when the call ends."""
-        specs = sandbox_specs(sample.sandbox, f"sample {sample.id}") or self.sandboxes
-        if not specs:
-            return {}
+        """The sample's sandboxes (*specs*) for this attempt. Outside a run (no trial's
+        sandboxes to open them in) they are removed when the call ends."""
         sandboxes = current_trial_sandboxes()
         if sandboxes is None:
             sandboxes = TrialSandboxes()
@@ -146,19 +141,30 @@ class SolverTarget:
         """Close the model's connections (the pipeline calls this when the run ends)."""
         await self.model.aclose()
 
-    async def _solve(self, holder: list[TaskState]) -> None:
+    async def _solve(
+        self, holder: list[TaskState], epoch: int, environments: dict[str, SandboxEnvironment]
+    ) -> None:
+        """Run the solver chain with the trial's budget, epoch, sandboxes, the task's
+        scorers and approval policies in scope, within the time limit if there is one."""
         state = holder[0]
         generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
         time_limit = self.limits.time_limit
-        if time_limit is None:  # no cancel scope to enter and leave for every trial
-            holder[0] = await plan(state, generate)
-            return
-        try:
-            with anyio.fail_after(time_limit):
+        with (
+            budget_scope(Budget(self.limits)),
+            epoch_scope(epoch),  # epoch: part of the cache key
+            sandbox_scope(environments),
+            task_scorers_scope(self.scorers),
+            approval_scope(self.approval),
+        ):
+            if time_limit is None:  # no cancel scope to enter and leave for every trial
                 holder[0] = await plan(state, generate)
-        except TimeoutError:
-            raise LimitExceeded("time", time_limit, time_limit) from None
+                return
+            try:
+                with anyio.fail_after(time_limit):
+                    holder[0] = await plan(state, generate)
+            except TimeoutError:
+                raise LimitExceeded("time", time_limit, time_limit) from None
 
 
 def _generate_for(
@@ -197,11 +203,13 @@ def _relative_file(image: str) -> bool:
     return not (given_whole or Path(image).expanduser().is_absolute())
 
 
-def _as_input(value: Any, base: Path) -> tuple[str | list[ChatMessage], str | None]:
+def _as_input(value: Any, base: Path | None) -> tuple[str | list[ChatMessage], str | None]:
     """Text, or chat messages (a frozen dataset holds them as plain mappings), images
     given by relative path found from *base* (the dataset's folder, as a sample's files
-    are); with why the sample cannot be asked when its input is a list of anything else."""
+    are; the working folder without one); with why the sample cannot be asked when its
+    input is a list of anything else."""
     if isinstance(value, list):
+        base = base or Path.cwd()  # only chat input can name image files
         try:
             return [_images_from(m, base) for m in msgspec.convert(value, list[ChatMessage])], None
         except msgspec.ValidationError as exc:
