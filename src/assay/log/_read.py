@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from assay.errors import AssayError, EvidenceError
+from assay.model._messages import ChatMessage
 from assay.score import Score
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class EvalSample(msgspec.Struct, frozen=True):
     error: str | None
     trial_id: str
     bundle_digest: str
+    messages: list[ChatMessage] = []
+    store: dict[str, Any] = {}
 
     @property
     def output(self) -> SampleOutput:
@@ -160,7 +163,25 @@ def read_eval_log_samples(log_file: str | Path) -> Iterator[EvalSample]:
             error=seen.get("failure"),
             trial_id=str(head["trial_id"]),
             bundle_digest=str(bundle["digest"]),
+            **_conversation_of(trial.output, seen["media"]),
         )
+
+
+def _conversation_of(output: bytes | None, media: str) -> dict[str, Any]:
+    """A Python task's final ``messages`` and ``store`` (Inspect's ``sample.messages`` and
+    ``sample.store``); nothing for another target's answer."""
+    from assay.evidence import decode_output
+
+    try:
+        state = decode_output(output, media) if output is not None else None
+    except ValueError:
+        return {}
+    if not isinstance(state, dict) or not isinstance(state.get("messages"), list):
+        return {}
+    return {
+        "messages": msgspec.convert(state["messages"], list[ChatMessage]),
+        "store": state.get("store") or {},
+    }
 
 
 def list_eval_logs(log_dir: str | Path = "runs", recursive: bool = True) -> list[EvalLogInfo]:

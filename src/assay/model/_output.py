@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import uuid
+from typing import Any, Literal
 
 import msgspec
 
-from assay.model._messages import ChatMessage, assistant_message
+from assay.model._messages import ChatMessage, ToolCall, assistant_message
 
 StopReason = Literal["stop", "max_tokens", "tool_calls", "content_filter", "unknown"]
 
@@ -85,6 +86,19 @@ class ModelOutput(msgspec.Struct):
     def from_content(model: str, content: str, usage: ModelUsage | None = None) -> ModelOutput:
         """An answer made of plain text."""
         return ModelOutput(model, assistant_message(content), usage=usage or ModelUsage())
+
+    @staticmethod
+    def for_tool_call(
+        model: str,
+        tool_name: str,
+        tool_arguments: dict[str, Any],
+        tool_call_id: str | None = None,
+        content: str = "",
+    ) -> ModelOutput:
+        """An answer that calls one tool (Inspect's name): scripts a mock model's turn."""
+        call = ToolCall(tool_call_id or f"for_tool_call_{uuid.uuid4().hex[:12]}", tool_name, tool_arguments)
+        message = assistant_message(content, [call])
+        return ModelOutput(model, message, stop_reason="tool_calls")
 
     @staticmethod
     def empty(model: str = "") -> ModelOutput:

@@ -13,7 +13,7 @@ from assay.report import Report, read_report
 from assay.score import Metrics
 
 if TYPE_CHECKING:
-    from assay.log import EvalResults
+    from assay.log import EvalResults, EvalSample, EvalSpec
 
 
 class EvalResult(msgspec.Struct):
@@ -46,6 +46,25 @@ class EvalResult(msgspec.Struct):
         from assay.log._read import results_of_report
 
         return results_of_report(self.report)
+
+    @property
+    def samples(self) -> list[EvalSample] | None:
+        """Inspect's ``log.samples``: every trial read back from the run (each checked
+        against its digests); ``None`` for a unit that failed before its run."""
+        if self.path is None:
+            return None
+        from assay.log._read import read_eval_log_samples
+
+        return list(read_eval_log_samples(self.path))
+
+    @property
+    def eval(self) -> EvalSpec | None:
+        """Inspect's ``log.eval``: the run's header (``task``, ``model``, ``task_args``)."""
+        if self.path is None:
+            return None
+        from assay.log._read import read_eval_log
+
+        return read_eval_log(self.path, header_only=True).eval
 
     @property
     def location(self) -> str | None:

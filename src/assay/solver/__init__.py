@@ -10,6 +10,7 @@ from assay.solver._builtin import (
     use_tools,
     user_message,
 )
+from assay.solver._fork import fork
 from assay.solver._generate import ToolCalls, generate_loop
 from assay.solver._judge import task_scorers, task_scorers_scope
 from assay.solver._multiple_choice import letters, multiple_choice, parse_answer
@@ -33,6 +34,7 @@ __all__ = [
     "call_tools",
     "chain",
     "chain_of_thought",
+    "fork",
     "fresh_solver",
     "from_completion_fn",
     "generate",

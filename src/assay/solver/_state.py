@@ -56,6 +56,23 @@ class Target:
         return f"Target({self.raw!r})"
 
 
+class Store(dict[str, Any]):
+    """A trial's store: a plain dict (so it is written to the evidence as one) with
+    Inspect's ``Store`` methods; its values must be JSON."""
+
+    def set(self, key: str, value: Any) -> None:
+        """Keep *value* under *key*."""
+        self[key] = value
+
+    def has(self, key: str) -> bool:
+        """Whether *key* holds a value."""
+        return key in self
+
+    def delete(self, key: str) -> None:
+        """Forget *key* (nothing if it holds nothing)."""
+        self.pop(key, None)
+
+
 class TaskState:
     """The state of one trial as the solver chain works on it."""
 
@@ -80,12 +97,22 @@ class TaskState:
         )
         self.choices = [Choice(c, None, i) for i, c in enumerate(choices or [])]
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self.store: dict[str, Any] = {}
+        self._store = Store()
         self.output = ModelOutput.empty(model)
         self.completed = False
         self.limit: str | None = None
         self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)
         self.tool_choice: str = "auto"  # "auto", "none", "any", or a tool's name to force
+
+    @property
+    def store(self) -> Store:
+        """The trial's store: a dict kept in the evidence, with Inspect's ``Store``
+        methods (``get``, ``set``, ``has``, ``delete``)."""
+        return self._store
+
+    @store.setter
+    def store(self, data: dict[str, Any]) -> None:
+        self._store = data if isinstance(data, Store) else Store(data)
 
     @property
     def input_text(self) -> str:
