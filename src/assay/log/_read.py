@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from assay.errors import AssayError, EvidenceError
+from assay.log._reducers import reducers_of, split_by_key, split_by_reducer
 from assay.model._messages import ChatMessage
 from assay.score import Score
 
@@ -42,6 +43,7 @@ class EvalScore(msgspec.Struct, frozen=True):
     scorer: str
     model: str
     metrics: dict[str, EvalMetric]
+    reducer: str | None = None
 
 
 class EvalResults(msgspec.Struct, frozen=True):
@@ -286,26 +288,26 @@ def _results_of(run: Path) -> EvalResults | None:
 
     if not (run / "report.json").exists():
         return None
-    return results_of_report(read_report(run))
+    return results_of_report(read_report(run), reducers_of(run))
 
 
-def results_of_report(report: Report) -> EvalResults:
-    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model
-    (a YAML spec's run, which declares no metrics, gives each scorer's pass rate as
-    ``accuracy`` with its ``stderr``)."""
+def results_of_report(report: Report, reducers: list[str] | None = None) -> EvalResults:
+    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model,
+    one ``EvalScore`` per epoch reducer of *reducers* (a YAML spec's run, which declares
+    no metrics, gives each scorer's pass rate as ``accuracy`` with its ``stderr``)."""
     scores = [
         EvalScore(
-            name=scorer,
+            name=key or scorer,
             scorer=scorer,
             model=model,
-            metrics={
-                name: EvalMetric(name, value if isinstance(value, int | float) else None)
-                for name, value in metrics.items()
-            },
+            metrics={name: EvalMetric(name, _number(value)) for name, value in named.items()},
+            reducer=reducer,
         )
         for model, by_scorer in report.task_metrics.items()
         for scorer, metrics in by_scorer.items()
         if isinstance(metrics, dict)
+        for reducer, part in split_by_reducer(_flat(metrics), reducers or ["mean"])
+        for key, named in split_by_key(part)
     ]
     if not scores:
         scores = [
@@ -329,14 +331,28 @@ def results_of_report(report: Report) -> EvalResults:
     )
 
 
+def _flat(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A metric whose value is a dict (``grouped``: one per group, and ``all``) as one
+    metric per key, as Inspect lists them."""
+    flat: dict[str, Any] = {}
+    for name, value in metrics.items():
+        flat.update(value if isinstance(value, dict) else {name: value})
+    return flat
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) else None
+
+
 def _score_of(record: dict[str, Any]) -> Score:
-    """A score record as the ``Score`` a scorer returned (its status in ``metadata``)."""
+    """A score record as the ``Score`` a scorer returned: its ``metadata`` as the scorer
+    gave it, or, when it gave none, the score's status (``{"status": "passed"}``)."""
     value = record.get("value")
     return Score(
         value=value if value is not None else str(record.get("status")),
         answer=record.get("answer"),
         explanation=record.get("reason") or None,
-        metadata={"status": record.get("status")},
+        metadata=record.get("metadata") or {"status": record.get("status")},
     )
 
 

@@ -44,8 +44,9 @@ class EvalResult(msgspec.Struct):
         if self.report is None:
             return None
         from assay.log._read import results_of_report
+        from assay.log._reducers import reducers_of
 
-        return results_of_report(self.report)
+        return results_of_report(self.report, reducers_of(self.path))
 
     @property
     def samples(self) -> list[EvalSample] | None:
