@@ -53,3 +53,13 @@ __all__ = [
     "use_tools",
     "user_message",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``basic_agent``, which Inspect exports from here; assay's lives with the agents,
+    which import this package, so it is found on first use."""
+    if name == "basic_agent":
+        from assay.agent import basic_agent
+
+        return basic_agent
+    raise AttributeError(f"module 'assay.solver' has no attribute {name!r}")

@@ -79,15 +79,17 @@ def generate(tool_calls: ToolCalls = "loop", **config: Any) -> Solver:
 
 @solver
 def use_tools(
-    *tools: Tool | Sequence[Tool], tool_choice: str = "auto", append: bool = False
+    *tools: Tool | Sequence[Tool], tool_choice: Any = "auto", append: bool = False
 ) -> Solver:
     """Offer *tools* (made with ``@tool``) to the model in the ``generate`` calls after
     this step, replacing the state's tools (or adding to them, with ``append``).
 
     ``tool_choice``: ``"auto"`` (the model decides), ``"none"`` (it may not call one),
-    ``"any"`` (it must call one first, its pick) or the name of a tool to call first.
+    ``"any"`` (it must call one first, its pick) or the name of a tool to call first
+    (or Inspect's ``ToolFunction(name=...)``).
     """
     given = _flat_tools(tools)
+    tool_choice = getattr(tool_choice, "name", tool_choice)  # a ToolFunction: its name
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         chosen = [*state.tools, *given] if append else list(given)

@@ -9,14 +9,17 @@ from assay.solver._tools import Tool, ToolDef, ToolError, tool
 from assay.tool._exec import bash, python
 from assay.tool._text_editor import text_editor
 from assay.tool._think import think
+from assay.tool._with import ToolFunction, tool_with
 
 __all__ = [
     "Tool",
     "ToolDef",
     "ToolError",
+    "ToolFunction",
     "bash",
     "python",
     "text_editor",
     "think",
     "tool",
+    "tool_with",
 ]
