@@ -64,6 +64,10 @@ class Model:
         url = getattr(self.api, "base_url", None)
         return shown_url(str(url)) if url is not None else None
 
+    def __str__(self) -> str:
+        """``provider/name``, as Inspect's ``str(model)``."""
+        return self.name
+
     def __repr__(self) -> str:
         return f"Model({self.name!r})"
 
