@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from assay.errors import AssayError, EvidenceError
+from assay.log._location import log_path
 from assay.log._reducers import reducers_of, split_by_key, split_by_reducer
 from assay.model._messages import ChatMessage
 from assay.score import Score
@@ -126,13 +127,13 @@ class EvalLogInfo(msgspec.Struct, frozen=True):
     mtime: float
 
 
-def read_eval_log(log_file: str | Path, header_only: bool = False) -> EvalLog:
+def read_eval_log(log_file: str | Path | Any, header_only: bool = False) -> EvalLog:
     """The run at *log_file*: header, results and (unless *header_only*) every sample.
 
     A folder that is not a run, or evidence whose bytes were changed, is an
     ``EvidenceError`` (exit 4 on the CLI), never a quiet read of edited bytes.
     """
-    path = Path(log_file)
+    path = log_path(log_file)
     log = EvalLog(location=path, status=run_status(path), eval=_spec_of(path))
     log.results = _results_of(path)
     if not header_only:
@@ -140,13 +141,13 @@ def read_eval_log(log_file: str | Path, header_only: bool = False) -> EvalLog:
     return log
 
 
-def read_eval_log_samples(log_file: str | Path) -> Iterator[EvalSample]:
+def read_eval_log_samples(log_file: str | Path | Any) -> Iterator[EvalSample]:
     """The samples of the run at *log_file*, one at a time, in plan order, each checked
     against its digests as it is read."""
     from assay.evidence import every_trial, read_manifest
     from assay.report._details import answer_of
 
-    path = Path(log_file)
+    path = log_path(log_file)
     read_manifest(path)  # not a run at all: an EvidenceError, before anything is read
     for trial in every_trial(path):
         bundle, seen = trial.bundle, trial.bundle["observation"]
