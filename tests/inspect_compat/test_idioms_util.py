@@ -26,7 +26,7 @@ def say(*texts: str):
     return get_model("mockllm/model", custom_outputs=outputs)
 
 
-def run(solvers, scorer=None, sandbox_name: str | None = None, **task_options):
+def run(solvers, scorer=None, sandbox_name: str | None = None, model=None, **task_options):
     task = Task(
         dataset=[Sample(input="Q", target="A")],
         solver=solvers,
@@ -34,7 +34,7 @@ def run(solvers, scorer=None, sandbox_name: str | None = None, **task_options):
         sandbox=sandbox_name,
         **task_options,
     )
-    log = eval(task, model=say("A", "A", "A"))[0]
+    log = eval(task, model=model or say("A", "A", "A"))[0]
     assert log.status == "success", log.samples[0].error if log.samples else log
     return log
 
@@ -229,7 +229,7 @@ def test_token_limit_context_manager() -> None:
 
         return solve
 
-    run(limited())
+    run(limited(), model="mockllm/model")  # it counts a text answer's words as tokens
     assert caught == {"type": "token"}
 
 
@@ -284,3 +284,41 @@ def test_concurrency() -> None:
         return solve
 
     run(guarded())
+
+
+def test_time_limit_context_manager() -> None:
+    import anyio
+
+    from assay.util import LimitExceededError, time_limit
+
+    caught = {}
+
+    @solver
+    def slow():
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            try:
+                with time_limit(0.05):
+                    await anyio.Event().wait()  # never set: only the limit ends it
+            except LimitExceededError as ex:
+                caught["type"] = ex.type
+            return await generate(state)
+
+        return solve
+
+    run(slow())
+    assert caught == {"type": "time"}
+
+
+def test_an_uncaught_limit_ends_the_sample_which_is_still_scored() -> None:
+    from assay.util import token_limit
+
+    @solver
+    def limited():
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            with token_limit(1):
+                return await generate(state)
+
+        return solve
+
+    log = run(limited(), model="mockllm/model")
+    assert log.samples[0].scores["includes"] is not None
