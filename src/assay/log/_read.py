@@ -10,7 +10,6 @@ streamed one at a time (a run of 100k trials is never held at once).
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ import msgspec
 from assay.errors import AssayError, EvidenceError
 from assay.log._location import log_path
 from assay.log._reducers import reducers_of, split_by_key, split_by_reducer
+from assay.log._stats import EvalStats, iso_time, stats_of
 from assay.model._messages import ChatMessage
 from assay.score import Score
 
@@ -115,6 +115,7 @@ class EvalLog(msgspec.Struct):
     eval: EvalSpec
     results: EvalResults | None = None
     samples: list[EvalSample] | None = None
+    stats: EvalStats | None = None
 
 
 class EvalLogInfo(msgspec.Struct, frozen=True):
@@ -135,7 +136,7 @@ def read_eval_log(log_file: str | Path | Any, header_only: bool = False) -> Eval
     """
     path = log_path(log_file)
     log = EvalLog(location=path, status=run_status(path), eval=_spec_of(path))
-    log.results = _results_of(path)
+    log.results, log.stats = _results_of(path)
     if not header_only:
         log.samples = list(read_eval_log_samples(path))
     return log
@@ -276,20 +277,21 @@ def _spec_of(run: Path) -> EvalSpec:
         task=str(spec.get("evaluation", "")),
         model=models[0] if len(models) == 1 else ", ".join(models),
         models=models,
-        created=_iso(manifest.get("started_at")),
+        created=iso_time(manifest.get("started_at")),
         spec_digest=str(manifest.get("spec_digest", "")),
         dataset=spec.get("dataset") or {},
         task_args=(task.get("args") or {}) if isinstance(task, dict) else {},
     )
 
 
-def _results_of(run: Path) -> EvalResults | None:
-    """The results in the run's sealed report; ``None`` before it has one."""
+def _results_of(run: Path) -> tuple[EvalResults | None, EvalStats]:
+    """The results in the run's sealed report (``None`` before it has one) and its stats."""
     from assay.report import read_report
 
     if not (run / "report.json").exists():
-        return None
-    return results_of_report(read_report(run), reducers_of(run))
+        return None, stats_of(run, None)
+    report = read_report(run)
+    return results_of_report(report, reducers_of(run)), stats_of(run, report)
 
 
 def results_of_report(report: Report, reducers: list[str] | None = None) -> EvalResults:
@@ -364,10 +366,3 @@ def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
-
-
-def _iso(seconds: Any) -> str:
-    """An epoch time as ISO 8601 UTC (Inspect's ``created``); empty when unknown."""
-    if not isinstance(seconds, int | float):
-        return ""
-    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC).isoformat()

@@ -14,6 +14,7 @@ from assay.score import Metrics
 
 if TYPE_CHECKING:
     from assay.log import EvalResults, EvalSample, EvalSpec
+    from assay.log._stats import EvalStats
 
 
 class EvalResult(msgspec.Struct):
@@ -66,6 +67,15 @@ class EvalResult(msgspec.Struct):
         from assay.log._read import read_eval_log
 
         return read_eval_log(self.path, header_only=True).eval
+
+    @property
+    def stats(self) -> EvalStats | None:
+        """Inspect's ``log.stats``: start and end times, each model's token usage."""
+        if self.path is None:
+            return None
+        from assay.log._stats import stats_of
+
+        return stats_of(self.path, self.report)
 
     @property
     def location(self) -> str | None:

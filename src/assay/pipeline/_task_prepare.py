@@ -143,6 +143,7 @@ def prepare_task(
         files_base=files_base,
         scorers=task.scorer,
         approval=policies,
+        cleanup=task.cleanup,
     )
     return Prepared(
         spec=spec,

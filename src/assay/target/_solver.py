@@ -14,7 +14,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class SolverTarget:
         files_base: Path | None = None,
         scorers: Sequence[Any] = (),
         approval: Sequence[Any] = (),
+        cleanup: Callable[[TaskState], Awaitable[None]] | None = None,
     ) -> None:
         self.id = target_id
         self.model = model
@@ -80,6 +81,7 @@ class SolverTarget:
         self.files_base = files_base  # where a sample's file paths are read from
         self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
         self.approval = tuple(approval)  # tool-call approval policies (assay.approval)
+        self.cleanup = cleanup  # Task(cleanup=...): after the solvers, sandboxes still open
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -109,7 +111,11 @@ class SolverTarget:
                     task_scorers_scope(self.scorers),
                     approval_scope(self.approval),
                 ):
-                    await self._solve(holder)
+                    try:
+                        await self._solve(holder)
+                    finally:
+                        if self.cleanup is not None:
+                            await self.cleanup(holder[0])
         except LimitExceeded as exc:
             holder[0].limit = exc.kind
         except (InfrastructureError, AssayError):  # e.g. a local model server that cannot
