@@ -33,7 +33,11 @@ def test_sample_with_all_fields() -> None:
         id="q1",
         metadata={"category": "geography"},
     )
-    assert (sample.input, sample.target, sample.id) == ("What is the capital of France?", "Paris", "q1")
+    assert (sample.input, sample.target, sample.id) == (
+        "What is the capital of France?",
+        "Paris",
+        "q1",
+    )
     assert sample.metadata == {"category": "geography"}
 
 
@@ -56,7 +60,10 @@ def test_memory_dataset_slice() -> None:
 
 def test_dataset_filter() -> None:
     dataset = MemoryDataset(
-        [Sample(input="x", metadata={"level": "hard"}), Sample(input="y", metadata={"level": "easy"})]
+        [
+            Sample(input="x", metadata={"level": "hard"}),
+            Sample(input="y", metadata={"level": "easy"}),
+        ]
     )
     hard = dataset.filter(lambda sample: sample.metadata["level"] == "hard")
     assert [s.input for s in hard] == ["x"]
@@ -69,7 +76,7 @@ def test_dataset_name() -> None:
 
 def test_csv_dataset_input_target_columns(data: Path) -> None:
     dataset = csv_dataset("qa.csv")
-    assert [(s.input, s.target) for s in dataset][0] == ("1+1?", "2")
+    assert (dataset[0].input, dataset[0].target) == ("1+1?", "2")
 
 
 def test_json_dataset_with_field_spec(data: Path) -> None:

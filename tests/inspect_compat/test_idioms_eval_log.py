@@ -56,7 +56,9 @@ def test_eval_limit_range() -> None:
 
 def test_eval_sample_id() -> None:
     log = eval(hello(), model="mockllm/model", sample_id=[1, 3])[0]
-    assert sorted(s.id for s in log.samples) == [1, 3] or sorted(str(s.id) for s in log.samples) == ["1", "3"]
+    assert sorted(s.id for s in log.samples) == [1, 3] or sorted(
+        str(s.id) for s in log.samples
+    ) == ["1", "3"]
 
 
 def test_eval_epochs() -> None:
@@ -65,7 +67,9 @@ def test_eval_epochs() -> None:
 
 
 def test_task_epochs_object() -> None:
-    t = Task(dataset=[Sample(input="x", target="Default")], scorer=includes(), epochs=Epochs(2, "max"))
+    t = Task(
+        dataset=[Sample(input="x", target="Default")], scorer=includes(), epochs=Epochs(2, "max")
+    )
     log = eval(t, model="mockllm/model")[0]
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 
@@ -81,7 +85,9 @@ def test_eval_generate_options() -> None:
 
 
 def test_eval_sample_limits() -> None:
-    log = eval(hello(), model="mockllm/model", message_limit=10, token_limit=10_000, time_limit=60)[0]
+    log = eval(hello(), model="mockllm/model", message_limit=10, token_limit=10_000, time_limit=60)[
+        0
+    ]
     assert log.status == "success"
 
 
@@ -96,7 +102,9 @@ def test_eval_max_connections_and_samples() -> None:
 
 
 def test_eval_several_tasks() -> None:
-    other = Task(dataset=[Sample(input="x", target="Default")], scorer=match(location="any"), name="other")
+    other = Task(
+        dataset=[Sample(input="x", target="Default")], scorer=match(location="any"), name="other"
+    )
     logs = eval([hello(), other], model="mockllm/model")
     assert [log.eval.task for log in logs] == ["hello", "other"]
 
@@ -131,12 +139,20 @@ def test_task_with() -> None:
 
 
 def test_task_metadata_version_tags() -> None:
-    t = Task(dataset=[Sample(input="x", target="Default")], scorer=includes(), version=2, tags=["demo"], metadata={"k": 1})
+    t = Task(
+        dataset=[Sample(input="x", target="Default")],
+        scorer=includes(),
+        version=2,
+        tags=["demo"],
+        metadata={"k": 1},
+    )
     assert eval(t, model="mockllm/model")[0].status == "success"
 
 
 def test_eval_set(tmp_path: Path) -> None:
-    success, logs = eval_set([hello(count=1)], log_dir=str(tmp_path / "set"), model=["mockllm/model"])
+    success, logs = eval_set(
+        [hello(count=1)], log_dir=str(tmp_path / "set"), model=["mockllm/model"]
+    )
     assert success and len(logs) == 1
     again, _ = eval_set([hello(count=1)], log_dir=str(tmp_path / "set"), model=["mockllm/model"])
     assert again

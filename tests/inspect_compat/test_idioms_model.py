@@ -24,7 +24,7 @@ from assay.model import (
     get_model,
 )
 from assay.scorer import includes, model_graded_qa
-from assay.solver import Generate, TaskState, generate, solver
+from assay.solver import Generate, TaskState, solver
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +131,12 @@ def test_chat_message_classes() -> None:
     user = ChatMessageUser(content="Hi")
     assistant = ChatMessageAssistant(content="Hello")
     tool = ChatMessageTool(content="42", tool_call_id="call_1", function="add")
-    assert [m.role for m in (system, user, assistant, tool)] == ["system", "user", "assistant", "tool"]
+    assert [m.role for m in (system, user, assistant, tool)] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    ]
     assert isinstance(user, ChatMessageUser) and user.text == "Hi"
 
 
@@ -146,7 +151,11 @@ def test_image_in_a_sample(tmp_path: Path) -> None:
     )
     (tmp_path / "dot.png").write_bytes(png)
     sample = Sample(
-        input=[ChatMessageUser(content=[ContentText(text="What is this?"), ContentImage(image="dot.png")])],
+        input=[
+            ChatMessageUser(
+                content=[ContentText(text="What is this?"), ContentImage(image="dot.png")]
+            )
+        ],
         target="Default",
     )
     log = eval(Task(dataset=[sample], scorer=includes()), model="mockllm/model")[0]
@@ -191,23 +200,27 @@ def test_grader_role_on_eval() -> None:
 
 
 def test_model_output_for_tool_call() -> None:
-    output = ModelOutput.for_tool_call(model="mockllm/model", tool_name="add", tool_arguments={"x": 1, "y": 2})
+    output = ModelOutput.for_tool_call(
+        model="mockllm/model", tool_name="add", tool_arguments={"x": 1, "y": 2}
+    )
     call = output.message.tool_calls[0]
     assert (call.function, call.arguments) == ("add", {"x": 1, "y": 2})
 
 
 def test_response_schema_config() -> None:
+    from pydantic import BaseModel
+
     from assay.model import ResponseSchema
     from assay.util import json_schema
-
-    from pydantic import BaseModel
 
     class Color(BaseModel):
         red: int
         green: int
         blue: int
 
-    config = GenerateConfig(response_schema=ResponseSchema(name="color", json_schema=json_schema(Color)))
+    config = GenerateConfig(
+        response_schema=ResponseSchema(name="color", json_schema=json_schema(Color))
+    )
     assert config.response_schema.name == "color"
 
 
@@ -225,5 +238,7 @@ def test_mockllm_custom_outputs_as_a_function() -> None:
 def test_content_reasoning_in_output() -> None:
     from assay.model import ContentReasoning
 
-    message = ChatMessageAssistant(content=[ContentReasoning(reasoning="Think."), ContentText(text="Done.")])
+    message = ChatMessageAssistant(
+        content=[ContentReasoning(reasoning="Think."), ContentText(text="Done.")]
+    )
     assert message.text == "Done."

@@ -35,7 +35,9 @@ def echo():
 
 
 def test_generate_tool_calls_none() -> None:
-    call = ModelOutput.for_tool_call(model="mockllm/model", tool_name="echo", tool_arguments={"text": "x"})
+    call = ModelOutput.for_tool_call(
+        model="mockllm/model", tool_name="echo", tool_arguments={"text": "x"}
+    )
     task = Task(
         dataset=[Sample(input="?", target="A")],
         solver=[use_tools(echo()), generate(tool_calls="none")],
@@ -91,7 +93,12 @@ def test_task_setup_solver() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="?", target="model")], setup=mark(), solver=generate(), scorer=includes())
+    task = Task(
+        dataset=[Sample(input="?", target="model")],
+        setup=mark(),
+        solver=generate(),
+        scorer=includes(),
+    )
     assert eval(task, model="mockllm/model")[0].status == "success"
 
 
@@ -122,7 +129,9 @@ def test_solver_adds_a_tool_to_state() -> None:
         return solve
 
     outputs = [
-        ModelOutput.for_tool_call(model="mockllm/model", tool_name="echo", tool_arguments={"text": "hey"}),
+        ModelOutput.for_tool_call(
+            model="mockllm/model", tool_name="echo", tool_arguments={"text": "hey"}
+        ),
         ModelOutput.from_content(model="mockllm/model", content="hey"),
     ]
     task = Task(dataset=[Sample(input="?", target="hey")], solver=add_echo(), scorer=includes())
@@ -136,6 +145,8 @@ def test_task_cleanup() -> None:
     async def cleanup(state: TaskState) -> None:
         cleaned.append(state.sample_id)
 
-    task = Task(dataset=[Sample(input="?", target="model", id="s")], scorer=includes(), cleanup=cleanup)
+    task = Task(
+        dataset=[Sample(input="?", target="model", id="s")], scorer=includes(), cleanup=cleanup
+    )
     eval(task, model="mockllm/model")
     assert cleaned == ["s"]

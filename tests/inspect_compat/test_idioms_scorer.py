@@ -29,8 +29,8 @@ from assay.scorer import (
     model_graded_qa,
     pattern,
     scorer,
-    stderr,
     std,
+    stderr,
 )
 from assay.solver import TaskState, generate
 
@@ -43,7 +43,9 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def mockllm(*answers: str):
     return get_model(
         "mockllm/model",
-        custom_outputs=[ModelOutput.from_content(model="mockllm/model", content=a) for a in answers],
+        custom_outputs=[
+            ModelOutput.from_content(model="mockllm/model", content=a) for a in answers
+        ],
     )
 
 
@@ -239,7 +241,9 @@ def test_score_reducer() -> None:
 
         return reduce
 
-    task = Task(dataset=[Sample(input="Q", target="A")], scorer=includes(), epochs=Epochs(2, best()))
+    task = Task(
+        dataset=[Sample(input="Q", target="A")], scorer=includes(), epochs=Epochs(2, best())
+    )
     log = eval(task, model=mockllm("B", "A"))[0]
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 

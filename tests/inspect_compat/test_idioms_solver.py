@@ -35,7 +35,9 @@ def mockllm(*answers: str):
     """Inspect's scripted mock model: each call answers the next of *answers*."""
     return get_model(
         "mockllm/model",
-        custom_outputs=[ModelOutput.from_content(model="mockllm/model", content=a) for a in answers],
+        custom_outputs=[
+            ModelOutput.from_content(model="mockllm/model", content=a) for a in answers
+        ],
     )
 
 
@@ -53,7 +55,9 @@ def test_generate_and_match() -> None:
 def test_task_decorator_with_parameter() -> None:
     @task
     def arithmetic(answer: str = "4"):
-        return Task(dataset=[Sample(input="2+2?", target=answer)], solver=generate(), scorer=match())
+        return Task(
+            dataset=[Sample(input="2+2?", target=answer)], solver=generate(), scorer=match()
+        )
 
     log = eval(arithmetic(answer="4"), model=mockllm("4"))[0]
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
@@ -73,7 +77,10 @@ def test_system_message_then_generate() -> None:
 def test_prompt_template_fills_prompt() -> None:
     task = Task(
         dataset=[Sample(input="What is 2+2?", target="4")],
-        solver=[prompt_template("Answer the question: {prompt}\nGive only the number."), generate()],
+        solver=[
+            prompt_template("Answer the question: {prompt}\nGive only the number."),
+            generate(),
+        ],
         scorer=match(),
     )
     log = eval(task, model=mockllm("4"))[0]
@@ -133,7 +140,9 @@ def test_self_critique() -> None:
 
 def test_multiple_choice() -> None:
     task = Task(
-        dataset=[Sample(input="Which is a fruit?", choices=["carrot", "apple", "potato"], target="B")],
+        dataset=[
+            Sample(input="Which is a fruit?", choices=["carrot", "apple", "potato"], target="B")
+        ],
         solver=multiple_choice(),
         scorer=__import__("assay.scorer", fromlist=["choice"]).choice(),
     )
@@ -176,7 +185,9 @@ def test_solver_sets_user_prompt_text() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="hello", target="A")], solver=[shout(), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="hello", target="A")], solver=[shout(), generate()], scorer=includes()
+    )
     log = eval(task, model=mockllm("A"))[0]
     assert messages_seen(log)[0].text == "HELLO"
 
@@ -191,7 +202,11 @@ def test_solver_sets_output_completion() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="Q", target="42")], solver=strip_answer(), scorer=match(location="exact"))
+    task = Task(
+        dataset=[Sample(input="Q", target="42")],
+        solver=strip_answer(),
+        scorer=match(location="exact"),
+    )
     log = eval(task, model=mockllm("ANSWER: 42"))[0]
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 
@@ -205,7 +220,9 @@ def test_state_completed_ends_early() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="Q", target="A")], solver=[stop_now(), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="Q", target="A")], solver=[stop_now(), generate()], scorer=includes()
+    )
     log = eval(task, model=mockllm("A"))[0]
     assert log.results.scores[0].metrics["accuracy"].value == 0.0
 
@@ -228,7 +245,11 @@ def test_state_fields_read_in_a_solver() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="Q", target="A", id="s1", metadata={"k": 1})], solver=look(), scorer=includes())
+    task = Task(
+        dataset=[Sample(input="Q", target="A", id="s1", metadata={"k": 1})],
+        solver=look(),
+        scorer=includes(),
+    )
     eval(task, model=mockllm("A"))
     assert seen["input"] == "Q" and seen["sample_id"] == "s1" and seen["epoch"] == 1
     assert seen["metadata"] == {"k": 1} and seen["target"] == "A"
@@ -291,6 +312,8 @@ def test_message_limit_on_state() -> None:
 
         return solve
 
-    task = Task(dataset=[Sample(input="Q", target="A")], solver=loop(), scorer=includes(), message_limit=6)
+    task = Task(
+        dataset=[Sample(input="Q", target="A")], solver=loop(), scorer=includes(), message_limit=6
+    )
     log = eval(task, model=get_model("mockllm/model"))[0]
     assert len(log.samples[0].messages) <= 6

@@ -44,7 +44,9 @@ def scripted(*outputs: ModelOutput):
 
 
 def call(tool_name: str, **arguments) -> ModelOutput:
-    return ModelOutput.for_tool_call(model="mockllm/model", tool_name=tool_name, tool_arguments=arguments)
+    return ModelOutput.for_tool_call(
+        model="mockllm/model", tool_name=tool_name, tool_arguments=arguments
+    )
 
 
 def say(text: str) -> ModelOutput:
@@ -117,7 +119,11 @@ def test_tool_with_a_default_argument() -> None:
 
         return execute
 
-    task = Task(dataset=[Sample(input="Greet Bo", target="Bo")], solver=[use_tools(greet()), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="Greet Bo", target="Bo")],
+        solver=[use_tools(greet()), generate()],
+        scorer=includes(),
+    )
     log = eval(task, model=scripted(call("greet", name="Bo"), say("done Bo")))[0]
     assert tool_answers(log) == ["Hello, Bo!"]
 
@@ -137,7 +143,11 @@ def test_tool_decorator_with_name() -> None:
 
         return execute
 
-    task = Task(dataset=[Sample(input="?", target="5")], solver=[use_tools(adder()), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="?", target="5")],
+        solver=[use_tools(adder()), generate()],
+        scorer=includes(),
+    )
     log = eval(task, model=scripted(call("plus", a=2, b=3), say("5")))[0]
     assert tool_answers(log) == ["5"]
 
@@ -147,7 +157,10 @@ def test_tool_with_renames_a_tool() -> None:
 
     task = Task(
         dataset=[Sample(input="?", target="7")],
-        solver=[use_tools(tool_with(add(), name="sum_two", description="Sum two numbers.")), generate()],
+        solver=[
+            use_tools(tool_with(add(), name="sum_two", description="Sum two numbers.")),
+            generate(),
+        ],
         scorer=includes(),
     )
     log = eval(task, model=scripted(call("sum_two", x=3, y=4), say("7")))[0]
@@ -168,7 +181,11 @@ def test_tool_def_from_a_function() -> None:
         return x * y
 
     multiply_tool = ToolDef(multiply, name="multiply").as_tool()
-    task = Task(dataset=[Sample(input="?", target="12")], solver=[use_tools(multiply_tool), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="?", target="12")],
+        solver=[use_tools(multiply_tool), generate()],
+        scorer=includes(),
+    )
     log = eval(task, model=scripted(call("multiply", x=3, y=4), say("12")))[0]
     assert tool_answers(log) == ["12"]
 
@@ -176,7 +193,11 @@ def test_tool_def_from_a_function() -> None:
 def test_think_tool() -> None:
     from assay.tool import think
 
-    task = Task(dataset=[Sample(input="?", target="ok")], solver=[use_tools(think()), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="?", target="ok")],
+        solver=[use_tools(think()), generate()],
+        scorer=includes(),
+    )
     log = eval(task, model=scripted(call("think", thought="hmm"), say("ok")))[0]
     assert log.status == "success"
 
@@ -190,7 +211,10 @@ def test_bash_and_python_in_a_local_sandbox() -> None:
         scorer=includes(),
         sandbox="local",
     )
-    log = eval(task, model=scripted(call("bash", cmd="echo hi"), call("python", code="print(6*7)"), say("hi")))[0]
+    log = eval(
+        task,
+        model=scripted(call("bash", cmd="echo hi"), call("python", code="print(6*7)"), say("hi")),
+    )[0]
     assert [a.strip() for a in tool_answers(log)] == ["hi", "42"]
 
 
@@ -260,7 +284,9 @@ def test_custom_agent_with_agent_state() -> None:
 
         return execute
 
-    task = Task(dataset=[Sample(input="Say hi", target="hi")], solver=echo_agent(), scorer=includes())
+    task = Task(
+        dataset=[Sample(input="Say hi", target="hi")], solver=echo_agent(), scorer=includes()
+    )
     log = eval(task, model=scripted(say("hi")))[0]
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 
@@ -293,6 +319,10 @@ def test_tool_returning_a_list_of_content() -> None:
 
         return execute
 
-    task = Task(dataset=[Sample(input="?", target="ok")], solver=[use_tools(facts()), generate()], scorer=includes())
+    task = Task(
+        dataset=[Sample(input="?", target="ok")],
+        solver=[use_tools(facts()), generate()],
+        scorer=includes(),
+    )
     log = eval(task, model=scripted(call("facts", topic="Rome"), say("ok")))[0]
     assert "Rome is big" in tool_answers(log)[0]

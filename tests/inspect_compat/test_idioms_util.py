@@ -82,7 +82,7 @@ def test_store_model_with_store_as() -> None:
     class Activity(StoreModel):
         active: bool = False
         tries: int = 0
-        names: list[str] = []
+        names: list[str] = []  # noqa: RUF012 (pydantic copies a field default)
 
     @solver
     def act():

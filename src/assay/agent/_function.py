@@ -100,9 +100,7 @@ def as_solver(agent: Any) -> Solver:
     return solver
 
 
-async def run(
-    agent: AgentFunction, input: str | list[ChatMessage] | AgentState
-) -> AgentState:
+async def run(agent: AgentFunction, input: str | list[ChatMessage] | AgentState) -> AgentState:
     """Run an ``@agent`` agent on *input* (text, messages or a state) and return its
     state (``react()`` agents run as solvers or through ``handoff()``)."""
     if isinstance(input, AgentState):

@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
-from assay.agent._loop import current_run, handoff_unavailable
 from assay.agent._function import AgentFunction
+from assay.agent._loop import current_run, handoff_unavailable
 from assay.agent._react import Agent
 from assay.errors import ConfigError
 from assay.model import ChatMessage, assistant_message

@@ -17,13 +17,13 @@ from assay.log._read import (
     EvalSample,
     EvalScore,
     EvalSpec,
-    EvalStats,
     LogStatus,
     SampleOutput,
     list_eval_logs,
     read_eval_log,
     read_eval_log_samples,
 )
+from assay.log._stats import EvalStats
 
 __all__ = [
     "EvalLog",

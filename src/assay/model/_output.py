@@ -96,7 +96,9 @@ class ModelOutput(msgspec.Struct):
         content: str = "",
     ) -> ModelOutput:
         """An answer that calls one tool (Inspect's name): scripts a mock model's turn."""
-        call = ToolCall(tool_call_id or f"for_tool_call_{uuid.uuid4().hex[:12]}", tool_name, tool_arguments)
+        call = ToolCall(
+            tool_call_id or f"for_tool_call_{uuid.uuid4().hex[:12]}", tool_name, tool_arguments
+        )
         message = assistant_message(content, [call])
         return ModelOutput(model, message, stop_reason="tool_calls")
 

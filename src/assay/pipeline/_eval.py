@@ -43,11 +43,11 @@ from assay.pipeline._eval_result import (
     outcome_result,
     scorer_errors,
 )
+from assay.pipeline._limits_option import LIMIT_FIELDS, with_limits
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
 from assay.pipeline._run import execute_run
-from assay.pipeline._limits_option import LIMIT_FIELDS, with_limits
 from assay.pipeline._solver_option import with_solver
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
@@ -393,16 +393,15 @@ def _run_name(evaluation: str, model: str) -> str:
 
 
 def _resolve_tasks(tasks: TaskInput, opts: EvalOptions) -> list[tuple[Task, dict[str, Any] | None]]:
-    one = isinstance(tasks, Task | str) or callable(tasks)
-    items = [tasks] if one else list(tasks)
+    items: list[Any] = [tasks] if isinstance(tasks, Task | str) or callable(tasks) else list(tasks)
     resolved: list[tuple[Task, dict[str, Any] | None]] = []
     for item in items:
         if isinstance(item, str):
             resolved.extend(load_tasks(item, opts.task_args))
-        elif callable(item) and not isinstance(item, Task):  # an @task function
-            resolved.append((item(**opts.task_args), None))
-        else:
+        elif isinstance(item, Task):
             resolved.append((item, None))
+        else:  # an @task function, called with the eval's task_args
+            resolved.append((item(**opts.task_args), None))
     return resolved
 
 

@@ -213,9 +213,7 @@ def earlier_runs(log_dir: Path) -> dict[str, list[EarlierRun]]:
 eval_set = synchronous(eval_set_async, "eval_set")
 
 
-async def eval_retry_async(
-    logs: Any, **options: Any
-) -> list[EvalResult]:
+async def eval_retry_async(logs: Any, **options: Any) -> list[EvalResult]:
     """Finish each unfinished run in *logs* in place (Inspect's ``eval_retry``: here the
     same as ``assay resume``), one result per run, in order.
 

@@ -100,7 +100,9 @@ def multiple_choice(
         state.user_prompt.text = fill_template(prompt, fields)
         state = await generate(state)
         completion = state.output.completion
-        picked = parse_answers(completion) if multiple_correct else {parse_answer(completion, labels)}
+        picked = (
+            parse_answers(completion) if multiple_correct else {parse_answer(completion, labels)}
+        )
         for label, choice in zip(labels, state.choices, strict=True):
             choice.correct = label in picked
         return state

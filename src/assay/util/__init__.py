@@ -13,10 +13,11 @@ from assay.model._scoped_limits import (
     working_limit,
 )
 from assay.sandbox import ExecResult, SandboxEnvironment, sandbox
+from assay.solver._state import Store
 from assay.util._concurrency import concurrency
 from assay.util._json_schema import json_schema
 from assay.util._span import span, subtask
-from assay.util._store import Store, StoreModel, store, store_as
+from assay.util._store import StoreModel, store, store_as
 
 __all__ = [
     "ExecResult",
