@@ -141,6 +141,10 @@ def test_sample_input_as_chat_messages() -> None:
     assert sample.input[1].content == "Hi"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="different (docs/inspect.md): shuffle and sort return a new dataset, this one is left as it was",
+)
 def test_dataset_shuffle_in_place() -> None:
     dataset = MemoryDataset([Sample(input=str(i)) for i in range(20)])
     dataset.shuffle(seed=1)
@@ -148,6 +152,10 @@ def test_dataset_shuffle_in_place() -> None:
     assert [s.input for s in dataset] != [str(i) for i in range(20)]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="different (docs/inspect.md): shuffle and sort return a new dataset, this one is left as it was",
+)
 def test_dataset_sort() -> None:
     dataset = MemoryDataset([Sample(input="bb"), Sample(input="a")])
     dataset.sort(key=lambda s: len(s.input))
