@@ -143,7 +143,7 @@ def test_sample_input_as_chat_messages() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="different (docs/inspect.md): shuffle and sort return a new dataset, this one is left as it was",
+    reason="different (docs/inspect.md): shuffle and sort return a new dataset",
 )
 def test_dataset_shuffle_in_place() -> None:
     dataset = MemoryDataset([Sample(input=str(i)) for i in range(20)])
@@ -154,7 +154,7 @@ def test_dataset_shuffle_in_place() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="different (docs/inspect.md): shuffle and sort return a new dataset, this one is left as it was",
+    reason="different (docs/inspect.md): shuffle and sort return a new dataset",
 )
 def test_dataset_sort() -> None:
     dataset = MemoryDataset([Sample(input="bb"), Sample(input="a")])
