@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 import msgspec
@@ -95,9 +94,11 @@ class ModelOutput(msgspec.Struct):
         tool_call_id: str | None = None,
         content: str = "",
     ) -> ModelOutput:
-        """An answer that calls one tool (Inspect's name): scripts a mock model's turn."""
+        """An answer that calls one tool (Inspect's name): scripts a mock model's turn.
+        Without *tool_call_id*, the id is made from the call, so a script gives the same
+        conversation (and the same evidence) on every run."""
         call = ToolCall(
-            tool_call_id or f"for_tool_call_{uuid.uuid4().hex[:12]}", tool_name, tool_arguments
+            tool_call_id or _call_id(tool_name, tool_arguments), tool_name, tool_arguments
         )
         message = assistant_message(content, [call])
         return ModelOutput(model, message, stop_reason="tool_calls")
@@ -106,3 +107,9 @@ class ModelOutput(msgspec.Struct):
     def empty(model: str = "") -> ModelOutput:
         """No answer yet (a fresh TaskState)."""
         return ModelOutput(model, assistant_message(""))
+
+
+def _call_id(tool_name: str, tool_arguments: dict[str, Any]) -> str:
+    from assay._digest import canonical_json, sha256_hex
+
+    return "for_tool_call_" + sha256_hex(canonical_json([tool_name, tool_arguments]))[:12]
