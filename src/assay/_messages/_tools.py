@@ -16,9 +16,9 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "tool.with_unknown_parameter": (
         "tool_with({tool!r}): {parameter!r} is not one of its parameters (it has: {known})",
-        "name only the tool's own parameters in parameters={{...}}",
+        "name only the tool's own parameters in tool_with(parameters=...)",
         "tool_with({tool!r})：{parameter!r} 不是它的参数（它有：{known}）",
-        "parameters={{...}} 中只写该工具自己的参数",
+        "tool_with(parameters=...) 中只写该工具自己的参数",
     ),
     "tool.bad_name": (
         "tool name {name!r} is not allowed ({where})",
