@@ -131,3 +131,22 @@ def test_cleanup_runs_when_the_solver_raises(
     log = eval(task, model="mockllm/model")[0]
     assert cleaned == ["s"]
     assert "boom" in (log.samples[0].error or "")
+
+
+def test_tool_def_describes_and_is_taken_where_a_tool_is() -> None:
+    from assay.agent import react
+    from assay.tool import ToolDef
+
+    async def double(n: int) -> int:
+        """
+        Double a number.
+
+        Args:
+            n: The number.
+        """
+        return 2 * n
+
+    made = ToolDef(double, description="Twice n.", parameters={"n": "the number to double"})
+    assert (made.name, made.description) == ("double", "Twice n.")
+    assert made.parameters["properties"]["n"]["description"] == "the number to double"
+    assert react(tools=[made]).settings.tools[0].name == "double"

@@ -167,10 +167,6 @@ def test_tool_with_renames_a_tool() -> None:
     assert tool_answers(log) == ["7"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not supported (docs/inspect.md): assay's ToolDef is the definition sent to a model",
-)
 def test_tool_def_from_a_function() -> None:
     from assay.tool import ToolDef
 

@@ -17,7 +17,8 @@ from assay.solver._multiple_choice import letters, multiple_choice, parse_answer
 from assay.solver._solver import Chain, Generate, Solver, chain, fresh_solver, solver
 from assay.solver._state import Choice, Target, TaskState
 from assay.solver._tool_calls import call_tools
-from assay.solver._tools import Tool, ToolDef, ToolError, tool
+from assay.solver._tool_def import ToolDef
+from assay.solver._tools import Tool, ToolError, ToolInfo, tool
 
 __all__ = [
     "Chain",
@@ -30,6 +31,7 @@ __all__ = [
     "ToolCalls",
     "ToolDef",
     "ToolError",
+    "ToolInfo",
     "as_completion_fn",
     "call_tools",
     "chain",

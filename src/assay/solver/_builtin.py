@@ -14,6 +14,7 @@ from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
 from assay.solver._solver import Generate, Solver, solver
 from assay.solver._state import TaskState
+from assay.solver._tool_def import ToolDef
 from assay.solver._tools import Tool
 
 
@@ -106,7 +107,8 @@ def _flat_tools(tools: Sequence[Tool | Sequence[Tool]]) -> list[Tool]:
     """The tools, lists flattened; a ConfigError for anything that is not a Tool."""
     flat: list[Tool] = []
     for item in tools:
-        for one in item if isinstance(item, list | tuple) else [item]:
+        for given in item if isinstance(item, list | tuple) else [item]:
+            one = given.as_tool() if isinstance(given, ToolDef) else given
             if getattr(one, "__assay_kind__", None) == "tool":
                 raise ConfigError(
                     "tool.factory_not_called", name=getattr(one, "__assay_name__", "?")

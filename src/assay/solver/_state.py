@@ -14,7 +14,7 @@ import msgspec
 
 from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput, user_message
-from assay.solver._tools import Tool, ToolDef
+from assay.solver._tools import Tool, ToolInfo
 
 
 class _BoundToStore(Protocol):
@@ -188,7 +188,7 @@ class TaskState:
         state.completed = record["completed"]
         state.limit = record.get("limit")
         if "tools" in record:
-            definitions = msgspec.convert(record["tools"], list[ToolDef])
+            definitions = msgspec.convert(record["tools"], list[ToolInfo])
             state.tools = [Tool.unavailable(d) for d in definitions]
             state.tool_choice = record["tool_choice"]
         return state
@@ -208,7 +208,7 @@ class _StateRecord(msgspec.Struct):
     store: dict[str, Any]
     completed: bool
     limit: str | None = None
-    tools: list[ToolDef] | None = None
+    tools: list[ToolInfo] | None = None
     tool_choice: str = "auto"
 
 

@@ -5,17 +5,18 @@ sandbox; ``think()`` gives the model a place to think out loud. Each is a factor
 it (``use_tools(bash(timeout=30))``) to make the tool. See docs/tools.md.
 """
 
-from assay.solver._tools import Tool, ToolDef, ToolError, tool
+from assay.solver._tools import Tool, ToolError, ToolInfo, tool
 from assay.tool._exec import bash, python
 from assay.tool._text_editor import text_editor
 from assay.tool._think import think
-from assay.tool._with import ToolFunction, tool_with
+from assay.tool._with import ToolDef, ToolFunction, tool_with
 
 __all__ = [
     "Tool",
     "ToolDef",
     "ToolError",
     "ToolFunction",
+    "ToolInfo",
     "bash",
     "python",
     "text_editor",
