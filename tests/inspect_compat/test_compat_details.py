@@ -150,3 +150,16 @@ def test_tool_def_describes_and_is_taken_where_a_tool_is() -> None:
     assert (made.name, made.description) == ("double", "Twice n.")
     assert made.parameters["properties"]["n"]["description"] == "the number to double"
     assert react(tools=[made]).settings.tools[0].name == "double"
+
+
+@pytest.mark.parametrize(
+    ("option", "why"),
+    [
+        ("score", "every trial is scored as it ends"),
+        ("log_samples", "every sample is kept in the run's evidence"),
+    ],
+)
+def test_eval_refuses_asking_for_less_evidence(option: str, why: str) -> None:
+    task = Task(dataset=[Sample(input="?", target="x")], scorer=includes())
+    with pytest.raises(ConfigError, match=rf"eval\({option}=False\): {why}"):
+        eval(task, model="mockllm/model", **{option: False})

@@ -221,3 +221,15 @@ def test_approval_policy_on_a_task() -> None:
         approval=[ApprovalPolicy(auto_approver(), "*")],
     )
     assert eval(t, model="mockllm/model")[0].status == "success"
+
+
+def test_eval_display_and_log_options() -> None:
+    log = eval(
+        hello(count=1),
+        model="mockllm/model",
+        display="none",
+        log_level="warning",
+        log_samples=True,
+        score=True,
+    )[0]
+    assert log.status == "success"

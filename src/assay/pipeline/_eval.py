@@ -36,6 +36,7 @@ from assay.model import (
 )
 from assay.pipeline._cluster_task import ClusterRefused, ClusterUnreachable
 from assay.pipeline._conclude import RunStopped
+from assay.pipeline._display_options import take_display_options
 from assay.pipeline._eval_models import unit_model_args, unit_models
 from assay.pipeline._eval_result import (
     EvalResult,
@@ -249,6 +250,7 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     """*options* as EvalOptions: a misspelt one is a ConfigError naming the closest
     (not a TypeError), and a folder or file may be given as a str."""
     known = EvalOptions.__struct_fields__
+    take_display_options(options)
     generate = {k: options.pop(k) for k in list(options) if _generate_field(k, known)}
     limits = {k: options.pop(k) for k in list(options) if k in LIMIT_FIELDS}
     if limits:
