@@ -150,3 +150,71 @@ def test_task_cleanup() -> None:
     )
     eval(task, model="mockllm/model")
     assert cleaned == ["s"]
+
+
+def test_assistant_message_solver() -> None:
+    from assay.solver import assistant_message
+
+    task = Task(
+        dataset=[Sample(input="2+2?", target="model")],
+        solver=[assistant_message("Let me think."), generate()],
+        scorer=includes(),
+    )
+    log = eval(task, model="mockllm/model")[0]
+    assert [m.role for m in log.samples[0].messages] == ["user", "assistant", "assistant"]
+
+
+def test_var_metric() -> None:
+    from assay.scorer import mean, var
+
+    @scorer(metrics=[mean(), var()])
+    def length():
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=len(state.input_text))
+
+        return score
+
+    task = Task(dataset=[Sample(input="ab"), Sample(input="abcd")], scorer=length())
+    log = eval(task, model="mockllm/model")[0]
+    assert log.results.scores[0].metrics["var"].value == 2.0
+
+
+def test_util_subprocess() -> None:
+    import anyio
+
+    from assay.util import subprocess
+
+    result = anyio.run(subprocess, ["python3", "-c", "print('out')"])
+    assert result.success and result.stdout == "out\n"
+
+
+def test_util_collect() -> None:
+    import anyio
+
+    from assay.util import collect
+
+    async def double(n: int) -> int:
+        await anyio.lowlevel.checkpoint()
+        return 2 * n
+
+    async def main() -> list[int]:
+        return await collect(double(1), double(2), double(3))
+
+    assert anyio.run(main) == [2, 4, 6]
+
+
+def test_util_resource(tmp_path: Path) -> None:
+    from assay.util import resource
+
+    (tmp_path / "prompt.txt").write_text("Answer: {prompt}")
+    assert resource("prompt.txt") == "Answer: {prompt}"
+    assert resource("Inline {prompt}") == "Inline {prompt}"
+
+
+def test_inspect_type_names() -> None:
+    from assay.scorer import Value, ValueToFloat  # noqa: F401
+    from assay.solver import Choices  # noqa: F401
+    from assay.tool import ContentText, ToolCall, ToolCallError, ToolResult  # noqa: F401
+
+    assert ToolCall(id="c1", function="add", arguments={"x": 1}).function == "add"
+    assert ContentText(text="hi").text == "hi"

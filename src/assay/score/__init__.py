@@ -57,7 +57,7 @@ from assay.score._scorers import (
     product_gate,
     same_value,
 )
-from assay.score._stats import bootstrap_stderr, std, stderr
+from assay.score._stats import bootstrap_stderr, std, stderr, var
 
 if _typing.TYPE_CHECKING:
     from assay.score._code import extract_code, python_tests
@@ -155,4 +155,5 @@ __all__ = [
     "std",
     "stderr",
     "value_to_float",
+    "var",
 ]

@@ -2,6 +2,7 @@
 
 from assay.solver._adapters import as_completion_fn, from_completion_fn, postprocess
 from assay.solver._builtin import (
+    assistant_message,
     chain_of_thought,
     generate,
     prompt_template,
@@ -20,9 +21,13 @@ from assay.solver._tool_calls import call_tools
 from assay.solver._tool_def import ToolDef
 from assay.solver._tools import Tool, ToolError, ToolInfo, tool
 
+Choices = list[Choice]
+"""Inspect's name for ``state.choices``: the sample's choices, in the order shown."""
+
 __all__ = [
     "Chain",
     "Choice",
+    "Choices",
     "Generate",
     "Solver",
     "Target",
@@ -33,6 +38,7 @@ __all__ = [
     "ToolError",
     "ToolInfo",
     "as_completion_fn",
+    "assistant_message",
     "call_tools",
     "chain",
     "chain_of_thought",

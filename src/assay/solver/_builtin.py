@@ -9,6 +9,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.model import TOOL_CHOICES, ChatMessage, Model, get_model
+from assay.model import assistant_message as assistant_msg
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
@@ -148,6 +149,18 @@ def user_message(template: str, **params: Any) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state.messages.append(user_msg(render(template, state, params)))
+        return state
+
+    return solve
+
+
+@solver
+def assistant_message(template: str, **params: Any) -> Solver:
+    """Append an assistant message rendered from *template* (Inspect's solver: a turn
+    the model is shown as its own, e.g. a worked example)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.messages.append(assistant_msg(render(template, state, params)))
         return state
 
     return solve
