@@ -302,3 +302,25 @@ def test_bootstrap_stderr_metric() -> None:
 
     log = eval(one("a", check()), model=mockllm("a"))[0]
     assert "bootstrap_stderr" in log.results.scores[0].metrics
+
+
+def test_model_graded_qa_include_history() -> None:
+    from assay.solver import user_message
+
+    seen = []
+
+    def grader_reply(input, tools, tool_choice, config) -> ModelOutput:
+        seen.append(input[-1].text)
+        return ModelOutput.from_content(model="mockllm/model", content="GRADE: C")
+
+    task = Task(
+        dataset=[Sample(input="First question", target="x")],
+        solver=[generate(), user_message("A follow-up"), generate()],
+        scorer=model_graded_qa(
+            include_history=True, model=get_model("mockllm/model", custom_outputs=grader_reply)
+        ),
+    )
+    log = eval(task, model=mockllm("one", "two"))[0]
+    assert log.results.scores[0].metrics["accuracy"].value == 1.0
+    assert "First question" in seen[0] and "Assistant: one" in seen[0]
+    assert "User: A follow-up" in seen[0]
