@@ -242,3 +242,21 @@ def test_content_reasoning_in_output() -> None:
         content=[ContentReasoning(reasoning="Think."), ContentText(text="Done.")]
     )
     assert message.text == "Done."
+
+
+def test_generate_cache_true(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.solver import generate
+
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+
+    def run(answer: str) -> str:
+        task = Task(
+            dataset=[Sample(input="Hi", target="x")],
+            solver=[generate(cache=True)],
+            scorer=includes(),
+        )
+        model = get_model("mockllm/model", custom_outputs=[say(answer)])
+        return eval(task, model=model)[0].samples[0].output.completion
+
+    assert run("first") == "first"
+    assert run("second") == "first"  # answered from the cache

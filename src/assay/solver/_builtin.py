@@ -8,7 +8,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.model import TOOL_CHOICES, ChatMessage, Model, get_model
+from assay.model import (
+    TOOL_CHOICES,
+    ChatMessage,
+    Model,
+    ResponseCache,
+    cache_scope,
+    current_cache,
+    get_model,
+)
 from assay.model import assistant_message as assistant_msg
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
@@ -67,14 +75,23 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
 
 
 @solver
-def generate(tool_calls: ToolCalls = "loop", **config: Any) -> Solver:
+def generate(tool_calls: ToolCalls = "loop", cache: bool = False, **config: Any) -> Solver:
     """Ask the model, with optional generation settings for this step; with tools in the
     state, run the ones it calls and ask again (``tool_calls``: ``"loop"`` until it
-    answers without a call, ``"single"`` one round, ``"none"`` none)."""
+    answers without a call, ``"single"`` one round, ``"none"`` none). ``cache=True``
+    answers this step's calls from the response cache (and fills it) even when the eval
+    was not run with ``cache=True``, as Inspect's ``generate(cache=True)``."""
     check_tool_calls(tool_calls)
+    if not isinstance(cache, bool):
+        raise ConfigError(
+            "task.option", option="generate(cache=...)", reason="True or False (no CachePolicy)"
+        )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, tool_calls=tool_calls, **config)
+        if not cache or current_cache() is not None:
+            return await generate(state, tool_calls=tool_calls, **config)
+        with cache_scope(ResponseCache().open()):
+            return await generate(state, tool_calls=tool_calls, **config)
 
     return solve
 
