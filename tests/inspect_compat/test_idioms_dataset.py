@@ -175,3 +175,14 @@ def test_hf_dataset_from_a_local_folder(tmp_path: Path) -> None:
         sample_fields=FieldSpec(input="question", target="answer"),
     )
     assert [s.target for s in dataset] == ["2", "5"]
+
+
+def test_sample_metadata_as() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Info:
+        level: str
+
+    sample = Sample(input="x", metadata={"level": "hard"})
+    assert sample.metadata_as(Info) == Info(level="hard")

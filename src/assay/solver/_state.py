@@ -140,11 +140,9 @@ class TaskState:
         """The sample's metadata as *metadata_type*: a pydantic model (validated with
         ``model_validate``) or any type msgspec can convert a dict into (a dataclass,
         a ``msgspec.Struct``, a TypedDict)."""
-        validate = getattr(metadata_type, "model_validate", None)
-        if validate is not None:
-            made: M = validate(self.metadata)
-            return made
-        return msgspec.convert(self.metadata, metadata_type)
+        from assay.dataset._sample import metadata_as
+
+        return metadata_as(self.metadata, metadata_type)
 
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
