@@ -247,7 +247,7 @@ def test_an_unknown_provider_lists_the_installed_ones(tmp_path: Path) -> None:
     known = error_line(proc).partition("(known: ")[2].partition(")")[0]
     services = ["deepseek", "fireworks", "grok", "groq", "moonshot", "ollama", "openai-api"]
     services += ["openrouter", "perplexity", "sambanova", "sglang", "together", "vllm"]
-    builtin = ["anthropic", "google", "local", "mock", "openai", *services]
+    builtin = ["anthropic", "google", "local", "mock", "mockllm", "openai", *services]
     assert known.split(", ") == sorted([*builtin, "shout"])
 
 

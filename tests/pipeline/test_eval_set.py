@@ -217,10 +217,10 @@ def test_eval_retry_resumes_the_run_it_is_given(tmp_path: Path) -> None:
     assert (log.task, log.model, log.path) == ("hanging", "mock/x", run)
     assert sample_calls(task_file) == ["s0", "s1", "s1", "s2"]
     assert verify_run(run).ok, verify_run(run).problems
-    # a complete run has nothing to retry: its result says so, nothing runs
+    # a complete run has nothing to retry: it is its own result (as Inspect's retry of a
+    # finished log), and nothing runs
     (again,) = eval_retry(run)
-    assert again.status == "error"
-    assert "already complete" in (again.error or "")
+    assert (again.status, again.attempts, again.path) == ("success", 0, run)
     assert sample_calls(task_file) == ["s0", "s1", "s1", "s2"]
 
 

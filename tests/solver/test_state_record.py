@@ -10,7 +10,7 @@ from assay._digest import canonical_json, loads
 from assay.model import ChatMessage, system_message, user_message
 from assay.solver import TaskState
 from assay.solver._state import Target, state_from_json
-from assay.solver._tools import Tool, ToolDef
+from assay.solver._tools import Tool, ToolInfo
 
 
 def _state(chat: bool, tools: bool) -> TaskState:
@@ -31,7 +31,7 @@ def _state(chat: bool, tools: bool) -> TaskState:
     state.completed = True
     state.limit = "tokens" if chat else None
     if tools:
-        state.tools = [Tool.unavailable(ToolDef("add", "adds", {"type": "object"}))]
+        state.tools = [Tool.unavailable(ToolInfo("add", "adds", {"type": "object"}))]
         state.tool_choice = "add"
     return state
 

@@ -14,6 +14,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "@tool 需要一个函数，得到的是 {value}（{where}）",
         "请把 @tool 放在参数带类型注解的 def 或 async def 上",
     ),
+    "tool.with_unknown_parameter": (
+        "tool_with({tool!r}): {parameter!r} is not one of its parameters (it has: {known})",
+        "name only the tool's own parameters in tool_with(parameters=...)",
+        "tool_with({tool!r})：{parameter!r} 不是它的参数（它有：{known}）",
+        "tool_with(parameters=...) 中只写该工具自己的参数",
+    ),
     "tool.bad_name": (
         "tool name {name!r} is not allowed ({where})",
         "use 1 to 64 letters, digits, '_' or '-', e.g. @tool(name=\"add_numbers\")",

@@ -7,6 +7,7 @@ docs/agents.md.
 """
 
 from assay.agent._basic import basic_agent
+from assay.agent._function import AgentFunction, AgentState, agent, as_solver, run
 from assay.agent._handoff import handoff
 from assay.agent._react import Agent, react
 from assay.agent._settings import AgentAttempts, AgentPrompt, AgentSubmit
@@ -14,9 +15,14 @@ from assay.agent._settings import AgentAttempts, AgentPrompt, AgentSubmit
 __all__ = [
     "Agent",
     "AgentAttempts",
+    "AgentFunction",
     "AgentPrompt",
+    "AgentState",
     "AgentSubmit",
+    "agent",
+    "as_solver",
     "basic_agent",
     "handoff",
     "react",
+    "run",
 ]

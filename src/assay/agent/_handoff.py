@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from assay.agent._function import AgentFunction
 from assay.agent._loop import current_run, handoff_unavailable
 from assay.agent._react import Agent
 from assay.errors import ConfigError
@@ -30,7 +31,9 @@ HANDOFFS = "handoffs"
 """The ``state.store`` key the sub-agents' conversations are kept under."""
 
 
-def handoff(agent: Agent, description: str | None = None, tool_name: str | None = None) -> Tool:
+def handoff(
+    agent: Agent | AgentFunction, description: str | None = None, tool_name: str | None = None
+) -> Tool:
     """A tool that hands the conversation to *agent* (made by ``react(name=...)``).
 
     Args:
@@ -39,7 +42,7 @@ def handoff(agent: Agent, description: str | None = None, tool_name: str | None 
             agent's description).
         tool_name: the tool's name (default ``transfer_to_<agent name>``).
     """
-    if not isinstance(agent, Agent) or not agent.name:
+    if not isinstance(agent, Agent | AgentFunction) or not agent.name:
         raise ConfigError("agent.handoff_no_name", value=repr(agent))
     name = tool_name or f"transfer_to_{agent.name}"
     told = description or agent.description or f"Hand the task over to {agent.name}."
@@ -53,7 +56,9 @@ def handoff(agent: Agent, description: str | None = None, tool_name: str | None 
     return define_tool(transfer, name, told)
 
 
-async def _hand_over(agent: Agent, tool_name: str, state: TaskState, generate: Any) -> str:
+async def _hand_over(
+    agent: Agent | AgentFunction, tool_name: str, state: TaskState, generate: Any
+) -> str:
     """Run *agent* on the caller's conversation (as text) and return its answer."""
     kept = (state.messages, state.tools, state.tool_choice, state.output)
     state.messages = _as_text(state.messages)

@@ -39,7 +39,15 @@ from assay.model import (
 )
 from assay.model import user_message as user_msg
 from assay.score._score import Score, value_to_float
-from assay.solver import Generate, TaskState, Tool, ToolError, call_tools, task_scorers
+from assay.solver import (
+    Generate,
+    TaskState,
+    Tool,
+    ToolDef,
+    ToolError,
+    call_tools,
+    task_scorers,
+)
 from assay.solver._tool_calls import check_message_limit
 from assay.solver._tools import define_tool
 
@@ -247,7 +255,7 @@ def _check_token_limit(settings: LoopSettings, tokens_before: int) -> None:
 
 def check_tools(agent: str, tools: Any, submit_name: str | None) -> tuple[Tool, ...]:
     """The tools as a tuple: each a Tool, no two of one name (the submit tool included)."""
-    given = list(tools or [])
+    given = [t.as_tool() if isinstance(t, ToolDef) else t for t in tools or []]
     for item in given:
         if not isinstance(item, Tool):
             raise ConfigError("agent.not_a_tool", agent=agent, value=repr(item))

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
+
+M = TypeVar("M")
+
+
+def metadata_as(metadata: dict[str, Any], metadata_type: type[M]) -> M:
+    """*metadata* as *metadata_type*: a pydantic model (validated with
+    ``model_validate``) or any type msgspec can convert a dict into (a dataclass, a
+    ``msgspec.Struct``, a TypedDict)."""
+    validate = getattr(metadata_type, "model_validate", None)
+    if validate is not None:
+        made: M = validate(metadata)
+        return made
+    return msgspec.convert(metadata, metadata_type)
 
 
 class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -39,6 +52,10 @@ class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
             kept = {k: as_data_uri(v) if isinstance(v, bytes) else v for k, v in self.files.items()}
             msgspec.structs.force_setattr(self, "files", kept)
+
+    def metadata_as(self, metadata_type: type[M]) -> M:
+        """The sample's metadata as *metadata_type* (Inspect's ``Sample.metadata_as``)."""
+        return metadata_as(self.metadata, metadata_type)
 
     @property
     def expected(self) -> Any:

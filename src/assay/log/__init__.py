@@ -23,6 +23,7 @@ from assay.log._read import (
     read_eval_log,
     read_eval_log_samples,
 )
+from assay.log._stats import EvalStats
 
 __all__ = [
     "EvalLog",
@@ -32,6 +33,7 @@ __all__ = [
     "EvalSample",
     "EvalScore",
     "EvalSpec",
+    "EvalStats",
     "LogStatus",
     "SampleOutput",
     "list_eval_logs",

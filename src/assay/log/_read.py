@@ -10,7 +10,6 @@ streamed one at a time (a run of 100k trials is never held at once).
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from assay.errors import AssayError, EvidenceError
+from assay.log._location import log_path
+from assay.log._reducers import reducers_of, split_by_key, split_by_reducer
+from assay.log._stats import EvalStats, iso_time, stats_of
+from assay.model._messages import ChatMessage
 from assay.score import Score
 
 if TYPE_CHECKING:
@@ -41,6 +44,7 @@ class EvalScore(msgspec.Struct, frozen=True):
     scorer: str
     model: str
     metrics: dict[str, EvalMetric]
+    reducer: str | None = None
 
 
 class EvalResults(msgspec.Struct, frozen=True):
@@ -93,6 +97,8 @@ class EvalSample(msgspec.Struct, frozen=True):
     error: str | None
     trial_id: str
     bundle_digest: str
+    messages: list[ChatMessage] = []
+    store: dict[str, Any] = {}
 
     @property
     def output(self) -> SampleOutput:
@@ -109,6 +115,7 @@ class EvalLog(msgspec.Struct):
     eval: EvalSpec
     results: EvalResults | None = None
     samples: list[EvalSample] | None = None
+    stats: EvalStats | None = None
 
 
 class EvalLogInfo(msgspec.Struct, frozen=True):
@@ -121,27 +128,27 @@ class EvalLogInfo(msgspec.Struct, frozen=True):
     mtime: float
 
 
-def read_eval_log(log_file: str | Path, header_only: bool = False) -> EvalLog:
+def read_eval_log(log_file: str | Path | Any, header_only: bool = False) -> EvalLog:
     """The run at *log_file*: header, results and (unless *header_only*) every sample.
 
     A folder that is not a run, or evidence whose bytes were changed, is an
     ``EvidenceError`` (exit 4 on the CLI), never a quiet read of edited bytes.
     """
-    path = Path(log_file)
+    path = log_path(log_file)
     log = EvalLog(location=path, status=run_status(path), eval=_spec_of(path))
-    log.results = _results_of(path)
+    log.results, log.stats = _results_of(path)
     if not header_only:
         log.samples = list(read_eval_log_samples(path))
     return log
 
 
-def read_eval_log_samples(log_file: str | Path) -> Iterator[EvalSample]:
+def read_eval_log_samples(log_file: str | Path | Any) -> Iterator[EvalSample]:
     """The samples of the run at *log_file*, one at a time, in plan order, each checked
     against its digests as it is read."""
     from assay.evidence import every_trial, read_manifest
     from assay.report._details import answer_of
 
-    path = Path(log_file)
+    path = log_path(log_file)
     read_manifest(path)  # not a run at all: an EvidenceError, before anything is read
     for trial in every_trial(path):
         bundle, seen = trial.bundle, trial.bundle["observation"]
@@ -160,7 +167,25 @@ def read_eval_log_samples(log_file: str | Path) -> Iterator[EvalSample]:
             error=seen.get("failure"),
             trial_id=str(head["trial_id"]),
             bundle_digest=str(bundle["digest"]),
+            **_conversation_of(trial.output, seen["media"]),
         )
+
+
+def _conversation_of(output: bytes | None, media: str) -> dict[str, Any]:
+    """A Python task's final ``messages`` and ``store`` (Inspect's ``sample.messages`` and
+    ``sample.store``); nothing for another target's answer."""
+    from assay.evidence import decode_output
+
+    try:
+        state = decode_output(output, media) if output is not None else None
+    except ValueError:
+        return {}
+    if not isinstance(state, dict) or not isinstance(state.get("messages"), list):
+        return {}
+    return {
+        "messages": msgspec.convert(state["messages"], list[ChatMessage]),
+        "store": state.get("store") or {},
+    }
 
 
 def list_eval_logs(log_dir: str | Path = "runs", recursive: bool = True) -> list[EvalLogInfo]:
@@ -252,39 +277,40 @@ def _spec_of(run: Path) -> EvalSpec:
         task=str(spec.get("evaluation", "")),
         model=models[0] if len(models) == 1 else ", ".join(models),
         models=models,
-        created=_iso(manifest.get("started_at")),
+        created=iso_time(manifest.get("started_at")),
         spec_digest=str(manifest.get("spec_digest", "")),
         dataset=spec.get("dataset") or {},
         task_args=(task.get("args") or {}) if isinstance(task, dict) else {},
     )
 
 
-def _results_of(run: Path) -> EvalResults | None:
-    """The results in the run's sealed report; ``None`` before it has one."""
+def _results_of(run: Path) -> tuple[EvalResults | None, EvalStats]:
+    """The results in the run's sealed report (``None`` before it has one) and its stats."""
     from assay.report import read_report
 
     if not (run / "report.json").exists():
-        return None
-    return results_of_report(read_report(run))
+        return None, stats_of(run, None)
+    report = read_report(run)
+    return results_of_report(report, reducers_of(run)), stats_of(run, report)
 
 
-def results_of_report(report: Report) -> EvalResults:
-    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model
-    (a YAML spec's run, which declares no metrics, gives each scorer's pass rate as
-    ``accuracy`` with its ``stderr``)."""
+def results_of_report(report: Report, reducers: list[str] | None = None) -> EvalResults:
+    """A report's numbers as Inspect's ``EvalResults``: each scorer's metrics per model,
+    one ``EvalScore`` per epoch reducer of *reducers* (a YAML spec's run, which declares
+    no metrics, gives each scorer's pass rate as ``accuracy`` with its ``stderr``)."""
     scores = [
         EvalScore(
-            name=scorer,
+            name=key or scorer,
             scorer=scorer,
             model=model,
-            metrics={
-                name: EvalMetric(name, value if isinstance(value, int | float) else None)
-                for name, value in metrics.items()
-            },
+            metrics={name: EvalMetric(name, _number(value)) for name, value in named.items()},
+            reducer=reducer,
         )
         for model, by_scorer in report.task_metrics.items()
         for scorer, metrics in by_scorer.items()
         if isinstance(metrics, dict)
+        for reducer, part in split_by_reducer(_flat(metrics), reducers or ["mean"])
+        for key, named in split_by_key(part)
     ]
     if not scores:
         scores = [
@@ -308,14 +334,28 @@ def results_of_report(report: Report) -> EvalResults:
     )
 
 
+def _flat(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A metric whose value is a dict (``grouped``: one per group, and ``all``) as one
+    metric per key, as Inspect lists them."""
+    flat: dict[str, Any] = {}
+    for name, value in metrics.items():
+        flat.update(value if isinstance(value, dict) else {name: value})
+    return flat
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) else None
+
+
 def _score_of(record: dict[str, Any]) -> Score:
-    """A score record as the ``Score`` a scorer returned (its status in ``metadata``)."""
+    """A score record as the ``Score`` a scorer returned: its ``metadata`` as the scorer
+    gave it, or, when it gave none, the score's status (``{"status": "passed"}``)."""
     value = record.get("value")
     return Score(
         value=value if value is not None else str(record.get("status")),
         answer=record.get("answer"),
         explanation=record.get("reason") or None,
-        metadata={"status": record.get("status")},
+        metadata=record.get("metadata") or {"status": record.get("status")},
     )
 
 
@@ -326,10 +366,3 @@ def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
-
-
-def _iso(seconds: Any) -> str:
-    """An epoch time as ISO 8601 UTC (Inspect's ``created``); empty when unknown."""
-    if not isinstance(seconds, int | float):
-        return ""
-    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC).isoformat()

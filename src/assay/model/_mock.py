@@ -30,7 +30,7 @@ class MockAPI:
         default_output: str = DEFAULT_OUTPUT,
         outputs: Callable[[list[ChatMessage]], Any] | Iterable[Any] | None = None,
     ) -> None:
-        self.name = f"mock/{name}"
+        self.name = name if "/" in name else f"mock/{name}"
         self.default_output = default_output
         self._function: Callable[[list[ChatMessage]], Any] | None = None
         self._queue: Iterator[Any] | None = None
@@ -68,3 +68,22 @@ def mock_provider(
 ) -> MockAPI:
     """Make a mock model API (its arguments spelt out, so a wrong one is a ConfigError)."""
     return MockAPI(name, config, default_output, outputs)
+
+
+MOCKLLM_OUTPUT = "Default output from mockllm/model"
+
+
+@modelapi("mockllm")
+def mockllm_provider(
+    name: str,
+    config: GenerateConfig,
+    *,
+    custom_outputs: Callable[..., ModelOutput] | Iterable[ModelOutput] | None = None,
+) -> MockAPI:
+    """Inspect's ``mockllm/model``: *custom_outputs* are its answers in turn, or a function
+    of ``(input, tools, tool_choice, config)`` giving each; without them, a fixed answer."""
+    outputs: Callable[[list[ChatMessage]], Any] | Iterable[Any] | None = custom_outputs
+    if callable(custom_outputs):
+        function = custom_outputs
+        outputs = lambda messages: function(messages, [], "auto", config)  # noqa: E731
+    return MockAPI(f"mockllm/{name}", config, MOCKLLM_OUTPUT, outputs)

@@ -29,6 +29,7 @@ from assay.model._messages import ChatMessage, user_message, with_images_inlined
 from assay.model._output import ModelOutput
 from assay.model._prices import cost_of
 from assay.model._replay import current_replay
+from assay.model._scoped_limits import charge_scoped_limits
 
 DEFAULT_MAX_CONNECTIONS = 10
 _JSON = "application/json"
@@ -63,6 +64,10 @@ class Model:
         the default) without credentials, query or fragment; None if it has none."""
         url = getattr(self.api, "base_url", None)
         return shown_url(str(url)) if url is not None else None
+
+    def __str__(self) -> str:
+        """``provider/name``, as Inspect's ``str(model)``."""
+        return self.name
 
     def __repr__(self) -> str:
         return f"Model({self.name!r})"
@@ -114,6 +119,7 @@ class Model:
         budget = current_budget()
         if budget is not None:
             budget.spend(output.usage, cost or 0.0)
+        charge_scoped_limits(len(messages), output.usage)
         return output
 
     async def aclose(self) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-from assay.model._messages import ChatMessage, assistant_message
+from assay.model._messages import ChatMessage, ToolCall, assistant_message
 
 StopReason = Literal["stop", "max_tokens", "tool_calls", "content_filter", "unknown"]
 
@@ -87,6 +87,29 @@ class ModelOutput(msgspec.Struct):
         return ModelOutput(model, assistant_message(content), usage=usage or ModelUsage())
 
     @staticmethod
+    def for_tool_call(
+        model: str,
+        tool_name: str,
+        tool_arguments: dict[str, Any],
+        tool_call_id: str | None = None,
+        content: str = "",
+    ) -> ModelOutput:
+        """An answer that calls one tool (Inspect's name): scripts a mock model's turn.
+        Without *tool_call_id*, the id is made from the call, so a script gives the same
+        conversation (and the same evidence) on every run."""
+        call = ToolCall(
+            tool_call_id or _call_id(tool_name, tool_arguments), tool_name, tool_arguments
+        )
+        message = assistant_message(content, [call])
+        return ModelOutput(model, message, stop_reason="tool_calls")
+
+    @staticmethod
     def empty(model: str = "") -> ModelOutput:
         """No answer yet (a fresh TaskState)."""
         return ModelOutput(model, assistant_message(""))
+
+
+def _call_id(tool_name: str, tool_arguments: dict[str, Any]) -> str:
+    from assay._digest import canonical_json, sha256_hex
+
+    return "for_tool_call_" + sha256_hex(canonical_json([tool_name, tool_arguments]))[:12]

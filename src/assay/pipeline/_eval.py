@@ -36,6 +36,7 @@ from assay.model import (
 )
 from assay.pipeline._cluster_task import ClusterRefused, ClusterUnreachable
 from assay.pipeline._conclude import RunStopped
+from assay.pipeline._display_options import take_display_options
 from assay.pipeline._eval_models import unit_model_args, unit_models
 from assay.pipeline._eval_result import (
     EvalResult,
@@ -44,6 +45,7 @@ from assay.pipeline._eval_result import (
     scorer_errors,
 )
 from assay.pipeline._execute import execute_run
+from assay.pipeline._limits_option import LIMIT_FIELDS, with_limits
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._progress import ProgressCallback
@@ -107,6 +109,9 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
             ``model_roles`` and are recorded in the run's spec.
         solver: a solver (or list of them) for every task instead of its own, or the name
             of a registered one (the CLI's ``--solver``), made with *solver_args* (``-S``).
+        sample_limits: ``message_limit``, ``token_limit``, ``time_limit``,
+            ``working_limit``, ``cost_limit`` for every task instead of its own (``eval``
+            takes them as keyword arguments, as Inspect's does); recorded for ``resume``.
         approval: tool-call approval policies (``assay.approval``) for every task
             instead of its own; recorded in the spec, and made again by ``resume``
             (and a cluster's workers) from their registered approvers.
@@ -144,6 +149,7 @@ class EvalOptions(msgspec.Struct, frozen=True, kw_only=True):
     model_roles: dict[str, Any] = {}
     solver: Any = None
     solver_args: dict[str, Any] = {}
+    sample_limits: dict[str, Any] = {}
     approval: Any = None
     cluster: str | None = None
 
@@ -167,7 +173,7 @@ def enqueue_task(task: Task) -> None:
     queue.append(task)
 
 
-TaskInput = Task | str | Sequence[Task | str]
+TaskInput = Task | str | Callable[..., Task] | Sequence[Task | str | Callable[..., Task]]
 
 
 async def eval_async(
@@ -244,7 +250,11 @@ def _options(options: dict[str, Any]) -> EvalOptions:
     """*options* as EvalOptions: a misspelt one is a ConfigError naming the closest
     (not a TypeError), and a folder or file may be given as a str."""
     known = EvalOptions.__struct_fields__
+    take_display_options(options)
     generate = {k: options.pop(k) for k in list(options) if _generate_field(k, known)}
+    limits = {k: options.pop(k) for k in list(options) if k in LIMIT_FIELDS}
+    if limits:
+        options["sample_limits"] = {k: v for k, v in limits.items() if v is not None}
     if generate:
         try:
             options["generate_config"] = GenerateConfig.from_settings(generate)
@@ -311,6 +321,7 @@ async def _run_unit(
             max_attempts=opts.max_attempts,
         )
         task, solver = with_solver(task, opts.solver, opts.solver_args)
+        task = with_limits(task, opts.sample_limits)
         if record is not None:  # what a resume needs to select and build the same unit
             record = {
                 **record,
@@ -322,6 +333,8 @@ async def _run_unit(
                 record["config"] = msgspec.to_builtins(opts.generate_config)
             if solver is not None:
                 record["solver"] = solver
+            if opts.sample_limits:
+                record["limits"] = opts.sample_limits
         samples = _select(task, opts)
         prepared = prepare_task(
             task,
@@ -382,13 +395,15 @@ def _run_name(evaluation: str, model: str) -> str:
 
 
 def _resolve_tasks(tasks: TaskInput, opts: EvalOptions) -> list[tuple[Task, dict[str, Any] | None]]:
-    items = [tasks] if isinstance(tasks, Task | str) else list(tasks)
+    items: list[Any] = [tasks] if isinstance(tasks, Task | str) or callable(tasks) else list(tasks)
     resolved: list[tuple[Task, dict[str, Any] | None]] = []
     for item in items:
         if isinstance(item, str):
             resolved.extend(load_tasks(item, opts.task_args))
-        else:
+        elif isinstance(item, Task):
             resolved.append((item, None))
+        else:  # an @task function, called with the eval's task_args
+            resolved.append((item(**opts.task_args), None))
     return resolved
 
 

@@ -13,7 +13,8 @@ from assay.report import Report, read_report
 from assay.score import Metrics
 
 if TYPE_CHECKING:
-    from assay.log import EvalResults
+    from assay.log import EvalResults, EvalSample, EvalSpec
+    from assay.log._stats import EvalStats
 
 
 class EvalResult(msgspec.Struct):
@@ -44,8 +45,37 @@ class EvalResult(msgspec.Struct):
         if self.report is None:
             return None
         from assay.log._read import results_of_report
+        from assay.log._reducers import reducers_of
 
-        return results_of_report(self.report)
+        return results_of_report(self.report, reducers_of(self.path))
+
+    @property
+    def samples(self) -> list[EvalSample] | None:
+        """Inspect's ``log.samples``: every trial read back from the run (each checked
+        against its digests); ``None`` for a unit that failed before its run."""
+        if self.path is None:
+            return None
+        from assay.log._read import read_eval_log_samples
+
+        return list(read_eval_log_samples(self.path))
+
+    @property
+    def eval(self) -> EvalSpec | None:
+        """Inspect's ``log.eval``: the run's header (``task``, ``model``, ``task_args``)."""
+        if self.path is None:
+            return None
+        from assay.log._read import read_eval_log
+
+        return read_eval_log(self.path, header_only=True).eval
+
+    @property
+    def stats(self) -> EvalStats | None:
+        """Inspect's ``log.stats``: start and end times, each model's token usage."""
+        if self.path is None:
+            return None
+        from assay.log._stats import stats_of
+
+        return stats_of(self.path, self.report)
 
     @property
     def location(self) -> str | None:

@@ -34,7 +34,12 @@ from assay.pipeline._eval import (
     _run_unit,
 )
 from assay.pipeline._eval_models import unit_models
-from assay.pipeline._eval_result import EvalResult, outcome_result, scorer_errors
+from assay.pipeline._eval_result import (
+    EvalResult,
+    completed_result,
+    outcome_result,
+    scorer_errors,
+)
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._resume import resume_run_async
@@ -208,9 +213,7 @@ def earlier_runs(log_dir: Path) -> dict[str, list[EarlierRun]]:
 eval_set = synchronous(eval_set_async, "eval_set")
 
 
-async def eval_retry_async(
-    logs: str | Path | Sequence[str | Path], **options: Any
-) -> list[EvalResult]:
+async def eval_retry_async(logs: Any, **options: Any) -> list[EvalResult]:
     """Finish each unfinished run in *logs* in place (Inspect's ``eval_retry``: here the
     same as ``assay resume``), one result per run, in order.
 
@@ -218,7 +221,10 @@ async def eval_retry_async(
     rebuilt from the file it was loaded from; a run whose task was defined in memory
     cannot be, and its result says so (rerun it with ``eval_set`` instead).
     """
-    paths = [Path(logs)] if isinstance(logs, str | Path) else [Path(p) for p in logs]
+    from assay.log._location import log_path
+
+    one = isinstance(logs, str | Path) or not isinstance(logs, Sequence)
+    paths = [log_path(logs)] if one else [log_path(log) for log in logs]
     allowed = {"max_samples", "cache", "cache_expiry", "prices"}
     for name in options:
         if name not in allowed:
@@ -234,8 +240,15 @@ async def _retry_one(
     cache_expiry: str | float | None = None,
     prices: Path | None = None,
 ) -> EvalResult:
-    """One run resumed; its failure is its result (as ``eval``'s units)."""
+    """One run resumed; its failure is its result (as ``eval``'s units). A run already
+    complete is its own result, as Inspect's ``eval_retry`` of a finished log: nothing
+    runs (``attempts`` 0), and trials that errored in it stay errors."""
     task, model = _unit_names(path)
+    if _complete(path):
+        done = completed_result(task, model, path)
+        if done.status == "success" and (kept := _kept_errors(path)) is not None:
+            done.status, done.error = "error", kept
+        return done
     try:
         outcome = await resume_run_async(
             path,
@@ -252,6 +265,16 @@ async def _retry_one(
         return EvalResult(task=task, model=model, status="error", path=path, error=exc.one_line())
     error = outcome.errors.message() or scorer_errors(outcome.report) or _kept_errors(path)
     return outcome_result(task, model, outcome, error)
+
+
+def _complete(path: Path) -> bool:
+    """Whether the run at *path* was sealed complete (unreadable: not; resume says why)."""
+    from assay.evidence import read_manifest
+
+    try:
+        return read_manifest(path).get("status") == "complete"
+    except AssayError:
+        return False
 
 
 def _kept_errors(path: Path) -> str | None:

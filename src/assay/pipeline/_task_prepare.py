@@ -152,6 +152,7 @@ def prepare_task(
         files_base=files_base,
         scorers=task.scorer,
         approval=policies,
+        cleanup=task.cleanup,
     )
     return Prepared(
         spec=spec,
@@ -318,6 +319,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
         raise ConfigError("task.model_args", model=spec.targets[0].model)
     if "solver" in record:  # the eval's --solver, made again
         task = task_with(task, solver=named_solver(record["solver"]))
+    if "limits" in record:  # the eval's message_limit=... and the like
+        task = task_with(task, **record["limits"])
     epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
     model = get_model(spec.targets[0].model or "mock/default", **model_args)
     if "endpoint" in record and record["endpoint"] != model.endpoint:

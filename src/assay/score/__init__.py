@@ -40,6 +40,8 @@ from assay.score._score import (
     PARTIAL,
     PythonScorer,
     Score,
+    Value,
+    ValueToFloat,
     scorer,
     scorer_metrics,
     value_to_float,
@@ -57,7 +59,7 @@ from assay.score._scorers import (
     product_gate,
     same_value,
 )
-from assay.score._stats import bootstrap_stderr, std, stderr
+from assay.score._stats import bootstrap_stderr, std, stderr, var
 
 if _typing.TYPE_CHECKING:
     from assay.score._code import extract_code, python_tests
@@ -105,6 +107,8 @@ __all__ = [
     "ScoreStatus",
     "Scorer",
     "TargetCounts",
+    "Value",
+    "ValueToFloat",
     "Verdict",
     "accuracy",
     "answer",
@@ -155,4 +159,5 @@ __all__ = [
     "std",
     "stderr",
     "value_to_float",
+    "var",
 ]

@@ -10,6 +10,7 @@ like any other model call. Templates and instructions follow Inspect AI's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from assay.model import Model, get_model
 from assay.model._registry import active_model, bound_role
@@ -85,6 +86,7 @@ def model_graded_qa(
     partial_credit: bool = False,
     model: str | Model | None = None,
     model_role: str | None = "grader",
+    include_history: bool | Callable[[TaskState], str] = False,
 ) -> PythonScorer:
     """A grader model decides whether the answer meets the criterion (the target).
 
@@ -95,10 +97,14 @@ def model_graded_qa(
     but biased: prefer a stronger grader). A reply without a grade scores ``I``, with
     the reply as the explanation, so a broken grader shows up as wrong answers you can
     read; so does a ``P`` when *partial_credit* is off (the grader was not offered it).
+    With *include_history* the question is the whole conversation up to the answer
+    (``True``) or what the function makes of the state.
     """
-    return _graded(
+    scorer = _graded(
         template or QA_TEMPLATE, instructions, grade_pattern, partial_credit, model, model_role
     )
+    scorer.include_history = include_history
+    return scorer
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -109,15 +115,18 @@ def model_graded_fact(
     partial_credit: bool = False,
     model: str | Model | None = None,
     model_role: str | None = "grader",
+    include_history: bool | Callable[[TaskState], str] = False,
 ) -> PythonScorer:
     """A grader model checks that the answer contains the facts of the expert answer.
 
     Like ``model_graded_qa`` but the target is an expert answer to compare facts with,
     not a criterion, so style and wording differences do not count against it.
     """
-    return _graded(
+    scorer = _graded(
         template or FACT_TEMPLATE, instructions, grade_pattern, partial_credit, model, model_role
     )
+    scorer.include_history = include_history
+    return scorer
 
 
 def _graded(
@@ -127,7 +136,7 @@ def _graded(
     partial_credit: bool,
     model: str | Model | None,
     model_role: str | None = "grader",
-) -> PythonScorer:
+) -> _GradedScorer:
     compiled = re.compile(grade_pattern)
     if compiled.groups < 1:
         raise ValueError(f"grade_pattern {grade_pattern!r} needs a group capturing the grade")
@@ -161,6 +170,7 @@ class _GradedScorer:
         self.model = model
         self.model_role = model_role
         self.graders: dict[str, Model] = {}  # one Model per name: its connection gate shared
+        self.include_history: bool | Callable[[TaskState], str] = False
 
     def grader(self, state: TaskState) -> Model:
         """The grader of *state*: the one given, else the role's (the run owns it), else
@@ -179,11 +189,18 @@ class _GradedScorer:
             self.graders[name] = get_model(name)
         return self.graders[name]
 
+    def question(self, state: TaskState) -> str:
+        """What the grader is shown as the question: the input, or with
+        ``include_history`` the conversation before the answer being graded."""
+        if callable(self.include_history):
+            return self.include_history(state)
+        return conversation_before_answer(state) if self.include_history else state.input_text
+
     async def __call__(self, state: TaskState, target: Target) -> Score:
         answer = state.output.completion
         fields = {
             **state.metadata,
-            "question": state.input_text,
+            "question": self.question(state),
             "answer": answer,
             "criterion": target.text,
             "instructions": self.instructions,
@@ -207,3 +224,22 @@ class _GradedScorer:
         given = [self.model] if isinstance(self.model, Model) else []
         for grader in [*given, *self.graders.values()]:
             await grader.aclose()
+
+
+def conversation_before_answer(state: TaskState) -> str:
+    """The conversation as text, without system messages and from the last assistant
+    message on (the answer, which the template shows on its own): the first message as
+    it is, then ``User: ...``, ``Assistant: ...`` (with its tool calls) and
+    ``Tool: ...`` turns."""
+    shown = [m for m in state.messages if m.role != "system"]
+    answers = [i for i, m in enumerate(shown) if m.role == "assistant"]
+    if answers:
+        shown = shown[: answers[-1]]
+    lines = [shown[0].text] if shown else []
+    for message in shown[1:]:
+        text = message.text
+        if message.role == "assistant" and message.tool_calls:
+            calls = ", ".join(f"{c.function}({c.arguments})" for c in message.tool_calls)
+            text = f"{text}\n[calls {calls}]" if text else f"[calls {calls}]"
+        lines.append(f"{message.role.capitalize()}: {text}")
+    return "\n\n".join(lines)

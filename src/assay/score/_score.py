@@ -27,10 +27,17 @@ INCORRECT = "I"
 PARTIAL = "P"
 NOANSWER = "N"
 
-Value = str | int | float | bool
+ScalarValue = str | int | float | bool
 """A scalar score value."""
 
-ScoreValue = Value | list[Value] | dict[str, Value]
+ScoreValue = ScalarValue | list[ScalarValue] | dict[str, ScalarValue]
+
+Value = ScoreValue
+"""Inspect's name for what a ``Score`` holds: a letter, number or bool, or a list or
+dict of them."""
+
+ValueToFloat = Callable[[ScoreValue], float]
+"""Inspect's name for what ``value_to_float()`` returns."""
 """What ``Score.value`` may hold: a scalar, or (as in Inspect) a list or dict of them,
 whose metrics are computed key by key."""
 
@@ -65,13 +72,13 @@ class Score(msgspec.Struct, omit_defaults=True):
         bools and numbers, as ``value_to_float`` reads them."""
         return value_to_float(self.value)  # a dict or list is refused (InvalidScoreValue)
 
-    def as_dict(self) -> dict[str, Value]:
+    def as_dict(self) -> dict[str, ScalarValue]:
         """The value, which must be a dict."""
         if not isinstance(self.value, dict):
             raise ValueError(f"Score value {self.value!r} is not a dict")
         return self.value
 
-    def as_list(self) -> list[Value]:
+    def as_list(self) -> list[ScalarValue]:
         """The value, which must be a list."""
         if not isinstance(self.value, list):
             raise ValueError(f"Score value {self.value!r} is not a list")

@@ -39,6 +39,16 @@ def std() -> Metric:
 
 
 @metric
+def var() -> Metric:
+    """The sample variance of the values (Inspect's ``var``): ``std`` squared."""
+
+    def compute(scores: Sequence[SampleScore]) -> float:
+        return _variance([s.value for s in scores])
+
+    return compute
+
+
+@metric
 def stderr() -> Metric:
     """The standard error of the mean, ``sqrt(var / n)``: the error bar on ``mean``."""
 

@@ -8,12 +8,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.model import TOOL_CHOICES, ChatMessage, Model, get_model
+from assay.model import (
+    TOOL_CHOICES,
+    ChatMessage,
+    Model,
+    ResponseCache,
+    cache_scope,
+    current_cache,
+    get_model,
+)
+from assay.model import assistant_message as assistant_msg
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
 from assay.solver._solver import Generate, Solver, solver, stateless
 from assay.solver._state import TaskState
+from assay.solver._tool_def import ToolDef
 from assay.solver._tools import Tool
 
 
@@ -65,29 +75,40 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
 
 
 @solver
-def generate(tool_calls: ToolCalls = "loop", **config: Any) -> Solver:
+def generate(tool_calls: ToolCalls = "loop", cache: bool = False, **config: Any) -> Solver:
     """Ask the model, with optional generation settings for this step; with tools in the
     state, run the ones it calls and ask again (``tool_calls``: ``"loop"`` until it
-    answers without a call, ``"single"`` one round, ``"none"`` none)."""
+    answers without a call, ``"single"`` one round, ``"none"`` none). ``cache=True``
+    answers this step's calls from the response cache (and fills it) even when the eval
+    was not run with ``cache=True``, as Inspect's ``generate(cache=True)``."""
     check_tool_calls(tool_calls)
+    if not isinstance(cache, bool):
+        raise ConfigError(
+            "task.option", option="generate(cache=...)", reason="True or False (no CachePolicy)"
+        )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, tool_calls=tool_calls, **config)
+        if not cache or current_cache() is not None:
+            return await generate(state, tool_calls=tool_calls, **config)
+        with cache_scope(ResponseCache().open()):
+            return await generate(state, tool_calls=tool_calls, **config)
 
     return stateless(solve)
 
 
 @solver
 def use_tools(
-    *tools: Tool | Sequence[Tool], tool_choice: str = "auto", append: bool = False
+    *tools: Tool | Sequence[Tool], tool_choice: Any = "auto", append: bool = False
 ) -> Solver:
     """Offer *tools* (made with ``@tool``) to the model in the ``generate`` calls after
     this step, replacing the state's tools (or adding to them, with ``append``).
 
     ``tool_choice``: ``"auto"`` (the model decides), ``"none"`` (it may not call one),
-    ``"any"`` (it must call one first, its pick) or the name of a tool to call first.
+    ``"any"`` (it must call one first, its pick) or the name of a tool to call first
+    (or Inspect's ``ToolFunction(name=...)``).
     """
     given = _flat_tools(tools)
+    tool_choice = getattr(tool_choice, "name", tool_choice)  # a ToolFunction: its name
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         chosen = [*state.tools, *given] if append else list(given)
@@ -104,7 +125,8 @@ def _flat_tools(tools: Sequence[Tool | Sequence[Tool]]) -> list[Tool]:
     """The tools, lists flattened; a ConfigError for anything that is not a Tool."""
     flat: list[Tool] = []
     for item in tools:
-        for one in item if isinstance(item, list | tuple) else [item]:
+        for given in item if isinstance(item, list | tuple) else [item]:
+            one = given.as_tool() if isinstance(given, ToolDef) else given
             if getattr(one, "__assay_kind__", None) == "tool":
                 raise ConfigError(
                     "tool.factory_not_called", name=getattr(one, "__assay_name__", "?")
@@ -147,6 +169,18 @@ def user_message(template: str, **params: Any) -> Solver:
         return state
 
     return stateless(solve)
+
+
+@solver
+def assistant_message(template: str, **params: Any) -> Solver:
+    """Append an assistant message rendered from *template* (Inspect's solver: a turn
+    the model is shown as its own, e.g. a worked example)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.messages.append(assistant_msg(render(template, state, params)))
+        return state
+
+    return solve
 
 
 @solver

@@ -22,6 +22,39 @@ LETTER is one of {letters}.
 
 {choices}"""
 
+MULTIPLE_CHOICE_COT = """Answer the following multiple choice question. The last line of your \
+response should be of the following format: 'ANSWER: $LETTER' (without quotes) where LETTER \
+is one of {letters}. Think step by step before answering.
+
+{question}
+
+{choices}"""
+
+MULTIPLE_ANSWER = """Answer the following multiple choice question where multiple answers \
+may be correct. The entire content of your response should be of the following format: \
+'ANSWER: $LETTERS' (without quotes) where LETTERS is one or more of {letters}.
+
+{question}
+
+{choices}"""
+
+MULTIPLE_ANSWER_COT = """Answer the following multiple choice question where multiple \
+answers may be correct. The last line of your response should be of the following format: \
+'ANSWER: $LETTERS' (without quotes) where LETTERS is one or more of {letters}. Think step \
+by step before answering.
+
+{question}
+
+{choices}"""
+
+_TEMPLATES = {
+    (False, False): MULTIPLE_CHOICE,
+    (True, False): MULTIPLE_CHOICE_COT,
+    (False, True): MULTIPLE_ANSWER,
+    (True, True): MULTIPLE_ANSWER_COT,
+}
+
+_ANSWERS = re.compile(r"ANSWER\s*:\s*([A-Za-z](?:[\s,]+[A-Za-z]\b)*)")
 _ANSWER = re.compile(r"ANSWER\s*:\s*\(?([A-Za-z])\)?")
 # For models that ignore the format (small local ones do): "the answer is B", "Answer: (B)",
 # a line starting with a capital choice letter ("B) pinna", "(B)", "B."), or just "B".
@@ -39,9 +72,20 @@ def letters(count: int) -> list[str]:
 
 @solver
 def multiple_choice(
-    template: str = MULTIPLE_CHOICE, shuffle: bool = False, seed: int = 0
+    template: str | None = None,
+    shuffle: bool = False,
+    seed: int = 0,
+    *,
+    cot: bool = False,
+    multiple_correct: bool = False,
 ) -> Solver:
-    """Ask a lettered multiple-choice question and mark the choice the model picked."""
+    """Ask a lettered multiple-choice question and mark the choice the model picked.
+
+    As Inspect's: *cot* asks the model to think step by step before its last line's
+    ``ANSWER:``; with *multiple_correct* it may name several letters (``ANSWER: A, C``),
+    each marked correct. Without a *template*, the one those two choose.
+    """
+    prompt = template if template is not None else _TEMPLATES[(cot, multiple_correct)]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if shuffle:
@@ -53,14 +97,23 @@ def multiple_choice(
             f"{label}) {c.value}" for label, c in zip(labels, state.choices, strict=True)
         )
         fields = {"question": state.input_text, "choices": lines, "letters": ",".join(labels)}
-        state.user_prompt.text = fill_template(template, fields)
+        state.user_prompt.text = fill_template(prompt, fields)
         state = await generate(state)
-        picked = parse_answer(state.output.completion, labels)
+        completion = state.output.completion
+        picked = (
+            parse_answers(completion) if multiple_correct else {parse_answer(completion, labels)}
+        )
         for label, choice in zip(labels, state.choices, strict=True):
-            choice.correct = label == picked
+            choice.correct = label in picked
         return state
 
     return solve
+
+
+def parse_answers(completion: str) -> set[str]:
+    """The letters after the last ``ANSWER:`` in *completion* (``A, C`` or ``A C``)."""
+    found: list[str] = _ANSWERS.findall(completion)
+    return {ch.upper() for ch in re.findall(r"[A-Za-z]", found[-1])} if found else set()
 
 
 def parse_answer(completion: str, labels: list[str] | None = None) -> str | None:

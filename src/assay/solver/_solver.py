@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 from assay._registry import rebuild, registered
@@ -40,6 +41,21 @@ class Solver(Protocol):
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_generate: ContextVar[Generate | None] = ContextVar("assay_generate", default=None)
+"""The running trial's ``generate``, for solvers that run others themselves (``fork``)."""
+
+
+def current_generate() -> Generate:
+    """The ``generate`` of the trial whose solvers are running.
+
+    Raises:
+        RuntimeError: called outside a trial's solvers.
+    """
+    found = _generate.get()
+    if found is None:
+        raise RuntimeError("fork() runs solvers of the running trial: call it from a solver")
+    return found
+
 
 def solver(factory: F | None = None, *, name: str | None = None) -> Any:
     """Register a solver factory: ``@solver`` or ``@solver(name="...")``."""
@@ -57,6 +73,7 @@ class Chain:
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
         token = _current.set(state)  # the trial's state, for assay.util.store()
+        generate_token = _generate.set(generate)
         try:
             for step in self.solvers:
                 state = await step(state, generate)
@@ -64,6 +81,7 @@ class Chain:
                 if state.completed:
                     break
         finally:
+            _generate.reset(generate_token)
             _current.reset(token)
         return state
 

@@ -14,7 +14,7 @@ import msgspec
 
 from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput, user_message
-from assay.solver._tools import Tool, ToolDef
+from assay.solver._tools import Tool, ToolInfo
 
 
 class _BoundToStore(Protocol):
@@ -56,6 +56,23 @@ class Target:
         return f"Target({self.raw!r})"
 
 
+class Store(dict[str, Any]):
+    """A trial's store: a plain dict (so it is written to the evidence as one) with
+    Inspect's ``Store`` methods; its values must be JSON."""
+
+    def set(self, key: str, value: Any) -> None:
+        """Keep *value* under *key*."""
+        self[key] = value
+
+    def has(self, key: str) -> bool:
+        """Whether *key* holds a value."""
+        return key in self
+
+    def delete(self, key: str) -> None:
+        """Forget *key* (nothing if it holds nothing)."""
+        self.pop(key, None)
+
+
 class TaskState:
     """The state of one trial as the solver chain works on it."""
 
@@ -80,12 +97,22 @@ class TaskState:
         )
         self.choices = [Choice(c, None, i) for i, c in enumerate(choices or [])]
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self.store: dict[str, Any] = {}
+        self._store = Store()
         self.output = ModelOutput.empty(model)
         self.completed = False
         self.limit: str | None = None
         self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)
         self.tool_choice: str = "auto"  # "auto", "none", "any", or a tool's name to force
+
+    @property
+    def store(self) -> Store:
+        """The trial's store: a dict kept in the evidence, with Inspect's ``Store``
+        methods (``get``, ``set``, ``has``, ``delete``)."""
+        return self._store
+
+    @store.setter
+    def store(self, data: dict[str, Any]) -> None:
+        self._store = data if isinstance(data, Store) else Store(data)
 
     @property
     def input_text(self) -> str:
@@ -113,11 +140,9 @@ class TaskState:
         """The sample's metadata as *metadata_type*: a pydantic model (validated with
         ``model_validate``) or any type msgspec can convert a dict into (a dataclass,
         a ``msgspec.Struct``, a TypedDict)."""
-        validate = getattr(metadata_type, "model_validate", None)
-        if validate is not None:
-            made: M = validate(self.metadata)
-            return made
-        return msgspec.convert(self.metadata, metadata_type)
+        from assay.dataset._sample import metadata_as
+
+        return metadata_as(self.metadata, metadata_type)
 
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
@@ -161,7 +186,7 @@ class TaskState:
         state.completed = record["completed"]
         state.limit = record.get("limit")
         if "tools" in record:
-            definitions = msgspec.convert(record["tools"], list[ToolDef])
+            definitions = msgspec.convert(record["tools"], list[ToolInfo])
             state.tools = [Tool.unavailable(d) for d in definitions]
             state.tool_choice = record["tool_choice"]
         return state
@@ -181,7 +206,7 @@ class _StateRecord(msgspec.Struct):
     store: dict[str, Any]
     completed: bool
     limit: str | None = None
-    tools: list[ToolDef] | None = None
+    tools: list[ToolInfo] | None = None
     tool_choice: str = "auto"
 
 

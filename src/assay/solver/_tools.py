@@ -54,7 +54,7 @@ class ToolCallError(Exception):
     """A model's call did not fit the tool (unknown tool, arguments of the wrong shape)."""
 
 
-class ToolDef(msgspec.Struct, frozen=True):
+class ToolInfo(msgspec.Struct, frozen=True):
     """What a model is told about a tool: OpenAI's function schema, field for field."""
 
     name: str
@@ -69,7 +69,7 @@ class Tool:
     def __init__(
         self,
         function: Callable[..., Any],
-        definition: ToolDef,
+        definition: ToolInfo,
         arguments: type[Any],
         parallel: bool = True,
     ) -> None:
@@ -125,7 +125,7 @@ class Tool:
         return {field: getattr(parsed, field) for field in self._fields}
 
     @classmethod
-    def unavailable(cls, definition: ToolDef) -> Tool:
+    def unavailable(cls, definition: ToolInfo) -> Tool:
         """A tool known only by its definition (a state read back from evidence)."""
 
         def absent(**arguments: Any) -> Any:
@@ -269,7 +269,7 @@ def define_tool(
     summary, documented = _docs(function)
     fields = _fields(function, label, where, documented)
     arguments = msgspec.defstruct(f"{label}_arguments", fields, forbid_unknown_fields=True)
-    definition = ToolDef(
+    definition = ToolInfo(
         label,
         summary if description is None else description,
         _parameters_schema(arguments),

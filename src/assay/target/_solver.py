@@ -14,7 +14,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class SolverTarget:
         files_base: Path | None = None,
         scorers: Sequence[Any] = (),
         approval: Sequence[Any] = (),
+        cleanup: Callable[[TaskState], Awaitable[None]] | None = None,
     ) -> None:
         self.id = target_id
         self.model = model
@@ -80,6 +81,7 @@ class SolverTarget:
         self.files_base = files_base  # where a sample's file paths are read from
         self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
         self.approval = tuple(approval)  # tool-call approval policies (assay.approval)
+        self.cleanup = cleanup  # Task(cleanup=...): after the solvers, sandboxes still open
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
@@ -157,14 +159,18 @@ class SolverTarget:
             task_scorers_scope(self.scorers),
             approval_scope(self.approval),
         ):
-            if time_limit is None:  # no cancel scope to enter and leave for every trial
-                holder[0] = await plan(state, generate)
-                return
             try:
-                with anyio.fail_after(time_limit):
+                if time_limit is None:  # no cancel scope to enter and leave for every trial
                     holder[0] = await plan(state, generate)
-            except TimeoutError:
-                raise LimitExceeded("time", time_limit, time_limit) from None
+                    return
+                try:
+                    with anyio.fail_after(time_limit):
+                        holder[0] = await plan(state, generate)
+                except TimeoutError:
+                    raise LimitExceeded("time", time_limit, time_limit) from None
+            finally:
+                if self.cleanup is not None:  # Task(cleanup=): after the solvers, scopes open
+                    await self.cleanup(holder[0])
 
 
 def _generate_for(

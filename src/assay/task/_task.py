@@ -10,7 +10,7 @@ reach through ``assay.sandbox.sandbox()``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -19,7 +19,7 @@ from assay._registry import registered, registry_info
 from assay.approval._apply import check_policies
 from assay.dataset import Sample
 from assay.model import GenerateConfig, Limits
-from assay.solver import Chain, Solver, chain, generate
+from assay.solver import Chain, Solver, TaskState, chain, generate
 from assay.task._epochs import Epochs
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,6 +52,7 @@ class Task:
         display_name: str | None = None,
         model_roles: dict[str, Any] | None = None,
         approval: Any = None,
+        cleanup: Callable[[TaskState], Awaitable[None]] | None = None,
     ) -> None:
         self.dataset = _resolve_dataset(dataset)
         self.setup: Chain | None = chain(setup) if setup is not None else None
@@ -75,6 +76,9 @@ class Task:
         self.model_roles: dict[str, Any] = dict(model_roles or {})
         # tool-call approval policies (assay.approval); eval(approval=...) wins
         self.approval = check_policies(approval)
+        # run at the end of each sample, after its solvers (as Inspect's, but before
+        # its scorers), with its sandboxes still open; an error in it is the sample's
+        self.cleanup = cleanup
 
     @property
     def info(self) -> dict[str, Any]:

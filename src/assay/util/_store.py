@@ -20,7 +20,7 @@ try:
 except ImportError:  # the `inspect` extra; say how to install it, not a traceback
     raise ConfigError("util.pydantic_missing") from None
 
-from assay.solver._state import current_state
+from assay.solver._state import Store, current_state
 
 _OWN = ("store", "instance")
 
@@ -63,48 +63,13 @@ def _fields(model: type[StoreModel]) -> list[str]:
 T = TypeVar("T", bound=StoreModel)
 
 
-class Store:
-    """A trial's store (``TaskState.store``) with Inspect's ``Store`` methods."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """The value under *key*, else *default*."""
-        return self.data.get(key, default)
-
-    def set(self, key: str, value: Any) -> None:
-        """Keep *value* under *key* (it must be JSON: the store is in the evidence)."""
-        self.data[key] = value
-
-    def has(self, key: str) -> bool:
-        """Whether *key* holds a value."""
-        return key in self.data
-
-    def delete(self, key: str) -> None:
-        """Forget *key* (nothing if it holds nothing)."""
-        self.data.pop(key, None)
-
-    def keys(self) -> list[str]:
-        """The keys, in the order they were set."""
-        return list(self.data)
-
-    def values(self) -> list[Any]:
-        """The values, in the order they were set."""
-        return list(self.data.values())
-
-    def items(self) -> list[tuple[str, Any]]:
-        """The (key, value) pairs, in the order they were set."""
-        return list(self.data.items())
-
-
 def store() -> Store:
     """The store of the trial whose solver or scorer is running (Inspect's ``store()``).
 
     Raises:
         RuntimeError: called outside a trial's solvers and scorers.
     """
-    return Store(_current_store())
+    return _current_store()
 
 
 def store_as(
@@ -115,7 +80,7 @@ def store_as(
     return model_type(store=_current_store() if store is None else store, instance=instance)
 
 
-def _current_store() -> dict[str, Any]:
+def _current_store() -> Store:
     state = current_state()
     if state is None:
         raise RuntimeError(
