@@ -31,17 +31,40 @@ class RegistryInfo(msgspec.Struct, frozen=True):
     args: dict[str, Any]
 
 
+_WHEN_GIVEN = "__assay_recorded_when_given__"
+
+
+def recorded_when_given(*names: str) -> Callable[[F], F]:
+    """Record the parameters *names* of a factory only when they differ from their defaults.
+
+    For parameters added to a built-in after runs were recorded with it: every other
+    argument is recorded with its default, so a new one recorded the same way would change
+    the digest of every spec using the factory and older runs would no longer resume. Put
+    it under the registering decorator (``@solver`` above it)."""
+
+    def mark(factory: F) -> F:
+        setattr(factory, _WHEN_GIVEN, frozenset(names))
+        return factory
+
+    return mark
+
+
 def registered(kind: str, name: str | None = None) -> Callable[[F], F]:
     """Decorate a factory so its products carry ``RegistryInfo`` (kind, name, args)."""
 
     def decorate(factory: F) -> F:
         label = name or factory.__name__
         signature = inspect.signature(factory)
+        when_given: frozenset[str] = getattr(factory, _WHEN_GIVEN, frozenset())
 
         @functools.wraps(factory)
         def make(*args: Any, **kwargs: Any) -> Any:
             product = factory(*args, **kwargs)
-            info = RegistryInfo(kind, label, json_safe(_call_args(signature, args, kwargs)))
+            call = _call_args(signature, args, kwargs)
+            for unrecorded in when_given:
+                if call.get(unrecorded) == signature.parameters[unrecorded].default:
+                    del call[unrecorded]
+            info = RegistryInfo(kind, label, json_safe(call))
             # A product that takes no attributes (a builtin) is still used, just not
             # rebuildable by name.
             with contextlib.suppress(AttributeError, TypeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from assay._registry import recorded_when_given
 from assay.model import Model, get_model
 from assay.model._registry import active_model, bound_role
 from assay.score._metric import accuracy
@@ -79,6 +80,7 @@ def grading_instructions(partial_credit: bool) -> str:
 
 
 @scorer(metrics=[accuracy(), stderr()])
+@recorded_when_given("include_history")
 def model_graded_qa(
     template: str | None = None,
     instructions: str | None = None,
@@ -108,6 +110,7 @@ def model_graded_qa(
 
 
 @scorer(metrics=[accuracy(), stderr()])
+@recorded_when_given("include_history")
 def model_graded_fact(
     template: str | None = None,
     instructions: str | None = None,

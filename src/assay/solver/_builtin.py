@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from assay._registry import recorded_when_given
 from assay.errors import ConfigError
 from assay.model import (
     TOOL_CHOICES,
@@ -75,6 +76,7 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
 
 
 @solver
+@recorded_when_given("cache")
 def generate(tool_calls: ToolCalls = "loop", cache: bool = False, **config: Any) -> Solver:
     """Ask the model, with optional generation settings for this step; with tools in the
     state, run the ones it calls and ask again (``tool_calls``: ``"loop"`` until it

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 
+from assay._registry import recorded_when_given
 from assay.solver._builtin import fill_template
 from assay.solver._solver import Generate, Solver, solver
 from assay.solver._state import TaskState
@@ -71,8 +72,9 @@ def letters(count: int) -> list[str]:
 
 
 @solver
+@recorded_when_given("cot", "multiple_correct")
 def multiple_choice(
-    template: str | None = None,
+    template: str | None = MULTIPLE_CHOICE,
     shuffle: bool = False,
     seed: int = 0,
     *,
@@ -83,9 +85,12 @@ def multiple_choice(
 
     As Inspect's: *cot* asks the model to think step by step before its last line's
     ``ANSWER:``; with *multiple_correct* it may name several letters (``ANSWER: A, C``),
-    each marked correct. Without a *template*, the one those two choose.
+    each marked correct. Without a *template* (or with the default one), the one those two
+    choose.
     """
-    prompt = template if template is not None else _TEMPLATES[(cot, multiple_correct)]
+    prompt = template
+    if prompt is None or prompt == MULTIPLE_CHOICE:
+        prompt = _TEMPLATES[(cot, multiple_correct)]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if shuffle:
