@@ -431,6 +431,7 @@ def _shards_with(tmp_path: Path, spec: Path, count: int, *options: object) -> li
     return runs
 
 
+@pytest.mark.doc("docs/evidence.md", "Its `plan.jsonl` is compacted as a sealed run's is")
 def test_a_merged_runs_plan_is_compacted_as_a_runs_and_verifies(
     tmp_path: Path, sharded: tuple[Path, list[Path]]
 ) -> None:
