@@ -429,3 +429,27 @@ def _shards_with(tmp_path: Path, spec: Path, count: int, *options: object) -> li
         assert proc.returncode == 3, proc.stdout + proc.stderr
         runs.append(run)
     return runs
+
+
+@pytest.mark.doc("docs/evidence.md", "Its `plan.jsonl` is compacted as a sealed run's is")
+def test_a_merged_runs_plan_is_compacted_as_a_runs_and_verifies(
+    tmp_path: Path, sharded: tuple[Path, list[Path]]
+) -> None:
+    """Its plan is the merged run's one big file: compacted at seal like a run's (the
+    threshold lowered to one byte), its digest still over the plain bytes."""
+    _, runs = sharded
+    merged = tmp_path / "merged"
+    proc = run_cli("merge", *runs, "-o", merged, env={"ASSAY_COMPACT_BYTES": "1"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # q3 is answered wrongly
+    assert (merged / "plan.jsonl.zst").is_file()
+    assert not (merged / "plan.jsonl").exists()
+    assert run_cli("verify", merged).returncode == 0
+    assert run_cli("score", merged).returncode == 0
+    assert run_cli("gate", merged).returncode == 1
+    frames = merged / "plan.jsonl.zst"
+    data = bytearray(frames.read_bytes())
+    data[len(data) // 3] ^= 0x40
+    frames.write_bytes(bytes(data))
+    proc = run_cli("verify", merged)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "plan.jsonl: " in proc.stdout, proc.stdout

@@ -22,12 +22,12 @@ import msgspec
 
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import (
+    PackFinder,
     entries_wanted,
     find_in_pack_index,
     index_chunks,
     pack_entry,
     pack_index,
-    read_pack_index,
 )
 from assay.evidence._pack import (
     LOOSE_MIN,
@@ -83,6 +83,7 @@ class ArtifactStore:
         self._entries: IO[bytes] | None = None  # pack_entry per record written, unnamed
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._index: dict[str, PackRecord] | None = None
+        self._finders: dict[str, PackFinder] | None = None
         self._lookups = 0
         self._has_packs: bool | None = None
         self._readers: dict[str, IO[bytes]] = {}
@@ -226,20 +227,29 @@ class ArtifactStore:
 
     def _lookup_scanned(self, sha256: str) -> PackRecord | None:
         if self._index is None:
-            if self._pack is not None:
-                self._pack.flush()
-            self._index = {}
-            for name in pack_names(self.root):
-                # a sealed run's pack has its .idx: reading it costs a tenth of a scan
-                listed = None if self._write else read_pack_index(self.root / name)
-                if listed is not None:
-                    for record in listed:
-                        self._index.setdefault(record.sha256, record)
-                    continue
-                for item in scan_headers(self.root / name):
-                    if not isinstance(item, PackError):
-                        self._index.setdefault(item.sha256, item)
+            self._index_packs()
+        assert self._index is not None and self._finders is not None
+        for name, finder in self._finders.items():
+            found = finder.find(sha256)
+            if found is not None:
+                return PackRecord(name, -1, found[0], found[1], sha256)
         return self._index.get(sha256)
+
+    def _index_packs(self) -> None:
+        """Ready every pack for many lookups: a sealed run's (read-only) through its
+        ``.idx`` on disk (``PackFinder``: a few MB for a million records), a pack being
+        written or without an index by one in-memory index of its headers."""
+        if self._pack is not None:
+            self._pack.flush()
+        self._index, self._finders = {}, {}
+        for name in pack_names(self.root):
+            finder = None if self._write else PackFinder.open(self.root / name)
+            if finder is not None:
+                self._finders[name] = finder
+                continue
+            for item in scan_headers(self.root / name):
+                if not isinstance(item, PackError):
+                    self._index.setdefault(item.sha256, item)
 
     def drain(self) -> None:
         """Push every stored artifact to the OS; raise what the writer met."""
@@ -254,6 +264,9 @@ class ArtifactStore:
         for reader in self._readers.values():
             reader.close()
         self._readers.clear()
+        for finder in (self._finders or {}).values():
+            finder.close()
+        self._index = self._finders = None
         if self._pack is not None:
             self._pack.close()
             self._pack = None

@@ -19,6 +19,7 @@ from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
+from assay.evidence._verify_refs import DigestSet
 from assay.plan import Shard
 
 MAX_LISTED = 200
@@ -83,11 +84,11 @@ class Checker:
         self.path = path
         self.result = VerifyResult(problems=[])
         self.plan: set[str] = set()  # the planned trial ids
-        self.trial_events: set[bytes] = set()  # trial id + fold (the digest is 32 bytes)
-        self.artifacts: set[bytes] = set()  # raw sha256 of each artifact that matches it
+        self.trial_events: set[bytes] = set()  # sha256 of trial id + fold (``EventScan``)
+        self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list
-        self.score_hashes: set[bytes] = set()
+        self.score_hashes: set[bytes] = set()  # sha256 of each score line a match binds
         self.score_lines = array("q")  # line number of each score line read
         self.score_digests = bytearray()  # and its raw sha256, 32 bytes each
         self.run_tail: tuple[str, Any] = ("", {})

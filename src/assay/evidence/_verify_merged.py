@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from assay._digest import canonical_json, file_sha256, loads, sha256_hex
 from assay._messages import say
 from assay.errors import EvidenceError
-from assay.evidence._framed import read_evidence
+from assay.evidence._framed import SUFFIX, read_evidence
 from assay.evidence._layout import (
     ATTESTATION,
     EVENTS,
@@ -34,8 +34,11 @@ from assay.evidence._log import GENESIS
 from assay.evidence._rundir import read_manifest
 from assay.evidence._shards import SHARDS, shard_set_problems
 from assay.evidence._verify_checker import VerifyResult
+from assay.evidence._verify_events import file_digest
 
-KNOWN = frozenset({MANIFEST, SPEC, PLAN, EVENTS, SHARDS, LOCK, ATTESTATION, *REPORTS})
+KNOWN = frozenset(
+    {MANIFEST, SPEC, PLAN, PLAN + SUFFIX, EVENTS, SHARDS, LOCK, ATTESTATION, *REPORTS}
+)
 """Every name at the top of a merged run folder."""
 
 UNBOUND = ("schema", "events", "events_head")
@@ -109,11 +112,10 @@ def _check_own_files(path: Path, manifest: dict[str, Any], found: _Found) -> Non
     elif "sha256:" + file_sha256(spec) != manifest.get("spec_digest"):
         found.add(SPEC, "verify.spec_digest", digest="sha256:" + file_sha256(spec))
     for name, expected in sorted((manifest.get("files") or {}).items()):
-        file = path / name
-        if not file.is_file():
+        digest = file_digest(path / name)  # of its logical bytes: plain, or compacted
+        if digest is None:
             found.add(name, "verify.missing")
             continue
-        digest = "sha256:" + file_sha256(file)
         if digest != expected:
             found.add(name, "verify.file_digest", digest=digest, expected=expected)
     data = (path / MANIFEST).read_bytes()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from assay.evidence._framed import blocks, framed
 from assay.evidence._pack import _HEADER_MAX, MAGIC
+from assay.evidence._verify_refs import DigestSet
 
 _NEWLINE = ord("\n")
 
@@ -23,7 +24,7 @@ _NEWLINE = ord("\n")
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
 
 
-def hash_pack(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int, int | None]:
+def hash_pack(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
     Adds the sha256 (raw bytes) of each record whose payload matches its header to *good* and
@@ -44,13 +45,15 @@ def hash_pack(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int, i
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             view = memoryview(data)
             try:
-                records, position, _ = _walk(data, view, length, good, bad)
+                found = bytearray()
+                records, position, _ = _walk(data, view, length, found, bad)
+                good.extend(found)
                 return records, position
             finally:
                 view.release()
 
 
-def _hash_framed(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int, int | None]:
+def _hash_framed(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
     """``hash_pack`` of a compacted pack: its logical bytes a few MiB at a time, a
     record split between two blocks carried over (records are under 64 KiB)."""
     records, base, rest = 0, 0, b""
@@ -60,7 +63,9 @@ def _hash_framed(path: Path, good: set[bytes], bad: list[Mismatch]) -> tuple[int
             block = next(read, b"")
             data = rest + block if rest else block
             view = memoryview(data)
-            count, position, more = _walk(data, view, len(data), good, bad, base, final=not block)
+            found = bytearray()  # this block's: a few MiB of records, 32 bytes each
+            count, position, more = _walk(data, view, len(data), found, bad, base, final=not block)
+            good.extend(found)
             view.release()
             records += count
             if not more or position is None:
@@ -74,7 +79,7 @@ def _walk(
     data: mmap.mmap | bytes,
     view: memoryview,
     length: int,
-    good: set[bytes],
+    good: bytearray,
     bad: list[Mismatch],
     base: int = 0,
     *,
@@ -83,7 +88,7 @@ def _walk(
     """Hash the records of *data* (which starts at offset *base* of the pack). Returns
     how many, where the walk stopped (None: at the end) and whether it stopped only
     for want of the bytes after *data* (never when *final*)."""
-    position, magic, sha256, find, keep = 0, len(MAGIC), hashlib.sha256, data.find, good.add
+    position, magic, sha256, find = 0, len(MAGIC), hashlib.sha256, data.find
     records = 0
     while position < length:
         end = find(b"\n", position, position + _HEADER_MAX)
@@ -103,7 +108,7 @@ def _walk(
         actual = sha256(view[start:stop]).digest()
         records += 1
         if actual.hex().encode() == parts[0]:
-            keep(actual)
+            good += actual  # packed: one bytearray append, no call per record
         else:
             header = parts[0].decode("ascii", errors="replace")
             bad.append((base + position, header, actual.hex()))

@@ -21,6 +21,7 @@ from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
 from assay.evidence._pack import pack_names
 from assay.evidence._verify_bundles import fold_events, read_bundle
 from assay.evidence._verify_checker import Checker, Folds
+from assay.evidence._verify_events import fold_key
 from assay.evidence._verify_pack import Mismatch, hash_pack
 from assay.evidence._verify_refs import RefList, entries, raw
 
@@ -145,7 +146,7 @@ def check_bundle_events(check: Checker) -> None:
     pass, which may have run in another process)."""
     logged = check.trial_events
     for number, tid, fold in check.pending_folds:
-        if tid.encode() + fold not in logged:
+        if fold_key(tid, fold) not in logged:
             check.line = number
             where = f"{BUNDLES}:{number} (trial {tid})"
             check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)

@@ -37,16 +37,23 @@ class ReplayMiss(Exception):
         super().__init__(f"no recorded answer of {model} to prompt {prompt_sha256}")
 
 
+Calls = dict[tuple[str, str], str]
+
+
 class Replay:
-    """Recorded answers by (model, prompt digest); *read* fetches an artifact's bytes."""
+    """Recorded answers by (model, prompt digest); *read* fetches an artifact's bytes.
+
+    *calls* may be a function that reads them: it is called on the first call that no
+    trial's own grader calls answer (rare), so re-scoring a run whose scorers call no
+    model never holds a digest per recorded call (~30 MB at 100,000 trials)."""
 
     def __init__(
         self,
-        calls: dict[tuple[str, str], str],
+        calls: Calls | Callable[[], Calls],
         read: Callable[[str], bytes],
         graded: TrialCalls | None = None,
     ) -> None:
-        self.calls = calls
+        self._calls = calls
         self.read = read
         self.graded: TrialCalls = graded or {}
         self.live_fallback = False
@@ -55,6 +62,13 @@ class Replay:
         self.sandboxes: dict[str, dict[tuple[str, ...], deque[dict[str, Any]]]] = {}
         # code scorers' sandbox runs (``score_exec`` data), by trial and request digest
         self.execs: dict[str, dict[str, deque[dict[str, Any]]]] = {}
+
+    @property
+    def calls(self) -> Calls:
+        """Every recorded answer by (model, prompt digest), read on first use."""
+        if callable(self._calls):
+            self._calls = self._calls()
+        return self._calls
 
     def recorded_exec(self, request: str) -> dict[str, Any] | None:
         """The next recorded sandbox run of the current trial for *request* (a digest of

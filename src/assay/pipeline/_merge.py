@@ -34,7 +34,7 @@ from assay.evidence import (
     score_records,
     verify_run,
 )
-from assay.evidence._framed import open_evidence
+from assay.evidence._framed import compact, compact_threshold, open_evidence
 from assay.evidence._layout import LOCK
 from assay.evidence._log import EventLog, FileSink
 from assay.evidence._rundir import write_atomic
@@ -130,7 +130,8 @@ async def _merge(
     log.append(None, 2, 1, "metrics", msgspec.to_builtins(built))
     log.append(None, 3, 1, "gate", gate_event(gate))
     report = build_report(spec, "complete", built, gate, rows, {}, _scores(folders))
-    files = {PLAN: "sha256:" + file_sha256(output / PLAN)}
+    files = {PLAN: "sha256:" + file_sha256(output / PLAN)}  # its logical bytes
+    compact(output / PLAN, compact_threshold())  # as a run's at seal (its one big file)
     for name, data in _render(report, folders).items():
         (output / name).write_bytes(data)
         files[name] = "sha256:" + sha256_hex(data)

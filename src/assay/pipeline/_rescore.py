@@ -9,6 +9,7 @@ recorded ones. A Python task's scorers are rebuilt from the task file the spec p
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,9 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     )
     rows = TrialRows(manifest["planned"])
     folders = trial_folders(path, manifest)  # the run, or the shards a merged run holds
-    recomputed: dict[str, tuple[Any, ...]] = {}
+    recomputed: dict[str, bytes] = {}  # score id: digest of what must be reproduced
     finished: list[tuple[int, str, str, dict[str, str]]] = []  # for a sequential gate
+    sequential = spec.gate.stopping is not None
     per_sample = len(spec.targets) * spec.repetitions
     sample_ids = [""] * spec.dataset.samples  # by position in the plan, as in the run
     # Graders answer from the run's own evidence: re-scoring never calls a model.
@@ -101,10 +103,11 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
                     trial = bundle["trial"]
                     sample_ids[trial["index"] // per_sample] = str(trial["sample_id"])
                     for record in records:
-                        recomputed[record["score_id"]] = _compared(record)
-                    statuses = {r["scorer_id"]: r["status"] for r in records}
-                    state = bundle["state"]
-                    finished.append((trial["index"], trial["target_id"], state, statuses))
+                        recomputed[record["score_id"]] = _compared(record) + _UNSEEN
+                    if sequential:  # only a sequential gate replays its looks
+                        statuses = {r["scorer_id"]: r["status"] for r in records}
+                        state = bundle["state"]
+                        finished.append((trial["index"], trial["target_id"], state, statuses))
     finally:
         await close_parts([*scorers.values(), *made])  # graders built, if never asked
     differing = _compare(folders, recomputed)
@@ -112,7 +115,7 @@ async def rescore_run_async(path: Path, baseline: Path | None = None) -> Rescore
     recorded = _records(folders)
     regression = regression_of(spec, _spec_folder(manifest), baseline, recorded, path)
     gate = decide(spec.gate, built, list(scorers), regression)
-    if spec.gate.stopping is not None:  # the verdict of the last look, a look recorded
+    if sequential:  # the verdict of the last look, a look recorded
         gate = regate(path, spec, gate, built, replay_looks(spec, list(scorers), finished))
     summary = task_metrics.build(_fill_ids(path, sample_ids)) if task_metrics else {}
     scores = _records(folders)
@@ -243,23 +246,30 @@ def _fill_ids(path: Path, sample_ids: list[str]) -> list[str]:
     return sample_ids
 
 
-def _compared(record: dict[str, Any]) -> tuple[Any, ...]:
+def _compared(record: dict[str, Any]) -> bytes:
     """What a re-score must reproduce of a record: status, bundle and grading usage
-    (the replayed grader calls add up to the run's figures, exactly)."""
-    return (record["status"], record["bundle_digest"], record.get("usage"))
+    (the replayed grader calls add up to the run's figures, exactly), as a 16-byte
+    digest of its canonical JSON: 100,000 of them are held at once."""
+    value = (record["status"], record["bundle_digest"], record.get("usage"))
+    return hashlib.blake2b(canonical_json(value), digest_size=16).digest()
 
 
-def _compare(folders: list[Path], recomputed: dict[str, tuple[Any, ...]]) -> list[str]:
+_UNSEEN, _SEEN = b"\0", b"\1"  # the byte after a digest in ``recomputed``
+
+
+def _compare(folders: list[Path], recomputed: dict[str, bytes]) -> list[str]:
     """Score ids whose recorded status, bundle or grading usage differs from the
-    recomputed one."""
+    recomputed one. A recomputed entry is marked seen in place (its last byte): no
+    second set of every score id."""
     differing = []
-    seen = set()
     for record in _records(folders):
         key = record["score_id"]
-        seen.add(key)
-        if recomputed.get(key) != _compared(record):
+        expected = recomputed.get(key)
+        if expected is None or expected[:16] != _compared(record):
             differing.append(key)
-    differing.extend(sorted(set(recomputed) - seen))
+        if expected is not None and expected[16:] == _UNSEEN:
+            recomputed[key] = expected[:16] + _SEEN
+    differing.extend(sorted(key for key, value in recomputed.items() if value[16:] == _UNSEEN))
     return differing
 
 
