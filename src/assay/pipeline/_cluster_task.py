@@ -2,7 +2,7 @@
 
 The driver keeps what it keeps for a YAML spec (the plan, attempts and retries, the
 evidence, the gate, the reports) and sends each attempt to a worker, in the chunks
-``run._cluster`` makes. A worker rebuilds the task once from the frozen spec, as
+``run._cluster_chunks`` makes. A worker rebuilds the task once from the frozen spec, as
 ``assay resume`` does (its file re-imported, its dataset selected again, its model made
 with the run's ``-M`` arguments), and checks it freezes to the same digest. It then
 runs the attempt's solver chain, with its model calls and tools, and, right after it,

@@ -1,0 +1,192 @@
+"""A Python task's model on a real Dask cluster (``dask scheduler`` and ``dask worker
+--nworkers 2`` started as programs, on 127.0.0.1): where its connections, its server
+and its prices live.
+
+The task's solver puts its worker's process id in the prompt, so the OpenAI-compatible
+server on 127.0.0.1 counts the requests in flight from each worker.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.dask_cluster import DaskCluster
+from tests.helpers import read_jsonl, results_view, run_cli, write_module
+from tests.servers.openai_compat import OpenAICompatServer
+
+pytest.importorskip("distributed")
+
+SAMPLES = 16
+TASK = """
+import os
+
+from assay import Sample, Task, generate, match, solver, task
+from assay.model import system_message
+
+
+@solver
+def tagged():
+    async def solve(state, generate):
+        state.messages.insert(0, system_message(f"pid {os.getpid()}"))
+        return await generate(state)
+    return solve
+
+
+@task
+def tagged_task():
+    return Task(
+        dataset=[Sample(input=f"say {i}", target=f"say {i}", id=f"s{i:02d}") for i in range(%d)],
+        solver=[tagged()],
+        scorer=match(),
+        model="openai/counted",
+    )
+"""
+
+
+def _client(body: dict[str, object]) -> str:
+    """The worker a request comes from: the process id in its system message."""
+    messages = body.get("messages") or []
+    first = messages[0] if isinstance(messages, list) and messages else {}
+    return str(first.get("content", "")) if isinstance(first, dict) else ""
+
+
+def _task(folder: Path, samples: int = SAMPLES) -> str:
+    path = write_module(folder, f"tagged_{folder.parent.name}", TASK % samples)
+    return f"{path}@tagged_task"
+
+
+def _on(server: OpenAICompatServer) -> tuple[str, ...]:
+    return ("--model-base-url", server.url)
+
+
+def test_connections_are_per_worker_and_j_caps_them_all(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """``--max-connections 2``: no worker has more than 2 calls in flight, though 16
+    trials are (``-j 16``); ``-j 3`` with the default 10 connections a worker: never
+    more than 3 calls in flight over the whole cluster."""
+    task = _task(tmp_path / "task")
+    with OpenAICompatServer(latency=0.2, client_of=_client) as server:
+        args = ("-j", "16", "--max-connections", "2", "--cluster", cluster.address)
+        proc = run_cli("run", task, "-o", tmp_path / "per-worker", *_on(server), *args)
+        assert proc.returncode == 0, proc.stderr
+        per_worker = {k: v for k, v in server.max_in_flight_by.items() if k}
+    assert len(server.requests) == SAMPLES
+    assert _pids(server) <= cluster.worker_pids | _now(cluster)  # calls from the workers
+    assert max(per_worker.values()) == 2, per_worker  # reached, never passed, on any worker
+
+    with OpenAICompatServer(latency=0.2, client_of=_client) as server:
+        args = ("-j", "3", "--cluster", cluster.address)
+        proc = run_cli("run", task, "-o", tmp_path / "capped", *_on(server), *args)
+        assert proc.returncode == 0, proc.stderr
+    assert len(server.requests) == SAMPLES
+    assert server.max_in_flight == 3, server.max_in_flight  # the cap over every worker
+
+
+def _pids(server: OpenAICompatServer) -> set[int]:
+    return {int(_client(seen.body).split()[-1]) for seen in server.requests}
+
+
+def test_a_price_file_prices_the_workers_calls_as_a_local_run(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """``--prices FILE`` is given to the driver only: the calls made on the workers are
+    priced from it, and each call's cost, and the run's, equal a local run's."""
+    task = _task(tmp_path / "task", samples=4)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai/counted: {input: 1000.0, output: 2000.0}\n")
+    with OpenAICompatServer() as server:
+        on = ("--prices", prices, *_on(server))
+        local = run_cli("run", task, "-o", tmp_path / "local", *on)
+        assert local.returncode == 0, local.stderr
+        remote = run_cli("run", task, "-o", tmp_path / "cluster", *on, "--cluster", cluster.address)
+        assert remote.returncode == 0, remote.stderr
+    costs = {run: _costs(tmp_path / run) for run in ("local", "cluster")}
+    assert len(costs["local"]) == 4 and None not in costs["local"].values()
+    assert costs["cluster"] == costs["local"]
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+
+
+def _costs(run: Path) -> dict[str, float | None]:
+    """Each trial's model call's cost, as its ``sampling`` event records it."""
+    return {
+        e["trial"]: e["data"]["cost"]
+        for e in read_jsonl(run / "events.jsonl")
+        if e["type"] == "sampling"
+    }
+
+
+LOCAL_TASK = """
+import os
+
+import assay
+from assay import Sample, Task, generate, match, solver, task
+from assay.model import GenerateConfig
+from assay.model._local_server import running
+
+
+@solver
+def where():
+    async def solve(state, generate):
+        state = await generate(state)
+        assay.record_event("where", {"pid": os.getpid(), "servers": running()})
+        return state
+    return solve
+
+
+@task
+def small():
+    return Task(
+        dataset=[Sample(input=f"Say {i}.", target=str(i), id=f"s{i}") for i in range(6)],
+        solver=[where()],
+        scorer=match(),
+        model="local/smollm2",
+        config=GenerateConfig(max_tokens=2, temperature=0.0),
+    )
+"""
+DRIVER = """
+import json
+import sys
+
+from assay.pipeline import eval as run_eval
+
+(result,) = run_eval(sys.argv[1], cluster=sys.argv[2], log_dir=sys.argv[3])
+print(json.dumps({"status": result.status, "xllamacpp": "xllamacpp" in sys.modules}))
+"""
+
+
+def test_a_local_model_starts_one_server_per_worker(cluster: DaskCluster, tmp_path: Path) -> None:
+    """SmolLM2 on two workers: each worker that runs trials starts one llama.cpp server
+    and every trial there uses it; the driver never loads llama.cpp."""
+    pytest.importorskip("xllamacpp")
+    task = write_module(tmp_path / "task", f"small_{tmp_path.name}", LOCAL_TASK)
+    driver = subprocess.run(
+        [sys.executable, "-c", DRIVER, f"{task}@small", cluster.address, str(tmp_path / "runs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert driver.returncode == 0, driver.stderr
+    said = json.loads(driver.stdout.splitlines()[-1])
+    assert said == {"status": "success", "xllamacpp": False}, said
+    (run,) = (tmp_path / "runs").iterdir()
+    where = [e["data"] for e in read_jsonl(run / "events.jsonl") if e["type"] == "where"]
+    assert len(where) == 6
+    servers: dict[int, set[str]] = {}
+    for seen in where:
+        assert len(seen["servers"]) == 1, seen  # one server running in that worker
+        servers.setdefault(seen["pid"], set()).update(seen["servers"])
+    assert set(servers) <= cluster.worker_pids | _now(cluster)
+    assert all(len(urls) == 1 for urls in servers.values()), servers  # not one per trial
+
+
+def _now(cluster: DaskCluster) -> set[int]:
+    from tests.dask_cluster import worker_pids
+
+    return worker_pids(cluster.address)
