@@ -107,18 +107,21 @@ def test_a_price_file_prices_the_workers_calls_as_a_local_run(
         remote = run_cli("run", task, "-o", tmp_path / "cluster", *on, "--cluster", cluster.address)
         assert remote.returncode == 0, remote.stderr
     costs = {run: _costs(tmp_path / run) for run in ("local", "cluster")}
-    assert len(costs["local"]) == 4 and None not in costs["local"].values()
-    assert costs["cluster"] == costs["local"]
+    assert len(costs["local"]) == 4 and None not in costs["local"], costs
+    assert costs["cluster"] == costs["local"], costs
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
 
 
-def _costs(run: Path) -> dict[str, float | None]:
-    """Each trial's model call's cost, as its ``sampling`` event records it."""
-    return {
-        e["trial"]: e["data"]["cost"]
-        for e in read_jsonl(run / "events.jsonl")
-        if e["type"] == "sampling"
-    }
+def _costs(run: Path) -> list[float | None]:
+    """Each model call's cost, as its ``sampling`` event records it, in sample order."""
+    events = read_jsonl(run / "events.jsonl")
+    sample_of = {e["trial"]: e["data"]["sample_id"] for e in events if e["type"] == "trial_started"}
+    calls = [
+        (sample_of[e["trial"]], e["data"]["cost"])
+        for e in events
+        if e["type"] == "sampling" and "model" in e["data"]
+    ]
+    return [cost for _, cost in sorted(calls)]
 
 
 LOCAL_TASK = """

@@ -35,13 +35,15 @@ import msgspec
 from assay.errors import ConfigError, RunError
 from assay.evidence import DetachedRecorder, current_recorder, replay_detached
 from assay.model import (
+    Model,
+    Price,
     ResponseCache,
     cache_scope,
     current_cache,
     epoch_scope,
     price_scope,
-    prices_from_env,
 )
+from assay.model._prices import current_prices
 from assay.model._registry import model_roles_scope
 from assay.pipeline._judge import observation_of
 from assay.pipeline._prepared import Prepared
@@ -79,10 +81,16 @@ class ClusterUnreachable(RunError):
 
 
 class _WorkerSettings(msgspec.Struct, frozen=True):
-    """What a worker needs beside the spec: the response cache, when the run uses one."""
+    """What a worker needs beside the spec, none of it frozen there since none of it
+    decides a result: the response cache, when the run uses one; the calls its model
+    may have in flight (the driver's model's ``max_connections``: ``--max-connections``
+    holds on each worker); the driver's price table, so the workers price their calls
+    as a local run would (a ``--prices`` file is read by the driver only)."""
 
     cache: str | None = None
     expiry: float | None = None
+    connections: int | None = None
+    prices: dict[str, Price] | None = None
 
 
 @asynccontextmanager
@@ -97,9 +105,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
     except ConfigError as exc:
         raise ClusterRefused.of(exc) from None
     cache = current_cache()
-    settings = _WorkerSettings()
-    if cache is not None:
-        settings = _WorkerSettings(str(cache.root.resolve()), cache.expiry)
+    settings = _settings(prepared, cache)
     async with contextlib.AsyncExitStack() as stack:
         try:
             client = await stack.enter_async_context(cluster_client(address))
@@ -131,6 +137,19 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
             scorers=scorers,
             workers=lambda: worker_count(client),  # the progress line shows them
         )
+
+
+def _settings(prepared: Prepared, cache: ResponseCache | None) -> _WorkerSettings:
+    """The driver's cache folder, connections and prices, for the workers."""
+    model = getattr(next(iter(prepared.targets.values())), "model", None)
+    connections = model.config.max_connections if isinstance(model, Model) else None
+    prices = current_prices()
+    return _WorkerSettings(
+        str(cache.root.resolve()) if cache is not None else None,
+        cache.expiry if cache is not None else None,
+        connections,
+        dict(prices) if prices is not None else None,
+    )
 
 
 def _check_rebuildable(prepared: Prepared) -> None:
@@ -258,8 +277,9 @@ class _TaskCaller:
         self.cache = None
         if given.cache is not None:
             self.cache = ResponseCache(Path(given.cache), given.expiry).open()
-        with price_scope(prices_from_env()):  # a cost_limit's price: the worker's table
-            self.prepared = rebuild_frozen(frozen)
+        self.prices = given.prices
+        with price_scope(self.prices):  # a cost_limit's price is frozen: checked again
+            self.prepared = rebuild_frozen(frozen, given.connections)
         if self.prepared.spec.digest != frozen.digest:
             raise ConfigError("task.changed", path=str((frozen.task or {}).get("file")))
         self.target = self.prepared.targets[frozen.targets[0].id]
@@ -270,7 +290,8 @@ class _TaskCaller:
         if it is the trial's last attempt; the driver drops them otherwise)."""
         from assay.run import call_target
 
-        with model_roles_scope(self.prepared.model_roles), cache_scope(self.cache):
+        roles = model_roles_scope(self.prepared.model_roles)
+        with roles, cache_scope(self.cache), price_scope(self.prices):
             reply = await call_target(self.target, call)
             if reply.outcome is not None:
                 reply.scores = await self._scored(call, reply.outcome)
