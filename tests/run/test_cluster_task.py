@@ -424,14 +424,36 @@ def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path:
     assert not (tmp_path / "run").exists()
 
 
-def test_a_task_with_sandboxes_is_refused(tmp_path: Path) -> None:
-    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting."""
+def test_a_task_with_sandboxes_is_refused_and_its_run_resumed_locally(tmp_path: Path) -> None:
+    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting,
+    on ``run`` and on ``resume``; the interrupted run is finished by a local resume."""
     task = _task(tmp_path / "task")
     address = f"tcp://127.0.0.1:{closed_port()}"
-    proc = run_cli("run", task, "-T", "sandboxed=1", "-o", tmp_path / "run", "--cluster", address)
+    sandboxed = ("-T", "sandboxed=1")
+    proc = run_cli("run", task, *sandboxed, "-o", tmp_path / "refused", "--cluster", address)
     assert proc.returncode == 2, proc.stderr
-    assert error_line(proc) == (
-        "assay: --cluster: a task with sandboxes runs in this process (its sandboxes stay "
-        "with the trial) — see 'assay run --help' for the accepted values"
+    refusal = (
+        "assay: --cluster: a task with sandboxes runs without a cluster: the driver makes "
+        "each trial's sandboxes and keeps them over its attempts and scorers, so a worker "
+        "could not use them; run it without --cluster (assay resume RUN finishes a run so) "
+        "— see 'assay run --help' for the accepted values"
     )
-    assert not (tmp_path / "run").exists()
+    assert error_line(proc) == refusal
+    assert not (tmp_path / "refused").exists()
+
+    (tmp_path / "task" / "slow").touch()
+    run = tmp_path / "run"
+    started = start_cli("run", task, *sandboxed, "-o", run, "-j", "2")
+    assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
+    started.send_signal(signal.SIGINT)
+    started.communicate(timeout=60)
+    assert started.returncode == 130
+    done = len(finished_trials(run))
+    refused = run_cli("resume", run, "--cluster", address)
+    assert refused.returncode == 2, refused.stderr
+    assert error_line(refused) == refusal
+    assert len(finished_trials(run)) == done  # nothing ran
+    resumed = run_cli("resume", run)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(finished_trials(run)) == 12
+    assert verify_run(run).ok

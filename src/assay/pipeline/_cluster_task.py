@@ -155,10 +155,16 @@ def _settings(prepared: Prepared, cache: ResponseCache | None) -> _WorkerSetting
 def _check_rebuildable(prepared: Prepared) -> None:
     """Refuse a task the workers cannot rebuild: resume's refusals (built in memory,
     model arguments that are not data), a rebuilt spec that differs (e.g. a ``-T``
-    argument that is not data), and sample sandboxes (they live with the driver's trial)."""
+    argument that is not data), and sample sandboxes: the run's trials open them in the
+    driver (``_trial_sandboxes``), around every attempt and the scorers, and a resume
+    refuses them on a cluster alike (it finishes such a run locally)."""
     spec = prepared.spec
     if prepared.sandboxes:
-        reason = "a task with sandboxes runs in this process (its sandboxes stay with the trial)"
+        reason = (
+            "a task with sandboxes runs without a cluster: the driver makes each trial's "
+            "sandboxes and keeps them over its attempts and scorers, so a worker could not "
+            "use them; run it without --cluster (assay resume RUN finishes a run so)"
+        )
         raise ConfigError("task.option", option="--cluster", reason=reason)
     rebuilt = rebuild_frozen(spec)
     if rebuilt.spec.digest != spec.digest:
