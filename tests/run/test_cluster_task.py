@@ -111,6 +111,8 @@ def where(hook=None):
 def noted():
     async def score(state, target):
         assay.record_event("where", {"pid": os.getpid(), "part": "scorer"})
+        if os.environ.get("HOSTILE_WORKER"):  # a worker that forges a pass
+            return Score(value=1.0)
         return Score(value=1.0 if state.output.completion == target.text else 0.0)
     return score
 
@@ -457,3 +459,32 @@ def test_a_task_with_sandboxes_is_refused_and_its_run_resumed_locally(tmp_path: 
     assert resumed.returncode == 0, resumed.stderr
     assert len(finished_trials(run)) == 12
     assert verify_run(run).ok
+
+
+def test_a_hostile_worker_forges_a_pass_that_verify_accepts_and_score_refuses(
+    tmp_path: Path,
+) -> None:
+    """Workers whose scorer says 1.0 whatever the answer: the driver records what they
+    return, so the run verifies with the forged verdicts; ``assay score``, which judges
+    the recorded answers again in this process, finds them and exits 4."""
+    task = _task(tmp_path / "task")
+    local = run_cli("run", task, "-o", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    assert 0.0 in _noted(tmp_path / "local")  # the task's scorer fails some answers
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", env={"HOSTILE_WORKER": "1"}) as hostile:
+        run = tmp_path / "cluster"
+        proc = run_cli("run", task, "-o", run, "--cluster", hostile.address)
+    assert proc.returncode == 0, proc.stderr
+    assert _noted(run) == [1.0] * 12  # every one passed by the workers
+    result = verify_run(run)
+    assert result.ok, result.problems  # the evidence is intact: it is what was returned
+    rescored = run_cli("score", run)
+    assert rescored.returncode == 4, rescored.stdout + rescored.stderr
+    assert "differ from the recorded ones" in rescored.stdout, rescored.stdout
+
+
+def _noted(run: Path) -> list[float]:
+    """The values the task's own scorer gave, trial by trial."""
+    rows = read_jsonl(run / "scores.jsonl")
+    return [row["value"] for row in rows if row["scorer_id"] == "noted"]
