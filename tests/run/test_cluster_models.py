@@ -64,6 +64,7 @@ def _on(server: OpenAICompatServer) -> tuple[str, ...]:
     return ("--model-base-url", server.url)
 
 
+@pytest.mark.doc("docs/cli.md", "`--max-connections` holds on each worker, `-j` over them all")
 def test_connections_are_per_worker_and_j_caps_them_all(
     cluster: DaskCluster, tmp_path: Path
 ) -> None:
@@ -92,6 +93,7 @@ def _pids(server: OpenAICompatServer) -> set[int]:
     return {int(_client(seen.body).split()[-1]) for seen in server.requests}
 
 
+@pytest.mark.doc("docs/cli.md", "its calls are priced from the driver's `--prices` file")
 def test_a_price_file_prices_the_workers_calls_as_a_local_run(
     cluster: DaskCluster, tmp_path: Path
 ) -> None:
