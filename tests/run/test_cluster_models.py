@@ -12,14 +12,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.dask_cluster import DaskCluster
 from tests.helpers import read_jsonl, results_view, run_cli, write_module
-from tests.servers.openai_compat import OpenAICompatServer
+from tests.servers.openai_compat import Action, OpenAICompatServer, status
 
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 
 SAMPLES = 16
 TASK = """
@@ -87,6 +88,57 @@ def test_connections_are_per_worker_and_j_caps_them_all(
         assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == SAMPLES
     assert server.max_in_flight == 3, server.max_in_flight  # the cap over every worker
+
+
+def test_a_workers_429s_lower_its_own_adaptive_limit_only(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """The server refuses the first three calls of the first worker it hears from (429,
+    ``Retry-After: 0``), a burst: that worker's model halves its limit; the other
+    worker's, which made its calls too (``-j 1``: each trial a task of its own, given
+    to the idle worker), stays where it was."""
+    import cloudpickle
+
+    task = _task(tmp_path / "task", samples=8)
+    refused: dict[str, int] = {}
+
+    def refuse_first_worker(body: dict[str, Any]) -> Action | None:
+        client = _client(body)
+        refused.setdefault(client, 3 if not refused else 0)
+        if refused[client]:
+            refused[client] -= 1
+            return status(429, retry_after="0")
+        return None
+
+    with OpenAICompatServer(client_of=_client, action_for=refuse_first_worker) as server:
+        args = ("-j", "1", "--max-connections", "4", "--cluster", cluster.address)
+        proc = run_cli("run", task, "-o", tmp_path / "run", *_on(server), *args)
+        assert proc.returncode == 0, proc.stderr
+        url = server.url
+    assert len(refused) == 2, refused  # both workers called the model
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with distributed.Client(cluster.address, timeout=30) as client:
+            gates = client.run(_gate_of, url)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    halved = {f"pid {pid}": decreases for pid, decreases, _ in gates.values() if pid}
+    first = next(iter(refused))
+    assert halved == {client: (1 if client == first else 0) for client in refused}, gates
+
+
+def _gate_of(url: str) -> tuple[int, int, float]:
+    """On a worker: its process id and the adaptive gate (halvings, limit) of the model
+    the task rebuilt there calls at *url*; (0, 0, 0.0) if it has none."""
+    import os
+
+    from assay.run import _cluster_worker
+
+    for caller in _cluster_worker._targets.values():
+        model = getattr(getattr(caller, "target", None), "model", None)
+        if model is not None and model.endpoint == url:
+            return os.getpid(), model.gate.decreases, model.gate.limit
+    return 0, 0, 0.0
 
 
 def _pids(server: OpenAICompatServer) -> set[int]:

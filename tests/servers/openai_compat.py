@@ -113,6 +113,9 @@ class OpenAICompatServer:
     """Names the client a request's JSON body comes from (e.g. a process id the caller
     put in a message); ``max_in_flight_by`` then holds each client's most at once."""
     max_in_flight_by: dict[str, int] = field(default_factory=dict)
+    action_for: Callable[[dict[str, Any]], Action | None] | None = None
+    """Chooses the action for a request by its JSON body (e.g. by its client) before
+    the script does; ``None`` from it: the script's next."""
 
     def __post_init__(self) -> None:
         self._script: deque[Action] = deque(self.script)
@@ -206,7 +209,8 @@ class OpenAICompatServer:
     ) -> bool:
         headers = {k.decode().lower(): v.decode() for k, v in head.headers}
         payload = json.loads(body or b"{}")
-        action = self._next_action()
+        chosen = self.action_for(payload) if self.action_for is not None else None
+        action = chosen or self._next_action()
         auth, target = headers.get("authorization"), head.target.decode()
         seen = Seen(payload, auth, action, time.monotonic(), self._in_flight, target, headers)
         self.requests.append(seen)

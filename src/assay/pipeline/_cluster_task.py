@@ -15,9 +15,10 @@ in its scoring phase, so the log holds the events a local run would, in the same
 A judge that finds no verdict kept for the outcome it judges (a resumed run's finished
 trials, judged again from their logged grader calls) scores in the driver.
 
-Each worker makes its own model, so connections and the adaptive limit are per worker,
-with ``-j`` (trials in flight) the cap over all of them; a ``local/...`` model starts
-one server per worker. The response cache is used on the workers only if they share its
+Each worker makes its own model, so connections and the adaptive limit are per worker
+(the driver's ``max_connections`` holds on each), with ``-j`` (trials in flight) the cap
+over all of them; a ``local/...`` model starts one server per worker. The workers price
+their calls from the driver's price table, as a local run would. The response cache is used on the workers only if they share its
 folder (checked before the run); otherwise ``--cache`` is refused.
 """
 
