@@ -18,8 +18,9 @@ trials, judged again from their logged grader calls) scores in the driver.
 Each worker makes its own model, so connections and the adaptive limit are per worker
 (the driver's ``max_connections`` holds on each), with ``-j`` (trials in flight) the cap
 over all of them; a ``local/...`` model starts one server per worker. The workers price
-their calls from the driver's price table, as a local run would. The response cache is used on the workers only if they share its
-folder (checked before the run); otherwise ``--cache`` is refused.
+their calls from the driver's price table, as a local run would. The response cache is
+used on the workers only if they share its folder (checked before the run); otherwise
+``--cache`` is refused.
 """
 
 from __future__ import annotations
