@@ -52,8 +52,9 @@ def call_chunks(
 ) -> Chunks:
     """A sender of calls, in chunks, to the caller ``make(payload, settings)`` that each
     worker builds once (a Python task rebuilt from its frozen spec, say); *timeout* is
-    how long a call may run (see ``STRAGGLER_GRACE``)."""
-    return Chunks(client, payload, settings, address, timeout, make)
+    how long a call may run (see ``STRAGGLER_GRACE``). The calls of a moment are spread
+    over the workers: each worker's caller has its own connections to a model."""
+    return Chunks(client, payload, settings, address, timeout, make, spread=True)
 
 
 class _Waiting:
@@ -72,7 +73,13 @@ class _Waiting:
 class Chunks:
     """Gathers the calls of a moment into chunks, with no task of its own: each caller
     yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
-    and sends them, so every call is sent by a chunk that holds it."""
+    and sends them, so every call is sent by a chunk that holds it.
+
+    With *spread*, a chunk takes at most its share of the calls waiting, one per worker
+    (16 calls, 2 workers: two chunks of 8), so Dask can give each worker one: a Python
+    task's trials hold a worker's model connections (``--max-connections`` a worker),
+    and one chunk of them all would leave the other workers idle. Without it (a YAML
+    spec's quick calls) the fewest chunks win: each costs the scheduler a task."""
 
     def __init__(
         self,
@@ -82,7 +89,10 @@ class Chunks:
         address: str,
         timeout: float,
         make: Maker | None = None,
+        spread: bool = False,
     ) -> None:
+        self._spread = spread
+        self._waiting = 0  # calls in the queue not yet in a chunk
         self._make = make  # what answers the calls on a worker (None: a YAML spec's target)
         self._client = client
         self._timeout = timeout
@@ -96,20 +106,30 @@ class Chunks:
     async def send(self, call: Call) -> Reply:
         mine = _Waiting(call)
         self._queue.append(mine)
+        self._waiting += 1
         await anyio.lowlevel.checkpoint()  # the other trials of this moment join
         if not mine.taken:
             mine.taken = True
             chunk = [mine]
-            while self._queue and len(chunk) < CHUNK:
+            size = self._chunk_size()
+            while self._queue and len(chunk) < size:
                 other = self._queue.popleft()
                 if not other.taken:
                     other.taken = True
                     chunk.append(other)
+            self._waiting -= len(chunk)
             await self._run(chunk)
         await mine.done.wait()
         if mine.reply is None:  # a straggler, still running on mine.worker
             mine.reply = await self._collected(mine)
         return mine.reply
+
+    def _chunk_size(self) -> int:
+        """``CHUNK``, or with *spread* a worker's share of the calls waiting now."""
+        if not self._spread:
+            return CHUNK
+        workers = max(1, worker_count(self._client))
+        return max(1, min(CHUNK, -(-self._waiting // workers)))
 
     async def _run(self, chunk: list[_Waiting]) -> None:
         try:
