@@ -97,8 +97,8 @@ def test_a_workers_429s_lower_its_own_adaptive_limit_only(
 ) -> None:
     """The server refuses the first three calls of the first worker it hears from (429,
     ``Retry-After: 0``), a burst: that worker's model halves its limit; the other
-    worker's, which made its calls too (``-j 1``: each trial a task of its own, given
-    to the idle worker), stays where it was."""
+    worker's, which made its calls too (``-j 1``: each trial a chunk of its own, and
+    the workers take turns), stays where it was."""
     import cloudpickle
 
     task = _task(tmp_path / "task", samples=8)
@@ -241,7 +241,7 @@ def test_a_local_model_starts_one_server_per_worker(cluster: DaskCluster, tmp_pa
     for seen in where:
         assert len(seen["servers"]) == 1, seen  # one server running in that worker
         servers.setdefault(seen["pid"], set()).update(seen["servers"])
-    # -j 1: each trial is a task of its own, which Dask gives the idle worker: both run some
+    # -j 1: each trial is a chunk of its own, and the workers take turns: both run some
     assert len(servers) == 2 and set(servers) <= cluster.worker_pids | _now(cluster), servers
     assert all(len(urls) == 1 for urls in servers.values()), servers  # not one per trial
 

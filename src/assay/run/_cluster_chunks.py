@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Container
 from typing import Any, TypeVar
 
@@ -97,6 +97,8 @@ class Chunks:
         self._spread = spread
         self._waiting = 0  # calls in the queue not yet in a chunk
         self._out = 0  # chunks sent and not yet back
+        self._out_on: Counter[str] = Counter()  # with spread: of those, each worker's
+        self._sent_to: Counter[str] = Counter()  # with spread: chunks given each worker
         self._make = make  # what answers the calls on a worker (None: a YAML spec's target)
         self._client = client
         self._timeout = timeout
@@ -138,13 +140,17 @@ class Chunks:
 
     async def _run(self, chunk: list[_Waiting]) -> None:
         self._out += 1
+        placed = None
         try:
-            worker, replies = await self._replies([waiting.call for waiting in chunk])
+            placed = await self._placed()
+            worker, replies = await self._replies([waiting.call for waiting in chunk], placed)
             for waiting, reply in zip(chunk, replies, strict=True):
                 waiting.reply = reply
                 waiting.worker = worker if reply is None else None
         finally:  # cancelled, or failed: the others of the chunk must not wait forever
             self._out -= 1
+            if placed is not None:
+                self._out_on[placed] -= 1
             for waiting in chunk:
                 if waiting.reply is None and waiting.worker is None:
                     waiting.reply = Reply([], infra=_CANCELLED)
@@ -175,13 +181,34 @@ class Chunks:
             await future.cancel()  # an asynchronous client's cancel is awaited
         return Reply([], infra=("cluster", "the worker running this call was lost", None, None))
 
-    async def _replies(self, calls: list[Call]) -> tuple[str | None, list[Reply | None]]:
+    async def _placed(self) -> str | None:
+        """With *spread*, the worker with the fewest of our chunks out (of those, the one
+        given fewest so far), counted as having one more (None: Dask chooses). Left to
+        itself, Dask may give two chunks sent at once to one worker, whose model
+        connections then serve both."""
+        if not self._spread:
+            return None
+        members = await self._workers()
+        if not isinstance(members, set) or not members:
+            return None
+        worker: str = min(
+            sorted(members), key=lambda address: (self._out_on[address], self._sent_to[address])
+        )
+        self._out_on[worker] += 1
+        self._sent_to[worker] += 1
+        return worker
+
+    async def _replies(
+        self, calls: list[Call], placed: str | None = None
+    ) -> tuple[str | None, list[Reply | None]]:
         def failed(reason: str) -> Chunk:
             return Chunk("", [Reply([], infra=("cluster", reason, None, None))] * len(calls))
 
+        # a loose restriction: another worker takes the chunk if that one is gone
+        where = {"workers": [placed], "allow_other_workers": True} if placed else {}
         chunk = await self._awaited(
             self._client.submit(
-                call_chunk, self._target, self._root, calls, self._make, pure=False
+                call_chunk, self._target, self._root, calls, self._make, pure=False, **where
             ),
             failed,
         )
@@ -226,7 +253,7 @@ class Chunks:
         every ``WATCH_EVERY`` seconds for all the stragglers (an asynchronous client's
         cached ``scheduler_info`` names none); everyone, until first known."""
         now = time.monotonic()
-        if now - self._members_at >= WATCH_EVERY:
+        if self._members is None or now - self._members_at >= WATCH_EVERY:
             self._members_at = now
             with contextlib.suppress(OSError):  # out of reach: _watch says so
                 identity = await self._client.scheduler.identity(n_workers=-1)
