@@ -12,17 +12,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
 from assay.evidence import verify_run
+from tests.dask_cluster import DaskCluster, closed_port, started_cluster, worker_pids
 from tests.helpers import (
     REPO,
     artifact_bytes,
@@ -74,80 +70,6 @@ async def answer(text):
 SAMPLES = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(TRIALS)]
 
 
-def _dask(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
-    """``dask ARGS`` as a user starts it, in a session of its own (killed as a group);
-    its output goes to ``cwd/ARG0.log``, for when a start fails."""
-    with open(cwd / f"{args[0]}.log", "ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "dask", *args],
-            cwd=cwd,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except FileNotFoundError:
-        return ""
-
-
-class _Cluster(NamedTuple):
-    address: str
-    scheduler: subprocess.Popen[bytes]
-    worker_pids: set[int]
-    workers: subprocess.Popen[bytes] | None = None
-
-
-def _worker_pids(address: str) -> set[int]:
-    """The process ids of the cluster's workers now (a worker the nanny restarted, as
-    one test in this module makes it do, has a new one)."""
-    with distributed.Client(address, timeout=30) as client:
-        return set(client.run(os.getpid).values())
-
-
-@contextmanager
-def _started(folder: Path, workers_wanted: int = 2) -> Iterator[_Cluster]:
-    """``dask scheduler`` and ``dask worker --nworkers 2`` (each worker under a nanny
-    that restarts it), started as separate programs, every port on 127.0.0.1.
-    With ``workers_wanted=0``, a scheduler alone."""
-    address_file = folder / "scheduler.json"
-    loopback = ("--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0")
-    scheduler = _dask(
-        "scheduler", *loopback, "--port", "0", "--scheduler-file", str(address_file), cwd=folder
-    )
-    workers = None
-    try:
-        started = wait_for(lambda: "address" in _read(address_file), 60)
-        assert started, _read(folder / "scheduler.log")
-        address = json.loads(address_file.read_text())["address"]
-        if not workers_wanted:
-            yield _Cluster(address, scheduler, set())
-            return
-        workers = _dask(
-            "worker", address, *loopback, "--nworkers", str(workers_wanted), "--nthreads", "2",
-            cwd=folder,
-        )  # fmt: skip
-        with distributed.Client(address, timeout=30) as client:
-            client.wait_for_workers(workers_wanted, timeout=60)
-        yield _Cluster(address, scheduler, _worker_pids(address), workers)
-    finally:
-        for proc in (workers, scheduler):
-            if proc is not None:
-                with suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, set[int]]]:
-    """A scheduler's address and its workers' process ids, for the whole module."""
-    with _started(tmp_path_factory.mktemp("dask")) as started:
-        yield started.address, started.worker_pids
-
-
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("cluster") / "spec"
@@ -165,9 +87,9 @@ def _extras(run: Path) -> list[dict[str, object]]:
     "The trials, their evidence and everything after them stay in this process.",
 )
 def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
-    cluster: tuple[str, set[int]], spec: Path, tmp_path: Path
+    cluster: DaskCluster, spec: Path, tmp_path: Path
 ) -> None:
-    address, _ = cluster
+    address = cluster.address
     local = run_cli("run", spec, "-o", tmp_path / "local")
     assert local.returncode == 0, local.stderr  # 30/40 right, minimum 0.7: passed
     on_cluster = run_cli("run", spec, "-o", tmp_path / "cluster", "--cluster", address)
@@ -178,8 +100,8 @@ def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
     extras = _extras(tmp_path / "cluster")
     assert len(extras) == TRIALS
     pids = {e["data"]["pid"] for e in extras}  # type: ignore[index]
-    worker_pids = _worker_pids(address)  # not the module's first ones: see _worker_pids
-    assert pids <= worker_pids, (pids, worker_pids)
+    workers = worker_pids(address)  # not the module's first ones: a nanny restarts them
+    assert pids <= workers, (pids, workers)
     # replayed where a local call records it: under the attempt, numbered in its trial
     for trial, events in trial_events(tmp_path / "cluster").items():
         if not trial:
@@ -199,9 +121,9 @@ def test_a_run_on_the_cluster_concludes_what_a_local_run_does(
     "On a cluster the progress line ends with the workers the scheduler has (`, 2 worker(s)`)",
 )
 def test_the_progress_line_shows_the_clusters_workers(
-    cluster: tuple[str, set[int]], spec: Path, tmp_path: Path
+    cluster: DaskCluster, spec: Path, tmp_path: Path
 ) -> None:
-    address, _ = cluster
+    address = cluster.address
     proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address, "--progress")
     assert proc.returncode == 0, proc.stderr
     last = proc.stderr.splitlines()[-1]
@@ -212,7 +134,7 @@ def test_the_progress_line_shows_the_clusters_workers(
 
 
 def test_the_worker_count_survives_dasks_refresh_of_the_scheduler_info(
-    cluster: tuple[str, set[int]],
+    cluster: DaskCluster,
 ) -> None:
     """Dask refreshes an asynchronous client's copy of the scheduler's state every few
     seconds without the per-worker part (``workers`` empty): the count comes from
@@ -221,9 +143,9 @@ def test_the_worker_count_survives_dasks_refresh_of_the_scheduler_info(
 
     import dask
 
-    from assay.run._cluster import worker_count
+    from assay.run._cluster_chunks import worker_count
 
-    address, _ = cluster
+    address = cluster.address
 
     async def counts() -> tuple[int, int]:
         async with distributed.Client(address, asynchronous=True, timeout=30) as client:
@@ -241,11 +163,11 @@ def test_the_worker_count_survives_dasks_refresh_of_the_scheduler_info(
 
 
 def test_a_model_called_inside_a_target_on_a_worker_is_recorded(
-    cluster: tuple[str, set[int]], tmp_path: Path
+    cluster: DaskCluster, tmp_path: Path
 ) -> None:
     """The call's sampling event names its prompt and output artifacts: they come back
     from the worker with the event, so verify finds every one of them."""
-    address, _ = cluster
+    address = cluster.address
     samples = [{"id": f"s{i}", "input": f"{i}+{i}", "expected": "four"} for i in range(6)]
     spec = unique_callable_spec(tmp_path / "spec", MODEL_INSIDE, samples=samples)
     local = run_cli("run", spec, "-o", tmp_path / "local")
@@ -269,10 +191,8 @@ def test_a_model_called_inside_a_target_on_a_worker_is_recorded(
         assert artifact_bytes(tmp_path / "cluster", str(call["output"]))
 
 
-def test_a_program_target_runs_on_the_cluster(
-    cluster: tuple[str, set[int]], tmp_path: Path
-) -> None:
-    address, _ = cluster
+def test_a_program_target_runs_on_the_cluster(cluster: DaskCluster, tmp_path: Path) -> None:
+    address = cluster.address
     shipping = tmp_path / "shipping"
     shutil.copytree(REPO / "examples" / "shipping", shipping)
     local = run_cli("run", shipping / "eval.yaml", "-o", tmp_path / "local")
@@ -284,10 +204,8 @@ def test_a_program_target_runs_on_the_cluster(
     assert verify_run(tmp_path / "cluster").ok
 
 
-def test_a_worker_that_dies_mid_chunk_loses_nothing(
-    cluster: tuple[str, set[int]], tmp_path: Path
-) -> None:
-    address, _ = cluster
+def test_a_worker_that_dies_mid_chunk_loses_nothing(cluster: DaskCluster, tmp_path: Path) -> None:
+    address = cluster.address
     marker = tmp_path / "died"
     spec = unique_callable_spec(tmp_path / "spec", DIES_ONCE % str(marker), samples=SAMPLES)
     marker.touch()  # the local reference run must not die
@@ -354,7 +272,7 @@ def test_a_scheduler_that_goes_away_interrupts_the_run_and_resume_finishes_it(
     sample is counted twice."""
     spec, run = _slow_spec(tmp_path), tmp_path / "run"
     (tmp_path / "dask").mkdir()
-    with _started(tmp_path / "dask") as started:
+    with started_cluster(tmp_path / "dask") as started:
         proc = start_cli("run", spec, "-o", run, "-j", "4", "--cluster", started.address)
         assert wait_for(lambda: len(finished_trials(run)) >= 4, timeout=60)
         os.killpg(started.scheduler.pid, signal.SIGKILL)
@@ -362,7 +280,7 @@ def test_a_scheduler_that_goes_away_interrupts_the_run_and_resume_finishes_it(
     assert f"lost the Dask cluster at {started.address}" in line
     assert f"assay resume {run} --cluster {started.address}" in line
     (tmp_path / "again").mkdir()
-    with _started(tmp_path / "again") as again:
+    with started_cluster(tmp_path / "again") as again:
         _finished_on(again.address, run)
 
 
@@ -374,7 +292,7 @@ def test_a_cluster_left_without_workers_interrupts_the_run(tmp_path: Path) -> No
     """Every worker gone and none restarted: the run no longer waits silently for one."""
     spec, run = _slow_spec(tmp_path), tmp_path / "run"
     (tmp_path / "dask").mkdir()
-    with _started(tmp_path / "dask", workers_wanted=1) as started:
+    with started_cluster(tmp_path / "dask", workers_wanted=1) as started:
         proc = start_cli("run", spec, "-o", run, "-j", "4", "--cluster", started.address)
         assert wait_for(lambda: len(finished_trials(run)) >= 4, timeout=60)
         assert started.workers is not None
@@ -398,10 +316,10 @@ def answer(n):
 """
 
 
-def test_no_chunk_waits_for_its_slowest_call(cluster: tuple[str, set[int]], tmp_path: Path) -> None:
+def test_no_chunk_waits_for_its_slowest_call(cluster: DaskCluster, tmp_path: Path) -> None:
     """One call of 40 is held until the 39 others are recorded, which only happens if
     its chunk came back without it; it is then fetched from its worker, not retried."""
-    address, _ = cluster
+    address = cluster.address
     release = tmp_path / "release"
     samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(40)]
     spec = unique_callable_spec(tmp_path / "spec", HELD % str(release), samples=samples)
@@ -420,15 +338,9 @@ def test_no_chunk_waits_for_its_slowest_call(cluster: tuple[str, set[int]], tmp_
         assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.doc("docs/cli.md", "No scheduler, or no worker within 10 s: exit 5.")
 def test_no_scheduler_is_one_line_and_writes_nothing(spec: Path, tmp_path: Path) -> None:
-    address = f"tcp://127.0.0.1:{_closed_port()}"
+    address = f"tcp://127.0.0.1:{closed_port()}"
     proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address)
     assert proc.returncode == 5, proc.stderr
     line = error_line(proc)
@@ -442,7 +354,7 @@ def test_a_scheduler_without_a_worker_is_one_line_exit_5_and_writes_nothing(
     """The scheduler answers, but no worker joins it: the run waits 10 s for one, then
     stops before it writes anything."""
     (tmp_path / "dask").mkdir()
-    with _started(tmp_path / "dask", workers_wanted=0) as started:
+    with started_cluster(tmp_path / "dask", workers_wanted=0) as started:
         proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", started.address)
     assert proc.returncode == 5, proc.stderr
     assert error_line(proc) == (

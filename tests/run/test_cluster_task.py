@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.evidence import verify_run
+from tests.dask_cluster import DaskCluster, closed_port, started_cluster, worker_pids
 from tests.helpers import (
     error_line,
     finished_trials,
@@ -33,7 +33,6 @@ from tests.helpers import (
     wait_for,
     write_module,
 )
-from tests.run.test_cluster import _closed_port, _started, _worker_pids
 
 distributed = pytest.importorskip("distributed")
 
@@ -112,6 +111,8 @@ def where(hook=None):
 def noted():
     async def score(state, target):
         assay.record_event("where", {"pid": os.getpid(), "part": "scorer"})
+        if os.environ.get("HOSTILE_WORKER"):  # a worker that forges a pass
+            return Score(value=1.0)
         return Score(value=1.0 if state.output.completion == target.text else 0.0)
     return score
 
@@ -129,12 +130,6 @@ def numbers(hook=None, sandboxed=False):
         sandbox="local" if sandboxed else None,
     )
 """
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with _started(tmp_path_factory.mktemp("dask")) as started:
-        yield started.address
 
 
 def _task(folder: Path) -> str:
@@ -184,12 +179,12 @@ def _where(run: Path) -> dict[str, set[int]]:
     "which rebuilds the task from its file as `resume` does; the evidence is a local run's.",
 )
 def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
-    cluster: str, tmp_path: Path
+    cluster: DaskCluster, tmp_path: Path
 ) -> None:
     task = _task(tmp_path / "task")
     local = run_cli("run", task, "-o", tmp_path / "local")
     assert local.returncode == 0, local.stderr
-    on_cluster = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    on_cluster = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
     assert on_cluster.returncode == 0, on_cluster.stderr
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
     assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
@@ -197,7 +192,7 @@ def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
     assert result.ok, result.problems
 
     where = _where(tmp_path / "cluster")
-    workers = _worker_pids(cluster)
+    workers = worker_pids(cluster.address)
     assert where["solver"] and where["solver"] <= workers, (where, workers)
     assert where["tool"] and where["tool"] <= workers, (where, workers)
     assert where["scorer"] and where["scorer"] <= workers, (where, workers)
@@ -208,12 +203,12 @@ def test_a_python_task_on_the_cluster_leaves_a_local_runs_evidence(
     assert "all equal the recorded ones" in rescored.stdout
 
 
-def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: str, tmp_path: Path) -> None:
+def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: DaskCluster, tmp_path: Path) -> None:
     task = _task(tmp_path / "task")  # its marker made: the local reference run must not die
     reference = run_cli("run", task, "-o", tmp_path / "local")
     assert reference.returncode == 0, reference.stderr
     (tmp_path / "task" / "died").unlink()
-    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
     assert (tmp_path / "task" / "died").exists()  # a worker really died
     assert proc.returncode == 0, proc.stderr
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
@@ -224,7 +219,7 @@ def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: str, tmp_path: Path
         assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
 
 
-def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: str, tmp_path: Path) -> None:
+def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: DaskCluster, tmp_path: Path) -> None:
     """Its finished trials are judged again in the driver (from their logged grader
     calls), the rest run on the workers; the run equals a local one."""
     task = _task(tmp_path / "task")
@@ -232,13 +227,13 @@ def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: str, tmp_path: Pa
     assert reference.returncode == 0, reference.stderr
     (tmp_path / "task" / "slow").touch()
     run = tmp_path / "cluster"
-    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster)
+    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster.address)
     assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert 3 <= len(finished_trials(run)) < 12
-    resumed = run_cli("resume", run, "--cluster", cluster)
+    resumed = run_cli("resume", run, "--cluster", cluster.address)
     assert resumed.returncode == 0, resumed.stderr
     assert results_view(run) == results_view(tmp_path / "local")
     result = verify_run(run)
@@ -249,7 +244,7 @@ def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: str, tmp_path: Pa
 
 
 def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
-    cluster: str, tmp_path: Path
+    cluster: DaskCluster, tmp_path: Path
 ) -> None:
     """Sample s05 hangs on its worker after the rest of its chunk came back; the worker
     is killed. The driver sees it leave the cluster and retries the trial elsewhere,
@@ -260,7 +255,7 @@ def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
     hung = tmp_path / "task" / "hung"
     hung.unlink()
     run = tmp_path / "cluster"
-    proc = start_cli("run", task, "-o", run, "--cluster", cluster)
+    proc = start_cli("run", task, "-o", run, "--cluster", cluster.address)
     try:
         assert wait_for(lambda: hung.exists() and hung.read_text() != "", timeout=60)
         assert wait_for(lambda: len(finished_trials(run)) == 11, timeout=60)  # chunk is back
@@ -284,7 +279,7 @@ def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
 
 
 def test_a_trial_longer_than_the_cluster_loss_timeout_is_waited_for(
-    cluster: str, tmp_path: Path
+    cluster: DaskCluster, tmp_path: Path
 ) -> None:
     """A trial of 13 s (more than the 10 s without a worker that stop a run): the
     driver, which hears only worker counts from the scheduler between calls, does not
@@ -293,7 +288,7 @@ def test_a_trial_longer_than_the_cluster_loss_timeout_is_waited_for(
     reference = run_cli("run", task, "-o", tmp_path / "local")
     assert reference.returncode == 0, reference.stderr
     (tmp_path / "task" / "long").touch()
-    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster)
+    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
     assert proc.returncode == 0, proc.stderr
     # s03 came back on its own, after its chunk: its solver's and scorers' events too
     assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
@@ -309,7 +304,7 @@ def test_a_scheduler_lost_mid_run_stops_it_and_resume_finishes_it(tmp_path: Path
     (tmp_path / "task" / "slow").touch()
     run = tmp_path / "cluster"
     (tmp_path / "dask").mkdir()
-    with _started(tmp_path / "dask") as started:
+    with started_cluster(tmp_path / "dask") as started:
         proc = start_cli("run", task, "-o", run, "-j", "1", "--cluster", started.address)
         assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
         os.killpg(started.scheduler.pid, signal.SIGKILL)
@@ -320,7 +315,7 @@ def test_a_scheduler_lost_mid_run_stops_it_and_resume_finishes_it(tmp_path: Path
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
     assert len(finished_trials(run)) < 12
     (tmp_path / "again").mkdir()
-    with _started(tmp_path / "again") as again:
+    with started_cluster(tmp_path / "again") as again:
         resumed = run_cli("resume", run, "--cluster", again.address)
     assert resumed.returncode == 0, resumed.stderr
     assert results_view(run) == results_view(tmp_path / "local")
@@ -328,14 +323,14 @@ def test_a_scheduler_lost_mid_run_stops_it_and_resume_finishes_it(tmp_path: Path
 
 
 def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(
-    cluster: str, tmp_path: Path
+    cluster: DaskCluster, tmp_path: Path
 ) -> None:
     from assay import Sample, Task, generate, match
     from assay.pipeline import eval as run_eval
 
     task = Task(dataset=[Sample(input="hi", target="hi")], solver=generate(), scorer=match())
     with pytest.raises(ConfigError) as refused:
-        run_eval(task, "mock/echo", cluster=cluster, log_dir=tmp_path / "runs")
+        run_eval(task, "mock/echo", cluster=cluster.address, log_dir=tmp_path / "runs")
     assert refused.value.exit_code == 2
     assert not (tmp_path / "runs").exists()  # refused before any run
     assert refused.value.one_line() == (
@@ -345,11 +340,13 @@ def test_a_task_made_in_memory_is_refused_as_resume_refuses_it(
     )
 
 
-def test_a_task_argument_that_is_not_data_is_refused(cluster: str, tmp_path: Path) -> None:
+def test_a_task_argument_that_is_not_data_is_refused(cluster: DaskCluster, tmp_path: Path) -> None:
     from assay.pipeline import eval as run_eval
 
     with pytest.raises(ConfigError) as refused:
-        run_eval(_task(tmp_path / "task"), task_args={"hook": lambda: None}, cluster=cluster)
+        run_eval(
+            _task(tmp_path / "task"), task_args={"hook": lambda: None}, cluster=cluster.address
+        )
     assert refused.value.exit_code == 2
     assert refused.value.one_line() == (
         "the task 'numbers' was made with -T arguments that are not data (hook), so it "
@@ -358,12 +355,16 @@ def test_a_task_argument_that_is_not_data_is_refused(cluster: str, tmp_path: Pat
     )
 
 
-def test_cache_on_workers_that_share_its_folder(cluster: str, tmp_path: Path) -> None:
+def test_cache_on_workers_that_share_its_folder(cluster: DaskCluster, tmp_path: Path) -> None:
     task = _task(tmp_path / "task")
     env = {"ASSAY_CACHE_DIR": str(tmp_path / "cache")}
-    first = run_cli("run", task, "-o", tmp_path / "first", "--cache", "--cluster", cluster, env=env)
+    first = run_cli(
+        "run", task, "-o", tmp_path / "first", "--cache", "--cluster", cluster.address, env=env
+    )
     assert first.returncode == 0, first.stderr
-    again = run_cli("run", task, "-o", tmp_path / "again", "--cache", "--cluster", cluster, env=env)
+    again = run_cli(
+        "run", task, "-o", tmp_path / "again", "--cache", "--cluster", cluster.address, env=env
+    )
     assert again.returncode == 0, again.stderr
     assert "12 calls (12 cached)" in again.stdout, again.stdout
     assert _scores(tmp_path / "again") == _scores(tmp_path / "first")
@@ -380,7 +381,7 @@ def test_cache_on_workers_that_do_not_see_its_folder_is_refused(tmp_path: Path) 
     cache = tmp_path / "cache"
     cache.mkdir()
     (tmp_path / "dask").mkdir()
-    with _started(tmp_path / "dask", workers_wanted=0) as started:
+    with started_cluster(tmp_path / "dask", workers_wanted=0) as started:
         hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(cache), "--"]
         worker = [sys.executable, "-m", "dask", "worker", started.address]
         loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
@@ -418,21 +419,72 @@ def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path:
     proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", "nonsense")
     assert proc.returncode == 2, proc.stderr
     assert error_line(proc).startswith("assay: --cluster: 'nonsense' is not a scheduler's address")
-    address = f"tcp://127.0.0.1:{_closed_port()}"
+    address = f"tcp://127.0.0.1:{closed_port()}"
     proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", address)
     assert proc.returncode == 5, proc.stderr
     assert error_line(proc).startswith(f"assay: cannot use the Dask cluster at {address}: ")
     assert not (tmp_path / "run").exists()
 
 
-def test_a_task_with_sandboxes_is_refused(tmp_path: Path) -> None:
-    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting."""
+def test_a_task_with_sandboxes_is_refused_and_its_run_resumed_locally(tmp_path: Path) -> None:
+    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting,
+    on ``run`` and on ``resume``; the interrupted run is finished by a local resume."""
     task = _task(tmp_path / "task")
-    address = f"tcp://127.0.0.1:{_closed_port()}"
-    proc = run_cli("run", task, "-T", "sandboxed=1", "-o", tmp_path / "run", "--cluster", address)
+    address = f"tcp://127.0.0.1:{closed_port()}"
+    sandboxed = ("-T", "sandboxed=1")
+    proc = run_cli("run", task, *sandboxed, "-o", tmp_path / "refused", "--cluster", address)
     assert proc.returncode == 2, proc.stderr
-    assert error_line(proc) == (
-        "assay: --cluster: a task with sandboxes runs in this process (its sandboxes stay "
-        "with the trial) — see 'assay run --help' for the accepted values"
+    refusal = (
+        "assay: --cluster: a task with sandboxes runs without a cluster: the driver makes "
+        "each trial's sandboxes and keeps them over its attempts and scorers, so a worker "
+        "could not use them; run it without --cluster (assay resume RUN finishes a run so) "
+        "— see 'assay run --help' for the accepted values"
     )
-    assert not (tmp_path / "run").exists()
+    assert error_line(proc) == refusal
+    assert not (tmp_path / "refused").exists()
+
+    (tmp_path / "task" / "slow").touch()
+    run = tmp_path / "run"
+    started = start_cli("run", task, *sandboxed, "-o", run, "-j", "2")
+    assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
+    started.send_signal(signal.SIGINT)
+    started.communicate(timeout=60)
+    assert started.returncode == 130
+    done = len(finished_trials(run))
+    refused = run_cli("resume", run, "--cluster", address)
+    assert refused.returncode == 2, refused.stderr
+    assert error_line(refused) == refusal
+    assert len(finished_trials(run)) == done  # nothing ran
+    resumed = run_cli("resume", run)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(finished_trials(run)) == 12
+    assert verify_run(run).ok
+
+
+def test_a_hostile_worker_forges_a_pass_that_verify_accepts_and_score_refuses(
+    tmp_path: Path,
+) -> None:
+    """Workers whose scorer says 1.0 whatever the answer: the driver records what they
+    return, so the run verifies with the forged verdicts; ``assay score``, which judges
+    the recorded answers again in this process, finds them and exits 4."""
+    task = _task(tmp_path / "task")
+    local = run_cli("run", task, "-o", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    assert 0.0 in _noted(tmp_path / "local")  # the task's scorer fails some answers
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", env={"HOSTILE_WORKER": "1"}) as hostile:
+        run = tmp_path / "cluster"
+        proc = run_cli("run", task, "-o", run, "--cluster", hostile.address)
+    assert proc.returncode == 0, proc.stderr
+    assert _noted(run) == [1.0] * 12  # every one passed by the workers
+    result = verify_run(run)
+    assert result.ok, result.problems  # the evidence is intact: it is what was returned
+    rescored = run_cli("score", run)
+    assert rescored.returncode == 4, rescored.stdout + rescored.stderr
+    assert "differ from the recorded ones" in rescored.stdout, rescored.stdout
+
+
+def _noted(run: Path) -> list[float]:
+    """The values the task's own scorer gave, trial by trial."""
+    rows = read_jsonl(run / "scores.jsonl")
+    return [row["value"] for row in rows if row["scorer_id"] == "noted"]

@@ -109,6 +109,13 @@ class OpenAICompatServer:
     """Sent as ``Set-Cookie`` with every normal answer when set."""
     reasoning: str | None = None
     """Sent as the message's ``reasoning_content`` (as vLLM and llama.cpp do) when set."""
+    client_of: Callable[[dict[str, Any]], str] | None = None
+    """Names the client a request's JSON body comes from (e.g. a process id the caller
+    put in a message); ``max_in_flight_by`` then holds each client's most at once."""
+    max_in_flight_by: dict[str, int] = field(default_factory=dict)
+    action_for: Callable[[dict[str, Any]], Action | None] | None = None
+    """Chooses the action for a request by its JSON body (e.g. by its client) before
+    the script does; ``None`` from it: the script's next."""
 
     def __post_init__(self) -> None:
         self._script: deque[Action] = deque(self.script)
@@ -118,6 +125,7 @@ class OpenAICompatServer:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._in_flight = 0
+        self._in_flight_by: dict[str, int] = {}
         self.port = 0
 
     @property
@@ -187,17 +195,22 @@ class OpenAICompatServer:
         """Answer one request; ``False`` when the connection was dropped on purpose."""
         self._in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        client = self.client_of(json.loads(body or b"{}")) if self.client_of else ""
+        now = self._in_flight_by[client] = self._in_flight_by.get(client, 0) + 1
+        self.max_in_flight_by[client] = max(self.max_in_flight_by.get(client, 0), now)
         try:
             return await self._act(conn, writer, head, body)
         finally:
             self._in_flight -= 1
+            self._in_flight_by[client] -= 1
 
     async def _act(
         self, conn: h11.Connection, writer: asyncio.StreamWriter, head: h11.Request, body: bytes
     ) -> bool:
         headers = {k.decode().lower(): v.decode() for k, v in head.headers}
         payload = json.loads(body or b"{}")
-        action = self._next_action()
+        chosen = self.action_for(payload) if self.action_for is not None else None
+        action = chosen or self._next_action()
         auth, target = headers.get("authorization"), head.target.decode()
         seen = Seen(payload, auth, action, time.monotonic(), self._in_flight, target, headers)
         self.requests.append(seen)

@@ -110,6 +110,12 @@ def prices_from_env() -> dict[str, Price] | None:
     return load_prices(path) if path else None
 
 
+def current_prices() -> Mapping[str, Price] | None:
+    """The run's price table in force here (``price_scope``'s), or ``None``: what a run
+    on a cluster sends its workers, so their calls are priced as the driver's would be."""
+    return _file_prices.get()
+
+
 @contextmanager
 def price_scope(table: Mapping[str, Price] | None) -> Iterator[None]:
     """Price calls made inside the block from *table* first (a run's price file)."""

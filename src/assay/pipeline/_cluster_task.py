@@ -2,7 +2,7 @@
 
 The driver keeps what it keeps for a YAML spec (the plan, attempts and retries, the
 evidence, the gate, the reports) and sends each attempt to a worker, in the chunks
-``run._cluster`` makes. A worker rebuilds the task once from the frozen spec, as
+``run._cluster_chunks`` makes. A worker rebuilds the task once from the frozen spec, as
 ``assay resume`` does (its file re-imported, its dataset selected again, its model made
 with the run's ``-M`` arguments), and checks it freezes to the same digest. It then
 runs the attempt's solver chain, with its model calls and tools, and, right after it,
@@ -15,10 +15,12 @@ in its scoring phase, so the log holds the events a local run would, in the same
 A judge that finds no verdict kept for the outcome it judges (a resumed run's finished
 trials, judged again from their logged grader calls) scores in the driver.
 
-Each worker makes its own model, so connections and the adaptive limit are per worker,
-with ``-j`` (trials in flight) the cap over all of them; a ``local/...`` model starts
-one server per worker. The response cache is used on the workers only if they share its
-folder (checked before the run); otherwise ``--cache`` is refused.
+Each worker makes its own model, so connections and the adaptive limit are per worker
+(the driver's ``max_connections`` holds on each), with ``-j`` (trials in flight) the cap
+over all of them; a ``local/...`` model starts one server per worker. The workers price
+their calls from the driver's price table, as a local run would. The response cache is
+used on the workers only if they share its folder (checked before the run); otherwise
+``--cache`` is refused.
 """
 
 from __future__ import annotations
@@ -35,13 +37,15 @@ import msgspec
 from assay.errors import ConfigError, RunError
 from assay.evidence import DetachedRecorder, current_recorder, replay_detached
 from assay.model import (
+    Model,
+    Price,
     ResponseCache,
     cache_scope,
     current_cache,
     epoch_scope,
     price_scope,
-    prices_from_env,
 )
+from assay.model._prices import current_prices
 from assay.model._registry import model_roles_scope
 from assay.pipeline._judge import observation_of
 from assay.pipeline._prepared import Prepared
@@ -79,10 +83,16 @@ class ClusterUnreachable(RunError):
 
 
 class _WorkerSettings(msgspec.Struct, frozen=True):
-    """What a worker needs beside the spec: the response cache, when the run uses one."""
+    """What a worker needs beside the spec, none of it frozen there since none of it
+    decides a result: the response cache, when the run uses one; the calls its model
+    may have in flight (the driver's model's ``max_connections``: ``--max-connections``
+    holds on each worker); the driver's price table, so the workers price their calls
+    as a local run would (a ``--prices`` file is read by the driver only)."""
 
     cache: str | None = None
     expiry: float | None = None
+    connections: int | None = None
+    prices: dict[str, Price] | None = None
 
 
 @asynccontextmanager
@@ -97,9 +107,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
     except ConfigError as exc:
         raise ClusterRefused.of(exc) from None
     cache = current_cache()
-    settings = _WorkerSettings()
-    if cache is not None:
-        settings = _WorkerSettings(str(cache.root.resolve()), cache.expiry)
+    settings = _settings(prepared, cache)
     async with contextlib.AsyncExitStack() as stack:
         try:
             client = await stack.enter_async_context(cluster_client(address))
@@ -133,13 +141,32 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
         )
 
 
+def _settings(prepared: Prepared, cache: ResponseCache | None) -> _WorkerSettings:
+    """The driver's cache folder, connections and prices, for the workers."""
+    model = getattr(next(iter(prepared.targets.values())), "model", None)
+    connections = model.config.max_connections if isinstance(model, Model) else None
+    prices = current_prices()
+    return _WorkerSettings(
+        str(cache.root.resolve()) if cache is not None else None,
+        cache.expiry if cache is not None else None,
+        connections,
+        dict(prices) if prices is not None else None,
+    )
+
+
 def _check_rebuildable(prepared: Prepared) -> None:
     """Refuse a task the workers cannot rebuild: resume's refusals (built in memory,
     model arguments that are not data), a rebuilt spec that differs (e.g. a ``-T``
-    argument that is not data), and sample sandboxes (they live with the driver's trial)."""
+    argument that is not data), and sample sandboxes: the run's trials open them in the
+    driver (``_trial_sandboxes``), around every attempt and the scorers, and a resume
+    refuses them on a cluster alike (it finishes such a run locally)."""
     spec = prepared.spec
     if prepared.sandboxes:
-        reason = "a task with sandboxes runs in this process (its sandboxes stay with the trial)"
+        reason = (
+            "a task with sandboxes runs without a cluster: the driver makes each trial's "
+            "sandboxes and keeps them over its attempts and scorers, so a worker could not "
+            "use them; run it without --cluster (assay resume RUN finishes a run so)"
+        )
         raise ConfigError("task.option", option="--cluster", reason=reason)
     rebuilt = rebuild_frozen(spec)
     if rebuilt.spec.digest != spec.digest:
@@ -258,8 +285,9 @@ class _TaskCaller:
         self.cache = None
         if given.cache is not None:
             self.cache = ResponseCache(Path(given.cache), given.expiry).open()
-        with price_scope(prices_from_env()):  # a cost_limit's price: the worker's table
-            self.prepared = rebuild_frozen(frozen)
+        self.prices = given.prices
+        with price_scope(self.prices):  # a cost_limit's price is frozen: checked again
+            self.prepared = rebuild_frozen(frozen, given.connections)
         if self.prepared.spec.digest != frozen.digest:
             raise ConfigError("task.changed", path=str((frozen.task or {}).get("file")))
         self.target = self.prepared.targets[frozen.targets[0].id]
@@ -270,7 +298,8 @@ class _TaskCaller:
         if it is the trial's last attempt; the driver drops them otherwise)."""
         from assay.run import call_target
 
-        with model_roles_scope(self.prepared.model_roles), cache_scope(self.cache):
+        roles = model_roles_scope(self.prepared.model_roles)
+        with roles, cache_scope(self.cache), price_scope(self.prices):
             reply = await call_target(self.target, call)
             if reply.outcome is not None:
                 reply.scores = await self._scored(call, reply.outcome)

@@ -287,7 +287,7 @@ def _result_limits(task: Task, model: Model) -> dict[str, Any]:
     return limits
 
 
-def rebuild_frozen(spec: EvalSpec) -> Prepared:
+def rebuild_frozen(spec: EvalSpec, connections: int | None = None) -> Prepared:
     """The Prepared of a Python-task run rebuilt from its frozen spec, by re-importing
     its task file: refused for a task made in memory (a notebook's, an ``eval(Task)``),
     which has no file to re-import, or with ``-T`` arguments that are not data (a
@@ -298,7 +298,7 @@ def rebuild_frozen(spec: EvalSpec) -> Prepared:
     not_data = sorted(name for name, value in args.items() if _not_data(json_safe(value)))
     if not_data:  # frozen as a name or a repr: made again, the task would get a dict
         raise ConfigError("task.args", task=spec.task["name"], names=", ".join(not_data))
-    return rebuild_task(spec)
+    return rebuild_task(spec, connections)
 
 
 def _not_data(frozen: Any) -> bool:
@@ -308,8 +308,10 @@ def _not_data(frozen: Any) -> bool:
     return "'$repr'" in text or "'$callable'" in text
 
 
-def rebuild_task(spec: EvalSpec) -> Prepared:
-    """The Prepared of a Python-task run, rebuilt from its frozen spec (for resume)."""
+def rebuild_task(spec: EvalSpec, connections: int | None = None) -> Prepared:
+    """The Prepared of a Python-task run, rebuilt from its frozen spec (for resume); its
+    model with *connections* calls in flight at most (not frozen: it decides no result),
+    else its default."""
     record: dict[str, Any] = spec.task or {}
     (task, loaded), *_ = load_tasks(f"{record['file']}@{record['name']}", record["args"])
     if loaded["digest"] != record["digest"]:
@@ -322,7 +324,8 @@ def rebuild_task(spec: EvalSpec) -> Prepared:
     if "limits" in record:  # the eval's message_limit=... and the like
         task = task_with(task, **record["limits"])
     epochs = msgspec.structs.replace(task.epochs, epochs=spec.repetitions)
-    model = get_model(spec.targets[0].model or "mock/default", **model_args)
+    limit = GenerateConfig(max_connections=connections)
+    model = get_model(spec.targets[0].model or "mock/default", limit, **model_args)
     if "endpoint" in record and record["endpoint"] != model.endpoint:
         was, now = record["endpoint"], model.endpoint
         raise ConfigError("task.endpoint_changed", model=model.name, was=was, now=now)

@@ -14,21 +14,14 @@ if _typing.TYPE_CHECKING:
     from assay.run._cluster import (
         PYTHON_TASK_ON_CLUSTER,
         ClusterTarget,
-        call_chunks,
         cluster_client,
         cluster_targets,
-        worker_count,
     )
+    from assay.run._cluster_chunks import call_chunks, worker_count
     from assay.run._cluster_worker import Call, Reply, call_target
 
-_CLUSTER = {
-    "PYTHON_TASK_ON_CLUSTER",
-    "ClusterTarget",
-    "call_chunks",
-    "cluster_client",
-    "cluster_targets",
-    "worker_count",
-}
+_CLUSTER = {"PYTHON_TASK_ON_CLUSTER", "ClusterTarget", "cluster_client", "cluster_targets"}
+_CHUNKS = {"call_chunks", "worker_count"}
 _WORKER = {"Call", "Reply", "call_target"}
 
 
@@ -38,6 +31,7 @@ __getattr__ = _lazy_exports(
     __name__,
     {
         **dict.fromkeys(_CLUSTER, "assay.run._cluster"),
+        **dict.fromkeys(_CHUNKS, "assay.run._cluster_chunks"),
         **dict.fromkeys(_WORKER, "assay.run._cluster_worker"),
     },
     globals(),

@@ -5,52 +5,27 @@ single writer of the run; a worker only puts samples to the target, rebuilt ther
 its spec. What a call records on the worker comes back with its answer and is replayed
 into the trial's recorder, so a run on a cluster leaves the evidence a local run would.
 
-Calls waiting at the same moment go out together, as one Dask task of up to ``CHUNK``
-calls: a task costs the scheduler about 2.7 ms here (1,000 tiny tasks took 2.7 s on a
-two-worker ``LocalCluster``), far more than a quick target's answer. No chunk waits
-for its slowest call: the worker answers with what is done and keeps the stragglers
-running (``_cluster_worker``); each straggler's own trial then fetches its reply with a
-``collect`` task pinned to that worker. A worker that dies
-mid-chunk has its chunk run again elsewhere by Dask; the driver takes each call's
-first reply only, so nothing is recorded twice. A chunk whose workers keep dying is an
-infrastructure failure of each call in it: retried by the spec's retry policy, then the
-trial is blocked.
-
-Losing the cluster itself is not the targets' failure, and no retry can outlast it: a
-scheduler out of reach for ``LOST_AFTER`` seconds, or no worker for as long, raises
-``ClusterLost``, which stops the run. It is sealed ``interrupted`` (the trials whose
-calls were in flight have no bundle, so they run again) and ``assay resume RUN
---cluster ADDRESS`` finishes it once a cluster is back.
+How the calls travel, in chunks, and how the cluster is watched while they do, is
+``_cluster_chunks``'s job; this module connects to the cluster and makes the targets.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Container, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-import anyio.lowlevel
 import msgspec
 
 from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
-from assay.run._cluster_worker import (
-    Call,
-    Chunk,
-    Maker,
-    Reply,
-    call_chunk,
-    call_key,
-    collect,
-)
-from assay.run._groups import first_error
+from assay.run._cluster_chunks import Chunks, reason_of, worker_count
+from assay.run._cluster_worker import Call
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
 
@@ -58,21 +33,8 @@ PYTHON_TASK_ON_CLUSTER = (
     "cluster_targets runs a YAML spec's targets (programs, functions, endpoints); "
     "a Python task's trials go to the workers whole (assay.pipeline's task_on_cluster)"
 )
-CHUNK = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler, and to see a worker there
-LOST_AFTER = 10.0  # seconds without the scheduler, or without a worker, mid-run
-WATCH_EVERY = 0.5  # seconds between two looks at the client's state
 MESSAGE_LOG = 32  # messages to the scheduler Dask's client keeps (see _short_message_log)
-STRAGGLER_GRACE = 10.0  # seconds past a call's timeout before its lost worker is given up
-_T = TypeVar("_T")
-
-
-class ClusterLost(RunError):
-    """The scheduler, or every worker, has been gone for ``LOST_AFTER`` seconds: the run
-    stops, sealed ``interrupted``; the pipeline adds the run's folder to the message."""
-
-    def __init__(self, address: str, reason: str) -> None:
-        super().__init__("run.cluster_lost", address=address, reason=reason, path="RUN")
 
 
 @asynccontextmanager
@@ -142,7 +104,7 @@ async def _connect(address: str) -> Any:
                 address, asynchronous=True, timeout=CONNECT_TIMEOUT
             )
     except (OSError, TimeoutError, ValueError) as exc:
-        raise RunError("run.cluster", address=address, reason=_reason(exc)) from exc
+        raise RunError("run.cluster", address=address, reason=reason_of(exc)) from exc
     try:
         await client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
@@ -150,15 +112,6 @@ async def _connect(address: str) -> Any:
         reason = f"no worker joined within {CONNECT_TIMEOUT:g} s"
         raise RunError("run.cluster", address=address, reason=reason) from exc
     return client
-
-
-def call_chunks(
-    client: Any, payload: bytes, settings: str, address: str, timeout: float, make: Maker
-) -> _Chunks:
-    """A sender of calls, in chunks, to the caller ``make(payload, settings)`` that each
-    worker builds once (a Python task rebuilt from its frozen spec, say); *timeout* is
-    how long a call may run (see ``STRAGGLER_GRACE``)."""
-    return _Chunks(client, payload, settings, address, timeout, make)
 
 
 def _short_message_log() -> contextlib.AbstractContextManager[object]:
@@ -177,7 +130,7 @@ class ClusterTarget:
         self.id = spec.id
         target = msgspec.json.encode(spec)
         self._client = client
-        self._chunks = _Chunks(client, target, str(root.resolve()), address, spec.timeout)
+        self._chunks = Chunks(client, target, str(root.resolve()), address, spec.timeout)
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Send the call, replay what it recorded, and answer as the target did."""
@@ -198,206 +151,3 @@ class ClusterTarget:
         """How many workers the scheduler has now (the progress line shows it): read off
         the client's copy of the scheduler's state, refreshed by Dask every few seconds."""
         return worker_count(self._client)
-
-
-class _Waiting:
-    """One call waiting for its chunk's reply."""
-
-    __slots__ = ("call", "done", "reply", "taken", "worker")
-
-    def __init__(self, call: Call) -> None:
-        self.call = call
-        self.taken = False  # in a chunk already (it stays in the queue until popped)
-        self.reply: Reply | None = None
-        self.worker: str | None = None  # where it still runs, when its chunk came back without it
-        self.done = anyio.Event()
-
-
-class _Chunks:
-    """Gathers the calls of a moment into chunks, with no task of its own: each caller
-    yields once, and one still waiting then takes itself and up to ``CHUNK - 1`` others
-    and sends them, so every call is sent by a chunk that holds it."""
-
-    def __init__(
-        self,
-        client: Any,
-        target: bytes,
-        root: str,
-        address: str,
-        timeout: float,
-        make: Maker | None = None,
-    ) -> None:
-        self._make = make  # what answers the calls on a worker (None: a YAML spec's target)
-        self._client = client
-        self._timeout = timeout
-        self._target = target
-        self._root = root
-        self._address = address
-        self._queue: deque[_Waiting] = deque()
-        self._members: set[str] | None = None  # the workers' addresses, once asked
-        self._members_at = float("-inf")
-
-    async def send(self, call: Call) -> Reply:
-        mine = _Waiting(call)
-        self._queue.append(mine)
-        await anyio.lowlevel.checkpoint()  # the other trials of this moment join
-        if not mine.taken:
-            mine.taken = True
-            chunk = [mine]
-            while self._queue and len(chunk) < CHUNK:
-                other = self._queue.popleft()
-                if not other.taken:
-                    other.taken = True
-                    chunk.append(other)
-            await self._run(chunk)
-        await mine.done.wait()
-        if mine.reply is None:  # a straggler, still running on mine.worker
-            mine.reply = await self._collected(mine)
-        return mine.reply
-
-    async def _run(self, chunk: list[_Waiting]) -> None:
-        try:
-            worker, replies = await self._replies([waiting.call for waiting in chunk])
-            for waiting, reply in zip(chunk, replies, strict=True):
-                waiting.reply = reply
-                waiting.worker = worker if reply is None else None
-        finally:  # cancelled, or failed: the others of the chunk must not wait forever
-            for waiting in chunk:
-                if waiting.reply is None and waiting.worker is None:
-                    waiting.reply = Reply([], infra=_CANCELLED)
-                waiting.done.set()
-
-    async def _collected(self, straggler: _Waiting) -> Reply:
-        """The reply of a call its chunk left running on ``straggler.worker``. A worker
-        lost since cannot answer: the call is then an infrastructure failure, found as
-        soon as the scheduler no longer lists that worker (a trial of a Python task may
-        run for minutes), else once the call's own timeout has passed with a margin."""
-        key = call_key(straggler.call)
-        future = self._client.submit(
-            collect, [key], workers=[straggler.worker], allow_other_workers=False, pure=False
-        )
-
-        def failed(reason: str) -> dict[str, Reply | None]:
-            return {key: Reply([], infra=("cluster", reason, None, None))}
-
-        with anyio.move_on_after(self._timeout + STRAGGLER_GRACE):
-            try:
-                got: dict[str, Reply | None] = await self._awaited(future, failed, straggler.worker)
-            except _WorkerGone:
-                got = {}
-            reply = got.get(key)
-            if reply is not None:
-                return reply
-        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-            await future.cancel()  # an asynchronous client's cancel is awaited
-        return Reply([], infra=("cluster", "the worker running this call was lost", None, None))
-
-    async def _replies(self, calls: list[Call]) -> tuple[str | None, list[Reply | None]]:
-        def failed(reason: str) -> Chunk:
-            return Chunk("", [Reply([], infra=("cluster", reason, None, None))] * len(calls))
-
-        chunk = await self._awaited(
-            self._client.submit(
-                call_chunk, self._target, self._root, calls, self._make, pure=False
-            ),
-            failed,
-        )
-        return chunk.worker or None, chunk.replies
-
-    async def _awaited(
-        self, future: Any, failed: Callable[[str], _T], worker: str | None = None
-    ) -> _T:
-        """A task's result, or ``failed(reason)`` when the cluster could not run it (its
-        workers kept dying); ClusterLost when the cluster itself is gone; _WorkerGone
-        when the task is pinned to *worker* and the scheduler no longer lists it."""
-        from concurrent.futures import CancelledError
-
-        from distributed import KilledWorker
-        from distributed.client import ClosedClientError
-
-        try:
-            result: _T = await self._watched(future, worker)
-        except KilledWorker as exc:
-            return failed(_reason(exc))
-        except (CancelledError, ClosedClientError, OSError, TimeoutError) as exc:
-            if self._client.status == "running":
-                return failed(_reason(exc))
-            why = f"the scheduler went away ({type(exc).__name__})"
-            raise ClusterLost(self._address, why) from exc
-        return result
-
-    async def _watched(self, future: Any, worker: str | None = None) -> Any:
-        """A task's result, awaited while ``_watch`` looks after the cluster."""
-        result: Any = None
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._watch, worker)
-                result = await future
-                group.cancel_scope.cancel()
-        except BaseExceptionGroup as errors:  # the one that matters, not a group of them
-            raise first_error(errors) from None
-        return result
-
-    async def _workers(self) -> Container[str]:
-        """The addresses of the cluster's workers, asked of the scheduler at most once
-        every ``WATCH_EVERY`` seconds for all the stragglers (an asynchronous client's
-        cached ``scheduler_info`` names none); everyone, until first known."""
-        now = time.monotonic()
-        if now - self._members_at >= WATCH_EVERY:
-            self._members_at = now
-            with contextlib.suppress(OSError):  # out of reach: _watch says so
-                identity = await self._client.scheduler.identity(n_workers=-1)
-                self._members = set(identity.get("workers") or ())
-        return self._members if self._members is not None else _Everyone()
-
-    async def _watch(self, worker: str | None = None) -> None:
-        """Raise ClusterLost once the scheduler has been out of reach, or the cluster
-        without a worker, for ``LOST_AFTER`` seconds (a chunk would wait forever);
-        _WorkerGone once other workers are listed but not *worker*."""
-        unreachable = no_worker = None
-        while True:
-            await anyio.sleep(WATCH_EVERY)
-            now = time.monotonic()
-            if self._client.status != "running":
-                unreachable = unreachable or now
-                no_worker = None
-            else:
-                unreachable = None
-                count = worker_count(self._client)
-                no_worker = (no_worker or now) if not count else None
-                if worker is not None and count and worker not in await self._workers():
-                    raise _WorkerGone(worker)
-            if unreachable is not None and now - unreachable >= LOST_AFTER:
-                why = f"the scheduler has been out of reach for {LOST_AFTER:g} s"
-                raise ClusterLost(self._address, why)
-            if no_worker is not None and now - no_worker >= LOST_AFTER:
-                why = f"no worker has been connected for {LOST_AFTER:g} s"
-                raise ClusterLost(self._address, why)
-
-
-class _WorkerGone(Exception):
-    """The worker a straggler was left running on is no longer in the cluster."""
-
-
-class _Everyone:
-    """Every worker address: the cluster's, before the scheduler has named them."""
-
-    def __contains__(self, address: object) -> bool:
-        return True
-
-
-def worker_count(client: Any) -> int:
-    """The workers *client*'s scheduler has, as the client last heard. Its ``n_workers``:
-    the refresh Dask makes every few seconds leaves ``workers`` itself empty, which read
-    as "no worker" once a call had been waited on for ``LOST_AFTER`` seconds."""
-    info = client.scheduler_info()
-    count = info.get("n_workers")
-    return int(count) if count is not None else len(info.get("workers") or {})
-
-
-_CANCELLED = ("cluster", "the chunk that carried this call was cancelled", None, None)
-
-
-def _reason(exc: BaseException) -> str:
-    """One line: Dask's messages span several."""
-    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
