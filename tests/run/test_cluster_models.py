@@ -34,7 +34,7 @@ from assay.model import system_message
 def tagged():
     async def solve(state, generate):
         state.messages.insert(0, system_message(f"pid {os.getpid()}"))
-        return await generate(state)
+        return await generate(state, max_retries=%d)
     return solve
 
 
@@ -56,8 +56,8 @@ def _client(body: dict[str, object]) -> str:
     return str(first.get("content", "")) if isinstance(first, dict) else ""
 
 
-def _task(folder: Path, samples: int = SAMPLES) -> str:
-    path = write_module(folder, f"tagged_{folder.parent.name}", TASK % samples)
+def _task(folder: Path, samples: int = SAMPLES, retries: int = 5) -> str:
+    path = write_module(folder, f"tagged_{folder.parent.name}", TASK % (retries, samples))
     return f"{path}@tagged_task"
 
 
@@ -95,18 +95,19 @@ def test_connections_are_per_worker_and_j_caps_them_all(
 def test_a_workers_429s_lower_its_own_adaptive_limit_only(
     cluster: DaskCluster, tmp_path: Path
 ) -> None:
-    """The server refuses the first three calls of the first worker it hears from (429,
-    ``Retry-After: 0``), a burst: that worker's model halves its limit; the other
+    """The server refuses the first 20 calls of the first worker it hears from (429,
+    ``Retry-After: 0``; more than half of a window of 32 calls), a burst: that worker's
+    model halves its limit; the other
     worker's, which made its calls too (``-j 1``: each trial a chunk of its own, and
     the workers take turns), stays where it was."""
     import cloudpickle
 
-    task = _task(tmp_path / "task", samples=8)
+    task = _task(tmp_path / "task", samples=8, retries=30)
     refused: dict[str, int] = {}
 
     def refuse_first_worker(body: dict[str, Any]) -> Action | None:
         client = _client(body)
-        refused.setdefault(client, 3 if not refused else 0)
+        refused.setdefault(client, 20 if not refused else 0)
         if refused[client]:
             refused[client] -= 1
             return status(429, retry_after="0")
