@@ -12,7 +12,7 @@ import pytest
 
 from assay import Task, eval
 from assay.dataset import Sample
-from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED
+from assay.errors import EXIT_CONFIG, EXIT_PASSED
 from assay.scorer import exact
 from assay.solver import Generate, TaskState, generate, solver
 from tests.helpers import (
@@ -69,7 +69,7 @@ def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) ->
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "A `--solver` name no solver is registered as fails the unit with one line (exit 1), "
+    "A `--solver` name no solver is registered as fails the unit with one line (exit 2), "
     "and so does `-S` without `--solver`.",
 )
 def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
         *("--log-dir", tmp_path / "logs"),
         cwd=tmp_path,
     )
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr  # the unit fails
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr  # a usage error
     (line,) = proc.stderr.splitlines()
     assert "no solver is registered as 'whisper'" in line
 
@@ -87,7 +87,7 @@ def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
 def test_solver_arguments_without_a_solver_are_refused(tmp_path: Path) -> None:
     (tmp_path / "greet.py").write_text(TASK)
     proc = run_cli("run", "greet.py@greet", "--model", "mock/m", "-S", "x=1", cwd=tmp_path)
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     assert "-S: solver arguments need --solver" in proc.stderr
 
 

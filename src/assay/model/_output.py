@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -90,3 +90,12 @@ class ModelOutput(msgspec.Struct):
     def empty(model: str = "") -> ModelOutput:
         """No answer yet (a fresh TaskState)."""
         return ModelOutput(model, assistant_message(""))
+
+    def to_record(self) -> dict[str, Any]:
+        """The output as JSON values, for the evidence: ``alternatives`` only when the
+        call gave several answers (Inspect's ``ModelOutput`` has no such field, and a
+        ``null`` in every record would be noise)."""
+        record: dict[str, Any] = msgspec.to_builtins(self)
+        if self.alternatives is None:
+            del record["alternatives"]
+        return record

@@ -361,7 +361,12 @@ async def _run_unit(
     except AssayError as exc:
         path = output if output is not None and output.exists() else None
         return EvalResult(
-            task=task.name, model=model.name, status="error", path=path, error=exc.one_line()
+            task=task.name,
+            model=model.name,
+            status="error",
+            path=path,
+            error=exc.one_line(),
+            exit_code=exc.exit_code,
         )
 
 

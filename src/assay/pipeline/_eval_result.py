@@ -36,6 +36,9 @@ class EvalResult(msgspec.Struct):
     report: Report | None = None
     error: str | None = None
     attempts: int = 1
+    exit_code: int | None = None
+    """The exit code of the assay error that ended the unit before or outside its run
+    (2 for a setting, solver or input refused), for the command line; None otherwise."""
 
     @property
     def results(self) -> EvalResults | None:

@@ -249,7 +249,10 @@ async def _retry_one(
     except RunStopped as exc:  # stopped again, but judged and reported
         return outcome_result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
-        return EvalResult(task=task, model=model, status="error", path=path, error=exc.one_line())
+        error = exc.one_line()
+        return EvalResult(
+            task=task, model=model, status="error", path=path, error=error, exit_code=exc.exit_code
+        )
     error = outcome.errors.message() or scorer_errors(outcome.report) or _kept_errors(path)
     return outcome_result(task, model, outcome, error)
 
