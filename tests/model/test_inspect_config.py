@@ -16,7 +16,7 @@ from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, ConfigError
 from assay.model import GenerateConfig, ModelError, get_model, system_message, user_message
 from assay.scorer import exact
-from tests.helpers import run_cli
+from tests.helpers import bundles_by_sample, run_cli, state_of
 from tests.model import test_google as google
 from tests.model.test_anthropic import Messages
 from tests.model.test_anthropic import server as server
@@ -148,3 +148,18 @@ def test_batch_on_the_command_line_is_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert "batch" in line
+
+
+def test_the_evidence_has_alternatives_only_when_there_are_several_answers(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    task = Task(dataset=[Sample(input="hi", target="echo: hi")], scorer=exact())
+    model = model_on(openai_server)
+    (one,) = eval(task, model=model, log_dir=tmp_path / "one")
+    (three,) = eval(task, model=model, log_dir=tmp_path / "three", num_choices=3)
+    assert one.path is not None and three.path is not None
+    (bundle,) = bundles_by_sample(one.path).values()
+    assert "alternatives" not in state_of(one.path, bundle)["output"]  # Inspect has no null
+    (bundle,) = bundles_by_sample(three.path).values()
+    alternatives = state_of(three.path, bundle)["output"]["alternatives"]
+    assert [a["message"]["content"] for a in alternatives] == ["echo: hi #2", "echo: hi #3"]
