@@ -171,3 +171,72 @@ def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
         for sample, bundle in bundles_by_sample(run).items()
     }
     assert outputs == {"s0": "four", "s1": "four", "s2": "four"}  # not the mock's answer
+
+
+GREET = """
+from assay import Sample, Task, task
+from assay.scorer import exact
+from assay.solver import generate
+
+
+@task
+def greet():
+    return Task(dataset=[Sample(input="hi", target="HEY hi")], solver=generate(), scorer=exact())
+"""
+
+SOLVERS = """
+from assay.solver import solver
+
+
+@solver
+def shout(prefix: str = "!"):
+    async def solve(state, generate):
+        state.output.completion = f"{prefix} {state.input_text}"
+        return state
+
+    return solve
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--solver file.py@name` is the `@solver` called name in that file (`file.py` alone: "
+    "its only one), imported as a task file is; the run records the file's path and "
+    "SHA-256 with the name",
+)
+@pytest.mark.parametrize("given", ["solvers.py@shout", "solvers.py"])
+def test_a_solver_from_a_file_with_arguments(tmp_path: Path, given: str) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "solvers.py").write_text(SOLVERS)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", given, "-S", "prefix=HEY"),
+        *("-o", tmp_path / "run"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    spec = json.loads((tmp_path / "run" / "spec.json").read_text())
+    recorded = spec["task"]["solver"]
+    assert (recorded["name"], recorded["args"]) == ("shout", {"prefix": "HEY"})
+    assert recorded["file"] == str((tmp_path / "solvers.py").resolve())
+    assert recorded["digest"].startswith("sha256:")
+    assert run_cli("verify", tmp_path / "run").returncode == EXIT_PASSED
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("solvers.py@whisper", "has no @solver named 'whisper' (its solvers: shout)"),
+        ("missing.py@shout", "--solver: no such file: missing.py"),
+    ],
+)
+def test_a_solver_file_without_it_is_exit_2(tmp_path: Path, given: str, said: str) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "solvers.py").write_text(SOLVERS)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", given),
+        *("--log-dir", tmp_path / "logs"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert said in line
