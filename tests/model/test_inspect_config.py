@@ -6,6 +6,7 @@ received."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -13,7 +14,7 @@ import pytest
 
 from assay import Task, eval
 from assay.dataset import Sample
-from assay.errors import EXIT_CONFIG, ConfigError
+from assay.errors import EXIT_CONFIG, EXIT_PASSED, ConfigError
 from assay.model import GenerateConfig, ModelError, get_model, system_message, user_message
 from assay.scorer import exact
 from tests.helpers import bundles_by_sample, run_cli, state_of
@@ -163,3 +164,52 @@ def test_the_evidence_has_alternatives_only_when_there_are_several_answers(
     (bundle,) = bundles_by_sample(three.path).values()
     alternatives = state_of(three.path, bundle)["output"]["alternatives"]
     assert [a["message"]["content"] for a in alternatives] == ["echo: hi #2", "echo: hi #3"]
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--verbosity low|medium|high` (sent to OpenAI-compatible servers as `verbosity`), "
+    "`--effort low|medium|high|max` (sent to Anthropic as `output_config.effort`) and "
+    "`--cache-prompt auto|true|false` (Anthropic's `cache_control` on the system prompt, "
+    "the tools and the last message; `auto` when tools are offered) set their "
+    "`GenerateConfig` fields the same way.",
+)
+def test_verbosity_and_cache_prompt_flags_reach_the_server_and_the_spec(
+    openai_server: OpenAICompatServer, tmp_path: Path
+) -> None:
+    (tmp_path / "task.py").write_text(TASK)
+    proc = run_cli(
+        *("run", "task.py@hot", "--model", "openai/m", "--model-base-url", openai_server.url),
+        *("--verbosity", "low", "--cache-prompt", "true", "-o", tmp_path / "run"),
+        cwd=tmp_path,
+        env={"OPENAI_API_KEY": "k"},
+    )
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    (request,) = openai_server.requests
+    assert request.body["verbosity"] == "low"
+    config = json.loads((tmp_path / "run" / "spec.json").read_text())["task"]["config"]
+    assert (config["verbosity"], config["cache_prompt"]) == ("low", True)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--batch",), "does not use providers' batch APIs"),
+        (("--effort", "high"), "does not take effort"),
+    ],
+)
+@pytest.mark.doc("docs/cli.md", "`--batch` is exit 2: assay sends each call on its own")
+def test_batch_and_a_refused_effort_are_exit_2(
+    openai_server: OpenAICompatServer, tmp_path: Path, flags: tuple[str, ...], said: str
+) -> None:
+    (tmp_path / "task.py").write_text(TASK)
+    proc = run_cli(
+        *("run", "task.py@hot", "--model", "openai/m", "--model-base-url", openai_server.url),
+        *flags,
+        cwd=tmp_path,
+        env={"OPENAI_API_KEY": "k"},
+    )
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert said in line
+    assert openai_server.requests == []
