@@ -310,8 +310,8 @@ def test_more_attempts_without_a_scorer_stop_the_run_with_one_line(tmp_path: Pat
         "--log-dir",
         tmp_path / "runs",
     )
-    # docs/cli.md: a unit ended by a configuration error (here: nothing to judge) is exit 2
-    assert ran.returncode == 2, ran.stdout + ran.stderr
+    # docs/cli.md: a Python task's unit that ended in error before it had a gate is exit 1
+    assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stdout + ran.stderr
     said = [line.strip() for line in ran.stderr.splitlines() if "no scorer" in line]
     assert said == [

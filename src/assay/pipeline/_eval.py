@@ -358,7 +358,7 @@ async def _run_unit(
         if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
             raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
         return outcome_result(task.name, model.name, exc.outcome, exc.one_line())
-    except AssayError as exc:
+    except AssayError as exc:  # before its run (no folder yet), the error's own exit code
         path = output if output is not None and output.exists() else None
         return EvalResult(
             task=task.name,
@@ -366,7 +366,7 @@ async def _run_unit(
             status="error",
             path=path,
             error=exc.one_line(),
-            exit_code=exc.exit_code,
+            exit_code=exc.exit_code if output is None else None,
         )
 
 

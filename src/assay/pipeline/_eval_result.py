@@ -37,8 +37,9 @@ class EvalResult(msgspec.Struct):
     error: str | None = None
     attempts: int = 1
     exit_code: int | None = None
-    """The exit code of the assay error that ended the unit before or outside its run
-    (2 for a setting, solver or input refused), for the command line; None otherwise."""
+    """The exit code of the assay error that ended the unit before its run began (2 for
+    a setting, solver, sample or approval file refused), for the command line; None for
+    a unit whose run began."""
 
     @property
     def results(self) -> EvalResults | None:

@@ -249,10 +249,7 @@ async def _retry_one(
     except RunStopped as exc:  # stopped again, but judged and reported
         return outcome_result(task, model, exc.outcome, exc.one_line())
     except AssayError as exc:
-        line, code = exc.one_line(), exc.exit_code
-        return EvalResult(
-            task=task, model=model, status="error", path=path, error=line, exit_code=code
-        )
+        return EvalResult(task=task, model=model, status="error", path=path, error=exc.one_line())
     error = outcome.errors.message() or scorer_errors(outcome.report) or _kept_errors(path)
     return outcome_result(task, model, outcome, error)
 
