@@ -240,3 +240,52 @@ def test_a_solver_file_without_it_is_exit_2(tmp_path: Path, given: str, said: st
     assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert said in line
+
+
+WAITING_SOLVER = """
+import os
+
+import anyio
+
+from assay.solver import solver
+
+
+@solver
+def from_file(text: str):
+    async def solve(state, generate):
+        while not os.path.exists(os.environ["GO_ON"]):
+            await anyio.sleep(0.02)
+        state.output.completion = text
+        return state
+
+    return solve
+"""
+
+
+def test_resume_makes_a_file_solver_again_from_its_recorded_path(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", WAITS)
+    (tmp_path / "solvers.py").write_text(WAITING_SOLVER)
+    env = {"GO_ON": str(tmp_path / "go-on")}
+    args = ("tasks.py@waits", "-m", "mock/x", "--solver", "solvers.py@from_file", "-S", "text=four")
+    proc = start_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path, env=env)
+    run = tmp_path / "run"
+
+    def started() -> bool:
+        events = run / "events.jsonl"
+        return events.exists() and any(
+            e["type"] == "attempt_started" for e in whole_records(events)
+        )
+
+    assert wait_for(started, timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (tmp_path / "go-on").write_text("")
+    elsewhere = tmp_path / "elsewhere"  # the recorded path is absolute: any folder resumes
+    elsewhere.mkdir()
+    resumed = run_cli("resume", run, cwd=elsewhere, env=env)
+    assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
+    outputs = {
+        sample: state_of(run, bundle)["output"]["message"]["content"]
+        for sample, bundle in bundles_by_sample(run).items()
+    }
+    assert outputs == {"s0": "four", "s1": "four", "s2": "four"}
