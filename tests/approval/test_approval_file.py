@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from assay import Task
+from assay.approval._apply import policies_record
+from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, EXIT_PASSED
 from assay.pipeline import eval as run_eval
 from tests.approval.test_approval import TASK_FILE, decisions, tool_text
@@ -99,3 +102,15 @@ def test_a_bad_approval_file_is_exit_2(tmp_path: Path, text: str, said: str) -> 
     assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert said in line and "approval.yaml" in line
+
+
+def test_a_task_takes_an_approval_file_as_inspect_does(tmp_path: Path) -> None:
+    (tmp_path / "approval.yaml").write_text(
+        "approvers:\n  - name: auto\n    tools: '*'\n    decision: reject\n"
+    )
+    task = Task(dataset=[Sample(input="x")], approval=str(tmp_path / "approval.yaml"))
+    (policy,) = task.approval
+    assert policy.tools == "*"
+    assert policies_record(task.approval) == [
+        {"approver": "auto", "tools": "*", "args": {"decision": "reject"}}
+    ]
