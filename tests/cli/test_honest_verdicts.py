@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from assay.errors import (
+    EXIT_CONFIG,
     EXIT_EVIDENCE,
-    EXIT_FAILED,
     EXIT_INCONCLUSIVE,
     EXIT_INTERRUPTED,
     EXIT_PASSED,
@@ -280,18 +280,14 @@ def test_a_failing_scorer_gives_error_scores_and_an_inconclusive_gate(
     assert run_cli("gate", run, cwd=tmp_path).returncode == EXIT_INCONCLUSIVE
 
 
-@pytest.mark.doc(
-    "docs/cli.md",
-    "| 1 | gate failed, or a Python task's unit ended in error before it had a gate (its "
-    "error is printed) |",
-)
-def test_a_unit_that_ends_in_error_before_its_gate_exits_1(tmp_path: Path) -> None:
+@pytest.mark.doc("docs/cli.md", "| 2 | usage or configuration error: nothing was run |")
+def test_a_unit_refused_before_its_run_exits_2(tmp_path: Path) -> None:
     write_module(tmp_path, "tasks", HELLO)
     proc = run_cli(
         "run", "tasks.py@hello", "-m", "mock/x", "-o", tmp_path / "run", "--sample-id", "nope",
         cwd=tmp_path,
     )  # fmt: skip
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     assert proc.stdout == "== hello × mock/x: error\n"
     (error,) = proc.stderr.splitlines()
     assert "no sample has the id 'nope'" in error

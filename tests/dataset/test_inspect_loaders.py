@@ -223,11 +223,7 @@ def test_fieldspec_metadata_may_be_a_pydantic_model_or_a_dataclass(tmp_path: Pat
         json_dataset(path, FieldSpec(input="q", metadata=int))
 
 
-@pytest.mark.doc(
-    "docs/cli.md",
-    "| 1 | gate failed, or a Python task's unit ended in error before it had a gate "
-    "(its error is printed) |",
-)
+@pytest.mark.doc("docs/cli.md", "| 2 | usage or configuration error: nothing was run |")
 def test_a_sample_holding_a_value_that_is_not_json_ends_its_unit_in_error(
     tmp_path: Path,
 ) -> None:
@@ -242,7 +238,7 @@ def test_a_sample_holding_a_value_that_is_not_json_ends_its_unit_in_error(
     )
     (tmp_path / "odd.py").write_text(source, encoding="utf-8")
     proc = run_cli("run", "odd.py@odd", "-m", "mock/x", cwd=tmp_path)
-    assert proc.returncode == 1  # the unit's error, printed: not a traceback
+    assert proc.returncode == 2  # refused before its run, the error printed: no traceback
     assert "Traceback" not in proc.stderr
     assert "memory:2: the sample holds a value that is not JSON" in proc.stdout + proc.stderr
 

@@ -14,7 +14,7 @@ import pytest
 
 from assay import Task, eval
 from assay.dataset import Sample
-from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, ConfigError
+from assay.errors import EXIT_CONFIG, EXIT_PASSED, ConfigError
 from assay.model import GenerateConfig, ModelError, get_model, user_message
 from assay.score import exact
 from tests.helpers import run_cli
@@ -202,7 +202,7 @@ def test_a_malformed_flag_is_exit_2(tmp_path: Path, flag: str, value: str, said:
 @pytest.mark.doc(
     "docs/cli.md",
     "A setting the model's provider has no field for (`--frequency-penalty` for "
-    "`anthropic/…`, say) fails the unit before any call, with one line naming it (exit 1).",
+    "`anthropic/…`, say) fails the unit before any call, with one line naming it (exit 2)",
 )
 def test_a_flag_anthropic_cannot_take_fails_the_unit_before_it_runs(
     server: tuple[str, Messages],
@@ -215,8 +215,8 @@ def test_a_flag_anthropic_cannot_take_fails_the_unit_before_it_runs(
         *("--frequency-penalty", "0.5", "--log-dir", tmp_path / "logs"),
         cwd=tmp_path,
     )
-    # a unit that fails before its run is exit 1, as every such unit of `assay run` is
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    # a setting refused is a configuration error: exit 2, as a malformed flag is
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()  # one line, the unit's error
     assert "the provider does not take frequency_penalty" in line
     assert script.requests == []

@@ -34,7 +34,7 @@ from assay.model import (
     get_model,
 )
 from assay.model import _local_server as servers
-from assay.model._local import SETUP_COMMAND, TEXT_ONLY, model_file
+from assay.model._local import SETUP_COMMAND, model_file
 from tests.helpers import error_line, events_of, run_cli, run_dirs, start_cli, wait_for
 
 SHORT = GenerateConfig(max_tokens=8, temperature=0)
@@ -198,8 +198,42 @@ def test_an_image_is_refused_in_one_line(tmp_path: Path) -> None:
         dataset=[Sample(input=[question], target="red")], solver=generate(), scorer=includes()
     )
     (result,) = assay.eval(task, model="local/smollm2", log_dir=tmp_path)
-    assert result.status == "error"
-    assert result.error is not None and TEXT_ONLY in result.error and "\n" not in result.error
+    assert result.status == "error" and result.exit_code == 2  # refused before the run
+    assert result.error is not None and "\n" not in result.error
+    assert "'local/smollm2' reads text only, and sample 1 holds an image" in result.error
+    assert not any(tmp_path.iterdir())  # no run was started
+
+
+IMAGE_TASK = """
+from assay import Sample, Task, task
+from assay.model import ChatMessage, ContentImage, ContentText
+from assay.scorer import includes
+from assay.solver import generate
+
+@task
+def colour():
+    picture = ContentImage("data:image/png;base64,iVBORw0KGgo=")
+    question = ChatMessage("user", [ContentText("What colour?"), picture])
+    return Task(dataset=[Sample(input=[question], target="red", id="px")], solver=generate(),
+                scorer=includes())
+"""
+
+
+@needs_local_model
+@pytest.mark.doc(
+    "docs/cli.md",
+    "and so does an image in a sample's input for a model that reads text only (`local/…`).",
+)
+def test_an_image_for_a_text_only_model_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "colour.py").write_text(IMAGE_TASK)
+    proc = run_cli(
+        *("run", "colour.py@colour", "--model", "local/smollm2", "--log-dir", tmp_path / "logs"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "reads text only, and sample px holds an image" in line
+    assert not (tmp_path / "logs").exists()
 
 
 @needs_local_model

@@ -12,7 +12,7 @@ import pytest
 
 from assay import Task, eval
 from assay.dataset import Sample
-from assay.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED
+from assay.errors import EXIT_CONFIG, EXIT_PASSED
 from assay.scorer import exact
 from assay.solver import Generate, TaskState, generate, solver
 from tests.helpers import (
@@ -69,7 +69,7 @@ def test_solver_by_name_with_arguments_replaces_the_tasks_own(tmp_path: Path) ->
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "A `--solver` name no solver is registered as fails the unit with one line (exit 1), "
+    "A `--solver` name no solver is registered as fails the unit with one line (exit 2), "
     "and so does `-S` without `--solver`.",
 )
 def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
         *("--log-dir", tmp_path / "logs"),
         cwd=tmp_path,
     )
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr  # the unit fails
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr  # a usage error
     (line,) = proc.stderr.splitlines()
     assert "no solver is registered as 'whisper'" in line
 
@@ -87,7 +87,7 @@ def test_an_unknown_solver_is_one_line(tmp_path: Path) -> None:
 def test_solver_arguments_without_a_solver_are_refused(tmp_path: Path) -> None:
     (tmp_path / "greet.py").write_text(TASK)
     proc = run_cli("run", "greet.py@greet", "--model", "mock/m", "-S", "x=1", cwd=tmp_path)
-    assert proc.returncode == EXIT_FAILED, proc.stdout + proc.stderr
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
     assert "-S: solver arguments need --solver" in proc.stderr
 
 
@@ -171,3 +171,121 @@ def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
         for sample, bundle in bundles_by_sample(run).items()
     }
     assert outputs == {"s0": "four", "s1": "four", "s2": "four"}  # not the mock's answer
+
+
+GREET = """
+from assay import Sample, Task, task
+from assay.scorer import exact
+from assay.solver import generate
+
+
+@task
+def greet():
+    return Task(dataset=[Sample(input="hi", target="HEY hi")], solver=generate(), scorer=exact())
+"""
+
+SOLVERS = """
+from assay.solver import solver
+
+
+@solver
+def shout(prefix: str = "!"):
+    async def solve(state, generate):
+        state.output.completion = f"{prefix} {state.input_text}"
+        return state
+
+    return solve
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`--solver file.py@name` is the `@solver` called name in that file (`file.py` alone: "
+    "its only one), imported as a task file is; the run records the file's path and "
+    "SHA-256 with the name",
+)
+@pytest.mark.parametrize("given", ["solvers.py@shout", "solvers.py"])
+def test_a_solver_from_a_file_with_arguments(tmp_path: Path, given: str) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "solvers.py").write_text(SOLVERS)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", given, "-S", "prefix=HEY"),
+        *("-o", tmp_path / "run"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    spec = json.loads((tmp_path / "run" / "spec.json").read_text())
+    recorded = spec["task"]["solver"]
+    assert (recorded["name"], recorded["args"]) == ("shout", {"prefix": "HEY"})
+    assert recorded["file"] == str((tmp_path / "solvers.py").resolve())
+    assert recorded["digest"].startswith("sha256:")
+    assert run_cli("verify", tmp_path / "run").returncode == EXIT_PASSED
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("solvers.py@whisper", "has no @solver named 'whisper' (its solvers: shout)"),
+        ("missing.py@shout", "--solver: no such file: missing.py"),
+    ],
+)
+def test_a_solver_file_without_it_is_exit_2(tmp_path: Path, given: str, said: str) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "solvers.py").write_text(SOLVERS)
+    proc = run_cli(
+        *("run", "greet.py@greet", "--model", "mock/m", "--solver", given),
+        *("--log-dir", tmp_path / "logs"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == EXIT_CONFIG, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert said in line
+
+
+WAITING_SOLVER = """
+import os
+
+import anyio
+
+from assay.solver import solver
+
+
+@solver
+def from_file(text: str):
+    async def solve(state, generate):
+        while not os.path.exists(os.environ["GO_ON"]):
+            await anyio.sleep(0.02)
+        state.output.completion = text
+        return state
+
+    return solve
+"""
+
+
+def test_resume_makes_a_file_solver_again_from_its_recorded_path(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", WAITS)
+    (tmp_path / "solvers.py").write_text(WAITING_SOLVER)
+    env = {"GO_ON": str(tmp_path / "go-on")}
+    args = ("tasks.py@waits", "-m", "mock/x", "--solver", "solvers.py@from_file", "-S", "text=four")
+    proc = start_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path, env=env)
+    run = tmp_path / "run"
+
+    def started() -> bool:
+        events = run / "events.jsonl"
+        return events.exists() and any(
+            e["type"] == "attempt_started" for e in whole_records(events)
+        )
+
+    assert wait_for(started, timeout=60), proc.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    (tmp_path / "go-on").write_text("")
+    elsewhere = tmp_path / "elsewhere"  # the recorded path is absolute: any folder resumes
+    elsewhere.mkdir()
+    resumed = run_cli("resume", run, cwd=elsewhere, env=env)
+    assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
+    outputs = {
+        sample: state_of(run, bundle)["output"]["message"]["content"]
+        for sample, bundle in bundles_by_sample(run).items()
+    }
+    assert outputs == {"s0": "four", "s1": "four", "s2": "four"}

@@ -201,6 +201,11 @@ def test_a_samples_own_sandbox_replaces_the_tasks(tmp_path: Path) -> None:
     assert providers == {"own": "local", "task's": "bwrap"}
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "| 1 | gate failed, or a Python task's unit ended in error during its run, before it had "
+    "a gate (its error is printed) |",
+)
 def test_sandbox_without_one_declared_stops_the_run_with_one_line(tmp_path: Path) -> None:
     module = tmp_path / "needs.py"
     module.write_text(
@@ -223,7 +228,7 @@ def test_sandbox_without_one_declared_stops_the_run_with_one_line(tmp_path: Path
         )
     )
     proc = run_cli("run", module, "--model", "mock/x", "-o", tmp_path / "run", cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr  # a unit ended in error before it had a gate
+    assert proc.returncode == 1, proc.stderr  # its run began: ended in error before a gate
     (line,) = proc.stderr.splitlines()  # one line, no traceback
     assert "sandbox() was called, but this sample has no sandbox" in line
 
@@ -237,7 +242,7 @@ def test_an_unknown_provider_is_refused_before_any_trial_runs(tmp_path: Path) ->
         "    return Task(dataset=[Sample(input='x')], sandbox='dockr')\n"
     )
     proc = run_cli("run", module, "--model", "mock/x", "-o", tmp_path / "run", cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr  # a unit ended in error before it had a gate
+    assert proc.returncode == 2, proc.stderr  # refused before its run: a configuration error
     (line,) = proc.stderr.splitlines()
     assert "no sandbox provider is called 'dockr'" in line
     assert not (tmp_path / "run" / "events.jsonl").exists()

@@ -338,6 +338,27 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "模型 {model!r}：没有可询问的服务（未设置环境变量 {env}）",
         "请把 {env} 设为服务的 URL（如 http://127.0.0.1:8000/v1），或使用 --model-base-url",
     ),
+    "model.text_only": (
+        "model {model!r} reads text only, and sample {sample} holds an image",
+        "use a model that takes images (openai/..., anthropic/..., google/...), or leave "
+        "the image out of the sample",
+        "模型 {model!r} 只读文本，而样本 {sample} 含有图片",
+        "请改用能读图片的模型（openai/...、anthropic/...、google/...），或从样本中去掉图片",
+    ),
+    "model.batch": (
+        "GenerateConfig(batch={value}): assay does not use providers' batch APIs",
+        "remove batch: each call is sent on its own and recorded in the evidence as it "
+        "happens (docs/inspect.md)",
+        "GenerateConfig(batch={value})：assay 不使用提供方的批处理 API",
+        "请删除 batch：每次调用单独发送，并在发生时记入证据（见 docs/inspect.md）",
+    ),
+    "model.extra_header_secret": (
+        "extra_headers: {header!r} carries a credential, and a config is recorded in the "
+        "run's spec",
+        "give keys in the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), never in a config",
+        "extra_headers：{header!r} 携带凭据，而配置会记入运行的 spec",
+        "请通过环境变量（OPENAI_API_KEY、ANTHROPIC_API_KEY 等）提供密钥，不要写入配置",
+    ),
     "model.option_unsupported": (
         "model {model!r}: the provider does not take {options}",
         "remove it from the task's config, the -M arguments or the command line (docs/models.md)",

@@ -92,8 +92,16 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法重新创建 eval(approval=...) 的审批器 {name!r}，因此不能恢复此运行",
         "请用 @approver 注册它并只传 JSON 参数，或把策略写在 Task 上",
     ),
+    "approval.file": (
+        "approval file {path}: {reason}",
+        "list approvers as 'approvers: [{{name: auto, tools: \"*\"}}]', each a registered "
+        "approver's name with its tools globs and arguments (docs/tools.md)",
+        "审批文件 {path}：{reason}",
+        "请写成 'approvers: [{{name: auto, tools: \"*\"}}]'：每项是已注册审批器的名称、其工具通配符"
+        "和参数（见 docs/tools.md）",
+    ),
     "approval.bad_policy": (
-        "approval= takes ApprovalPolicy objects, got {value}",
+        "approval= takes ApprovalPolicy objects or an approval file's path, got {value}",
         'write approval=[ApprovalPolicy(auto_approver(), "*")]',
         "approval= 需要 ApprovalPolicy 对象，得到的是 {value}",
         '请写 approval=[ApprovalPolicy(auto_approver(), "*")]',

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from assay._registry import lookup, registry_info
@@ -35,9 +36,14 @@ def approval_scope(policies: Sequence[ApprovalPolicy]) -> Scope[tuple[ApprovalPo
 
 
 def check_policies(policies: object) -> tuple[ApprovalPolicy, ...]:
-    """*policies* (a policy or a list of them) as a tuple, or a ConfigError."""
+    """*policies* (a policy, a list of them, or an approval file's path: Inspect's
+    ``approval="approval.yaml"``) as a tuple, or a ConfigError."""
     if policies is None:
         return ()
+    if isinstance(policies, str | Path):
+        from assay.approval._file import policies_from_file
+
+        return policies_from_file(Path(policies))
     items = policies if isinstance(policies, list | tuple) else [policies]
     for item in items:
         if not isinstance(item, ApprovalPolicy):

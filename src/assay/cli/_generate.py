@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from assay.model import REASONING_EFFORTS, REASONING_SUMMARIES
+from assay.model import EFFORTS, REASONING_EFFORTS, REASONING_SUMMARIES, VERBOSITIES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +72,13 @@ def _extra_body(ctx: click.Context, param: click.Parameter, value: str | None) -
     return _keep(ctx, param, body)
 
 
+def _cache_prompt(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``--cache-prompt auto|true|false`` as ``"auto"``, ``True`` or ``False``."""
+    if value is None:
+        return None
+    return _keep(ctx, param, value if value == "auto" else value == "true")
+
+
 def _option(*decls: str, **attrs: Any) -> Callable[[F], F]:
     attrs.setdefault("callback", _keep)
     return click.option(*decls, expose_value=False, **attrs)
@@ -108,6 +115,28 @@ GENERATE_OPTIONS = [
         help="Most tokens a reasoning model may think with (Anthropic's thinking budget).",
     ),
     _option(
+        "--verbosity",
+        type=click.Choice(VERBOSITIES),
+        help="How long answers should be (OpenAI-compatible, GPT-5).",
+    ),
+    _option(
+        "--effort",
+        type=click.Choice(EFFORTS),
+        help="Tokens a model may spend on an answer (Anthropic's output_config.effort).",
+    ),
+    _option(
+        "--cache-prompt",
+        type=click.Choice(["auto", "true", "false"]),
+        callback=_cache_prompt,
+        help="Anthropic prompt caching: auto (when tools are offered), true or false.",
+    ),
+    _option(
+        "--batch",
+        is_flag=True,
+        callback=_flag,
+        help="Inspect's batch APIs: refused (each call is sent and recorded on its own).",
+    ),
+    _option(
         "--reasoning-summary",
         type=click.Choice(REASONING_SUMMARIES),
         help="Summary of its reasoning a model should give (Inspect's option).",
@@ -133,6 +162,10 @@ GENERATE_NAMES = (
     "reasoning_effort",
     "reasoning_tokens",
     "reasoning_summary",
+    "verbosity",
+    "effort",
+    "cache_prompt",
+    "batch",
 )
 """The options' parameter names (for refusing them on a YAML spec)."""
 

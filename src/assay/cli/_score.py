@@ -9,7 +9,7 @@ import click
 from assay._messages import say
 from assay.cli._ci import check_junit_path, junit_option, write_ci_outputs
 from assay.cli._print import print_decision, print_usage
-from assay.cli._run import baseline_option
+from assay.cli._run_options import baseline_option
 from assay.cli._sign import check_trust, trust_option
 from assay.errors import EXIT_EVIDENCE
 

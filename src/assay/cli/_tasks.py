@@ -48,8 +48,8 @@ def run_tasks(
         click.echo(f"== {result.task} × {result.model}: {result.status}")
         if result.error:
             click.echo(f"   {result.error}", err=True)
-        if result.gate is None or result.metrics is None:
-            code = max(code, EXIT_FAILED)
+        if result.gate is None or result.metrics is None:  # refused before its run: 2
+            code = max(code, result.exit_code or EXIT_FAILED)
             continue
         for scorer_id, values in sorted(result.task_metrics.get(result.model, {}).items()):
             shown = ", ".join(f"{k} {_fmt(v)}" for k, v in values.items())

@@ -19,9 +19,11 @@ from assay.model._cache import (
 from assay.model._cache_key import cache_key, current_epoch, epoch_scope
 from assay.model._calls import ModelError
 from assay.model._config import (
+    EFFORTS,
     REASONING_EFFORTS,
     REASONING_SUMMARIES,
     TOOL_CHOICES,
+    VERBOSITIES,
     GenerateConfig,
     ResponseSchema,
 )
@@ -66,9 +68,11 @@ from assay.model._replay import Replay, ReplayMiss, current_replay, replay_scope
 __all__ = [
     "BUILTIN_PRICES",
     "DEFAULT_EXPIRY",
+    "EFFORTS",
     "REASONING_EFFORTS",
     "REASONING_SUMMARIES",
     "TOOL_CHOICES",
+    "VERBOSITIES",
     "AdaptiveGate",
     "Budget",
     "CacheEntry",

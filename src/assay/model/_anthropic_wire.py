@@ -80,14 +80,34 @@ def request_params(
         params["top_p"] = config.top_p
     if config.top_k is not None:
         params["top_k"] = config.top_k
+    if config.effort is not None:
+        params["output_config"] = {"effort": config.effort}
     if config.extra_body:  # the SDK merges these into the request body
         params["extra_body"] = dict(config.extra_body)
+    if config.extra_headers:  # the SDK sends these with its own
+        params["extra_headers"] = dict(config.extra_headers)
     if config.stop:
         params["stop_sequences"] = config.stop
+    if config.cache_prompt is True or (config.cache_prompt == "auto" and tools):
+        mark_cache(params)
     return params
 
 
-UNSUPPORTED = ("frequency_penalty", "presence_penalty", "logit_bias", "best_of")
+def mark_cache(params: dict[str, Any]) -> None:
+    """Prompt caching: ``cache_control`` on the system prompt, the last tool and the
+    last block of the last message, so the prefix up to each is cached (three of the
+    four breakpoints the Messages API allows)."""
+    ephemeral = {"type": "ephemeral"}
+    if "system" in params:
+        params["system"] = [{"type": "text", "text": params["system"], "cache_control": ephemeral}]
+    if params.get("tools"):
+        params["tools"][-1] = {**params["tools"][-1], "cache_control": ephemeral}
+    if params["messages"] and params["messages"][-1]["content"]:
+        blocks = params["messages"][-1]["content"]
+        blocks[-1] = {**blocks[-1], "cache_control": ephemeral}
+
+
+UNSUPPORTED = ("frequency_penalty", "presence_penalty", "logit_bias", "best_of", "verbosity")
 """GenerateConfig fields the Messages API has no place for: refused, never dropped."""
 
 

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from assay.errors import ConfigError
+
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 """The ``reasoning_effort`` values (Inspect's and OpenAI's)."""
 
@@ -15,6 +17,22 @@ REASONING_SUMMARIES = ("none", "concise", "detailed", "auto")
 """The ``reasoning_summary`` values (Inspect's)."""
 
 ReasoningSummary = Literal["none", "concise", "detailed", "auto"]
+
+VERBOSITIES = ("low", "medium", "high")
+"""The ``verbosity`` values (Inspect's and OpenAI's)."""
+
+Verbosity = Literal["low", "medium", "high"]
+
+EFFORTS = ("low", "medium", "high", "max")
+"""The ``effort`` values (Inspect's; Anthropic's ``output_config.effort``)."""
+
+Effort = Literal["low", "medium", "high", "max"]
+
+SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
+)
+"""Headers that carry a credential: a config is recorded in the run's spec, so these are
+refused in ``extra_headers`` (keys come from the environment, never a config)."""
 
 
 class ResponseSchema(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -87,6 +105,19 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
             (OpenAI-compatible; Anthropic as ``disable_parallel_tool_use``).
         extra_body: more fields for the request body, sent as given (a server's own
             options, e.g. vLLM's ``chat_template_kwargs``); never a key.
+        extra_headers: more HTTP headers for every request, on every provider (recorded
+            in the spec, so never a credential: ``Authorization`` and the like are refused).
+        cache_prompt: Anthropic prompt caching: ``True`` marks the system prompt, the
+            tools and the last message ``cache_control: ephemeral``; ``"auto"`` (Inspect's
+            default) does so when tools are offered. Other providers cache prefixes on
+            their own and are not sent it.
+        verbosity: how long an answer should be (``"low"``, ``"medium"``, ``"high"``),
+            sent to OpenAI-compatible servers as ``verbosity`` (GPT-5); others refuse it.
+        effort: how many tokens a model may spend on an answer (``"low"`` ... ``"max"``),
+            sent to Anthropic as ``output_config.effort``; others refuse it.
+        batch: Inspect's batch-API switch; assay sends each call on its own (every call
+            is in the evidence as it happens), so anything but ``None``/``False`` is a
+            ConfigError.
     """
 
     temperature: float | None = None
@@ -114,11 +145,23 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     best_of: int | None = None
     parallel_tool_calls: bool | None = None
     extra_body: dict[str, Any] | None = None
+    extra_headers: dict[str, str] | None = None
+    cache_prompt: bool | Literal["auto"] | None = None
+    verbosity: Verbosity | None = None
+    effort: Effort | None = None
+    batch: bool | int | dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         """``stop_seqs`` (Inspect's name) is kept as ``stop``: one field decides the
         stop strings, so a config reads and digests the same whichever name set them.
-        Likewise ``logit_bias`` keys are kept as text whichever way they were given."""
+        Likewise ``logit_bias`` keys are kept as text whichever way they were given.
+        ``batch`` and credential or malformed ``extra_headers`` are refused here, at once."""
+        if self.batch is False:  # Inspect's "off": the same config as not setting it
+            msgspec.structs.force_setattr(self, "batch", None)
+        if self.batch is not None:
+            raise ConfigError("model.batch", value=repr(self.batch))
+        if self.extra_headers is not None:
+            _check_headers(self.extra_headers)
         if self.logit_bias is not None and not all(isinstance(k, str) for k in self.logit_bias):
             bias = {str(k): float(v) for k, v in self.logit_bias.items()}
             msgspec.structs.force_setattr(self, "logit_bias", bias)
@@ -148,6 +191,16 @@ class GenerateConfig(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unk
     def deterministic(self) -> bool:
         """True when the provider should give the same answer every time (temperature 0)."""
         return self.temperature == 0
+
+
+def _check_headers(headers: dict[str, str]) -> None:
+    """A ConfigError for a header that carries a credential or cannot be sent."""
+    for name, value in headers.items():
+        if str(name).lower() in SECRET_HEADERS:
+            raise ConfigError("model.extra_header_secret", header=name)
+        text = f"{name}: {value}"
+        if "\r" in text or "\n" in text or not name or ":" in str(name) or not text.isascii():
+            raise ConfigError("model.header", model="extra_headers", header=name)
 
 
 _UNSET = GenerateConfig()

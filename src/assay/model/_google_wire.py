@@ -26,7 +26,14 @@ from assay.model._content import (
 from assay.model._messages import ChatMessage, ToolCall
 from assay.model._output import ChatCompletionChoice, ModelOutput, ModelUsage, StopReason
 
-UNSUPPORTED = ("logit_bias", "best_of", "parallel_tool_calls", "reasoning_effort")
+UNSUPPORTED = (
+    "logit_bias",
+    "best_of",
+    "parallel_tool_calls",
+    "reasoning_effort",
+    "verbosity",
+    "effort",
+)
 """GenerateConfig fields ``generateContent`` has no place for: refused, never dropped."""
 
 _STOP: dict[str, StopReason] = {
@@ -89,6 +96,9 @@ def request_params(
             settings["tool_config"] = {"function_calling_config": _calling(config.tool_choice)}
     if config.extra_body:  # the SDK merges these into the request body
         settings["http_options"] = {"extra_body": dict(config.extra_body)}
+    if config.extra_headers:  # and sends these with the call's own headers
+        http_options = settings.setdefault("http_options", {})
+        http_options["headers"] = dict(config.extra_headers)
     return {"model": model, "contents": contents(messages), "config": settings}
 
 

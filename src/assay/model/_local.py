@@ -27,6 +27,7 @@ from assay.model._config import GenerateConfig
 from assay.model._local_server import LlamaServer, ServerSettings, acquire, release
 from assay.model._messages import ChatMessage
 from assay.model._openai import OpenAIAPI
+from assay.model._openai_wire import unsupported
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 
@@ -70,6 +71,17 @@ class LocalAPI:
     def server_url(self) -> str | None:
         """The server's address (``http://127.0.0.1:<port>``) while it runs."""
         return self._server.base_url if self._server is not None else None
+
+    text_only = True
+    """The local models read text only: a sample whose input holds an image is refused
+    before the run (``prepare_task``), and a call carrying one at run time too."""
+
+    def check_config(self, config: GenerateConfig) -> None:
+        """A ConfigError naming the settings llama.cpp's chat completions cannot take."""
+        refused = unsupported(config)
+        if refused:
+            model = f"local/{self.name}"
+            raise ConfigError("model.option_unsupported", model=model, options=", ".join(refused))
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig

@@ -42,7 +42,12 @@ from assay.model._openai_http import (
     transport_errors,
 )
 from assay.model._openai_request import PreparedPost, server_message
-from assay.model._openai_wire import encode_request, parse_completion
+from assay.model._openai_wire import (
+    encode_request,
+    header_lines,
+    parse_completion,
+    unsupported,
+)
 from assay.model._output import ModelOutput
 from assay.model._registry import modelapi
 from assay.model._replay import replaying_only
@@ -97,6 +102,14 @@ class OpenAIAPI:
         self._sdk = openai
         PreparedPost.check_sdk(f"openai/{name}", openai)
         self.transport = sdk_transport(f"openai/{name}", self.transport, openai)
+
+    def check_config(self, config: GenerateConfig) -> None:
+        """A ConfigError naming the settings of *config* chat completions cannot take,
+        before any trial runs (a call with them is refused too)."""
+        refused = unsupported(config)
+        if refused:
+            model = f"openai/{self.name}"
+            raise ConfigError("model.option_unsupported", model=model, options=", ".join(refused))
 
     def _open_direct(self) -> DirectPost:
         """The ``direct`` transport's pool, made on first use (and again after
@@ -153,11 +166,17 @@ class OpenAIAPI:
     ) -> ModelOutput:
         """One chat completion: this call's body (encoded by msgspec) sent by the
         transport; the answer's bytes are parsed straight into a ModelOutput."""
+        refused = unsupported(config)
+        if refused:
+            reason = f"chat completions does not take {', '.join(refused)}; remove it"
+            raise ModelError(None, f"openai/{self.name}", reason)
         body = encode_request(self.name, messages, tools, config)
         if self._sdk is None:
-            response: Any = await (self._direct or self._open_direct()).post(body, config.timeout)
+            direct = self._direct or self._open_direct()
+            extra = header_lines(config.extra_headers)
+            response: Any = await direct.post(body, config.timeout, extra)
         else:
-            response = await self._sdk_post(body, config.timeout)
+            response = await self._sdk_post(body, config.timeout, config.extra_headers)
         if not 200 <= response.status_code < 300:
             raise self._status_error(response)
         try:
@@ -165,12 +184,14 @@ class OpenAIAPI:
         except ValueError as exc:
             raise ModelError(200, self.base_url, str(exc)) from None
 
-    async def _sdk_post(self, body: bytes, timeout: float | None) -> Any:
+    async def _sdk_post(
+        self, body: bytes, timeout: float | None, extra: dict[str, str] | None
+    ) -> Any:
         """The SDK's request for this model with *body*, sent by its HTTP client
         (``_openai_request`` says why not ``client.post``); failures translated."""
         http, post = self._connect()
         try:
-            return await http.send(post.request(http, body, timeout))
+            return await http.send(post.request(http, body, timeout, extra))
         except post.timeouts as exc:
             raise failure_of(exc, True, self.base_url, self._scrub) from None
         except post.dropped as exc:

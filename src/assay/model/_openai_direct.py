@@ -70,9 +70,10 @@ class DirectPost:
         self._sweeper: Any = None  # the timer of the next deadline check
         self._scratch = read_buffer()  # every connection's reads (one loop's)
 
-    async def post(self, body: bytes, timeout: float | None) -> Answer:
+    async def post(self, body: bytes, timeout: float | None, extra: bytes = b"") -> Answer:
         """The server's answer to *body* (any status), or an ``InfrastructureError``:
-        ``timeout`` or ``connection``."""
+        ``timeout`` or ``connection``. *extra* is more header lines for this call alone
+        (``extra_headers``), each ending in CRLF."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._start(loop)
@@ -81,7 +82,7 @@ class DirectPost:
             conn = await self._connection(timeout)
             waiter: asyncio.Future[Answer] = loop.create_future()
             size = b"%d\r\n" % len(body)
-            conn.send(b"".join((self._head, size, self._cookie_line, b"\r\n", body)), waiter)
+            conn.send(b"".join((self._head, size, extra, self._cookie_line, b"\r\n", body)), waiter)
             conn.deadline = loop.time() + (ANSWER_TIMEOUT if timeout is None else timeout)
             self._busy.add(conn)
             if self._sweeper is None:

@@ -53,12 +53,22 @@ class PreparedPost:
             anyio.EndOfStream,
         )
 
-    def request(self, http_client: Any, body: bytes, timeout: float | None) -> Any:
-        """A request carrying *body*, to be sent by *http_client* (``send``)."""
+    def request(
+        self,
+        http_client: Any,
+        body: bytes,
+        timeout: float | None,
+        extra: dict[str, str] | None = None,
+    ) -> Any:
+        """A request carrying *body*, to be sent by *http_client* (``send``), with the
+        *extra* headers (``extra_headers``) over the SDK's own."""
         template = self._templates.get(timeout)
         if template is None:
             template = self._templates[timeout] = self._template(timeout)
         url, headers, extensions = template
+        if extra:
+            headers = headers.copy()
+            headers.update(extra)
         return self._request(
             "POST",
             url,

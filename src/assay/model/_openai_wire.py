@@ -113,8 +113,27 @@ _PLAIN_FIELDS = (
     "frequency_penalty",
     "presence_penalty",
     "best_of",
+    "verbosity",
 )
 """GenerateConfig fields sent under their own names."""
+
+UNSUPPORTED = ("effort",)
+"""GenerateConfig fields chat completions has no place for: refused, never dropped
+(``effort`` is Anthropic's ``output_config.effort``; here ``reasoning_effort`` is the
+nearest)."""
+
+
+def unsupported(config: GenerateConfig) -> list[str]:
+    """The fields *config* sets that chat completions cannot take."""
+    return [f for f in UNSUPPORTED if getattr(config, f) is not None]
+
+
+def header_lines(headers: dict[str, str] | None) -> bytes:
+    """``extra_headers`` as HTTP/1.1 header lines (checked by GenerateConfig already)."""
+    if not headers:
+        return b""
+    return "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode("latin-1")
+
 
 # assay's tool_choice keywords as the chat completions API spells them ("any": "required")
 _OPENAI_CHOICES: dict[str, Any] = {"auto": "auto", "none": "none", "any": "required"}

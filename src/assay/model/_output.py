@@ -108,6 +108,15 @@ class ModelOutput(msgspec.Struct):
         """No answer yet (a fresh TaskState)."""
         return ModelOutput(model, assistant_message(""))
 
+    def to_record(self) -> dict[str, Any]:
+        """The output as JSON values, for the evidence: ``alternatives`` only when the
+        call gave several answers (Inspect's ``ModelOutput`` has no such field, and a
+        ``null`` in every record would be noise)."""
+        record: dict[str, Any] = msgspec.to_builtins(self)
+        if self.alternatives is None:
+            del record["alternatives"]
+        return record
+
 
 def _call_id(tool_name: str, tool_arguments: dict[str, Any]) -> str:
     from assay._digest import canonical_json, sha256_hex

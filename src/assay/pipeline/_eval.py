@@ -371,10 +371,15 @@ async def _run_unit(
         if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
             raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
         return outcome_result(task.name, model.name, exc.outcome, exc.one_line())
-    except AssayError as exc:
+    except AssayError as exc:  # before its run (no folder yet), the error's own exit code
         path = output if output is not None and output.exists() else None
         return EvalResult(
-            task=task.name, model=model.name, status="error", path=path, error=exc.one_line()
+            task=task.name,
+            model=model.name,
+            status="error",
+            path=path,
+            error=exc.one_line(),
+            exit_code=exc.exit_code if output is None else None,
         )
 
 

@@ -37,6 +37,10 @@ class EvalResult(msgspec.Struct):
     report: Report | None = None
     error: str | None = None
     attempts: int = 1
+    exit_code: int | None = None
+    """The exit code of the assay error that ended the unit before its run began (2 for
+    a setting, solver, sample or approval file refused), for the command line; None for
+    a unit whose run began."""
 
     @property
     def results(self) -> EvalResults | None:

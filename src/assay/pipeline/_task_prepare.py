@@ -71,6 +71,18 @@ def dataset_display(dataset: object) -> str:
     return str(getattr(dataset, "source", None) or getattr(dataset, "name", "memory"))
 
 
+def _check_provider(model: Model, config: GenerateConfig, samples: Sequence[Sample]) -> None:
+    """A ConfigError (exit 2) before any trial when the provider refuses a setting it
+    has no field for, or reads text only and a sample's input holds an image."""
+    check = getattr(model.api, "check_config", None)
+    if check is not None:
+        check(config)
+    if getattr(model.api, "text_only", False):
+        for sample in samples:
+            if not isinstance(sample.input, str) and any(m.images for m in sample.input):
+                raise ConfigError("model.text_only", model=model.name, sample=str(sample.id))
+
+
 def prepare_task(
     task: Task,
     model: Model,
@@ -94,11 +106,7 @@ def prepare_task(
     roles = {**task.model_roles, **(model_roles or {})}
     policies = check_policies(approval) if approval is not None else task.approval
     task_config = task.config.merge(config)
-    check = getattr(
-        model.api, "check_config", None
-    )  # a provider refusing a setting it has no field for
-    if check is not None:
-        check(model.config.merge(task_config))
+    _check_provider(model, model.config.merge(task_config), samples)
     from assay.sandbox._spec import specs_record
 
     epochs = epochs or task.epochs

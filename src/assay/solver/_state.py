@@ -153,7 +153,7 @@ class TaskState:
             "epoch": self.epoch,
             "input": msgspec.to_builtins(self.input),
             "messages": msgspec.to_builtins(self.messages),
-            "output": msgspec.to_builtins(self.output),
+            "output": self.output.to_record(),
             "choices": msgspec.to_builtins(self.choices),
             "metadata": self.metadata,
             "store": self.store,

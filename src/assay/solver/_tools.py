@@ -77,6 +77,8 @@ class Tool:
         self.definition = definition
         # Inspect's flag; calls here always run one after another, so it changes nothing
         self.parallel = parallel
+        # Inspect's ToolCallViewer (how a display shows a call): kept, never sent or digested
+        self.viewer: Any = None
         self.schema: dict[str, Any] = msgspec.to_builtins(definition)  # sent to the model
         self._arguments = arguments
         self._fields: tuple[str, ...] = getattr(arguments, "__struct_fields__", ())
@@ -172,7 +174,11 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @typing.overload
 def tool(
-    *, name: str | None = None, description: str | None = None, parallel: bool = True
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parallel: bool = True,
+    viewer: Any = None,
 ) -> ToolDecorator: ...
 
 
@@ -183,25 +189,34 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parallel: bool = True,
+    viewer: Any = None,
 ) -> Any:
     """Make a function (sync or async) a tool: ``@tool`` or ``@tool(name=..., description=...)``.
 
     The parameters need type hints; the docstring's first paragraph is the description
     and its ``Args:`` section describes the parameters. On an Inspect-style factory (see
     the module docstring) it gives the factory back, registered, each call making a Tool.
+    *viewer* (Inspect's ``ToolCallViewer``, how a display shows a call) is kept as the
+    Tool's ``viewer``; it is not sent to the model nor part of the tool's digest.
     """
     if function is None:
-        return lambda f: _decorate(f, name, description, parallel)
-    return _decorate(function, name, description, parallel)
+        return lambda f: _decorate(f, name, description, parallel, viewer)
+    return _decorate(function, name, description, parallel, viewer)
 
 
 def _decorate(
-    function: Callable[..., Any], name: str | None, description: str | None, parallel: bool
+    function: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    parallel: bool,
+    viewer: Any = None,
 ) -> Any:
     """A Tool for a tool function, a registered Tool factory for a factory."""
     if is_tool_factory(function):
-        return tool_factory(function, name, description, parallel)
-    return define_tool(function, name, description, parallel)
+        return tool_factory(function, name, description, parallel, viewer)
+    made = define_tool(function, name, description, parallel)
+    made.viewer = viewer
+    return made
 
 
 def is_tool_factory(function: Any) -> bool:
@@ -223,9 +238,11 @@ def tool_factory(
     name: str | None = None,
     description: str | None = None,
     parallel: bool = True,
+    viewer: Any = None,
 ) -> Callable[P, Tool]:
     """*factory* registered as a tool factory: each call makes a Tool of what it returns
-    (the ``execute`` function, or a Tool), named *name* or after the factory."""
+    (the ``execute`` function, or a Tool), named *name* or after the factory, carrying
+    *viewer*."""
     label = name or factory.__name__
     where = _where(factory)
     if not _NAME.match(label):  # now, not at the first call
@@ -235,13 +252,16 @@ def tool_factory(
     def make(*args: P.args, **kwargs: P.kwargs) -> Tool:
         made = factory(*args, **kwargs)
         if isinstance(made, Tool):
-            if name is None and description is None and parallel:
+            if name is None and description is None and parallel and viewer is None:
                 return made
             summary = made.definition.description if description is None else description
-            return define_tool(made.function, name or made.name, summary, parallel)
-        if not callable(made):
+            made = define_tool(made.function, name or made.name, summary, parallel)
+        elif callable(made):
+            made = define_tool(made, label, description, parallel)
+        else:
             raise ConfigError("tool.factory_result", name=label, value=repr(made), where=where)
-        return define_tool(made, label, description, parallel)
+        made.viewer = viewer
+        return made
 
     made_by: Callable[P, Tool] = registered("tool", label)(make)
     return made_by
