@@ -54,12 +54,6 @@ def make_run(base: Path, samples: int) -> Path:
     spec = make_spec(base / "spec", samples)
     out = base / "run"
     run_once(spec, out, 16)
-    # the scans below compare ways of reading the plain files: a sealed run of this size
-    # is compacted (``NAME.zst``), so it is expanded back (bench/evidence_size.py measures
-    # the compacted run)
-    from assay.evidence._framed import expand_run
-
-    expand_run(out)
     return out
 
 
@@ -141,8 +135,19 @@ def _positions(run: Path) -> dict[str, str]:
     return {k: loads(v)["trial"]["trial_id"] for k, v in pick.items()}
 
 
+def plain(run: Path) -> Path:
+    """*run* with its files plain: the scans here compare ways of reading them, and a
+    sealed run of some size is compacted (``NAME.zst``; bench/evidence_size.py measures
+    that), so it is expanded back in place."""
+    from assay.evidence._framed import expand_run
+
+    expand_run(run)
+    return run
+
+
 def lookup_rows(run: Path, repeat: int = 5) -> list[Row]:
     """Timings of reading one trial's bundle by id, without and with an index."""
+    plain(run)
     bundles = run / "bundles.jsonl"
     ids = _positions(run)
     rows: list[Row] = []
@@ -204,7 +209,7 @@ def compare_rows(assay_run: Path | None, inspect_log: str | None, repeat: int = 
         return []
     from assay._digest import loads
 
-    bundles = assay_run / "bundles.jsonl"
+    bundles = plain(assay_run) / "bundles.jsonl"
     with open(bundles, "rb") as handle:
         lines = handle.readlines()
     samples = len(lines)
@@ -358,7 +363,7 @@ def _measure(run: Path, runs: int, progress: bool) -> list[Row]:
             note=f"{cs:.2f} s",
         )
     )
-    rows.extend(lookup_rows(run))
+    rows.extend(lookup_rows(run))  # after verify and score: they timed the run as sealed
     return rows
 
 
