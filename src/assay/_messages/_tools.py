@@ -94,11 +94,11 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "approval.file": (
         "approval file {path}: {reason}",
-        "list approvers as 'approvers: [{{name: auto, tools: \"*\"}}]', each a registered "
-        "approver's name with its tools globs and arguments (docs/tools.md)",
+        "list them under 'approvers:', each with 'name:' (a registered approver, e.g. auto), "
+        "'tools:' globs (e.g. \"*\") and its arguments (docs/tools.md)",
         "审批文件 {path}：{reason}",
-        "请写成 'approvers: [{{name: auto, tools: \"*\"}}]'：每项是已注册审批器的名称、其工具通配符"
-        "和参数（见 docs/tools.md）",
+        "请在 'approvers:' 下逐项写出 'name:'（已注册的审批器，如 auto）、'tools:' 通配符"
+        '（如 "*"）和参数（见 docs/tools.md）',
     ),
     "approval.bad_policy": (
         "approval= takes ApprovalPolicy objects or an approval file's path, got {value}",
