@@ -38,6 +38,19 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{agent} 允许 {attempts} 次尝试，但任务没有可评判答案的评分器",
         "请为 Task 提供评分器（例如 scorer=includes()），或使用 attempts=1",
     ),
+    "agent.as_tool_not_agent": (
+        "as_tool() needs an agent, got {value}",
+        "give it a react() or basic_agent() agent, or one made by an @agent function",
+        "as_tool() 需要一个智能体，得到的是 {value}",
+        "请传入 react() 或 basic_agent() 智能体，或由 @agent 函数创建的智能体",
+    ),
+    "agent.as_tool_args": (
+        "as_tool({agent}) was given {names}, but a react() agent takes no arguments "
+        "besides its input",
+        "leave them out, or set them when making the agent: react(..., name=...)",
+        "as_tool({agent}) 收到了 {names}，但 react() 智能体除输入外不接受其他参数",
+        "请去掉它们，或在创建智能体时设置：react(..., name=...)",
+    ),
     "agent.handoff_no_name": (
         "handoff() needs an agent with a name, got {value}",
         'name it: react(name="researcher", description="...", ...)',
