@@ -317,8 +317,8 @@ def test_resume_refuses_a_solver_file_changed_since_the_run(tmp_path: Path) -> N
     write_module(tmp_path, "tasks", WAITS)
     solvers = tmp_path / "solvers.py"
     solvers.write_text(STOPPING_SOLVER)
-    args = ("tasks.py@waits", "-m", "mock/x", "-j", "1", "--solver", "solvers.py", "-S", "text=four")
-    ran = run_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path)
+    args = ("tasks.py@waits", "-m", "mock/x", "-j", "1", "--solver", "solvers.py")
+    ran = run_cli("run", *args, "-S", "text=four", "-o", tmp_path / "run", cwd=tmp_path)
     assert ran.returncode == EXIT_RUN, ran.stdout + ran.stderr  # stopped by fail_on_error
     run = tmp_path / "run"
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
