@@ -101,9 +101,57 @@ def test_an_agent_function_as_a_tool_of_generate_with_fixed_arguments() -> None:
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 
 
-def test_a_react_agent_takes_no_fixed_arguments() -> None:
-    with pytest.raises(ConfigError, match="takes no arguments besides its input"):
-        as_tool(react(name="adder"), suffix="!")
+def test_an_agents_other_parameters_are_the_models_to_give() -> None:
+    @agent
+    def greeter() -> Agent:
+        async def execute(state: AgentState, greeting: str, times: int = 1) -> AgentState:
+            """Greet.
+
+            Args:
+                state: The conversation.
+                greeting: The word to greet with.
+                times: How many times.
+            """
+            said = " ".join([greeting] * times) + " " + state.messages[-1].text
+            state.output = ModelOutput.from_content("greeter", said)
+            return state
+
+        return execute
+
+    shown = as_tool(greeter()).definition.parameters
+    assert list(shown["properties"]) == ["input", "greeting", "times"]
+    assert shown["required"] == ["input", "greeting"]
+    assert shown["properties"]["greeting"]["description"] == "The word to greet with."
+    fixed = as_tool(greeter(), times=2).definition.parameters
+    assert list(fixed["properties"]) == ["input", "greeting"]  # fixed: not the model's
+
+    task = Task(
+        dataset=[Sample(input="Greet Ann", target="hello hello Ann")],
+        solver=[use_tools(as_tool(greeter(), times=2)), generate()],
+        scorer=includes(),
+    )
+    outputs = [
+        call("greeter", input="Ann", greeting="hello"),
+        ModelOutput.from_content("mockllm/model", "hello hello Ann"),
+    ]
+    log = eval(task, model=scripted(*outputs))[0]
+    assert [m.text for m in log.samples[0].messages if m.role == "tool"] == ["hello hello Ann"]
+
+
+@pytest.mark.parametrize(
+    ("made", "given"), [(lambda: react(name="adder"), "suffix"), (None, "nothing")]
+)
+def test_an_argument_the_agent_does_not_take_is_refused(made, given: str) -> None:
+    @agent
+    def plain() -> Agent:
+        async def execute(state: AgentState) -> AgentState:
+            return state
+
+        return execute
+
+    sub = made() if made is not None else plain()
+    with pytest.raises(ConfigError, match=f"was given {given}, which the agent does not take"):
+        as_tool(sub, **{given: "!"})
 
 
 def test_a_function_is_not_an_agent() -> None:

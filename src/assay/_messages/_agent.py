@@ -45,11 +45,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "请传入 react() 或 basic_agent() 智能体，或由 @agent 函数创建的智能体",
     ),
     "agent.as_tool_args": (
-        "as_tool({agent}) was given {names}, but a react() agent takes no arguments "
-        "besides its input",
-        "leave them out, or set them when making the agent: react(..., name=...)",
-        "as_tool({agent}) 收到了 {names}，但 react() 智能体除输入外不接受其他参数",
-        "请去掉它们，或在创建智能体时设置：react(..., name=...)",
+        "as_tool({agent}) was given {names}, which the agent does not take",
+        "give only parameters of an @agent agent's execute after its state (a react() "
+        "agent takes none: set its options when making it)",
+        "as_tool({agent}) 收到了 {names}，但该智能体不接受这些参数",
+        "只能给出 @agent 智能体 execute 中状态之后的参数（react() 智能体不接受任何参数："
+        "请在创建时设置其选项）",
     ),
     "agent.handoff_no_name": (
         "handoff() needs an agent with a name, got {value}",
