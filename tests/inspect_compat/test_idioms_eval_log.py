@@ -233,3 +233,21 @@ def test_eval_display_and_log_options() -> None:
         score=True,
     )[0]
     assert log.status == "success"
+
+
+def test_write_eval_log_of_what_eval_returned() -> None:
+    import json
+    import zipfile
+
+    from assay.log import write_eval_log
+
+    log = eval(hello(), model="mockllm/model")[0]
+    write_eval_log(log, "hello.eval")
+    with zipfile.ZipFile("hello.eval") as archive:
+        header = json.loads(archive.read("header.json"))
+        names = archive.namelist()
+    assert (header["status"], header["eval"]["task"]) == ("success", "hello")
+    assert header["results"]["scores"][0]["metrics"]["accuracy"]["value"] == 1.0
+    assert sorted(n for n in names if n.startswith("samples/")) == [
+        f"samples/{i}_epoch_1.json" for i in (1, 2, 3)
+    ]

@@ -12,11 +12,12 @@ import pytest
 
 from assay import Task, eval
 from assay.dataset import Sample
-from assay.errors import EXIT_CONFIG, EXIT_PASSED
+from assay.errors import EXIT_CONFIG, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
 from assay.scorer import exact
 from assay.solver import Generate, TaskState, generate, solver
 from tests.helpers import (
     bundles_by_sample,
+    error_line,
     run_cli,
     start_cli,
     state_of,
@@ -289,3 +290,44 @@ def test_resume_makes_a_file_solver_again_from_its_recorded_path(tmp_path: Path)
         for sample, bundle in bundles_by_sample(run).items()
     }
     assert outputs == {"s0": "four", "s1": "four", "s2": "four"}
+
+
+STOPPING_SOLVER = """
+from assay.solver import solver
+
+
+@solver
+def stops_at_s1(text: str):
+    async def solve(state, generate):
+        if state.sample_id == "s1":
+            raise RuntimeError("stop")
+        state.output.completion = text
+        return state
+
+    return solve
+"""
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`resume` refuses a run whose solver file changed since it started, with one line "
+    "naming the file (exit 2)",
+)
+def test_resume_refuses_a_solver_file_changed_since_the_run(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", WAITS)
+    solvers = tmp_path / "solvers.py"
+    solvers.write_text(STOPPING_SOLVER)
+    args = ("tasks.py@waits", "-m", "mock/x", "-j", "1", "--solver", "solvers.py")
+    ran = run_cli("run", *args, "-S", "text=four", "-o", tmp_path / "run", cwd=tmp_path)
+    assert ran.returncode == EXIT_RUN, ran.stdout + ran.stderr  # stopped by fail_on_error
+    run = tmp_path / "run"
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    solvers.write_text(STOPPING_SOLVER.replace('"s1"', '"s9"'))  # now it would not stop
+    refused = run_cli("resume", run, cwd=tmp_path)
+    assert refused.returncode == EXIT_CONFIG, refused.stdout + refused.stderr
+    line = error_line(refused)
+    assert str(solvers.resolve()) in line and "changed since the run started" in line, line
+    solvers.write_text(STOPPING_SOLVER)  # the recorded bytes again: it resumes
+    again = run_cli("resume", run, cwd=tmp_path)
+    assert again.returncode == EXIT_INCONCLUSIVE, again.stdout + again.stderr  # s1 errored
+    assert "exact: 2/3" in again.stdout, again.stdout

@@ -38,6 +38,20 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{agent} 允许 {attempts} 次尝试，但任务没有可评判答案的评分器",
         "请为 Task 提供评分器（例如 scorer=includes()），或使用 attempts=1",
     ),
+    "agent.as_tool_not_agent": (
+        "as_tool() needs an agent, got {value}",
+        "give it a react() or basic_agent() agent, or one made by an @agent function",
+        "as_tool() 需要一个智能体，得到的是 {value}",
+        "请传入 react() 或 basic_agent() 智能体，或由 @agent 函数创建的智能体",
+    ),
+    "agent.as_tool_args": (
+        "as_tool({agent}) was given {names}, which the agent does not take",
+        "give only parameters of an @agent agent's execute after its state (a react() "
+        "agent takes none: set its options when making it)",
+        "as_tool({agent}) 收到了 {names}，但该智能体不接受这些参数",
+        "只能给出 @agent 智能体 execute 中状态之后的参数（react() 智能体不接受任何参数："
+        "请在创建时设置其选项）",
+    ),
     "agent.handoff_no_name": (
         "handoff() needs an agent with a name, got {value}",
         'name it: react(name="researcher", description="...", ...)',

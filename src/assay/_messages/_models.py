@@ -121,6 +121,14 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "任务文件 {path} 在运行之后被修改，无法按原样重建其评分器",
         "请恢复运行时使用的任务文件（其摘要记录在 spec.json 中）",
     ),
+    "task.solver_changed": (
+        "the solver file {path} changed since the run started; made again, its solver "
+        "would not be the one the run recorded",
+        "restore the solver file the run used (its digest is in spec.json under "
+        "task.solver), or start a new run",
+        "求解器文件 {path} 在运行开始之后被修改；重新构建的求解器将不是运行所记录的那个",
+        "请恢复运行时使用的求解器文件（其摘要记录在 spec.json 的 task.solver 中），或开始新的运行",
+    ),
     "task.in_memory": (
         "the scorers of {evaluation!r} were defined in memory, not in a task file, so they "
         "cannot be rebuilt from the run",

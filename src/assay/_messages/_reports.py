@@ -15,6 +15,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "{path} 有 {count} 个目标（{targets}）；一个 Inspect 日志只对应一个模型",
         "请用 --target ID 选择其一",
     ),
+    "export.log_format": (
+        "write_eval_log({path!r}): assay writes Inspect's .eval log only, not {format}",
+        'give a path ending in .eval, or format="eval"',
+        "write_eval_log({path!r})：assay 只写 Inspect 的 .eval 日志，不写 {format}",
+        '请给出以 .eval 结尾的路径，或 format="eval"',
+    ),
     "export.no_target": (
         "{path} has no target {target!r} (its targets: {targets})",
         "use one of its targets' ids with --target",

@@ -23,7 +23,7 @@ from assay.agent._function import AgentFunction
 from assay.agent._loop import current_run, handoff_unavailable
 from assay.agent._react import Agent
 from assay.errors import ConfigError
-from assay.model import ChatMessage, assistant_message
+from assay.model import ChatMessage, ModelOutput, assistant_message
 from assay.solver import TaskState, Tool
 from assay.solver._tools import define_tool
 
@@ -51,17 +51,23 @@ def handoff(
         run = current_run()
         if run is None:
             raise handoff_unavailable(name)
-        return await _hand_over(agent, name, run.state, run.generate)
+        return await hand_over(agent, name, run.state, run.generate, _as_text(run.state.messages))
 
     return define_tool(transfer, name, told)
 
 
-async def _hand_over(
-    agent: Agent | AgentFunction, tool_name: str, state: TaskState, generate: Any
+async def hand_over(
+    agent: Agent | AgentFunction,
+    tool_name: str,
+    state: TaskState,
+    generate: Any,
+    messages: list[ChatMessage],
 ) -> str:
-    """Run *agent* on the caller's conversation (as text) and return its answer."""
+    """Run *agent* on *messages* in the caller's *state* (its own messages, tools and
+    output put back afterwards) and return its answer; its conversation is kept in
+    ``state.store["handoffs"]``."""
     kept = (state.messages, state.tools, state.tool_choice, state.output)
-    state.messages = _as_text(state.messages)
+    state.messages, state.output = messages, ModelOutput.empty()  # its answer, or none
     try:
         await agent(state, generate)
         return state.output.completion

@@ -64,15 +64,7 @@ def export(
 
 def _export_inspect(run_dir: Path, output: Path, target: str | None) -> None:
     """Write *run_dir* as Inspect's ``.eval`` log at *output* (whole, or not at all)."""
-    from assay.log._inspect import write_inspect_log
+    from assay.log._inspect import write_inspect_file
 
-    partial = output.with_name(f".{output.name}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            count = write_inspect_log(run_dir, handle, target)
-        partial.replace(output)
-    except OSError as exc:
-        raise RunError.storage(output, exc) from exc
-    finally:
-        partial.unlink(missing_ok=True)
+    count = write_inspect_file(run_dir, output, target)
     click.echo(say("out.exported", count=count, path=output), err=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from assay import __version__
-from assay.errors import ConfigError
+from assay.errors import ConfigError, RunError
 from assay.log._read import (
     EvalLog,
     EvalSample,
@@ -29,6 +29,21 @@ from assay.log._read import (
 
 LOG_VERSION = 2
 """The version of Inspect's log format written (``EvalLog.version``)."""
+
+
+def write_inspect_file(run: Path, output: Path, target: str | None = None) -> int:
+    """Write *run* as an Inspect ``.eval`` log at *output*, whole or not at all (a
+    partial file beside it, renamed when done); return how many samples."""
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            count = write_inspect_log(run, handle, target)
+        partial.replace(output)
+    except OSError as exc:
+        raise RunError.storage(output, exc) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
 
 
 def write_inspect_log(run: Path, out: IO[bytes], target: str | None = None) -> int:

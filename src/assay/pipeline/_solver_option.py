@@ -47,17 +47,23 @@ def _solver_record(solver: str, args: dict[str, Any]) -> dict[str, Any]:
     if not path.is_file():
         reason = f"no such file: {file}"
         raise ConfigError("task.option", option="--solver", reason=reason)
-    digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = _digest(path)
     name, _ = _file_solver(path, name)  # ``file.py`` alone: recorded by its solver's name
     return {"name": name, "file": str(path.resolve()), "digest": digest, "args": args}
 
 
 def named_solver(recorded: dict[str, Any]) -> Any:
     """The solver *recorded* names (registered, or an ``@solver`` of its file), made
-    with its arguments."""
+    with its arguments; a solver file whose bytes are no longer the ones the run
+    recorded is refused (exit 2), as a changed task file is: made again, its solver
+    could answer otherwise than the one the run's finished trials ran."""
     name, args = str(recorded["name"]), dict(recorded.get("args") or {})
     if "file" in recorded:
-        name, factory = _file_solver(Path(recorded["file"]), name)
+        path = Path(recorded["file"])
+        pinned = recorded.get("digest")
+        if pinned is not None and path.is_file() and _digest(path) != pinned:  # gone: import says
+            raise ConfigError("task.solver_changed", path=str(path))
+        name, factory = _file_solver(path, name)
     else:
         factory = lookup("solver", name)
     if factory is None:
@@ -89,3 +95,8 @@ def _file_solver(path: Path, wanted: str) -> tuple[str, Any]:
     if not wanted:
         reason = f"{path} has {len(found)} @solver functions ({known}): write {path.name}@NAME"
     raise ConfigError("task.option", option="--solver", reason=reason)
+
+
+def _digest(path: Path) -> str:
+    """``sha256:<hex>`` of the file at *path*'s bytes."""
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
