@@ -27,17 +27,20 @@ STAGES = (  # the steps verify_run calls, as names in assay.evidence._verify
     "check_bundles",
     "read_scores",
     "_check_files",
+    "check_manifest_bytes",
+    "check_folder",
     "_check_events",
+    "check_event_artifacts",
     "check_bundle_events",
     "check_score_binding",
 )
 
 
 def timed(name: str, step: Callable[..., Any], seen: dict[str, list[float]]) -> Callable[..., Any]:
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         wall, cpu = time.perf_counter(), time.process_time()
         try:
-            return step(*args)
+            return step(*args, **kwargs)
         finally:
             seen.setdefault(name, []).append(time.perf_counter() - wall)
             seen.setdefault(name + " cpu", []).append(time.process_time() - cpu)

@@ -29,7 +29,9 @@ one that is not hex is a mismatch, not a broken record), one space, its length."
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
 
 
-def hash_pack(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
+def hash_pack(
+    path: Path, good: DigestSet | bytearray, bad: list[Mismatch]
+) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
     Adds the sha256 (raw bytes) of each record whose payload matches its header to *good* and
@@ -58,7 +60,9 @@ def hash_pack(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, in
                 view.release()
 
 
-def _hash_framed(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
+def _hash_framed(
+    path: Path, good: DigestSet | bytearray, bad: list[Mismatch]
+) -> tuple[int, int | None]:
     """``hash_pack`` of a compacted pack: its logical bytes a few MiB at a time, a
     record split between two blocks carried over (records are under 64 KiB)."""
     records, base, rest = 0, 0, b""
