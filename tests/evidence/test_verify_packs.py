@@ -41,6 +41,10 @@ def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], li
     return result.problems, here.problems
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
 def test_untouched_run_verifies_with_the_packs_in_a_worker(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,6 +52,10 @@ def test_untouched_run_verifies_with_the_packs_in_a_worker(
     assert in_worker == here == []
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
 def test_a_changed_artifact_is_named_the_same_way(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,6 +83,10 @@ def test_missing_packs_are_named_by_every_bundle(
     assert verify_run(run).problems == problems
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "If it cannot start or fails, the packs are hashed in-process and verify says so",
+)
 def test_a_failed_pack_worker_is_redone_here_and_noted(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
