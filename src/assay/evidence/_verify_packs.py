@@ -1,8 +1,7 @@
 """The pack pass of ``verify``: every artifact record hashed against its header, in a
-process of its own for a large run (``python -m assay.evidence._verify_packs RUN``, its
-answer written to stdout as msgpack), so the verifying process, the event pass and this
-one share the two cores instead of the verifying process doing both its own checks and
-this (at 100,000 trials: 400,000 records, about 1 s of CPU).
+process of its own for a large run (``_verify_packs_worker``), so that the verifying
+process, the event pass and this one share the two cores (at 100,000 trials: 400,000
+records, about 1 s of CPU that the verifying process no longer spends).
 
 It needs nothing but the packs and returns plain data: the raw sha256 of every record
 that matches its header (packed, 32 bytes each), and what did not.
@@ -11,7 +10,6 @@ that matches its header (packed, 32 bytes each), and what did not.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,7 +75,7 @@ def start_packs(path: Path, threshold: int) -> subprocess.Popen[bytes] | str | N
         return None
     if size < threshold or (os.cpu_count() or 1) < 2:
         return None
-    return start_worker("assay.evidence._verify_packs", [str(path)])
+    return start_worker("assay.evidence._verify_packs_worker", [str(path)])
 
 
 def finish_packs(path: Path, worker: subprocess.Popen[bytes] | str | None) -> PackScan:
@@ -101,7 +99,3 @@ def finish_packs(path: Path, worker: subprocess.Popen[bytes] | str | None) -> Pa
     scan = scan_packs(str(path))
     scan.fallback = reason
     return scan
-
-
-if __name__ == "__main__":
-    sys.stdout.buffer.write(msgspec.msgpack.encode(scan_packs(sys.argv[1])))
