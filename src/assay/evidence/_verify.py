@@ -36,7 +36,7 @@ from assay.evidence._verify_records import (
     read_scores,
     take_packs,
 )
-from assay.evidence._verify_refs import digest_set
+from assay.evidence._verify_refs import DigestSet, RefList, digest_set
 from assay.plan import Shard, sample_order, trial_id
 from assay.spec import EvalSpec
 
@@ -91,14 +91,16 @@ def verify_run(path: Path) -> VerifyResult:
         worker = None
         if scan.fallback:
             check.result.notes.append(say("verify.redone", reason=scan.fallback))
-        check.start(MANIFEST)
+        check.start(EVENTS)
+        _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))
+        check.artifacts, scan.refs = DigestSet(), RefList()  # looked up: freed before the
+        check.start(MANIFEST)  # event pass's answer is taken in
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         _guarded(check, MANIFEST, lambda: check_manifest_bytes(check))
         sealed = manifest.get("status") == "complete"
         _guarded(check, MANIFEST, lambda: check_folder(check, sealed=sealed))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
-        _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: check_bundle_events(check))
         check.start(SCORES)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-import re
-from binascii import hexlify
 from pathlib import Path
 
 from assay.evidence._framed import blocks, framed
@@ -21,9 +19,6 @@ from assay.evidence._pack import _HEADER_MAX, MAGIC
 from assay.evidence._verify_refs import DigestSet
 
 _NEWLINE = ord("\n")
-_HEADER = re.compile(re.escape(MAGIC) + rb"([^ \n]*) ([0-9]+)\n")
-"""A record's header as ``_pack`` reads it: the magic, a sha256 (any bytes but a space:
-one that is not hex is a mismatch, not a broken record), one space, its length."""
 
 
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
@@ -34,8 +29,9 @@ def hash_pack(
 ) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
-    Adds the sha256 (raw bytes) of each record whose payload matches its header to *good* and
-    appends each one that does not to *bad*. Returns how many records were hashed and
+    Adds the sha256 (raw bytes) of each record whose payload matches its header to *good*
+    (a ``DigestSet``, or a ``bytearray`` they are appended to end to end) and appends each
+    one that does not to *bad*. Returns how many records were hashed and
     the offset of the first record that is not a whole record (the walk stops there),
     or None when the pack is whole.
     """
@@ -97,25 +93,29 @@ def _walk(
     """Hash the records of *data* (which starts at offset *base* of the pack). Returns
     how many, where the walk stopped (None: at the end) and whether it stopped only
     for want of the bytes after *data* (never when *final*)."""
-    position, sha256, header, records = 0, hashlib.sha256, _HEADER.match, 0
+    position, magic, sha256, find = 0, len(MAGIC), hashlib.sha256, data.find
+    records = 0
     while position < length:
-        found = header(data, position, min(length, position + _HEADER_MAX))
-        if found is None:
-            if not final and position + _HEADER_MAX > length:
-                return records, position, True  # maybe a header cut by the block's end
+        end = find(b"\n", position, position + _HEADER_MAX)
+        if end < 0 and not final and position + _HEADER_MAX > length:
+            return records, position, True
+        if end < 0 or data[position : position + magic] != MAGIC:
             return records, base + position, False
-        start = found.end()
-        stop = start + int(found[2])
+        parts = data[position + magic : end].split(b" ")
+        if len(parts) != 2 or not parts[1].isdigit():
+            return records, base + position, False
+        start = end + 1
+        stop = start + int(parts[1])
         if stop + 1 > length and not final:
             return records, position, True
         if stop + 1 > length or data[stop] != _NEWLINE:
             return records, base + position, False
         actual = sha256(view[start:stop]).digest()
         records += 1
-        if hexlify(actual) == found[1]:
+        if actual.hex().encode() == parts[0]:
             good += actual  # packed: one bytearray append, no call per record
         else:
-            sha = found[1].decode("ascii", errors="replace")
-            bad.append((base + position, sha, actual.hex()))
+            header = parts[0].decode("ascii", errors="replace")
+            bad.append((base + position, header, actual.hex()))
         position = stop + 1
     return records, None if final else position, not final
