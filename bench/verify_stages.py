@@ -26,18 +26,23 @@ STAGES = (  # the steps verify_run calls, as names in assay.evidence._verify
     "check_artifacts",
     "check_bundles",
     "read_scores",
+    "take_packs",
+    "check_bundle_artifacts",
     "_check_files",
+    "check_manifest_bytes",
+    "check_folder",
     "_check_events",
+    "check_event_artifacts",
     "check_bundle_events",
     "check_score_binding",
 )
 
 
 def timed(name: str, step: Callable[..., Any], seen: dict[str, list[float]]) -> Callable[..., Any]:
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         wall, cpu = time.perf_counter(), time.process_time()
         try:
-            return step(*args)
+            return step(*args, **kwargs)
         finally:
             seen.setdefault(name, []).append(time.perf_counter() - wall)
             seen.setdefault(name + " cpu", []).append(time.process_time() - cpu)
@@ -56,7 +61,7 @@ def main() -> None:
 
     imported = time.perf_counter() - started
     seen: dict[str, list[float]] = {}
-    for name in (*STAGES, "finish_scan"):
+    for name in (*STAGES, "finish_packs", "finish_scan"):
         if hasattr(_verify, name):
             setattr(_verify, name, timed(name, getattr(_verify, name), seen))
     totals = []
@@ -71,11 +76,12 @@ def main() -> None:
             raise SystemExit(f"{args.run} does not verify: {result.problems[:3]}")
     print(f"import assay.evidence: {imported:.3f} s (first run only)")
     print(f"{'stage':<24} {'wall s':>8} {'cpu s':>8}   (median of {args.runs})")
-    for name in (*STAGES, "finish_scan"):
+    for name in (*STAGES, "finish_packs", "finish_scan"):
         if name in seen:
             cpu = seen.get(name + " cpu")
-            label = "finish_scan (wait)" if name == "finish_scan" else name
-            cpu_text = "" if name == "finish_scan" or cpu is None else f"{median(cpu):8.3f}"
+            wait = name.startswith("finish_")
+            label = f"{name} (wait)" if wait else name
+            cpu_text = "" if wait or cpu is None else f"{median(cpu):8.3f}"
             print(f"{label:<24} {median(seen[name]):8.3f} {cpu_text:>8}")
     trials = result.trials
     print(f"verify_run: {median(totals):.3f} s, {trials / median(totals):,.0f} trials/s")

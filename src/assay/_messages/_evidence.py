@@ -363,6 +363,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "注意：事件链校验已在本进程中重做：{reason}",
         "",
     ),
+    "verify.packs_redone": (
+        "note: the artifact pass was redone in this process: {reason}",
+        "",
+        "注意：制品校验已在本进程中重做：{reason}",
+        "",
+    ),
     "verify.worker_exit": (
         "the worker exited with code {code}",
         "",

@@ -25,19 +25,23 @@ from assay.evidence._verify_events import EventScan, file_digest, finish_scan, s
 from assay.evidence._verify_folder import check_folder, check_manifest_bytes
 from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_merged import is_merged, verify_merged
+from assay.evidence._verify_packs import finish_packs, start_packs
 from assay.evidence._verify_records import (
     check_artifacts,
+    check_bundle_artifacts,
     check_bundle_events,
     check_bundles,
     check_event_artifacts,
     check_score_binding,
     read_scores,
+    take_packs,
 )
-from assay.evidence._verify_refs import digest_set
+from assay.evidence._verify_refs import DigestSet, RefList, digest_set
 from assay.plan import Shard, sample_order, trial_id
 from assay.spec import EvalSpec
 
 PARALLEL_BYTES = 16 << 20  # an events.jsonl this large is walked in a worker process
+PACK_BYTES = 16 << 20  # packs this large (logical bytes, all together) are hashed in another
 _READ_HERE = (PLAN, BUNDLES, SCORES)  # files this process reads line by line anyway
 
 
@@ -62,6 +66,7 @@ def verify_run(path: Path) -> VerifyResult:
         check.result.planned = trials
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
+    packer = start_packs(path, PACK_BYTES)
     try:
         check.start(SPEC)
         spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
@@ -69,24 +74,33 @@ def verify_run(path: Path) -> VerifyResult:
             check.sequential = spec.gate.stopping is not None
             check.start(PLAN)
             _guarded(check, PLAN, lambda: _check_plan(check, spec, manifest))
-        check.start(ARTIFACTS)
-        _guarded(check, ARTIFACTS, lambda: check_artifacts(check))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: check_bundles(check, manifest))
         check.start(SCORES)
         _guarded(check, SCORES, lambda: read_scores(check))
+        packs = finish_packs(path, packer)
+        packer = None
+        if packs.fallback:
+            check.result.notes.append(say("verify.packs_redone", reason=packs.fallback))
+        check.start(ARTIFACTS)
+        _guarded(check, ARTIFACTS, lambda: take_packs(check, packs))
+        _guarded(check, ARTIFACTS, lambda: check_artifacts(check))
+        check.start(BUNDLES)
+        _guarded(check, BUNDLES, lambda: check_bundle_artifacts(check))
         scan = finish_scan(path, worker, worker_files)
         worker = None
         if scan.fallback:
             check.result.notes.append(say("verify.redone", reason=scan.fallback))
-        check.start(MANIFEST)
+        check.start(EVENTS)
+        _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))
+        check.artifacts, scan.refs = DigestSet(), RefList()  # looked up: freed before the
+        check.start(MANIFEST)  # event pass's answer is taken in
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         _guarded(check, MANIFEST, lambda: check_manifest_bytes(check))
         sealed = manifest.get("status") == "complete"
         _guarded(check, MANIFEST, lambda: check_folder(check, sealed=sealed))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))
-        _guarded(check, EVENTS, lambda: check_event_artifacts(check, scan.refs))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: check_bundle_events(check))
         check.start(SCORES)
@@ -95,7 +109,8 @@ def verify_run(path: Path) -> VerifyResult:
             check.start(EVENTS)
             _guarded(check, EVENTS, lambda: check_looks(check, spec, manifest, scan))
     finally:
-        stop_scan(worker)  # interrupted: the worker's answer is not wanted
+        stop_scan(worker)  # interrupted: the workers' answers are not wanted
+        stop_scan(packer)
     check.result.problems = check.listed()
     return check.result
 

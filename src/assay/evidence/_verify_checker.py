@@ -19,7 +19,7 @@ from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
-from assay.evidence._verify_refs import DigestSet
+from assay.evidence._verify_refs import DigestSet, raw
 from assay.plan import Shard
 
 MAX_LISTED = 200
@@ -74,6 +74,32 @@ class Folds:
             yield self.lines[i], trial, folds[32 * i : 32 * i + 32]
 
 
+class BundleRefs:
+    """The artifacts each bundle names, kept packed until the pack pass has answered
+    (raw sha256s end to end, and per bundle an index into the distinct name lists:
+    a 100k run's bundles name 200,000 artifacts under a handful of names)."""
+
+    def __init__(self) -> None:
+        self.shas = bytearray()
+        self.kinds = array("I")  # per bundle (in ``Folds`` order): index into ``names``
+        self.names: list[tuple[str, ...]] = []
+        self._known: dict[tuple[str, ...], int] = {}
+        self.odd: list[tuple[int, str, dict[str, Any]]] = []  # naming a non-sha256: kept whole
+
+    def add(self, number: int, trial: str, refs: dict[str, Any]) -> None:
+        names = tuple(refs)
+        shas = [raw(sha) for sha in refs.values()]
+        if None in shas:  # cannot be in the store: kept as read, for the message
+            self.odd.append((number, trial, refs))
+            names, shas = (), []
+        kind = self._known.get(names)
+        if kind is None:
+            kind = self._known[names] = len(self.names)
+            self.names.append(names)
+        self.kinds.append(kind)
+        self.shas += b"".join(shas)  # type: ignore[arg-type]  # no None left
+
+
 _ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
 
 
@@ -88,6 +114,7 @@ class Checker:
         self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list
+        self.bundle_refs = BundleRefs()  # each bundle's artifacts, checked after the packs
         self.score_hashes: set[bytes] = set()  # sha256 of each score line a match binds
         self.score_lines = array("q")  # line number of each score line read
         self.score_digests = bytearray()  # and its raw sha256, 32 bytes each

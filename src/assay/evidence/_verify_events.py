@@ -282,12 +282,18 @@ def start_scan(
         return None
     if size < threshold or (os.cpu_count() or 1) < 2:
         return None
+    return start_worker("assay.evidence._verify_worker", [str(path), *files])
+
+
+def start_worker(module: str, args: list[str]) -> subprocess.Popen[bytes] | str:
+    """``python -P -m module args...`` with its answer on a pipe; a string why it could
+    not start (see ``start_scan``)."""
     import subprocess  # here: ``import assay`` stays light
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(worker_path())}
     try:
         return subprocess.Popen(
-            [sys.executable, "-P", "-m", "assay.evidence._verify_worker", str(path), *files],
+            [sys.executable, "-P", "-m", module, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

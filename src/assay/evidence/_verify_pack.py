@@ -24,11 +24,14 @@ _NEWLINE = ord("\n")
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
 
 
-def hash_pack(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
+def hash_pack(
+    path: Path, good: DigestSet | bytearray, bad: list[Mismatch]
+) -> tuple[int, int | None]:
     """Hash every record of the pack at *path*.
 
-    Adds the sha256 (raw bytes) of each record whose payload matches its header to *good* and
-    appends each one that does not to *bad*. Returns how many records were hashed and
+    Adds the sha256 (raw bytes) of each record whose payload matches its header to *good*
+    (a ``DigestSet``, or a ``bytearray`` they are appended to end to end) and appends each
+    one that does not to *bad*. Returns how many records were hashed and
     the offset of the first record that is not a whole record (the walk stops there),
     or None when the pack is whole.
     """
@@ -53,7 +56,9 @@ def hash_pack(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, in
                 view.release()
 
 
-def _hash_framed(path: Path, good: DigestSet, bad: list[Mismatch]) -> tuple[int, int | None]:
+def _hash_framed(
+    path: Path, good: DigestSet | bytearray, bad: list[Mismatch]
+) -> tuple[int, int | None]:
     """``hash_pack`` of a compacted pack: its logical bytes a few MiB at a time, a
     record split between two blocks carried over (records are under 64 KiB)."""
     records, base, rest = 0, 0, b""

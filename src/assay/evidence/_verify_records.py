@@ -10,28 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from assay._digest import sha256_hex
-from assay.evidence._framed import FrameError
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
-from assay.evidence._pack import pack_names
 from assay.evidence._verify_bundles import fold_events, read_bundle
-from assay.evidence._verify_checker import Checker, Folds
+from assay.evidence._verify_checker import BundleRefs, Checker, Folds
 from assay.evidence._verify_events import fold_key
-from assay.evidence._verify_pack import Mismatch, hash_pack
+from assay.evidence._verify_packs import PackScan
 from assay.evidence._verify_refs import RefList, entries, raw
 
 
 def check_artifacts(check: Checker) -> None:
+    """Artifacts stored as files of their own (runs before packs), each against its name;
+    the packs are the pack pass's (``take_packs``)."""
     root = check.path / ARTIFACTS
     if not root.is_dir():
         return
-    for name in pack_names(root):
-        _check_pack(check, root / name)
     for folder in sorted(os.scandir(root), key=lambda entry: entry.name):
         if not folder.is_dir():
             continue
@@ -49,26 +46,20 @@ def check_artifacts(check: Checker) -> None:
             check.result.artifacts += 1
 
 
-def _check_pack(check: Checker, path: Path) -> None:
-    """Hash every record of a pack against the digest in its header."""
-    bad: list[Mismatch] = []
-    name = path.name
-    try:
-        records, broken = hash_pack(path, check.artifacts, bad)
-    except FrameError as exc:
-        check.problem(f"{ARTIFACTS}/{name}", "verify.unreadable", reason=exc.what[:200])
-        return
-    check.result.artifacts += records
-    for offset, sha, actual in bad:
-        check.problem(f"{ARTIFACTS}/{name}@{offset} ({sha})", "verify.artifact", actual=actual)
-    if broken is not None:
-        check.problem(f"{ARTIFACTS}/{name}@{broken}", "verify.not_record", kind="artifact")
+def take_packs(check: Checker, scan: PackScan) -> None:
+    """Take in what the pack pass found (here or in a worker): every record hashed
+    against the digest in its header."""
+    check.artifacts.extend(scan.good)
+    scan.good = b""  # taken in: not held twice
+    check.result.artifacts += scan.records
+    for where, key, params in scan.findings:  # already in pack order
+        check.problem(where, key, **params)
 
 
 def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     """Each bundle against its own digest, the plan and the artifacts (the hot loop of
     the main process: a bundle that passes every check builds no string)."""
-    plan, bundles, artifacts, pending = check.plan, check.bundles, check.artifacts, Folds()
+    plan, bundles, pending, named = check.plan, check.bundles, Folds(), BundleRefs()
     for number, line in check.lines(BUNDLES):
         read = read_bundle(line)
         if read is None:
@@ -78,12 +69,9 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         if actual != digest or tid not in plan or tid in bundles or _other_part(check, tid):
             _bundle_problems(check, number, read)
         bundles[tid] = _digest_key(digest)
-        for sha in refs.values():
-            if raw(sha) not in artifacts:
-                _missing_artifacts(check, number, tid, refs)
-                break
+        named.add(number, tid, refs)
         pending.add(number, tid, fold_events(events))
-    check.pending_folds = pending
+    check.pending_folds, check.bundle_refs = pending, named
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"
     planned = len(check.part) if check.shard is not None else len(check.plan)
@@ -121,6 +109,28 @@ def _bundle_problems(check: Checker, number: int, read: tuple[str, Any, str, Any
         check.problem(where, "verify.bundle_other_shard", shard=check.shard.label())
 
 
+def check_bundle_artifacts(check: Checker) -> None:
+    """Each artifact a bundle names must be in the store (checked once the pack pass
+    has answered: all of them in one loop, a message only for a bundle that misses one)."""
+    named, artifacts = check.bundle_refs, check.artifacts
+    absent = set(artifacts.missing(bytes(named.shas)))
+    odd = {number: refs for number, _, refs in named.odd}
+    if absent or odd:
+        at = 0  # index of the bundle's first digest in ``named.shas``
+        for (number, tid, _), kind in zip(check.pending_folds, named.kinds, strict=True):
+            names = named.names[kind]
+            if number in odd:
+                check.line = number
+                _missing_artifacts(check, number, tid, odd[number])
+            elif absent.intersection(range(at, at + len(names))):
+                shas = named.shas[32 * at : 32 * (at + len(names))]
+                refs = {name: shas[32 * i : 32 * i + 32].hex() for i, name in enumerate(names)}
+                check.line = number
+                _missing_artifacts(check, number, tid, refs)
+            at += len(names)
+    check.bundle_refs = BundleRefs()
+
+
 def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, str]) -> None:
     where = f"{BUNDLES}:{number} (trial {tid})"
     for name, sha in sorted(refs.items()):
@@ -133,6 +143,8 @@ def check_event_artifacts(check: Checker, refs: RefList) -> None:
     """Each artifact a model or tool event names must be in the store (the artifacts
     pass has collected what is there, each checked against its name)."""
     artifacts = check.artifacts
+    if not refs.odd and not artifacts.missing(refs.shas):
+        return  # every reference found (the usual run): no entry needs a message
     for number, field, sha in entries(refs):
         if sha not in artifacts:
             check.line = number

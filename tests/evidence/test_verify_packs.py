@@ -1,0 +1,103 @@
+"""The pack pass of ``verify`` in a worker process gives the same answer as in-process.
+
+A large run's packs are hashed by ``python -m assay.evidence._verify_packs`` while the
+verifying process checks the plan, bundles and scores (the bundles' artifacts are looked
+up once the pack pass has answered); these tests lower the size threshold so a small run
+takes that path too, tamper with it, and compare both paths' findings.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import _verify, _verify_events, _verify_packs, verify_run
+from tests.helpers import edit_artifact, read_jsonl
+
+
+def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """verify's findings with the pack pass in a worker and in this process; fails unless
+    the first answer really came from the worker."""
+    monkeypatch.setattr(_verify, "PACK_BYTES", 0)
+    sources: list[tuple[bool, str]] = []
+    finish = _verify_packs.finish_packs
+
+    def spy(path: Path, worker: object) -> _verify_packs.PackScan:
+        scan = finish(path, worker)  # type: ignore[arg-type]
+        sources.append((scan.in_worker, scan.fallback))
+        return scan
+
+    monkeypatch.setattr(_verify, "finish_packs", spy)
+    result = verify_run(run)
+    assert sources == [(True, "")], f"the pack pass did not come from the worker: {sources}"
+    assert result.notes == []
+    monkeypatch.setattr(_verify, "PACK_BYTES", 1 << 60)
+    sources.clear()
+    here = verify_run(run)
+    assert sources == [(False, "")], f"the pack pass was not this process's: {sources}"
+    assert here.artifacts == result.artifacts > 0
+    return result.problems, here.problems
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
+def test_untouched_run_verifies_with_the_packs_in_a_worker(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here == []
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
+def test_a_changed_artifact_is_named_the_same_way(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record whose bytes no longer match its header: named at its pack offset, and
+    every bundle and event naming it then misses it."""
+    sha = str(read_jsonl(run / "bundles.jsonl")[0]["artifacts"]["sample"])
+    edit_artifact(run, sha, lambda data: data[:-1] + (b"x" if data[-1:] != b"x" else b"y"))
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here
+    assert any(p.startswith("artifacts/pack-") and sha in p for p in here), here
+    assert any(p.startswith("bundles.jsonl:1 ") and sha in p for p in here), here
+
+
+def test_missing_packs_are_named_by_every_bundle(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No packs: nothing to hash, and each bundle names the artifacts it misses (the
+    bundles' look-ups wait for the pack pass, whichever process ran it)."""
+    shutil.rmtree(run / "artifacts")
+    problems = verify_run(run).problems
+    bundles = len(read_jsonl(run / "bundles.jsonl"))
+    named = {p.split(" (trial")[0] for p in problems if "bundles.jsonl:" in p}
+    assert len(named) == bundles > 0, problems
+    monkeypatch.setattr(_verify, "PACK_BYTES", 0)
+    assert verify_run(run).problems == problems
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "If it cannot start or fails, the packs are hashed in-process and verify says so",
+)
+def test_a_failed_pack_worker_is_redone_here_and_noted(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_verify, "PACK_BYTES", 0)
+    script = tmp_path / "exit3.sh"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(_verify_events.sys, "executable", str(script))
+    result = verify_run(run)
+    assert result.ok, result.problems
+    assert result.artifacts > 0
+    assert result.notes == [
+        "note: the artifact pass was redone in this process: the worker exited with code 3"
+    ]
