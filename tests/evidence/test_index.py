@@ -111,3 +111,25 @@ def test_store_entries_name_each_payload_where_it_is(tmp_path: Path) -> None:
         with open(tmp_path / "artifacts" / name, "rb") as handle:
             handle.seek(offset)
             assert handle.read(size) == data
+
+
+@pytest.mark.parametrize("width", [48, 20])
+def test_a_big_index_sorted_by_numpy_has_the_bytes_of_pythons_sort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """From ``NUMPY_FROM`` records an index is cut and sorted by numpy (its first 8
+    bytes as an integer, ties sorted whole): the same bytes as Python's sort, with
+    records that share their first 8 bytes or are stored twice, some spilled to scratch."""
+    import random
+
+    rng = random.Random(7)
+    records = [rng.randbytes(width) for _ in range(5000)]
+    records += records[:40]  # the same record twice (a payload stored twice)
+    records += [records[3][:8] + rng.randbytes(width - 8) for _ in range(30)]  # one head
+    records += [bytes(8) + rng.randbytes(width - 8) for _ in range(5)]  # the lowest head
+    rng.shuffle(records)
+    chunks = [b"".join(records[i : i + 700]) for i in range(0, len(records), 700)]
+    monkeypatch.setattr(_index, "_SPILL", 4096)
+    monkeypatch.setattr(_index, "NUMPY_FROM", 1000)  # the first chunk cut in Python
+    _index._write_sorted(chunks, width, tmp_path / "numpy.idx")
+    assert (tmp_path / "numpy.idx").read_bytes() == b"".join(sorted(records))

@@ -28,6 +28,7 @@ from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 from assay.evidence._framed import open_evidence
+from assay.evidence._index_sort import NUMPY_FROM, bucketed, sorted_records
 from assay.evidence._pack import PackError, scan_headers
 
 _CHUNK = 4096
@@ -203,22 +204,18 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
     *width* bytes) to *index* in byte order (big-endian fields, so byte order is the
     order of the key, then of the fields after it).
 
-    Each chunk is sorted (in C) and cut into its 256 buckets by bisection, so no Python
-    code runs per record but the slicing; a bucket's sorted runs are merged at the end
-    (Python's sort finds the runs), which gives the same bytes as one sort of it all."""
+    A chunk is cut into its buckets at once (sorted and bisected in C, or by numpy once
+    the index is big, ``_index_sort``), so no Python code runs per record but the
+    slicing; each bucket is sorted whole at the end: the bytes of one sort of it all."""
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
+    count = 0
     with tempfile.TemporaryFile(dir=index.parent) as spill:
         for chunk in chunks:
-            records = sorted(chunk[i : i + width] for i in range(0, len(chunk), width))
-            cuts = [0, *(bisect.bisect_left(records, first) for first in _BUCKETS)]
-            cuts.append(len(records))
-            for bucket in range(256):
-                start, end = cuts[bucket], cuts[bucket + 1]
-                if start == end:
-                    continue
+            count += len(chunk) // width
+            for bucket, records in _bucketed(chunk, width, count >= NUMPY_FROM):
                 buffer = buffers[bucket]
-                buffer += b"".join(records[start:end])
+                buffer += records
                 if len(buffer) >= _SPILL:
                     spilled[bucket].append((spill.tell(), len(buffer)))
                     spill.write(buffer)
@@ -234,9 +231,28 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                entries = sorted(data[i : i + width] for i in range(0, len(data), width))
-                out.write(b"".join(entries))
+                if count >= NUMPY_FROM:
+                    out.write(sorted_records(data, width))
+                else:
+                    out.write(b"".join(sorted(_split(data, width))))
     os.replace(temp, index)
+
+
+def _bucketed(chunk: bytes, width: int, big: bool) -> list[tuple[int, bytes]]:
+    """*chunk*'s records by first byte (``(byte, records)``, only bytes present)."""
+    if big:
+        return bucketed(chunk, width)
+    records = sorted(_split(chunk, width))
+    cuts = [0, *(bisect.bisect_left(records, first) for first in _BUCKETS), len(records)]
+    return [
+        (bucket, b"".join(records[cuts[bucket] : cuts[bucket + 1]]))
+        for bucket in range(256)
+        if cuts[bucket] < cuts[bucket + 1]
+    ]
+
+
+def _split(data: bytes | bytearray, width: int) -> list[bytes | bytearray]:
+    return [data[i : i + width] for i in range(0, len(data), width)]
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:
