@@ -114,12 +114,12 @@ def test_store_entries_name_each_payload_where_it_is(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("width", [48, 20])
-def test_a_big_index_sorted_by_numpy_has_the_bytes_of_pythons_sort(
+def test_an_index_sorted_a_chunk_at_a_time_has_the_bytes_of_one_sort(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
 ) -> None:
-    """From ``NUMPY_FROM`` records an index is cut and sorted by numpy (its first 8
-    bytes as an integer, ties sorted whole): the same bytes as Python's sort, with
-    records that share their first 8 bytes or are stored twice, some spilled to scratch."""
+    """Each chunk sorted and cut into buckets, each bucket sorted at the end: the same
+    bytes as one sort of every record, with records that share their first bytes or
+    are stored twice, and buckets spilled to scratch."""
     import random
 
     rng = random.Random(7)
@@ -130,6 +130,5 @@ def test_a_big_index_sorted_by_numpy_has_the_bytes_of_pythons_sort(
     rng.shuffle(records)
     chunks = [b"".join(records[i : i + 700]) for i in range(0, len(records), 700)]
     monkeypatch.setattr(_index, "_SPILL", 4096)
-    monkeypatch.setattr(_index, "NUMPY_FROM", 1000)  # the first chunk cut in Python
     _index._write_sorted(chunks, width, tmp_path / "numpy.idx")
     assert (tmp_path / "numpy.idx").read_bytes() == b"".join(sorted(records))

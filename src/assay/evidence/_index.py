@@ -28,7 +28,6 @@ from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 from assay.evidence._framed import open_evidence
-from assay.evidence._index_sort import NUMPY_FROM, bucketed, sorted_records
 from assay.evidence._pack import PackError, scan_headers
 
 _CHUNK = 4096
@@ -204,16 +203,15 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
     *width* bytes) to *index* in byte order (big-endian fields, so byte order is the
     order of the key, then of the fields after it).
 
-    A chunk is cut into its buckets at once (sorted and bisected in C, or by numpy once
-    the index is big, ``_index_sort``), so no Python code runs per record but the
-    slicing; each bucket is sorted whole at the end: the bytes of one sort of it all."""
+    A chunk is cut into its buckets at once (sorted and bisected in C), so no Python
+    code runs per record but the slicing; each bucket is sorted whole at the end: the
+    bytes of one sort of it all. (numpy sorted a 400,000-record index in 0.1 s against
+    Python's 0.23 s, but importing it adds 16 MB to the run's peak memory.)"""
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
-    count = 0
     with tempfile.TemporaryFile(dir=index.parent) as spill:
         for chunk in chunks:
-            count += len(chunk) // width
-            for bucket, records in _bucketed(chunk, width, count >= NUMPY_FROM):
+            for bucket, records in _bucketed(chunk, width):
                 buffer = buffers[bucket]
                 buffer += records
                 if len(buffer) >= _SPILL:
@@ -231,17 +229,12 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                if count >= NUMPY_FROM:
-                    out.write(sorted_records(data, width))
-                else:
-                    out.write(b"".join(sorted(_split(data, width))))
+                out.write(b"".join(sorted(_split(data, width))))
     os.replace(temp, index)
 
 
-def _bucketed(chunk: bytes, width: int, big: bool) -> list[tuple[int, bytes]]:
+def _bucketed(chunk: bytes, width: int) -> list[tuple[int, bytes]]:
     """*chunk*'s records by first byte (``(byte, records)``, only bytes present)."""
-    if big:
-        return bucketed(chunk, width)
     records = sorted(_split(chunk, width))
     cuts = [0, *(bisect.bisect_left(records, first) for first in _BUCKETS), len(records)]
     return [
