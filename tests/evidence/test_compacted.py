@@ -330,9 +330,9 @@ def kill_at(kind):
 real_compact, real_fsync, real_replace = framed.compact, os.fsync, os.replace
 
 
-def compact(path, threshold):
+def compact(path, threshold, **options):
     kill_at("compact")  # before this file's compaction starts
-    return real_compact(path, threshold)
+    return real_compact(path, threshold, **options)
 
 
 def fsync(fd):

@@ -111,3 +111,24 @@ def test_store_entries_name_each_payload_where_it_is(tmp_path: Path) -> None:
         with open(tmp_path / "artifacts" / name, "rb") as handle:
             handle.seek(offset)
             assert handle.read(size) == data
+
+
+@pytest.mark.parametrize("width", [48, 20])
+def test_an_index_sorted_a_chunk_at_a_time_has_the_bytes_of_one_sort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """Each chunk sorted and cut into buckets, each bucket sorted at the end: the same
+    bytes as one sort of every record, with records that share their first bytes or
+    are stored twice, and buckets spilled to scratch."""
+    import random
+
+    rng = random.Random(7)
+    records = [rng.randbytes(width) for _ in range(5000)]
+    records += records[:40]  # the same record twice (a payload stored twice)
+    records += [records[3][:8] + rng.randbytes(width - 8) for _ in range(30)]  # one head
+    records += [bytes(8) + rng.randbytes(width - 8) for _ in range(5)]  # the lowest head
+    rng.shuffle(records)
+    chunks = [b"".join(records[i : i + 700]) for i in range(0, len(records), 700)]
+    monkeypatch.setattr(_index, "_SPILL", 4096)
+    _index._write_sorted(chunks, width, tmp_path / "numpy.idx")
+    assert (tmp_path / "numpy.idx").read_bytes() == b"".join(sorted(records))

@@ -82,3 +82,20 @@ def test_grouped_and_user_metrics_over_a_file_dataset_and_their_rescore(tmp_path
     rescored = rescore_run(result.path)
     assert rescored.differing == []
     assert rescored.report.task_metrics == result.task_metrics
+
+
+def test_assays_own_metrics_read_a_runs_values_at_once_with_the_same_result() -> None:
+    """Over a run's every planned sample the plain metrics take the values in one go
+    (``float_values``), not a ``SampleScore`` each: the same floats, the same figures."""
+    from array import array
+
+    from assay.pipeline._task_metrics import _Scores
+    from assay.score import accuracy, std, stderr
+    from assay.score._metric import SampleScore
+
+    values = array("d", [0.0, 1.0, 0.5, 1.0, 0.25, 1.0, 0.0, 0.1, 0.7])
+    fast = _Scores(values, bytearray(b"\x01" * 9), [f"s{i}" for i in range(9)], None)
+    slow = [SampleScore(v, f"s{i}") for i, v in enumerate(values)]
+    assert fast.float_values() == [s.value for s in slow] == [s.value for s in fast]
+    for made in (accuracy(), std(), stderr()):
+        assert made(fast) == made(slow) != 0.0

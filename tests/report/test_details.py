@@ -57,3 +57,23 @@ def test_get_many_returns_the_stored_ones_only(tmp_path: Path) -> None:
     found = reader.get_many([refs[0].sha256, refs[1].sha256, absent])
     assert found == {refs[0].sha256: small, refs[1].sha256: large}
     assert reader.get_many([]) == {}
+
+
+def test_a_bundle_line_is_skipped_undecoded_only_when_its_one_trial_id_is_not_wanted() -> None:
+    """The report reads a bundle's trial id off its bytes to skip the other trials'
+    lines; a line naming an id in its data too, or none it can read, is decoded."""
+    from assay.report._details import _may_be
+
+    wanted, other = "t-" + "a" * 24, "t-" + "b" * 24
+
+    def line(*ids: str) -> bytes:
+        data = ",".join(f'"trial_id":"{i}"' for i in ids[:-1])
+        return f'{{"observation":{{{data}}},"trial":{{"trial_id":"{ids[-1]}"}}}}\n'.encode()
+
+    ids = {wanted.encode()}
+    assert _may_be(line(wanted), ids)
+    assert not _may_be(line(other), ids)
+    assert _may_be(line(wanted, other), ids)  # an id in its data: decoded, then judged
+    assert _may_be(line(other, wanted), ids)
+    assert _may_be(b'{"trial":{"trial_id":"s-1"}}\n', ids)  # not a t- id: decoded
+    assert _may_be(line("t-" + "a" * 23), ids)  # not 24 digits: decoded

@@ -30,6 +30,8 @@ from pathlib import Path
 from assay.evidence._framed import open_evidence
 from assay.evidence._pack import PackError, scan_headers
 
+_CHUNK = 4096
+"""Index records handled at a time when sealing."""
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
 _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
 BUNDLE_INDEX = "bundles.idx"
@@ -37,19 +39,24 @@ BUNDLE_INDEX = "bundles.idx"
 
 def write_bundle_index(bundles: Path, index: Path) -> None:
     """Index *bundles* (a JSONL file of bundles) by trial id."""
-    _write_sorted(_bundle_entries(bundles), index)
+    _write_sorted(_bundle_entries(bundles), _BUNDLE.size, index)
 
 
 def _bundle_entries(bundles: Path) -> Iterator[bytes]:
+    """The bundle index's records, a few thousand at a time."""
     offset = 0
     marker = b'"trial_id":"t-'
+    pack, fromhex, chunk = _BUNDLE.pack, bytes.fromhex, bytearray()
     with open_evidence(bundles) as handle:
         for line in handle:
-            at = line.find(marker)
-            if at >= 0:
-                hexid = line[at + len(marker) : at + len(marker) + 24]
-                yield _BUNDLE.pack(bytes.fromhex(hexid.decode()), offset)
+            at = line.find(marker) + len(marker)
+            if at >= len(marker):
+                chunk += pack(fromhex(line[at : at + 24].decode()), offset)
+                if len(chunk) >= _CHUNK * _BUNDLE.size:
+                    yield bytes(chunk)
+                    chunk.clear()
             offset += len(line)
+    yield bytes(chunk)
 
 
 def find_bundle_line(bundles: Path, index: Path, trial_id: str) -> bytes | None:
@@ -76,9 +83,10 @@ def pack_entry(sha256: str, offset: int, size: int) -> bytes:
 def write_pack_index(pack: Path, entries: Iterable[bytes] | None = None) -> Path:
     """Index one pack by digest; returns the index path (``.idx`` beside the pack).
     *entries* (``pack_entry`` records, in any order): what its writer recorded as it
-    wrote it; without them the pack is scanned (a tenth of a big run's sealing)."""
+    wrote it, in chunks of whole records; without them the pack is scanned (a tenth of
+    a big run's sealing)."""
     index = pack_index(pack)
-    _write_sorted(_pack_entries(pack) if entries is None else entries, index)
+    _write_sorted(_pack_entries(pack) if entries is None else entries, _PACK.size, index)
     return index
 
 
@@ -171,33 +179,45 @@ def _prefixes(fd: int, size: int) -> array.array[int]:
 
 
 def _pack_entries(pack: Path) -> Iterator[bytes]:
+    """A pack's index records read from its headers, a few thousand at a time."""
+    chunk = bytearray()
     for record in scan_headers(pack):
         if isinstance(record, PackError):
-            return
-        yield _PACK.pack(bytes.fromhex(record.sha256), record.offset, record.size)
+            break
+        chunk += _PACK.pack(bytes.fromhex(record.sha256), record.offset, record.size)
+        if len(chunk) >= _CHUNK * _PACK.size:
+            yield bytes(chunk)
+            chunk.clear()
+    yield bytes(chunk)
 
 
 # Records are sorted in 256 buckets by their first byte (the keys are hashes, so the
 # buckets fill evenly); a bucket's records wait in memory up to _SPILL bytes, then go
 # to a scratch file. So sealing a run of any size holds a few MB, not every record.
 _SPILL = 8_192
+_BUCKETS = [bytes([first]) for first in range(1, 256)]
 
 
-def _write_sorted(records: Iterable[bytes], index: Path) -> None:
-    """Write fixed-size *records* to *index* in byte order (big-endian fields, so byte
-    order is the order of the key, then of the fields after it)."""
+def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
+    """Write the fixed-size records of *chunks* (each a whole number of records of
+    *width* bytes) to *index* in byte order (big-endian fields, so byte order is the
+    order of the key, then of the fields after it).
+
+    A chunk is cut into its buckets at once (sorted and bisected in C), so no Python
+    code runs per record but the slicing; each bucket is sorted whole at the end: the
+    bytes of one sort of it all. (numpy sorted a 400,000-record index in 0.1 s against
+    Python's 0.23 s, but importing it adds 16 MB to the run's peak memory.)"""
     buffers = [bytearray() for _ in range(256)]
-    chunks: list[list[tuple[int, int]]] = [[] for _ in range(256)]
-    width = 0
+    spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
     with tempfile.TemporaryFile(dir=index.parent) as spill:
-        for record in records:
-            width = len(record)
-            buffer = buffers[record[0]]
-            buffer += record
-            if len(buffer) >= _SPILL:
-                chunks[record[0]].append((spill.tell(), len(buffer)))
-                spill.write(buffer)
-                buffer.clear()
+        for chunk in chunks:
+            for bucket, records in _bucketed(chunk, width):
+                buffer = buffers[bucket]
+                buffer += records
+                if len(buffer) >= _SPILL:
+                    spilled[bucket].append((spill.tell(), len(buffer)))
+                    spill.write(buffer)
+                    buffer.clear()
         spill.flush()  # pread below reads the file, not the write buffer
         # Written under a temporary name and renamed: a kill while sealing must not leave
         # a torn index that a reader would trust to list every record.
@@ -205,13 +225,27 @@ def _write_sorted(records: Iterable[bytes], index: Path) -> None:
         with open(temp, "wb") as out:
             for bucket, buffer in enumerate(buffers):
                 data = bytearray()
-                for start, size in chunks[bucket]:
+                for start, size in spilled[bucket]:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                entries = sorted(data[i : i + width] for i in range(0, len(data), width or 1))
-                out.write(b"".join(entries))
+                out.write(b"".join(sorted(_split(data, width))))
     os.replace(temp, index)
+
+
+def _bucketed(chunk: bytes, width: int) -> list[tuple[int, bytes]]:
+    """*chunk*'s records by first byte (``(byte, records)``, only bytes present)."""
+    records = sorted(_split(chunk, width))
+    cuts = [0, *(bisect.bisect_left(records, first) for first in _BUCKETS), len(records)]
+    return [
+        (bucket, b"".join(records[cuts[bucket] : cuts[bucket + 1]]))
+        for bucket in range(256)
+        if cuts[bucket] < cuts[bucket + 1]
+    ]
+
+
+def _split(data: bytes | bytearray, width: int) -> list[bytes | bytearray]:
+    return [data[i : i + width] for i in range(0, len(data), width)]
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:

@@ -320,10 +320,10 @@ class ArtifactStore:
 
 
 def _entries_of(spill: IO[bytes]) -> Iterator[bytes]:
-    """The fixed-size ``pack_entry`` records of *spill*, read from its start."""
+    """The fixed-size ``pack_entry`` records of *spill*, read from its start, some
+    thousands at a time (each chunk a whole number of records)."""
     size = len(pack_entry("0" * 64, 0, 0))
     spill.seek(0)
     while chunk := spill.read(size * 4096):
-        for start in range(0, len(chunk), size):
-            yield chunk[start : start + size]
+        yield chunk
     spill.seek(0, 2)  # back at the end, for more writes

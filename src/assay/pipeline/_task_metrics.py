@@ -214,3 +214,7 @@ class _Scores(Sequence[SampleScore]):
     def __iter__(self) -> Iterator[SampleScore]:
         for index in range(len(self)):
             yield self[index]
+
+    def float_values(self) -> list[float]:
+        """Every sample's value in order, without a ``SampleScore`` each (``values_of``)."""
+        return self.values[: len(self)].tolist()

@@ -64,10 +64,13 @@ def read_details(
     shown: list[_Shown] = []
     details: dict[str, TrialDetail] = {}
     try:
+        ids = {trial_id.encode() for trial_id in trial_ids}
         with open_evidence(run / BUNDLES) as handle:
             for line in handle:
-                if line.endswith(b"\n") and (bundle := _shown.decode(line)).trial.trial_id in (
-                    trial_ids
+                if (
+                    line.endswith(b"\n")
+                    and _may_be(line, ids)
+                    and (bundle := _shown.decode(line)).trial.trial_id in trial_ids
                 ):
                     shown.append(bundle)
         wanted = {b.artifacts["sample"] for b in shown if b.artifacts.get("sample")}
@@ -81,6 +84,25 @@ def read_details(
         if store is None:
             reader.close()
     return details
+
+
+_ID = b'"trial_id":"t-'
+_ID_SIZE = 26  # "t-" and 24 hex digits
+
+
+def _may_be(line: bytes, wanted: set[bytes]) -> bool:
+    """Whether the bundle *line* may be one of the *wanted* trials' (their ids in
+    bytes): when the line names one ``t-`` trial id, only if it is one of them, read
+    off the bytes; a line naming none or several (an id in its data) is decoded.
+    Decoding every line cost a report at 100,000 trials about 0.4 s."""
+    at = line.find(_ID) + len(_ID) - 2
+    if (
+        at < len(_ID) - 2
+        or line.find(_ID, at) >= 0
+        or line[at + _ID_SIZE : at + _ID_SIZE + 1] != b'"'
+    ):
+        return True
+    return line[at : at + _ID_SIZE] in wanted
 
 
 def _detail(bundle: _Shown, contents: dict[str, bytes]) -> TrialDetail:

@@ -74,12 +74,20 @@ def metric(factory: M | None = None, *, name: str | None = None) -> Any:
     return registered("metric", name)(factory)
 
 
+def values_of(scores: Sequence[SampleScore]) -> Sequence[float]:
+    """The values of *scores* in order. A run's own sequence of every planned sample
+    hands them over at once (``float_values``) instead of making a ``SampleScore`` for
+    each, which cost sealing a 100,000-sample run about 0.3 s per metric."""
+    fast = getattr(scores, "float_values", None)
+    return fast() if fast is not None else [s.value for s in scores]
+
+
 @metric
 def accuracy() -> Metric:
     """Mean of the values (letters mapped to 1, 0.5, 0) over every planned sample."""
 
     def compute(scores: Sequence[SampleScore]) -> float:
-        return sum(s.value for s in scores) / len(scores) if scores else 0.0
+        return sum(values_of(scores)) / len(scores) if scores else 0.0
 
     return compute
 

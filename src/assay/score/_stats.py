@@ -12,7 +12,7 @@ import math
 import random
 from collections.abc import Sequence
 
-from assay.score._metric import Metric, SampleScore, metric
+from assay.score._metric import Metric, SampleScore, metric, values_of
 
 # Bootstrap resamples are drawn this many values at a time, so memory stays bounded
 # (about 32 MB of indices) however many samples the run has.
@@ -33,7 +33,7 @@ def std() -> Metric:
     """The sample standard deviation of the values: how much samples disagree."""
 
     def compute(scores: Sequence[SampleScore]) -> float:
-        return math.sqrt(_variance([s.value for s in scores]))
+        return math.sqrt(_variance(list(values_of(scores))))
 
     return compute
 
@@ -43,7 +43,7 @@ def var() -> Metric:
     """The sample variance of the values (Inspect's ``var``): ``std`` squared."""
 
     def compute(scores: Sequence[SampleScore]) -> float:
-        return _variance([s.value for s in scores])
+        return _variance(list(values_of(scores)))
 
     return compute
 
@@ -53,7 +53,7 @@ def stderr() -> Metric:
     """The standard error of the mean, ``sqrt(var / n)``: the error bar on ``mean``."""
 
     def compute(scores: Sequence[SampleScore]) -> float:
-        values = [s.value for s in scores]
+        values = list(values_of(scores))
         return math.sqrt(_variance(values) / len(values)) if values else 0.0
 
     return compute
@@ -73,7 +73,7 @@ def bootstrap_stderr(num_samples: int = 1000, seed: int = 0) -> Metric:
         raise ValueError(f"bootstrap_stderr(num_samples={num_samples}): use at least 1")
 
     def compute(scores: Sequence[SampleScore]) -> float:
-        values = [s.value for s in scores]
+        values = list(values_of(scores))
         if len(values) < 2:
             return 0.0
         try:
