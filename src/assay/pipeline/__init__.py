@@ -3,7 +3,8 @@
 
 from assay.pipeline._baseline import check_baseline_option, regression_of
 from assay.pipeline._conclude import RunOutcome, RunStopped
-from assay.pipeline._eval import EvalOptions, TaskSource, enqueue_task, eval, eval_async
+from assay.pipeline._eval import TaskSource, enqueue_task, eval, eval_async
+from assay.pipeline._eval_options import EvalOptions
 from assay.pipeline._eval_result import EvalResult
 from assay.pipeline._eval_set import eval_retry, eval_retry_async, eval_set, eval_set_async
 from assay.pipeline._execute import execute_run, run_spec, run_spec_async

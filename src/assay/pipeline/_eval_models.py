@@ -11,7 +11,7 @@ from assay.model import GenerateConfig, Model, get_model
 from assay.task import Task
 
 if TYPE_CHECKING:
-    from assay.pipeline._eval import EvalOptions  # its options; it imports this module
+    from assay.pipeline._eval_options import EvalOptions
 
 
 def unit_models(

@@ -24,16 +24,15 @@ from assay.errors import AssayError, ConfigError, Interrupted
 from assay.model import Model, ResponseCache, cache_scope, load_prices, price_scope, prices_from_env
 from assay.pipeline._conclude import RunStopped
 from assay.pipeline._eval import (
-    EvalOptions,
     Place,
     Placement,
     TaskInput,
-    _options,
     _resolve_tasks,
     _run_name,
     _run_unit,
 )
 from assay.pipeline._eval_models import unit_models
+from assay.pipeline._eval_options import EvalOptions, eval_options
 from assay.pipeline._eval_result import (
     EvalResult,
     completed_result,
@@ -73,7 +72,7 @@ async def eval_set_async(
     except ``output`` and ``task_retries`` (one folder, and retrying is this call's job).
     """
     _check_set_options(options, retry_attempts, retry_wait)
-    opts = _options({**options, "log_dir": Path(log_dir)})
+    opts = eval_options({**options, "log_dir": Path(log_dir)})
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None
     prices = load_prices(opts.prices) if opts.prices is not None else prices_from_env()
     with cache_scope(cache), price_scope(prices):
