@@ -79,11 +79,32 @@ def _dask_logs_quiet() -> Iterator[None]:
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL + 1)
+    _drop_orphaned_gathers()
     try:
         yield
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
+
+
+class _OrphanedGathers(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for a Dask client's internal
+    gather waiter ending in ``AllExit`` (the client gave up on a lost cluster): nobody
+    awaits it, so asyncio logs its traceback when it is collected — at any time, even
+    after the client is closed — and assay has already said what happened in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (
+            type(error).__name__ == "AllExit" and type(error).__module__.startswith("distributed")
+        )
+
+
+def _drop_orphaned_gathers() -> None:
+    """Install ``_OrphanedGathers`` on asyncio's logger, once per process."""
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _OrphanedGathers) for f in asyncio_log.filters):
+        asyncio_log.addFilter(_OrphanedGathers())
 
 
 async def _connect(address: str) -> Any:
