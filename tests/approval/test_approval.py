@@ -290,3 +290,37 @@ def test_a_scorer_s_tool_calls_go_through_the_policies(tmp_path: Path) -> None:
     assert verify_run(run).ok
     assert rescore_run(run).differing == []
     assert ("delete_files", "/scored") not in module.CALLS  # nor when scored again
+
+
+def test_re_scoring_holds_a_scorer_to_the_eval_s_policies_not_the_task_s(tmp_path: Path) -> None:
+    """An eval's ``approval=`` wins over the task's own policies for the scorers' tool
+    calls, when the run is scored and again when ``assay score`` re-scores it."""
+    copy = tmp_path / TASK_FILE.name
+    copy.write_bytes(TASK_FILE.read_bytes())
+    args = {"policy": "approve", "scorer_tools": True}  # the task's own: approve all
+    reject = _task_module(TASK_FILE).policies("reject")  # the task file's own names
+    (result,) = run_eval(
+        f"{copy}@approval_task",
+        task_args=args,
+        log_dir=tmp_path / "runs",
+        approval=reject,
+    )
+    assert result.status == "success", result.error
+    assert result.path is not None
+    module = next(
+        m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(copy)
+    )
+    assert ("delete_files", "/scored") not in module.CALLS
+    assert rescore_run(result.path).differing == []
+    assert ("delete_files", "/scored") not in module.CALLS  # nor when scored again
+
+
+def _task_module(path: Path) -> Any:
+    """The module of the task file at *path*, loaded on its own (for its helpers)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("approval_task_helpers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

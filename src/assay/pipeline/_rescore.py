@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from assay._digest import canonical_json, loads, sha256_hex
+from assay.approval._apply import rebuild_policies
 from assay.dataset import Dataset, freeze, select
 from assay.errors import ConfigError, EvidenceError
 from assay.evidence import (
@@ -209,7 +210,9 @@ def scorers_of(spec: EvalSpec) -> tuple[dict[str, AnyScorer], TaskMetricsBuilder
     if loaded["digest"] != record["digest"]:
         raise ConfigError("task.changed", path=record["file"])
     score_on_error = bool((spec.errors or {}).get("score_on_error", False))
-    scorers, _, metrics = task_scorers(task, score_on_error)
+    # the policies the run's scorers ran under (an eval's ``approval=`` wins over the task's)
+    policies = rebuild_policies(spec.targets[0].approval, task.approval) if spec.targets else None
+    scorers, _, metrics = task_scorers(task, score_on_error, policies)
     builder = TaskMetricsBuilder(
         spec.repetitions,
         list(spec.epochs_reducer),
