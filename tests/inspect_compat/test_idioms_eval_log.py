@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from assay import Epochs, Task, eval, eval_set, task, task_with
 from assay.dataset import Sample
 from assay.log import list_eval_logs, read_eval_log, read_eval_log_samples
@@ -15,11 +13,6 @@ from assay.scorer import includes, match
 from assay.solver import generate, system_message
 
 DEFAULT = "Default output from mockllm/model"
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
 
 
 @task

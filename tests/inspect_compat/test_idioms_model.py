@@ -27,11 +27,6 @@ from assay.scorer import includes, model_graded_qa
 from assay.solver import Generate, TaskState, solver
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-
-
 def say(text: str) -> ModelOutput:
     return ModelOutput.from_content(model="mockllm/model", content=text)
 

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.model import ModelOutput, get_model
 from assay.scorer import CORRECT, INCORRECT, Score, Target, accuracy, includes, match, scorer
 from assay.solver import Generate, TaskState, generate, solver, use_tools
 from assay.tool import tool
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
 
 
 @tool

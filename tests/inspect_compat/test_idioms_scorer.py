@@ -3,10 +3,6 @@ shows it, with ``inspect_ai`` changed to ``assay``; the model is Inspect's ``moc
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from assay import Epochs, Task, eval
 from assay.dataset import Sample
 from assay.model import ModelOutput, get_model
@@ -33,20 +29,7 @@ from assay.scorer import (
     stderr,
 )
 from assay.solver import TaskState, generate
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-
-
-def mockllm(*answers: str):
-    return get_model(
-        "mockllm/model",
-        custom_outputs=[
-            ModelOutput.from_content(model="mockllm/model", content=a) for a in answers
-        ],
-    )
+from tests.inspect_compat._mock import mockllm
 
 
 def score_of(task: Task, *answers: str, **options) -> float:

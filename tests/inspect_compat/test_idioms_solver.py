@@ -3,13 +3,9 @@ shows it, with ``inspect_ai`` changed to ``assay``; the model is Inspect's ``moc
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from assay import Task, eval, task
 from assay.dataset import Sample
-from assay.model import ChatMessageUser, ModelOutput, get_model
+from assay.model import ChatMessageUser, get_model
 from assay.scorer import includes, match
 from assay.solver import (
     Generate,
@@ -24,21 +20,7 @@ from assay.solver import (
     system_message,
     user_message,
 )
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-
-
-def mockllm(*answers: str):
-    """Inspect's scripted mock model: each call answers the next of *answers*."""
-    return get_model(
-        "mockllm/model",
-        custom_outputs=[
-            ModelOutput.from_content(model="mockllm/model", content=a) for a in answers
-        ],
-    )
+from tests.inspect_compat._mock import mockllm
 
 
 def messages_seen(log) -> list:

@@ -4,21 +4,12 @@ Inspect's ``mockllm``, scripted with ``ModelOutput.for_tool_call``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.model import ModelOutput, get_model
 from assay.scorer import includes
 from assay.solver import generate, use_tools
 from assay.tool import ToolError, tool
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
 
 
 @tool

@@ -4,21 +4,12 @@ changed to ``assay``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.model import ModelOutput, get_model
 from assay.scorer import CORRECT, INCORRECT, Score, Target, accuracy, includes, scorer
 from assay.solver import Generate, TaskState, generate, solver
 from assay.util import StoreModel, sandbox, span, store, store_as, subtask
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
 
 
 def say(*texts: str):
