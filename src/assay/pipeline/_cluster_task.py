@@ -132,7 +132,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
             scorer_id: ClusterScorer(scorer_id, scorer, kept)
             for scorer_id, scorer in prepared.scorers.items()
         }
-        target = ClusterTaskTarget(target_id, chunks, kept)
+        target = ClusterTaskTarget(target_id, chunks, kept, prepared.sandboxes)
         yield msgspec.structs.replace(
             prepared,
             targets={target_id: target},
@@ -156,18 +156,9 @@ def _settings(prepared: Prepared, cache: ResponseCache | None) -> _WorkerSetting
 
 def _check_rebuildable(prepared: Prepared) -> None:
     """Refuse a task the workers cannot rebuild: resume's refusals (built in memory,
-    model arguments that are not data), a rebuilt spec that differs (e.g. a ``-T``
-    argument that is not data), and sample sandboxes: the run's trials open them in the
-    driver (``_trial_sandboxes``), around every attempt and the scorers, and a resume
-    refuses them on a cluster alike (it finishes such a run locally)."""
+    model arguments that are not data), and a rebuilt spec that differs (e.g. a ``-T``
+    argument that is not data)."""
     spec = prepared.spec
-    if prepared.sandboxes:
-        reason = (
-            "a task with sandboxes runs without a cluster: the driver makes each trial's "
-            "sandboxes and keeps them over its attempts and scorers, so a worker could not "
-            "use them; run it without --cluster (assay resume RUN finishes a run so)"
-        )
-        raise ConfigError("task.option", option="--cluster", reason=reason)
     rebuilt = rebuild_frozen(spec)
     if rebuilt.spec.digest != spec.digest:
         changed = spec_changes(msgspec.to_builtins(spec), rebuilt.spec)
@@ -214,12 +205,23 @@ class _Kept:
 
 
 class ClusterTaskTarget:
-    """The task's target in the driver: each attempt goes to a worker."""
+    """The task's target in the driver: each attempt goes to a worker.
 
-    def __init__(self, target_id: str, chunks: Any, kept: dict[str, _Kept]) -> None:
+    A task with sandboxes has each attempt's made on its worker, kept there for the
+    task's scorers, which run right after it, and removed there before the reply
+    comes back (``_TaskCaller``), so no sandbox outlives its round trip, whatever
+    becomes of the trial. The driver's own ``TrialSandboxes`` of the trial (empty)
+    holds the run's ``max_sandboxes`` slot while the attempt is out and records the
+    worker's removals where a local run records them: before the next attempt's
+    sandboxes, or after the scorers."""
+
+    def __init__(
+        self, target_id: str, chunks: Any, kept: dict[str, _Kept], sandboxed: bool = False
+    ) -> None:
         self.id = target_id
         self._chunks = chunks
         self._kept = kept
+        self._sandboxed = sandboxed
 
     async def call(self, sample: Any, epoch: int = 1) -> TargetOutcome:
         """Send the attempt, replay what its solver recorded, keep its verdicts."""
@@ -230,11 +232,14 @@ class ClusterTaskTarget:
         if recorder is None:  # not in a run: nothing to record, nor to score later
             reply = await self._chunks.send(Call("", sample, epoch, 0, None))
         else:
-            call = Call(
-                recorder.trial_id, sample, epoch, recorder.last, recorder.parent, recorder.root
-            )
-            reply = await self._chunks.send(call)
-            replay_detached(reply.ops, recorder)
+            if self._sandboxed:
+                reply = await self._sandboxed_call(sample, epoch, recorder)
+            else:
+                call = Call(
+                    recorder.trial_id, sample, epoch, recorder.last, recorder.parent, recorder.root
+                )
+                reply = await self._chunks.send(call)
+                replay_detached(reply.ops, recorder)
             self._kept.pop(recorder.trial_id, None)  # an earlier attempt's, now superseded
             if reply.outcome is not None and reply.scores is not None:
                 self._kept[recorder.trial_id] = _Kept(reply.outcome, reply.scores)
@@ -242,6 +247,31 @@ class ClusterTaskTarget:
             raise InfrastructureError(*reply.infra)
         assert reply.outcome is not None  # a reply has one or the other
         return reply.outcome
+
+    async def _sandboxed_call(self, sample: Any, epoch: int, recorder: Any) -> Reply:
+        """An attempt of a task with sandboxes (see the class doc): the earlier
+        attempt's removal recorded first, as a local attempt's ``open`` does."""
+        from assay.run import Call
+        from assay.sandbox._lifecycle import current_trial_sandboxes
+
+        sandboxes = current_trial_sandboxes()
+        if sandboxes is None:  # the run opens none (it always does for such a task)
+            raise RuntimeError("a task with sandboxes ran outside its trial's sandboxes")
+        await sandboxes.close()
+        call = Call(
+            recorder.trial_id,
+            sample,
+            epoch,
+            recorder.last,
+            recorder.parent,
+            recorder.root,
+            keep=not sandboxes.cleanup,
+        )
+        async with sandboxes.slot():
+            reply = await self._chunks.send(call)
+        replay_detached(reply.ops, recorder)
+        sandboxes.removed_elsewhere(reply.removed or [])
+        return reply
 
 
 class ClusterScorer:
@@ -300,9 +330,30 @@ class _TaskCaller:
 
         roles = model_roles_scope(self.prepared.model_roles)
         with roles, cache_scope(self.cache), price_scope(self.prices):
+            if self.prepared.sandboxes:
+                return await self._sandboxed(call)
             reply = await call_target(self.target, call)
             if reply.outcome is not None:
                 reply.scores = await self._scored(call, reply.outcome)
+        return reply
+
+    async def _sandboxed(self, call: Call) -> Reply:
+        """The attempt and its scorers in the sandboxes it makes here, removed (their
+        processes ended, their folders deleted) before the reply goes, or when the call
+        fails or is cancelled; the removals' data go back for the driver to record."""
+        from assay.pipeline._trial_sandboxes import bound
+        from assay.run import call_target
+        from assay.sandbox._lifecycle import trial_sandboxes
+
+        async with trial_sandboxes(cleanup=not call.keep) as sandboxes:
+            reply = await call_target(self.target, call)
+            if reply.outcome is not None:
+                with bound(sandboxes):
+                    reply.scores = await self._scored(call, reply.outcome)
+            removing = DetachedRecorder(call.trial_id, call.last, call.root)
+            with removing.bound():
+                await sandboxes.close()
+        reply.removed = [op[4] for op in removing.ops if op[0] == "event"]
         return reply
 
     async def _scored(

@@ -42,6 +42,7 @@ class Call(msgspec.Struct, frozen=True):
     last: int
     parent: int | None
     root: int = 1  # the trial's ``trial_started``: a Python task's scorers record under it
+    keep: bool = False  # a Python task's: keep the attempt's sandboxes (--no-sandbox-cleanup)
 
 
 class Reply(msgspec.Struct):
@@ -52,6 +53,7 @@ class Reply(msgspec.Struct):
     outcome: TargetOutcome | None = None
     infra: tuple[str, str, float | None, int | None] | None = None
     scores: Any = None  # a Python task's: each scorer's verdict and ops (``_cluster_task``)
+    removed: Any = None  # a Python task's: its sandboxes' ``sandbox_cleanup`` data, in order
 
 
 class Chunk(msgspec.Struct):

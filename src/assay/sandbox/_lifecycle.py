@@ -56,6 +56,7 @@ class TrialSandboxes:
         self.on_kept = on_kept
         self.environments: dict[str, SandboxEnvironment] = {}
         self._made: list[tuple[str, SandboxEnvironment]] = []
+        self._elsewhere: list[dict[str, Any]] = []  # see ``removed_elsewhere``
         self._holding = False
 
     async def open(
@@ -81,13 +82,25 @@ class TrialSandboxes:
             await _run_setup(first, name, setup)
         return self.environments
 
+    def removed_elsewhere(self, cleanups: list[dict[str, Any]]) -> None:
+        """Note sandboxes an attempt of this trial made and removed in another process
+        (a cluster worker, where the attempt and its scorers ran): their
+        ``sandbox_cleanup`` data, recorded when this trial's sandboxes next close, where
+        a local run records its own removal."""
+        self._elsewhere.extend(cleanups)
+
     async def close(self) -> None:
         """Remove every sandbox (or keep it, when the run says so) and free the slot."""
         made, self._made = self._made, []
+        elsewhere, self._elsewhere = self._elsewhere, []
         self.environments = {}
         try:
             for name, environment in made:
                 await self._close_one(name, environment)
+            for data in elsewhere:
+                if data.get("kept") is not None and self.on_kept is not None:
+                    self.on_kept(data["sandbox"], data["kept"])
+                _record("sandbox_cleanup", data)
         finally:
             if self._holding and self.limiter is not None:
                 self.limiter.release_on_behalf_of(self)

@@ -1,0 +1,250 @@
+"""A Python task with sandboxes on a real Dask cluster (``dask scheduler`` and ``dask
+worker --nworkers 2`` started as programs, on 127.0.0.1), driven through ``assay run
+file.py@task --cluster``.
+
+Each attempt's sandbox is made on the worker that runs it, with the sample's files and
+setup; the task's tool runs a command in it and its scorer reads a file the tool wrote
+there. The sandbox is removed on that worker before the reply comes back. The workers
+make their sandboxes under a folder of the test's (their ``TMPDIR``), which is checked
+empty afterwards. The evidence equals a local run's, event for event.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.evidence import verify_run
+from tests.dask_cluster import DaskCluster, started_cluster, worker_pids
+from tests.helpers import (
+    finished_trials,
+    read_jsonl,
+    results_view,
+    run_cli,
+    start_cli,
+    trial_events,
+    wait_for,
+    write_module,
+)
+
+distributed = pytest.importorskip("distributed")
+
+TASK = """
+import os
+import pathlib
+
+import anyio
+
+import assay
+from assay import Sample, Score, Task, accuracy, generate, scorer, solver, task, tool, use_tools
+from assay.model import GenerateConfig, MockAPI, ModelOutput, ToolCall, assistant_message
+from assay.model import modelapi
+from assay.sandbox import sandbox
+
+MARKS = pathlib.Path(%r)  # "dies" absent: the worker answering s03 dies once, mid-attempt
+# "slow" present: each attempt takes 0.2 s on its worker
+
+
+@tool
+def copy_number() -> str:
+    '''Copy the sample's number into answer.txt in the sandbox and say it.'''
+
+    async def execute() -> str:
+        assay.record_event("where", {"pid": os.getpid(), "part": "tool"})
+        result = await sandbox().exec(["bash", "-c", "cat ready.txt n.txt | tail -1 | tee answer.txt"])
+        return result.stdout.strip()
+
+    return execute
+
+
+def answer(messages):
+    last = messages[-1]
+    if last.role == "tool":
+        return last.content
+    return ModelOutput("copier/v1", assistant_message("", [ToolCall("c1", "copy_number", {})]), "tool_calls")
+
+
+@modelapi("copier")
+def copier(name: str, config: GenerateConfig, **args):
+    return MockAPI(name, config, outputs=answer)
+
+
+@solver
+def where():
+    async def solve(state, generate):
+        assay.record_event("where", {"pid": os.getpid(), "part": "solver"})
+        folder = sandbox().inner.folder  # noted where no event records it
+        with open(MARKS / f"folders-{os.getpid()}", "a") as folders:
+            folders.write(folder + "\\n")
+        if state.sample_id == "s03" and not (MARKS / "dies").exists():
+            (MARKS / "dies").write_text(str(os.getpid()))
+            os._exit(1)  # the worker process dies with its attempts' sandboxes up
+        if (MARKS / "slow").exists():
+            await anyio.sleep(0.2)
+        return await generate(state)
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def answer_file():
+    async def score(state, target):
+        assay.record_event("where", {"pid": os.getpid(), "part": "scorer"})
+        written = await sandbox().read_file("answer.txt")
+        return Score(value=1.0 if written.strip() == target.text == state.output.completion else 0.0)
+    return score
+
+
+@task
+def copying():
+    return Task(
+        dataset=[
+            Sample(input="copy it", target=str(i), id=f"s{i:02d}", files={"n.txt": str(i)},
+                   setup="echo ready > ready.txt")
+            for i in range(8)
+        ],
+        solver=[use_tools(copy_number()), where(), generate()],
+        scorer=answer_file(),
+        model="copier/v1",
+        sandbox="local",
+    )
+"""
+
+
+@pytest.fixture(scope="module")
+def sandboxes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the workers make their sandboxes in (their ``TMPDIR``)."""
+    return tmp_path_factory.mktemp("worker-tmp")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, sandboxes: Path) -> Iterator[DaskCluster]:
+    """Two workers whose sandboxes go under *sandboxes*."""
+    env = {"TMPDIR": str(sandboxes)}
+    with started_cluster(tmp_path_factory.mktemp("dask"), env=env) as started:
+        yield started
+
+
+def _task(folder: Path) -> str:
+    folder.mkdir(parents=True)
+    (folder / "dies").touch()
+    path = write_module(folder, f"copying_{folder.parent.name}", TASK % str(folder))
+    return f"{path}@copying"
+
+
+def _left(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("assay-sandbox-*"))
+
+
+def _comparable(run: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Each trial's events as (type, n, parent, data), without what two runs may differ
+    in: timings, process ids, the digests that cover timestamps (a ``match``'s)."""
+    view = {}
+    for trial, events in trial_events(run).items():
+        if not trial:
+            continue
+        rows = []
+        for event in events:
+            data = {k: v for k, v in event["data"].items() if k not in ("pid", "seconds")}
+            if event["type"] == "match":
+                data.pop("bundle"), data.pop("record")
+            rows.append((event["type"], event["n"], event["parent"], data))
+        view[trial] = rows
+    return view
+
+
+def _where(run: Path) -> dict[str, set[int]]:
+    seen: dict[str, set[int]] = {"solver": set(), "tool": set(), "scorer": set()}
+    for event in read_jsonl(run / "events.jsonl"):
+        if event["type"] in ("where", "score_where"):
+            seen[event["data"]["part"]].add(event["data"]["pid"])
+    return seen
+
+
+def test_a_sandboxed_task_on_the_cluster_leaves_a_local_runs_evidence(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    task = _task(tmp_path / "task")
+    local = run_cli("run", task, "-o", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    on_cluster = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
+    assert on_cluster.returncode == 0, on_cluster.stderr
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    scores = [r["value"] for r in read_jsonl(tmp_path / "cluster" / "scores.jsonl")]
+    assert scores == [1.0] * 8  # the scorer read the file the tool wrote in the sandbox
+    assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
+    types = {e["type"] for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")}
+    assert {"sandbox_create", "sandbox_setup", "score_sandbox_read"} <= types
+    assert "score_sandbox_cleanup" in types
+    result = verify_run(tmp_path / "cluster")
+    assert result.ok, result.problems
+
+    where = _where(tmp_path / "cluster")
+    workers = worker_pids(cluster.address)
+    for part in ("solver", "tool", "scorer"):
+        assert where[part] and where[part] <= workers, (part, where, workers)
+    assert _left(sandboxes) == []
+
+    rescored = run_cli("score", tmp_path / "cluster")
+    assert rescored.returncode == 0, rescored.stderr
+    assert "all equal the recorded ones" in rescored.stdout
+
+
+def test_a_worker_lost_with_a_sandbox_up_loses_nothing_and_leaks_nothing_elsewhere(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    """The worker answering s03 dies with its attempts' sandboxes up: they run again
+    on another worker, each counted once; the only sandbox folders left are some of
+    the dead worker's (its process died under them), none of the other workers'."""
+    task = _task(tmp_path / "task")
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    (tmp_path / "task" / "dies").unlink()
+    proc = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
+    assert proc.returncode == 0, proc.stderr
+    dead = (tmp_path / "task" / "dies").read_text()  # a worker really died
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
+    assert verify_run(tmp_path / "cluster").ok
+    for trial, events in trial_events(tmp_path / "cluster").items():
+        assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+    made = {
+        path.name.removeprefix("folders-"): path.read_text().split()
+        for path in (tmp_path / "task").glob("folders-*")
+    }
+    assert len(made) >= 2, made  # the trials ran on the dead worker and on another
+    left = _left(sandboxes)
+    assert left and set(left) <= {Path(folder).name for folder in made[dead]}, (left, made)
+    for folder in left:  # the next test's check starts clean
+        shutil.rmtree(sandboxes / folder)
+
+
+def test_an_interrupted_sandboxed_run_is_resumed_on_the_cluster(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    """Its finished trials are judged again in the driver from what their scorers did
+    in the sandbox (logged); the rest run on the workers; the run equals a local one."""
+    task = _task(tmp_path / "task")
+    reference = run_cli("run", task, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
+    (tmp_path / "task" / "slow").touch()
+    run = tmp_path / "cluster"
+    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster.address)
+    assert wait_for(lambda: len(finished_trials(run)) >= 2, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert 2 <= len(finished_trials(run)) < 8
+    resumed = run_cli("resume", run, "--cluster", cluster.address)
+    assert resumed.returncode == 0, resumed.stderr
+    assert results_view(run) == results_view(tmp_path / "local")
+    result = verify_run(run)
+    assert result.ok, result.problems
+    rescored = run_cli("score", run)
+    assert rescored.returncode == 0, rescored.stderr
+    assert "all equal the recorded ones" in rescored.stdout
+    assert wait_for(lambda: _left(sandboxes) == [], timeout=30)  # the interrupted ones too
