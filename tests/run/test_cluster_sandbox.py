@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from assay.sandbox import sandbox
 
 MARKS = pathlib.Path(%r)  # "dies" absent: the worker answering s03 dies once, mid-attempt
 # "slow" present: each attempt takes 0.2 s on its worker
+# "hang" present: s05 hangs on its worker, its pid in "hung"
 
 
 @tool
@@ -86,6 +88,9 @@ def where():
             os._exit(1)  # the worker process dies with its attempts' sandboxes up
         if (MARKS / "slow").exists():
             await anyio.sleep(0.2)
+        if state.sample_id == "s05" and (MARKS / "hang").exists():
+            (MARKS / "hung").write_text(str(os.getpid()))
+            await anyio.sleep(3600)
         return await generate(state)
     return solve
 
@@ -100,7 +105,7 @@ def answer_file():
 
 
 @task
-def copying():
+def copying(provider="local"):
     return Task(
         dataset=[
             Sample(input="copy it", target=str(i), id=f"s{i:02d}", files={"n.txt": str(i)},
@@ -110,15 +115,19 @@ def copying():
         solver=[use_tools(copy_number()), where(), generate()],
         scorer=answer_file(),
         model="copier/v1",
-        sandbox="local",
+        sandbox=provider,
     )
 """
 
 
 @pytest.fixture(scope="module")
-def sandboxes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder the workers make their sandboxes in (their ``TMPDIR``)."""
-    return tmp_path_factory.mktemp("worker-tmp")
+def sandboxes() -> Iterator[Path]:
+    """The folder the workers make their sandboxes in (their ``TMPDIR``): a folder of
+    its own, which bwrap's sandbox user (uid 65534) can enter, unlike pytest's."""
+    folder = Path(tempfile.mkdtemp(prefix="assay-test-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
 
 
 @pytest.fixture(scope="module")
@@ -165,13 +174,16 @@ def _where(run: Path) -> dict[str, set[int]]:
     return seen
 
 
+@pytest.mark.parametrize("provider", ["local", "bwrap"])
 def test_a_sandboxed_task_on_the_cluster_leaves_a_local_runs_evidence(
-    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path, provider: str
 ) -> None:
     task = _task(tmp_path / "task")
-    local = run_cli("run", task, "-o", tmp_path / "local")
+    given = ("-T", f"provider={provider}")
+    local = run_cli("run", task, *given, "-o", tmp_path / "local")
     assert local.returncode == 0, local.stderr
-    on_cluster = run_cli("run", task, "-o", tmp_path / "cluster", "--cluster", cluster.address)
+    cluster_run = ("-o", tmp_path / "cluster", "--cluster", cluster.address)
+    on_cluster = run_cli("run", task, *given, *cluster_run)
     assert on_cluster.returncode == 0, on_cluster.stderr
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
     scores = [r["value"] for r in read_jsonl(tmp_path / "cluster" / "scores.jsonl")]
@@ -248,3 +260,31 @@ def test_an_interrupted_sandboxed_run_is_resumed_on_the_cluster(
     assert rescored.returncode == 0, rescored.stderr
     assert "all equal the recorded ones" in rescored.stdout
     assert wait_for(lambda: _left(sandboxes) == [], timeout=30)  # the interrupted ones too
+
+
+def test_a_worker_told_to_stop_mid_trial_removes_its_sandboxes(tmp_path: Path) -> None:
+    """``dask worker`` stopped (SIGTERM, as a service manager stops it) while sample s05
+    hangs on one of its workers with its sandbox up: the worker cancels the trial and
+    removes its sandbox before its process exits."""
+    folder = Path(tempfile.mkdtemp(prefix="assay-test-"))
+    folder.chmod(0o755)
+    task = _task(tmp_path / "task")
+    (tmp_path / "task" / "hang").touch()
+    (tmp_path / "dask").mkdir()
+    try:
+        with started_cluster(tmp_path / "dask", env={"TMPDIR": str(folder)}) as cluster:
+            assert cluster.workers is not None
+            run = tmp_path / "run"
+            proc = start_cli("run", task, "-o", run, "--cluster", cluster.address)
+            try:
+                assert wait_for(lambda: (tmp_path / "task" / "hung").exists(), timeout=60)
+                assert wait_for(lambda: len(finished_trials(run)) == 7, timeout=60)
+                assert len(_left(folder)) == 1  # the hung trial's sandbox is up
+                cluster.workers.send_signal(signal.SIGTERM)
+                cluster.workers.wait(timeout=120)
+                assert _left(folder) == []
+            finally:
+                proc.kill()
+                proc.communicate(timeout=60)
+    finally:
+        shutil.rmtree(folder)

@@ -426,23 +426,16 @@ def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path:
     assert not (tmp_path / "run").exists()
 
 
-def test_a_task_with_sandboxes_is_refused_and_its_run_resumed_locally(tmp_path: Path) -> None:
-    """Its sandboxes live with the driver's trial: one line, exit 2, before connecting,
-    on ``run`` and on ``resume``; the interrupted run is finished by a local resume."""
+def test_a_sandboxed_run_interrupted_locally_is_finished_on_the_cluster(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """A task with sandboxes is not refused: a run started locally and interrupted is
+    resumed on the cluster, each remaining trial's sandbox made on its worker; the
+    run equals a local one and verifies (tests/run/test_cluster_sandbox.py has more)."""
     task = _task(tmp_path / "task")
-    address = f"tcp://127.0.0.1:{closed_port()}"
     sandboxed = ("-T", "sandboxed=1")
-    proc = run_cli("run", task, *sandboxed, "-o", tmp_path / "refused", "--cluster", address)
-    assert proc.returncode == 2, proc.stderr
-    refusal = (
-        "assay: --cluster: a task with sandboxes runs without a cluster: the driver makes "
-        "each trial's sandboxes and keeps them over its attempts and scorers, so a worker "
-        "could not use them; run it without --cluster (assay resume RUN finishes a run so) "
-        "— see 'assay run --help' for the accepted values"
-    )
-    assert error_line(proc) == refusal
-    assert not (tmp_path / "refused").exists()
-
+    reference = run_cli("run", task, *sandboxed, "-o", tmp_path / "local")
+    assert reference.returncode == 0, reference.stderr
     (tmp_path / "task" / "slow").touch()
     run = tmp_path / "run"
     started = start_cli("run", task, *sandboxed, "-o", run, "-j", "2")
@@ -450,15 +443,14 @@ def test_a_task_with_sandboxes_is_refused_and_its_run_resumed_locally(tmp_path: 
     started.send_signal(signal.SIGINT)
     started.communicate(timeout=60)
     assert started.returncode == 130
-    done = len(finished_trials(run))
-    refused = run_cli("resume", run, "--cluster", address)
-    assert refused.returncode == 2, refused.stderr
-    assert error_line(refused) == refusal
-    assert len(finished_trials(run)) == done  # nothing ran
-    resumed = run_cli("resume", run)
+    assert len(finished_trials(run)) < 12
+    resumed = run_cli("resume", run, "--cluster", cluster.address)
     assert resumed.returncode == 0, resumed.stderr
-    assert len(finished_trials(run)) == 12
-    assert verify_run(run).ok
+    assert results_view(run) == results_view(tmp_path / "local")
+    where = _where(run)
+    assert where["solver"] & worker_pids(cluster.address), where  # some ran on the workers
+    result = verify_run(run)
+    assert result.ok, result.problems
 
 
 def test_a_hostile_worker_forges_a_pass_that_verify_accepts_and_score_refuses(

@@ -15,6 +15,8 @@ under their keys, and the driver fetches each with ``collect`` as soon as it is 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import queue
 import threading
 import time
@@ -66,9 +68,11 @@ class Chunk(msgspec.Struct):
 
 STRAGGLER_FACTOR = 3.0
 MIN_WAIT = 0.05  # seconds: below this, waiting for the rest costs less than a round trip
+STOP_WAIT = 60.0  # seconds a worker that exits waits for its cancelled calls to clean up
 
 _start_lock = threading.Lock()
 _portal: BlockingPortal | None = None
+_thread: threading.Thread | None = None
 _tasks: TaskGroup | None = None  # the loop's own: calls may outlive their chunk
 # touched only on the portal's loop:
 _targets: dict[tuple[bytes, str], Caller] = {}
@@ -203,7 +207,7 @@ async def call_target(built: Target, call: Call) -> Reply:
 def _event_loop() -> BlockingPortal:
     """The worker's loop, started on first use in a daemon thread (a worker that is
     closed does not wait for it)."""
-    global _portal
+    global _portal, _thread
     with _start_lock:
         if _portal is None:
             started: queue.Queue[BlockingPortal] = queue.Queue()
@@ -217,5 +221,25 @@ def _event_loop() -> BlockingPortal:
             thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
             thread.name = "assay-cluster-loop"
             thread.start()
-            _portal = started.get()
+            _portal, _thread = started.get(), thread
+            atexit.register(_stop_calls)
     return _portal
+
+
+def _stop_calls() -> None:
+    """At the worker's exit: cancel the calls still running on its loop and wait (at
+    most ``STOP_WAIT``) for them to end, so each removes what it made (a Python task's
+    sandboxes: their processes ended, their folders deleted) before the process goes.
+    The loop's thread is a daemon: without this it would die with them mid-flight."""
+    portal, thread = _portal, _thread
+    if portal is None or thread is None:
+        return
+    with contextlib.suppress(Exception):  # the loop has ended already
+        portal.call(_cancel_calls)
+    thread.join(STOP_WAIT)
+
+
+def _cancel_calls() -> None:
+    """On the loop: cancel every call, and the loop with them."""
+    assert _tasks is not None  # made with the loop
+    _tasks.cancel_scope.cancel()
