@@ -46,10 +46,13 @@ from assay import Sample, Score, Task, accuracy, generate, scorer, solver, task,
 from assay.model import GenerateConfig, MockAPI, ModelOutput, ToolCall, assistant_message
 from assay.model import modelapi
 from assay.sandbox import sandbox
+from assay.target import InfrastructureError
 
 MARKS = pathlib.Path(%r)  # "dies" absent: the worker answering s03 dies once, mid-attempt
 # "slow" present: each attempt takes 0.2 s on its worker
 # "hang" present: s05 hangs on its worker, its pid in "hung"
+# "flaky" present: s02's first attempt fails as infrastructure, its sandbox up
+# "erring" present: s04's first attempt raises (an error, re-queued with --retry-on-error)
 
 
 @tool
@@ -83,6 +86,12 @@ def where():
         folder = sandbox().inner.folder  # noted where no event records it
         with open(MARKS / f"folders-{os.getpid()}", "a") as folders:
             folders.write(folder + "\\n")
+        for mark, sample in (("flaky", "s02"), ("erring", "s04")):
+            if state.sample_id == sample and (MARKS / mark).exists():
+                (MARKS / mark).unlink()
+                if mark == "flaky":
+                    raise InfrastructureError("flaky", "once")
+                raise RuntimeError("once")
         if state.sample_id == "s03" and not (MARKS / "dies").exists():
             (MARKS / "dies").write_text(str(os.getpid()))
             os._exit(1)  # the worker process dies with its attempts' sandboxes up
@@ -204,6 +213,33 @@ def test_a_sandboxed_task_on_the_cluster_leaves_a_local_runs_evidence(
     rescored = run_cli("score", tmp_path / "cluster")
     assert rescored.returncode == 0, rescored.stderr
     assert "all equal the recorded ones" in rescored.stdout
+
+
+def test_attempts_again_record_their_sandboxes_removal_as_a_local_run_does(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    """s02's first attempt fails as infrastructure and is retried; s04's raises and is
+    re-queued (``--retry-on-error``). Each first attempt's sandbox was removed on its
+    worker; the driver records that removal where a local run removes it: as the
+    retry starts, and as the trial is re-queued."""
+    task = _task(tmp_path / "task")
+    runs = {"local": (), "cluster": ("--cluster", cluster.address)}
+    for name, where in runs.items():
+        (tmp_path / "task" / "flaky").touch()
+        (tmp_path / "task" / "erring").touch()
+        proc = run_cli("run", task, "--retry-on-error", "1", "-o", tmp_path / name, *where)
+        assert proc.returncode == 0, proc.stderr
+        assert not (tmp_path / "task" / "flaky").exists()
+        assert not (tmp_path / "task" / "erring").exists()
+    assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
+    assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
+    kinds = [e["type"] for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")]
+    assert kinds.count("sandbox_cleanup") == 2  # the two first attempts'
+    assert kinds.count("score_sandbox_cleanup") == 8
+    for name in runs:  # the re-queued trial's removal has a parent (it had none locally)
+        result = verify_run(tmp_path / name)
+        assert result.ok, (name, result.problems)
+    assert _left(sandboxes) == []
 
 
 def test_a_worker_lost_with_a_sandbox_up_loses_nothing_and_leaks_nothing_elsewhere(

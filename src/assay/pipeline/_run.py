@@ -219,8 +219,8 @@ class _Run:
             )
         if result.state == "requeued":
             # retry_on_error: to the back of the queue, its errored attempts kept
-            if sandboxes is not None:
-                with recorder.bound():
+            if sandboxes is not None:  # removed under the trial (a parent verify accepts)
+                with recorder.bound(), recorder.scope(recorder.root):
                     await sandboxes.close()
             self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
             return
