@@ -242,6 +242,28 @@ def test_attempts_again_record_their_sandboxes_removal_as_a_local_run_does(
     assert _left(sandboxes) == []
 
 
+def test_sandboxes_kept_for_debugging_stay_on_their_workers(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    """``--no-sandbox-cleanup``: each worker keeps the sandboxes it made; the driver
+    says where each is (a folder on that worker's machine), as a local run does."""
+    task = _task(tmp_path / "task")
+    cluster_run = ("-o", tmp_path / "cluster", "--cluster", cluster.address)
+    proc = run_cli("run", task, "--no-sandbox-cleanup", *cluster_run)
+    assert proc.returncode == 0, proc.stderr
+    said = [line.rsplit(" ", 1)[1] for line in proc.stderr.splitlines() if " kept at " in line]
+    kept = [
+        e["data"]["kept"]
+        for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")
+        if e["type"] == "score_sandbox_cleanup"
+    ]
+    assert len(kept) == 8 and sorted(said) == sorted(kept)
+    assert sorted(Path(folder).parent for folder in kept) == [sandboxes] * 8
+    assert _left(sandboxes) == sorted(Path(folder).name for folder in kept)
+    for folder in kept:
+        shutil.rmtree(folder)
+
+
 def test_a_worker_lost_with_a_sandbox_up_loses_nothing_and_leaks_nothing_elsewhere(
     cluster: DaskCluster, sandboxes: Path, tmp_path: Path
 ) -> None:
