@@ -86,6 +86,9 @@ def where():
         folder = sandbox().inner.folder  # noted where no event records it
         with open(MARKS / f"folders-{os.getpid()}", "a") as folders:
             folders.write(folder + "\\n")
+        up = len(list(pathlib.Path(folder).parent.glob("assay-sandbox-*")))
+        with open(MARKS / "up", "a") as seen:  # how many sandboxes are up now
+            seen.write(f"{up}\\n")
         for mark, sample in (("flaky", "s02"), ("erring", "s04")):
             if state.sample_id == sample and (MARKS / mark).exists():
                 (MARKS / mark).unlink()
@@ -262,6 +265,25 @@ def test_sandboxes_kept_for_debugging_stay_on_their_workers(
     assert _left(sandboxes) == sorted(Path(folder).name for folder in kept)
     for folder in kept:
         shutil.rmtree(folder)
+
+
+def test_max_sandboxes_holds_over_the_whole_cluster(
+    cluster: DaskCluster, sandboxes: Path, tmp_path: Path
+) -> None:
+    """``--max-sandboxes 1`` on two workers: the driver holds the slot while an
+    attempt is out, so one sandbox at most is up on the cluster (each attempt counts
+    the folders up beside its own, and waits a while before going on)."""
+    task = _task(tmp_path / "task")
+    (tmp_path / "task" / "slow").touch()
+    cluster_run = ("-o", tmp_path / "cluster", "--cluster", cluster.address)
+    proc = run_cli("run", task, "--max-sandboxes", "1", *cluster_run)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "task" / "up").read_text().split() == ["1"] * 8
+    assert len(list((tmp_path / "task").glob("folders-*"))) == 2  # both workers ran some
+    (tmp_path / "task" / "up").unlink()
+    proc = run_cli("run", task, "-o", tmp_path / "uncapped", "--cluster", cluster.address)
+    assert proc.returncode == 0, proc.stderr
+    assert max(map(int, (tmp_path / "task" / "up").read_text().split())) > 1  # can fail
 
 
 def test_a_worker_lost_with_a_sandbox_up_loses_nothing_and_leaks_nothing_elsewhere(

@@ -57,6 +57,7 @@ from assay.target import InfrastructureError, TargetOutcome
 
 if TYPE_CHECKING:  # Dask's side is loaded only for --cluster (``_eval`` imports this module)
     from assay.run import Call, Reply
+    from assay.sandbox._lifecycle import TrialSandboxes
 
 NO_TIME_LIMIT = 3600.0
 """Seconds a trial without a ``time_limit`` may run before a worker lost under it is
@@ -132,7 +133,7 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
             scorer_id: ClusterScorer(scorer_id, scorer, kept)
             for scorer_id, scorer in prepared.scorers.items()
         }
-        target = ClusterTaskTarget(target_id, chunks, kept, prepared.sandboxes)
+        target = ClusterTaskTarget(target_id, chunks, kept)
         yield msgspec.structs.replace(
             prepared,
             targets={target_id: target},
@@ -215,25 +216,24 @@ class ClusterTaskTarget:
     worker's removals where a local run records them: before the next attempt's
     sandboxes, or after the scorers."""
 
-    def __init__(
-        self, target_id: str, chunks: Any, kept: dict[str, _Kept], sandboxed: bool = False
-    ) -> None:
+    def __init__(self, target_id: str, chunks: Any, kept: dict[str, _Kept]) -> None:
         self.id = target_id
         self._chunks = chunks
         self._kept = kept
-        self._sandboxed = sandboxed
 
     async def call(self, sample: Any, epoch: int = 1) -> TargetOutcome:
         """Send the attempt, replay what its solver recorded, keep its verdicts."""
         from assay.run import Call
+        from assay.sandbox._lifecycle import current_trial_sandboxes
 
         recorder = current_recorder()
         reply: Reply
         if recorder is None:  # not in a run: nothing to record, nor to score later
             reply = await self._chunks.send(Call("", sample, epoch, 0, None))
         else:
-            if self._sandboxed:
-                reply = await self._sandboxed_call(sample, epoch, recorder)
+            sandboxes = current_trial_sandboxes()  # a run with sandboxes, or capping them
+            if sandboxes is not None:
+                reply = await self._sandboxed_call(sample, epoch, recorder, sandboxes)
             else:
                 call = Call(
                     recorder.trial_id, sample, epoch, recorder.last, recorder.parent, recorder.root
@@ -248,15 +248,15 @@ class ClusterTaskTarget:
         assert reply.outcome is not None  # a reply has one or the other
         return reply.outcome
 
-    async def _sandboxed_call(self, sample: Any, epoch: int, recorder: Any) -> Reply:
-        """An attempt of a task with sandboxes (see the class doc): the earlier
-        attempt's removal recorded first, as a local attempt's ``open`` does."""
+    async def _sandboxed_call(
+        self, sample: Any, epoch: int, recorder: Any, sandboxes: TrialSandboxes
+    ) -> Reply:
+        """An attempt of a run with sandboxes (see the class doc), or that caps them
+        (a scorer's own, ``python_tests``', are made within the attempt's round trip):
+        the earlier attempt's removal recorded first, as a local attempt's ``open``
+        does."""
         from assay.run import Call
-        from assay.sandbox._lifecycle import current_trial_sandboxes
 
-        sandboxes = current_trial_sandboxes()
-        if sandboxes is None:  # the run opens none (it always does for such a task)
-            raise RuntimeError("a task with sandboxes ran outside its trial's sandboxes")
         await sandboxes.close()
         call = Call(
             recorder.trial_id,
