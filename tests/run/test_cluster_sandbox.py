@@ -61,7 +61,8 @@ def copy_number() -> str:
 
     async def execute() -> str:
         assay.record_event("where", {"pid": os.getpid(), "part": "tool"})
-        result = await sandbox().exec(["bash", "-c", "cat ready.txt n.txt | tail -1 | tee answer.txt"])
+        copy = "cat ready.txt n.txt | tail -1 | tee answer.txt"
+        result = await sandbox().exec(["bash", "-c", copy])
         return result.stdout.strip()
 
     return execute
@@ -71,7 +72,8 @@ def answer(messages):
     last = messages[-1]
     if last.role == "tool":
         return last.content
-    return ModelOutput("copier/v1", assistant_message("", [ToolCall("c1", "copy_number", {})]), "tool_calls")
+    call = ToolCall("c1", "copy_number", {})
+    return ModelOutput("copier/v1", assistant_message("", [call]), "tool_calls")
 
 
 @modelapi("copier")
@@ -112,7 +114,8 @@ def answer_file():
     async def score(state, target):
         assay.record_event("where", {"pid": os.getpid(), "part": "scorer"})
         written = await sandbox().read_file("answer.txt")
-        return Score(value=1.0 if written.strip() == target.text == state.output.completion else 0.0)
+        right = written.strip() == target.text == state.output.completion
+        return Score(value=1.0 if right else 0.0)
     return score
 
 

@@ -268,7 +268,7 @@ class ClusterTaskTarget:
             keep=not sandboxes.cleanup,
         )
         async with sandboxes.slot():
-            reply = await self._chunks.send(call)
+            reply: Reply = await self._chunks.send(call)
         replay_detached(reply.ops, recorder)
         sandboxes.removed_elsewhere(reply.removed or [])
         return reply
