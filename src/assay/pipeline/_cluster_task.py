@@ -15,6 +15,10 @@ in its scoring phase, so the log holds the events a local run would, in the same
 A judge that finds no verdict kept for the outcome it judges (a resumed run's finished
 trials, judged again from their logged grader calls) scores in the driver.
 
+A task with sandboxes has each attempt's made on its worker, inside that one round
+trip, used by the solver's tools and then by the scorers, and removed there before the
+reply goes (``ClusterTaskTarget`` says how the driver records the removals).
+
 Each worker makes its own model, so connections and the adaptive limit are per worker
 (the driver's ``max_connections`` holds on each), with ``-j`` (trials in flight) the cap
 over all of them; a ``local/...`` model starts one server per worker. The workers price
