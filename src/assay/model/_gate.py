@@ -19,6 +19,14 @@ else the backoff) while the others go on. Calls of an older window are part of a
 decision already made: many calls in flight when the server started refusing come back
 429 together, and that is one signal, not fifty.
 
+The same windows say whether the server is *failing*: more than half of a window's calls
+failed (429, 5xx, a timeout, a dropped connection; ``failing``). Only then does a call's
+backoff grow with its own failures (``assay.model._calls``). While most calls get
+through, a call failing three times in a row is chance (at 25 % of calls failing at
+random, one call in 64), not a sign that the server needs more time: doubling its wait
+each time only made the trials that met such a run of luck at the end of the plan the
+run's last seconds.
+
 Not an ``anyio.CapacityLimiter`` because its limit must move while calls hold slots;
 the waiting is ``assay._waiters``, and the fast path (a free slot, nobody waiting) does
 not suspend.
@@ -40,11 +48,13 @@ class AdaptiveGate:
     """At most ``limit`` holders at once; the limit moves between 1 and ``maximum``."""
 
     __slots__ = (
+        "_failed",
         "_refused",
         "_returned",
         "_waiters",
         "_window_size",
         "decreases",
+        "failing",
         "generation",
         "in_flight",
         "limit",
@@ -57,10 +67,12 @@ class AdaptiveGate:
         self.in_flight = 0
         self.generation = 0
         self.decreases = 0
+        self.failing = False  # the last window judged: more than half its calls failed
         self._waiters = Waiters()
         self._window_size = max(MIN_WINDOW, self.maximum)
         self._returned = 0  # calls of this window back so far
         self._refused = 0  # of which rate-limited
+        self._failed = 0  # of which failed, rate-limited or not
 
     @property
     def window(self) -> int:
@@ -95,19 +107,36 @@ class AdaptiveGate:
         now holds a burst (a call from an older window is part of a decision made)."""
         if generation != self.generation:
             return
-        self._returned += 1
         self._refused += 1
         if self._refused > BURST_SHARE * self._window_size:
+            self._returned += 1
+            self._failed += 1
             self.limit = max(1.0, self.limit / 2.0)
             self.decreases += 1
+            self.failing = True
+            self._next_window()
+        else:
+            self.failed(generation)
+
+    def failed(self, generation: int) -> None:
+        """A call started in *generation* failed (any infrastructure failure): the server
+        is ``failing`` once more than half of a window did, and until a window's did not."""
+        if generation != self.generation:
+            return
+        self._returned += 1
+        self._failed += 1
+        if self._failed > BURST_SHARE * self._window_size:
+            self.failing = True
             self._next_window()
         elif self._returned >= self._window_size:
             self._next_window()
 
     def _next_window(self) -> None:
+        if self._returned >= self._window_size:  # a full window: judged on its share
+            self.failing = self._failed > BURST_SHARE * self._returned
         self.generation += 1
         self._window_size = max(MIN_WINDOW, int(self.limit))
-        self._returned = self._refused = 0
+        self._returned = self._refused = self._failed = 0
 
     def _wake(self) -> None:
         while self._waiters and self.in_flight < int(self.limit):
