@@ -3,12 +3,14 @@
 A provider raises ``InfrastructureError`` for what a retry may fix (429, 5xx, a timeout,
 a dropped connection) and ``ModelError`` for what it cannot (400, 401, 404, ...). Here
 the first kind is retried up to ``max_retries`` times, honouring ``Retry-After`` exactly
-or else backing off with full jitter. The backoff doubles with the call's failures only
-while the server is failing most calls (the gate's ``failing``: an outage, an overload),
-up to ``MAX_BACKOFF`` seconds; while most calls get through, every retry waits like a
-first one (at most ``retry_backoff``), since a run of failures is then one call's bad
-luck, and doubling its wait only made a faulted trial at the end of the plan the run's
-last seconds (about 4 s of a 46 s run at 25 % random faults). After the last retry the
+or else backing off with full jitter. The backoff doubles with the call's failures in a
+row, but only as far as the server's own failures in a row go (the gate's
+``failures_in_a_row``, any call's, until one succeeds), up to ``MAX_BACKOFF`` seconds: a
+server that is down fails every call and the backoff grows as the call's failures do; a
+server failing a share of calls at random answers the others meanwhile, so a call's run
+of failures is its bad luck and each retry waits about like a first one (at most
+``retry_backoff``). Doubling it made a faulted trial at the end of the plan the run's last
+seconds (about 4 s of a 46 s run at 25 % random faults). After the last retry the
 InfrastructureError goes up, so the trial's attempt is ``infra_failed`` and the trial's
 own retry policy applies. The second kind goes up at
 once. Every failed call is a ``model_call_failed`` event, so the evidence shows each call
@@ -80,7 +82,7 @@ async def call_with_retries(
             if exc.status == 429:
                 gate.throttled(generation)
             else:
-                gate.failed(generation)
+                gate.failed()
             failure = exc
         except ModelError as exc:
             _record(model, failed + 1, "stop", exc)
@@ -91,7 +93,7 @@ async def call_with_retries(
         finally:
             gate.release()
         failed += 1
-        step = failed if gate.failing else 1  # a healthy server: this call's bad luck
+        step = max(1, min(failed, gate.failures_in_a_row))  # the server's, not the call's
         delay = _next_delay(model, failed, step, retries, failure, initial, rng)
         await retry_wait(delay)  # the trial's slot goes to another meanwhile
         if budget is not None:

@@ -19,13 +19,15 @@ else the backoff) while the others go on. Calls of an older window are part of a
 decision already made: many calls in flight when the server started refusing come back
 429 together, and that is one signal, not fifty.
 
-The same windows say whether the server is *failing*: more than half of a window's calls
-failed (429, 5xx, a timeout, a dropped connection; ``failing``). Only then does a call's
-backoff grow with its own failures (``assay.model._calls``). While most calls get
-through, a call failing three times in a row is chance (at 25 % of calls failing at
-random, one call in 64), not a sign that the server needs more time: doubling its wait
-each time only made the trials that met such a run of luck at the end of the plan the
-run's last seconds.
+The gate also counts the server's failures in a row (``failures_in_a_row``: 429, 5xx,
+timeouts, dropped connections, whichever call they came from, until any call succeeds).
+A call's backoff doubles with its own failures only as far as that count goes
+(``assay.model._calls``): against a server that is down, the two are the same and the
+backoff grows as it always did; against one that fails a share of calls at random, the
+others' answers keep the count near one, and every retry waits like a first one. A call
+failing three times in a row is then chance (one call in 64 at 25 %), and doubling its
+wait only made the trials that met such a run of luck at the end of the plan the run's
+last seconds.
 
 Not an ``anyio.CapacityLimiter`` because its limit must move while calls hold slots;
 the waiting is ``assay._waiters``, and the fast path (a free slot, nobody waiting) does
@@ -48,13 +50,12 @@ class AdaptiveGate:
     """At most ``limit`` holders at once; the limit moves between 1 and ``maximum``."""
 
     __slots__ = (
-        "_failed",
         "_refused",
         "_returned",
         "_waiters",
         "_window_size",
         "decreases",
-        "failing",
+        "failures_in_a_row",
         "generation",
         "in_flight",
         "limit",
@@ -67,12 +68,11 @@ class AdaptiveGate:
         self.in_flight = 0
         self.generation = 0
         self.decreases = 0
-        self.failing = False  # the last window judged: more than half its calls failed
+        self.failures_in_a_row = 0  # the server's, any call's, since the last success
         self._waiters = Waiters()
         self._window_size = max(MIN_WINDOW, self.maximum)
         self._returned = 0  # calls of this window back so far
         self._refused = 0  # of which rate-limited
-        self._failed = 0  # of which failed, rate-limited or not
 
     @property
     def window(self) -> int:
@@ -94,6 +94,7 @@ class AdaptiveGate:
 
     def succeeded(self, generation: int | None = None) -> None:
         """A call (started in *generation*) went through: grow the limit by ``1/limit``."""
+        self.failures_in_a_row = 0
         if self.limit < self.maximum:
             self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
             self._wake()
@@ -105,38 +106,28 @@ class AdaptiveGate:
     def throttled(self, generation: int) -> None:
         """A call started in *generation* was rate-limited: halve the limit if its window
         now holds a burst (a call from an older window is part of a decision made)."""
-        if generation != self.generation:
-            return
-        self._refused += 1
-        if self._refused > BURST_SHARE * self._window_size:
-            self._returned += 1
-            self._failed += 1
-            self.limit = max(1.0, self.limit / 2.0)
-            self.decreases += 1
-            self.failing = True
-            self._next_window()
-        else:
-            self.failed(generation)
-
-    def failed(self, generation: int) -> None:
-        """A call started in *generation* failed (any infrastructure failure): the server
-        is ``failing`` once more than half of a window did, and until a window's did not."""
+        self.failures_in_a_row += 1
         if generation != self.generation:
             return
         self._returned += 1
-        self._failed += 1
-        if self._failed > BURST_SHARE * self._window_size:
-            self.failing = True
+        self._refused += 1
+        if self._refused > BURST_SHARE * self._window_size:
+            self.limit = max(1.0, self.limit / 2.0)
+            self.decreases += 1
             self._next_window()
         elif self._returned >= self._window_size:
             self._next_window()
 
+    def failed(self) -> None:
+        """A call failed otherwise (5xx, a timeout, a dropped connection): one more of the
+        server's failures in a row; the limit stays (a burst of 429s is the server's
+        word for "fewer")."""
+        self.failures_in_a_row += 1
+
     def _next_window(self) -> None:
-        if self._returned >= self._window_size:  # a full window: judged on its share
-            self.failing = self._failed > BURST_SHARE * self._returned
         self.generation += 1
         self._window_size = max(MIN_WINDOW, int(self.limit))
-        self._returned = self._refused = self._failed = 0
+        self._returned = self._refused = 0
 
     def _wake(self) -> None:
         while self._waiters and self.in_flight < int(self.limit):
