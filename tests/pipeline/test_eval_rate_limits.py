@@ -133,16 +133,17 @@ class _Top(random.Random):
 
 def backoff_delays(
     server: OpenAICompatServer, folder: Path, count: int, monkeypatch: pytest.MonkeyPatch
-) -> list[float]:
-    """The delays of the failed calls of a run of *count* samples, 8 at a time, retrying
-    from 0.05 s with every jitter draw at its top."""
+) -> list[tuple[int, float]]:
+    """The failed calls of a run of *count* samples, 8 at a time, retrying from 0.05 s
+    with every jitter draw at its top: (which failure of its call, the delay), sorted."""
     config = GenerateConfig(retry_backoff=0.05, max_connections=8)
     model = get_model("openai/tiny", config, base_url=server.url)
     monkeypatch.setattr(model, "_rng", _Top())
     (result,) = eval(echo_task(count), model=model, log_dir=folder, max_samples=8)
     checked_path = result.path
     assert checked_path is not None and verify_run(checked_path).ok
-    return [e["data"]["delay"] for e in events_of(checked_path, "model_call_failed")]
+    events = events_of(checked_path, "model_call_failed")
+    return sorted((e["data"]["call"], round(e["data"]["delay"], 5)) for e in events)
 
 
 def test_the_backoff_doubles_only_while_the_server_fails_every_call(
@@ -150,9 +151,14 @@ def test_the_backoff_doubles_only_while_the_server_fails_every_call(
 ) -> None:
     # a server that is down: the one call fails three times in a row, and so does the
     # server; the backoff doubles, 0.05 s, 0.1 s, 0.2 s (times the jitter's 0.999)
+    top = [0.04995, 0.0999, 0.1998]
     openai_server.push(status(500), status(502), drop())
     delays = backoff_delays(openai_server, tmp_path / "down", 1, monkeypatch)
-    assert delays == pytest.approx([0.04995, 0.0999, 0.1998])
+    assert delays == list(zip([1, 2, 3], top, strict=True))
+    # eight calls at once, each failing three times before any succeeds: the same
+    openai_server.push(*[status(503)] * 24)
+    delays = backoff_delays(openai_server, tmp_path / "all", 8, monkeypatch)
+    assert delays == [(k, top[k - 1]) for k in (1, 2, 3) for _ in range(8)]
     # one call fails three times in a row while the others (seven at a time) get
     # through: its bad luck, not the server's trouble; each retry waits like a first
     refusals = [status(500), status(502), drop()]
@@ -165,4 +171,4 @@ def test_the_backoff_doubles_only_while_the_server_fails_every_call(
     openai_server.latency = 0.005
     openai_server.action_for = first_sample_refused
     delays = backoff_delays(openai_server, tmp_path / "random", 200, monkeypatch)
-    assert (delays, refusals) == (pytest.approx([0.04995] * 3), [])
+    assert (delays, refusals) == ([(1, top[0]), (2, top[0]), (3, top[0])], [])
