@@ -10,12 +10,12 @@ server that is down fails every call and the backoff grows as the call's failure
 server failing a share of calls at random answers the others meanwhile, so a call's run
 of failures is its bad luck and each retry waits about like a first one (at most
 ``retry_backoff``). Doubling it made a faulted trial at the end of the plan the run's last
-seconds (about 4 s of a 46 s run at 25 % random faults). After the last retry the
+seconds (about 3 s of a 46 s run at 25 % random faults). After the last retry the
 InfrastructureError goes up, so the trial's attempt is ``infra_failed`` and the trial's
-own retry policy applies. The second kind goes up at
-once. Every failed call is a ``model_call_failed`` event, so the evidence shows each call
-the provider refused, why, and how long assay waited. While a call waits to retry, its
-trial's slot goes to another trial (``assay._slots``).
+own retry policy applies. The second kind goes up at once. Every failed call is a
+``model_call_failed`` event, so the evidence shows each call the provider refused, why,
+and how long assay waited. While a call waits to retry, its trial's slot goes to another
+trial (``assay._slots``).
 """
 
 from __future__ import annotations
