@@ -198,3 +198,15 @@ def test_a_cancelled_waiter_leaks_no_slot(handed_over: bool) -> None:
     anyio.run(main)
     assert gate.in_flight == 0
     assert not gate._waiters
+
+
+def test_it_counts_the_servers_failures_in_a_row_until_any_call_succeeds() -> None:
+    """Any call's failure counts, whatever its window (an older window's 429 too), and
+    any call's success ends the run: the count is the server's, not one call's."""
+    gate = AdaptiveGate(4)
+    gate.failed()
+    gate.throttled(gate.generation)
+    gate.throttled(gate.generation - 1)
+    assert (gate.failures_in_a_row, gate.decreases) == (3, 0)
+    gate.succeeded(gate.generation - 1)
+    assert gate.failures_in_a_row == 0

@@ -7,10 +7,13 @@ server saw at once (``Seen.in_flight``) and what the evidence holds, never timin
 - Isolated 429s leave the connection limit where it was; a burst halves it.
 - Nothing is lost or counted twice: verify passes, every trial has one attempt (the
   model retried), and every refused call is one ``model_call_failed`` event.
+- A call's backoff doubles with its failures only while the server fails every call;
+  while the others get through, each retry waits like a first one.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,7 @@ from assay import Sample, Task, eval, generate, includes
 from assay.evidence import verify_run
 from assay.model import GenerateConfig, get_model
 from tests.helpers import bundles_by_sample, events_of
-from tests.servers.openai_compat import OpenAICompatServer, Seen, ok, slow, status
+from tests.servers.openai_compat import Action, OpenAICompatServer, Seen, drop, ok, slow, status
 
 
 def echo_task(count: int) -> Task:
@@ -119,3 +122,53 @@ def test_isolated_rate_limits_keep_the_connections_a_burst_halves_them(
     assert [s.action.kind for s in seen[:33]] == ["status"] * 32 + ["ok"]
     assert seen[32].in_flight <= 4
     assert len(seen) == 16 + 32
+
+
+class _Top(random.Random):
+    """Every jitter draw at its top, so each recorded delay shows its backoff's ceiling."""
+
+    def random(self) -> float:
+        return 0.999
+
+
+def backoff_delays(
+    server: OpenAICompatServer, folder: Path, count: int, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[int, float]]:
+    """The failed calls of a run of *count* samples, 8 at a time, retrying from 0.05 s
+    with every jitter draw at its top: (which failure of its call, the delay), sorted."""
+    config = GenerateConfig(retry_backoff=0.05, max_connections=8)
+    model = get_model("openai/tiny", config, base_url=server.url)
+    monkeypatch.setattr(model, "_rng", _Top())
+    (result,) = eval(echo_task(count), model=model, log_dir=folder, max_samples=8)
+    checked_path = result.path
+    assert checked_path is not None and verify_run(checked_path).ok
+    events = events_of(checked_path, "model_call_failed")
+    return sorted((e["data"]["call"], round(e["data"]["delay"], 5)) for e in events)
+
+
+def test_the_backoff_doubles_only_while_the_server_fails_every_call(
+    openai_server: OpenAICompatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a server that is down: the one call fails three times in a row, and so does the
+    # server; the backoff doubles, 0.05 s, 0.1 s, 0.2 s (times the jitter's 0.999)
+    top = [0.04995, 0.0999, 0.1998]
+    openai_server.push(status(500), status(502), drop())
+    delays = backoff_delays(openai_server, tmp_path / "down", 1, monkeypatch)
+    assert delays == list(zip([1, 2, 3], top, strict=True))
+    # eight calls at once, each failing three times before any succeeds: the same
+    openai_server.push(*[status(503)] * 24)
+    delays = backoff_delays(openai_server, tmp_path / "all", 8, monkeypatch)
+    assert delays == [(k, top[k - 1]) for k in (1, 2, 3) for _ in range(8)]
+    # one call fails three times in a row while the others (seven at a time) get
+    # through: its bad luck, not the server's trouble; each retry waits like a first
+    refusals = [status(500), status(502), drop()]
+
+    def first_sample_refused(body: dict[str, Any]) -> Action | None:
+        if body["messages"][-1]["content"] == "word0" and refusals:
+            return refusals.pop(0)
+        return None
+
+    openai_server.latency = 0.005
+    openai_server.action_for = first_sample_refused
+    delays = backoff_delays(openai_server, tmp_path / "random", 200, monkeypatch)
+    assert (delays, refusals) == ([(1, top[0]), (2, top[0]), (3, top[0])], [])

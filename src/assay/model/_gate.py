@@ -19,6 +19,16 @@ else the backoff) while the others go on. Calls of an older window are part of a
 decision already made: many calls in flight when the server started refusing come back
 429 together, and that is one signal, not fifty.
 
+The gate also counts the server's failures in a row (``failures_in_a_row``: 429, 5xx,
+timeouts, dropped connections, whichever call they came from, until any call succeeds).
+A call's backoff doubles with its own failures only as far as that count goes
+(``assay.model._calls``): against a server that is down, the two are the same and the
+backoff grows as it always did; against one that fails a share of calls at random, the
+others' answers keep the count near one, and every retry waits like a first one. A call
+failing three times in a row is then chance (one call in 64 at 25 %), and doubling its
+wait only made the trials that met such a run of luck at the end of the plan the run's
+last seconds.
+
 Not an ``anyio.CapacityLimiter`` because its limit must move while calls hold slots;
 the waiting is ``assay._waiters``, and the fast path (a free slot, nobody waiting) does
 not suspend.
@@ -45,6 +55,7 @@ class AdaptiveGate:
         "_waiters",
         "_window_size",
         "decreases",
+        "failures_in_a_row",
         "generation",
         "in_flight",
         "limit",
@@ -57,6 +68,7 @@ class AdaptiveGate:
         self.in_flight = 0
         self.generation = 0
         self.decreases = 0
+        self.failures_in_a_row = 0  # the server's, any call's, since the last success
         self._waiters = Waiters()
         self._window_size = max(MIN_WINDOW, self.maximum)
         self._returned = 0  # calls of this window back so far
@@ -82,6 +94,7 @@ class AdaptiveGate:
 
     def succeeded(self, generation: int | None = None) -> None:
         """A call (started in *generation*) went through: grow the limit by ``1/limit``."""
+        self.failures_in_a_row = 0
         if self.limit < self.maximum:
             self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
             self._wake()
@@ -93,6 +106,7 @@ class AdaptiveGate:
     def throttled(self, generation: int) -> None:
         """A call started in *generation* was rate-limited: halve the limit if its window
         now holds a burst (a call from an older window is part of a decision made)."""
+        self.failures_in_a_row += 1
         if generation != self.generation:
             return
         self._returned += 1
@@ -103,6 +117,12 @@ class AdaptiveGate:
             self._next_window()
         elif self._returned >= self._window_size:
             self._next_window()
+
+    def failed(self) -> None:
+        """A call failed otherwise (5xx, a timeout, a dropped connection): one more of the
+        server's failures in a row; the limit stays (a burst of 429s is the server's
+        word for "fewer")."""
+        self.failures_in_a_row += 1
 
     def _next_window(self) -> None:
         self.generation += 1
