@@ -19,7 +19,7 @@ from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
-from assay.evidence._verify_refs import DigestSet, raw
+from assay.evidence._verify_refs import DigestSet
 from assay.plan import Shard
 
 MAX_LISTED = 200
@@ -88,16 +88,29 @@ class BundleRefs:
 
     def add(self, number: int, trial: str, refs: dict[str, Any]) -> None:
         names = tuple(refs)
-        shas = [raw(sha) for sha in refs.values()]
-        if None in shas:  # cannot be in the store: kept as read, for the message
+        shas = _packed(list(refs.values()))
+        if shas is None:  # cannot be in the store: kept as read, for the message
             self.odd.append((number, trial, refs))
-            names, shas = (), []
+            names, shas = (), b""
         kind = self._known.get(names)
         if kind is None:
             kind = self._known[names] = len(self.names)
             self.names.append(names)
         self.kinds.append(kind)
-        self.shas += b"".join(shas)  # type: ignore[arg-type]  # no None left
+        self.shas += shas
+
+
+def _packed(shas: list[Any]) -> bytes | None:
+    """The 32 raw bytes of each sha256 of *shas*, end to end, as ``raw`` gives them one
+    at a time (one ``fromhex`` for a bundle's few); None if any is not such a digest."""
+    if any(type(sha) is not str or len(sha) != 64 for sha in shas):
+        return None
+    joined = "".join(shas)
+    try:
+        data = bytes.fromhex(joined)
+    except ValueError:
+        return None
+    return data if data.hex() == joined else None
 
 
 _ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
@@ -151,13 +164,15 @@ class Checker:
         whole = hashlib.sha256() if name in self.manifest_files else None
         number, unread = 0, False
         for chunk in line_chunks(self.path / name, name, findings, whole):
-            for line in chunk:
-                number += 1
-                self.line = number
+            if findings:  # a torn last line: named as the chunk holding it starts
+                self.line = number + 1
                 for where, key, params in findings:
                     self.problem(where, key, **params)
                 findings.clear()
-                yield number, line
+            for at, line in enumerate(chunk, number + 1):
+                self.line = at
+                yield at, line
+            number += len(chunk)
         for where, key, params in findings:  # a missing file, or frames that do not read
             self.problem(where, key, **params)
             unread = unread or key == "verify.unreadable"
