@@ -103,13 +103,13 @@ class BundleRefs:
 def _packed(shas: list[Any]) -> bytes | None:
     """The 32 raw bytes of each sha256 of *shas*, end to end, as ``raw`` gives them one
     at a time (one ``fromhex`` for a bundle's few); None if any is not such a digest."""
-    if any(type(sha) is not str or len(sha) != 64 for sha in shas):
-        return None
-    joined = "".join(shas)
     try:
+        joined = "".join(shas)  # a TypeError for anything but strings
         data = bytes.fromhex(joined)
-    except ValueError:
+    except (TypeError, ValueError):
         return None
+    if len(set(map(len, shas))) > 1 or len(joined) != 64 * len(shas):
+        return None  # lengths other than 64 (63 and 65 would join to 128)
     return data if data.hex() == joined else None
 
 
