@@ -134,7 +134,9 @@ class DigestSet:
     def __contains__(self, digest: object) -> bool:
         if type(digest) is not bytes or len(digest) != self._width:
             return False
-        return not self.missing(digest)
+        table = self._table()
+        at = int(table.searchsorted(digest))
+        return at < len(table) and table[at : at + 1].tobytes() == digest
 
     def missing(self, packed: bytes) -> list[int]:
         """The indexes of the digests of *packed* (end to end) that are not in the set,
