@@ -123,12 +123,12 @@ class Checker:
         self.path = path
         self.result = VerifyResult(problems=[])
         self.plan: set[str] = set()  # the planned trial ids
-        self.trial_events: set[bytes] = set()  # sha256 of trial id + fold (``EventScan``)
+        self.trial_events = DigestSet()  # sha256 of trial id + fold (``EventScan``)
         self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list
         self.bundle_refs = BundleRefs()  # each bundle's artifacts, checked after the packs
-        self.score_hashes: set[bytes] = set()  # sha256 of each score line a match binds
+        self.score_hashes = DigestSet()  # sha256 of each score line a match binds
         self.score_lines = array("q")  # line number of each score line read
         self.score_digests = bytearray()  # and its raw sha256, 32 bytes each
         self.run_tail: tuple[str, Any] = ("", {})

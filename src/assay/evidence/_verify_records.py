@@ -175,12 +175,12 @@ def check_event_artifacts(check: Checker, refs: RefList) -> None:
 def check_bundle_events(check: Checker) -> None:
     """Each bundle's event list against the events its trial logged (after the event
     pass, which may have run in another process)."""
-    logged = check.trial_events
-    for number, tid, fold in check.pending_folds:
-        if fold_key(tid, fold) not in logged:
-            check.line = number
-            where = f"{BUNDLES}:{number} (trial {tid})"
-            check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
+    folds = check.pending_folds
+    keys = b"".join([fold_key(tid, fold) for _, tid, fold in folds])
+    for index in check.trial_events.missing(keys):  # in bundle order
+        number = check.line = folds.lines[index]
+        where = f"{BUNDLES}:{number} (trial {folds.trials[index]})"
+        check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
     check.pending_folds = Folds()
 
 
@@ -215,8 +215,6 @@ def read_scores(check: Checker) -> None:
 
 def check_score_binding(check: Checker) -> None:
     """Each score line must be one a ``match`` event binds (known once the events are)."""
-    bound, digests = check.score_hashes, bytes(check.score_digests)
-    for i, number in enumerate(check.score_lines):
-        if digests[32 * i : 32 * i + 32] not in bound:
-            check.line = number
-            check.problem(f"{SCORES}:{number}", "verify.score_unbound")
+    for index in check.score_hashes.missing(bytes(check.score_digests)):  # in file order
+        number = check.line = check.score_lines[index]
+        check.problem(f"{SCORES}:{number}", "verify.score_unbound")

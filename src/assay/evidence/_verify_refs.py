@@ -80,13 +80,6 @@ def entries(refs: RefList) -> Iterator[tuple[int, str, Any]]:
         pending = next(odd, None)
 
 
-def digest_set(packed: bytes, width: int = 32) -> set[bytes]:
-    """The digests of *packed* (*width* bytes each, end to end) as a ``set``: for a few
-    hundred thousand looked up once each (C speed), where ``DigestSet`` would cost more
-    time than the memory it saves."""
-    return {packed[start : start + width] for start in range(0, len(packed), width)}
-
-
 class DigestSet:
     """A set of raw digests (``bytes`` of one width), for membership only, kept packed:
     one sorted numpy array of fixed-width byte strings, searched in C. A 100k run's
@@ -127,8 +120,10 @@ class DigestSet:
             parts = [np.frombuffer(part, dtype=kind) for part in self._added]
             if self._sorted is not None:
                 parts.append(self._sorted)
-            self._sorted = np.sort(np.concatenate(parts)) if parts else np.empty(0, kind)
-            self._added = []
+            self._added, self._sorted = [], None  # the packed bytes go as soon as sorted
+            if len(parts) > 1:  # one part (the usual pack pass's answer) is not copied twice
+                parts = [np.concatenate(parts)]
+            self._sorted = np.sort(parts[0]) if parts else np.empty(0, kind)
         return self._sorted
 
     def __contains__(self, digest: object) -> bool:
