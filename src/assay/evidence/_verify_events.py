@@ -125,8 +125,8 @@ class _Refs(msgspec.Struct, gc=False):
     input: Any = None
     stdout: Any = None
     stderr: Any = None
+    files: Any = None
     contents: Any = None  # a file a scorer read from the sandbox
-    files: Any = None  # last: the others are ``_FIELDS`` in order
 
 
 _decode_head = msgspec.json.Decoder(_EventHead).decode
@@ -151,8 +151,8 @@ SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 def _event_refs(number: int, data: msgspec.Raw, refs: RefBuilder) -> None:
     """Note the artifacts the event at line *number* names in its *data*."""
     named = _decode_refs(data)
-    values = msgspec.structs.astuple(named)
-    for field, sha in zip(_FIELDS, values, strict=False):  # stops before ``files``
+    for field in _FIELDS:
+        sha = getattr(named, field)
         if isinstance(sha, str):
             refs.add(number, field, sha)
     if isinstance(named.files, dict):
