@@ -36,7 +36,7 @@ from assay.evidence._verify_records import (
     read_scores,
     take_packs,
 )
-from assay.evidence._verify_refs import DigestSet, RefList, digest_set
+from assay.evidence._verify_refs import DigestSet, RefList
 from assay.plan import Shard, sample_order, trial_id
 from assay.spec import EvalSpec
 
@@ -243,8 +243,8 @@ def _check_events(check: Checker, manifest: dict[str, Any], scan: EventScan) -> 
     binding to the chain: its last run-level event, event count and head."""
     for where, key, params in scan.findings:  # already in file order
         check.problem(where, key, **params)
-    check.trial_events = digest_set(scan.folds)
-    check.score_hashes = digest_set(scan.score_hashes)
+    check.trial_events = DigestSet.of(scan.folds)
+    check.score_hashes = DigestSet.of(scan.score_hashes)
     scan.folds = scan.score_hashes = b""  # taken in: not held twice
     check.run_tail = scan.run_tail
     if not scan.readable:

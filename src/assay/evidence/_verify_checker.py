@@ -19,7 +19,7 @@ from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._verify_events import Finding, line_chunks
-from assay.evidence._verify_refs import DigestSet, raw
+from assay.evidence._verify_refs import DigestSet
 from assay.plan import Shard
 
 MAX_LISTED = 200
@@ -88,16 +88,29 @@ class BundleRefs:
 
     def add(self, number: int, trial: str, refs: dict[str, Any]) -> None:
         names = tuple(refs)
-        shas = [raw(sha) for sha in refs.values()]
-        if None in shas:  # cannot be in the store: kept as read, for the message
+        shas = _packed(list(refs.values()))
+        if shas is None:  # cannot be in the store: kept as read, for the message
             self.odd.append((number, trial, refs))
-            names, shas = (), []
+            names, shas = (), b""
         kind = self._known.get(names)
         if kind is None:
             kind = self._known[names] = len(self.names)
             self.names.append(names)
         self.kinds.append(kind)
-        self.shas += b"".join(shas)  # type: ignore[arg-type]  # no None left
+        self.shas += shas
+
+
+def _packed(shas: list[Any]) -> bytes | None:
+    """The 32 raw bytes of each sha256 of *shas*, end to end, as ``raw`` gives them one
+    at a time (one ``fromhex`` for a bundle's few); None if any is not such a digest."""
+    try:
+        joined = "".join(shas)  # a TypeError for anything but strings
+        data = bytes.fromhex(joined)
+    except (TypeError, ValueError):
+        return None
+    if len(set(map(len, shas))) > 1 or len(joined) != 64 * len(shas):
+        return None  # lengths other than 64 (63 and 65 would join to 128)
+    return data if data.hex() == joined else None
 
 
 _ORDER = (SPEC, MANIFEST, PLAN, EVENTS, ARTIFACTS, BUNDLES, SCORES)  # how findings list
@@ -110,12 +123,12 @@ class Checker:
         self.path = path
         self.result = VerifyResult(problems=[])
         self.plan: set[str] = set()  # the planned trial ids
-        self.trial_events: set[bytes] = set()  # sha256 of trial id + fold (``EventScan``)
+        self.trial_events = DigestSet()  # sha256 of trial id + fold (``EventScan``)
         self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
         self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
         self.pending_folds = Folds()  # each bundle's line, trial and folded event list
         self.bundle_refs = BundleRefs()  # each bundle's artifacts, checked after the packs
-        self.score_hashes: set[bytes] = set()  # sha256 of each score line a match binds
+        self.score_hashes = DigestSet()  # sha256 of each score line a match binds
         self.score_lines = array("q")  # line number of each score line read
         self.score_digests = bytearray()  # and its raw sha256, 32 bytes each
         self.run_tail: tuple[str, Any] = ("", {})
@@ -151,13 +164,15 @@ class Checker:
         whole = hashlib.sha256() if name in self.manifest_files else None
         number, unread = 0, False
         for chunk in line_chunks(self.path / name, name, findings, whole):
-            for line in chunk:
-                number += 1
-                self.line = number
+            if findings:  # a torn last line: named as the chunk holding it starts
+                self.line = number + 1
                 for where, key, params in findings:
                     self.problem(where, key, **params)
                 findings.clear()
-                yield number, line
+            for at, line in enumerate(chunk, number + 1):
+                self.line = at
+                yield at, line
+            number += len(chunk)
         for where, key, params in findings:  # a missing file, or frames that do not read
             self.problem(where, key, **params)
             unread = unread or key == "verify.unreadable"

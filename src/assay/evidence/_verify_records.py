@@ -68,7 +68,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         tid, digest, actual, events, refs = read
         if actual != digest or tid not in plan or tid in bundles or _other_part(check, tid):
             _bundle_problems(check, number, read)
-        bundles[tid] = _digest_key(digest)
+        # a digest that matched is "sha256:" and 64 lower-case hex digits: packed as is
+        bundles[tid] = bytes.fromhex(digest[7:]) if actual == digest else _digest_key(digest)
         named.add(number, tid, refs)
         pending.add(number, tid, fold_events(events))
     check.pending_folds, check.bundle_refs = pending, named
@@ -89,6 +90,14 @@ def _digest_key(digest: Any) -> Any:
         if packed is not None:
             return packed
     return digest
+
+
+def _names_bundle(kept: Any, digest: str) -> bool:
+    """Whether *digest* (as a score line has it) is the bundle digest kept as *kept*
+    (``kept != _digest_key(digest)``, without unpacking *digest* in the usual case)."""
+    if type(kept) is bytes:
+        return digest == "sha256:" + kept.hex()
+    return kept is not None and kept == _digest_key(digest)
 
 
 def _other_part(check: Checker, tid: str) -> bool:
@@ -121,20 +130,26 @@ def check_bundle_artifacts(check: Checker) -> None:
             names = named.names[kind]
             if number in odd:
                 check.line = number
-                _missing_artifacts(check, number, tid, odd[number])
+                refs = odd[number]
+                gone = {name for name, sha in refs.items() if raw(sha) not in artifacts}
+                _missing_artifacts(check, number, tid, refs, gone)
             elif absent.intersection(range(at, at + len(names))):
                 shas = named.shas[32 * at : 32 * (at + len(names))]
                 refs = {name: shas[32 * i : 32 * i + 32].hex() for i, name in enumerate(names)}
+                gone = {name for i, name in enumerate(names) if at + i in absent}
                 check.line = number
-                _missing_artifacts(check, number, tid, refs)
+                _missing_artifacts(check, number, tid, refs, gone)
             at += len(names)
     check.bundle_refs = BundleRefs()
 
 
-def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, str]) -> None:
+def _missing_artifacts(
+    check: Checker, number: int, tid: str, refs: dict[str, str], gone: set[str]
+) -> None:
+    """Name each artifact of *refs* that is *gone* (not in the store)."""
     where = f"{BUNDLES}:{number} (trial {tid})"
     for name, sha in sorted(refs.items()):
-        if raw(sha) not in check.artifacts:
+        if name in gone:
             path = f"sha256 {sha}"
             check.problem(where, "verify.bundle_artifact", rank=2, name=name, path=path)
 
@@ -142,26 +157,30 @@ def _missing_artifacts(check: Checker, number: int, tid: str, refs: dict[str, st
 def check_event_artifacts(check: Checker, refs: RefList) -> None:
     """Each artifact a model or tool event names must be in the store (the artifacts
     pass has collected what is there, each checked against its name)."""
-    artifacts = check.artifacts
-    if not refs.odd and not artifacts.missing(refs.shas):
+    absent = set(check.artifacts.missing(refs.shas))
+    if not refs.odd and not absent:
         return  # every reference found (the usual run): no entry needs a message
+    packed = 0  # index of the next packed entry (the ones ``missing`` looked up)
     for number, field, sha in entries(refs):
-        if sha not in artifacts:
-            check.line = number
-            where = f"{EVENTS}:{number}"
-            shown = sha.hex() if isinstance(sha, bytes) else sha
-            check.problem(where, "verify.event_artifact", field=field, sha=shown[:16])
+        if type(sha) is bytes:  # packed; any other is kept as read, and not in the store
+            packed += 1
+            if packed - 1 not in absent:
+                continue
+        check.line = number
+        where = f"{EVENTS}:{number}"
+        shown = sha.hex() if isinstance(sha, bytes) else sha
+        check.problem(where, "verify.event_artifact", field=field, sha=shown[:16])
 
 
 def check_bundle_events(check: Checker) -> None:
     """Each bundle's event list against the events its trial logged (after the event
     pass, which may have run in another process)."""
-    logged = check.trial_events
-    for number, tid, fold in check.pending_folds:
-        if fold_key(tid, fold) not in logged:
-            check.line = number
-            where = f"{BUNDLES}:{number} (trial {tid})"
-            check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
+    folds = check.pending_folds
+    keys = b"".join([fold_key(tid, fold) for _, tid, fold in folds])
+    for index in check.trial_events.missing(keys):  # in bundle order
+        number = check.line = folds.lines[index]
+        where = f"{BUNDLES}:{number} (trial {folds.trials[index]})"
+        check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
     check.pending_folds = Folds()
 
 
@@ -188,7 +207,7 @@ def read_scores(check: Checker) -> None:
             continue
         numbers.append(number)
         hashes += sha256(line).digest()
-        if bundles.get(score.trial_id) != _digest_key(score.bundle_digest):
+        if not _names_bundle(bundles.get(score.trial_id), score.bundle_digest):
             where = f"{SCORES}:{number}"
             check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
     check.result.scores = len(numbers)
@@ -196,8 +215,6 @@ def read_scores(check: Checker) -> None:
 
 def check_score_binding(check: Checker) -> None:
     """Each score line must be one a ``match`` event binds (known once the events are)."""
-    bound, digests = check.score_hashes, bytes(check.score_digests)
-    for i, number in enumerate(check.score_lines):
-        if digests[32 * i : 32 * i + 32] not in bound:
-            check.line = number
-            check.problem(f"{SCORES}:{number}", "verify.score_unbound")
+    for index in check.score_hashes.missing(bytes(check.score_digests)):  # in file order
+        number = check.line = check.score_lines[index]
+        check.problem(f"{SCORES}:{number}", "verify.score_unbound")
