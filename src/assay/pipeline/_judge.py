@@ -55,10 +55,13 @@ async def judge(
     scorers: dict[str, AnyScorer],
     metrics: MetricsBuilder,
     task_metrics: TaskMetricsBuilder | None = None,
+    raw: bool | None = None,
 ) -> tuple[list[dict[str, Any]], TrialRow]:
-    """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
+    """Score *bundle* with every scorer, count it in *metrics*, and make its report row.
+    *raw* is ``reads_raw(scorers)`` when the caller knows it (a run: once, not a trial)."""
     trial = bundle["trial"]
-    observation = observation_of(bundle, output, decode=not reads_raw(scorers))
+    raw = reads_raw(scorers) if raw is None else raw
+    observation = observation_of(bundle, output, decode=not raw)
     replay = current_replay()
     if replay is not None:  # re-judging from evidence: this trial's grader calls
         replay.trial = trial["trial_id"]
