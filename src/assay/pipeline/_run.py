@@ -173,7 +173,9 @@ class _Run:
     def planned(self) -> Iterator[Trial]:
         """The trials this run is to run: the whole plan, or its shard's part."""
         shard, per_sample = self.shard, self.plan.per_sample
-        return (t for t in self.plan if shard is None or shard.holds(t.index, per_sample))
+        if shard is None:  # no generator in between: it is asked once a trial
+            return iter(self.plan)
+        return (t for t in self.plan if shard.holds(t.index, per_sample))
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
