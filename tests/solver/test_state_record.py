@@ -50,3 +50,12 @@ def test_the_typed_decode_rebuilds_what_from_record_does(chat: bool, tools: bool
 def test_bytes_that_are_no_state_fail_as_from_record_fails() -> None:
     with pytest.raises(KeyError, match="input"):
         state_from_json(b'{"answer": 4}', "4")
+
+
+@pytest.mark.parametrize(("chat", "tools"), [(False, False), (True, False), (True, True)])
+def test_to_json_writes_the_bytes_of_the_record(chat: bool, tools: bool) -> None:
+    """A solver target writes ``to_json()`` (its structs encoded as they are): the very
+    bytes ``canonical_json(to_record())`` gives, so old runs and re-scores read the same."""
+    state = _state(chat, tools)
+    state.messages.append(user_message("and 3 + 3?"))
+    assert state.to_json() == canonical_json(state.to_record())

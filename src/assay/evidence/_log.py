@@ -40,7 +40,7 @@ class EventLog:
 
     def __init__(self, sinks: list[LineSink], head: str = GENESIS, count: int = 0) -> None:
         self._sinks = sinks
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self.head = head
         self.count = count
 
@@ -48,24 +48,31 @@ class EventLog:
         self, trial: str | None, n: int, parent: int | None, kind: str, data: dict[str, Any]
     ) -> str:
         """Append one record and return its hash (the ``prev`` of the next record)."""
-        with self._lock:
-            record = {
-                "seq": self.count,
-                "prev": self.head,
-                "trial": trial,
-                "n": n,
-                "parent": parent,
-                "type": kind,
-                "at": time.time_ns() // 1000 / 1e6,  # µs; round(time.time(), 6) costs 4×
-                "data": data,
-            }
-            line = fast_json(record)
-            digest = hashlib.sha256(line).hexdigest()
-            for sink in self._sinks:
-                sink.write_line(line)
-            self.head = digest
-            self.count += 1
-            return digest
+        with self.lock:
+            return self.append_held(trial, n, parent, kind, data)
+
+    def append_held(
+        self, trial: str | None, n: int, parent: int | None, kind: str, data: dict[str, Any]
+    ) -> str:
+        """``append`` for a caller already holding ``lock`` (a trial's recorder, which
+        guards its own numbering with the same lock: one acquire an event, not two)."""
+        record = {
+            "seq": self.count,
+            "prev": self.head,
+            "trial": trial,
+            "n": n,
+            "parent": parent,
+            "type": kind,
+            "at": time.time_ns() // 1000 / 1e6,  # µs; round(time.time(), 6) costs 4×
+            "data": data,
+        }
+        line = fast_json(record)
+        digest = hashlib.sha256(line).hexdigest()
+        for sink in self._sinks:
+            sink.write_line(line)
+        self.head = digest
+        self.count += 1
+        return digest
 
     def close(self) -> None:
         """Close every sink."""

@@ -8,7 +8,6 @@ each worker thread started from it) sees its own binding.
 
 from __future__ import annotations
 
-import threading
 from contextvars import ContextVar
 from typing import Any
 
@@ -46,7 +45,7 @@ class TrialRecorder:
         self.last = 0
         self.closed = False
         self.scoring = False
-        self._lock = threading.Lock()
+        self._lock = log.lock  # the log's: an event takes one lock, not two
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
         self.root = 1
@@ -73,7 +72,7 @@ class TrialRecorder:
     def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
         n = self.last = self.last + 1
         parent_n = self.parent if parent == -1 else parent
-        digest = self._log.append(self.trial_id, n, parent_n, kind, data)
+        digest = self._log.append_held(self.trial_id, n, parent_n, kind, data)
         if kind != "match" and not kind.startswith("score_"):  # after_seal(kind), inlined
             self.events.append((n, digest))
         if kind == "sampling":

@@ -79,7 +79,10 @@ async def _execute_run(
                 run.spec, len(run.plan), run.writer.path, resumed=run.point is not None
             )
             await hooks.emit("on_run_start", start)
-        run.queue = WorkQueue(t for t in run.planned() if t.trial_id not in finished)
+        pending = run.planned()
+        if finished:  # a resumed run: its finished trials were judged again above
+            pending = (t for t in pending if t.trial_id not in finished)
+        run.queue = WorkQueue(pending)
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it
 

@@ -55,15 +55,21 @@ async def judge(
     scorers: dict[str, AnyScorer],
     metrics: MetricsBuilder,
     task_metrics: TaskMetricsBuilder | None = None,
+    raw: bool | None = None,
 ) -> tuple[list[dict[str, Any]], TrialRow]:
-    """Score *bundle* with every scorer, count it in *metrics*, and make its report row."""
+    """Score *bundle* with every scorer, count it in *metrics*, and make its report row.
+    *raw* is ``reads_raw(scorers)`` when the caller knows it (a run: once, not a trial)."""
     trial = bundle["trial"]
-    observation = observation_of(bundle, output, decode=not reads_raw(scorers))
+    raw = reads_raw(scorers) if raw is None else raw
+    observation = observation_of(bundle, output, decode=not raw)
     replay = current_replay()
     if replay is not None:  # re-judging from evidence: this trial's grader calls
         replay.trial = trial["trial_id"]
     records = []
     grading: dict[str, Usage] = {}
+    scores: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    target_id, sample_id = trial["target_id"], str(trial["sample_id"])
     with _sandboxes_replayed(replay, trial["trial_id"]):
         for scorer_id, scorer in scorers.items():
             with counting_calls() as used:
@@ -71,10 +77,10 @@ async def judge(
             if not used.empty:
                 grading[scorer_id] = used
             records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
-            sample_id = str(trial["sample_id"])
-            metrics.add_score(
-                trial["target_id"], scorer_id, verdict.status, sample_id, verdict.value
-            )
+            scores[scorer_id] = verdict.status
+            if verdict.reason:
+                reasons[scorer_id] = verdict.reason
+            metrics.add_score(target_id, scorer_id, verdict.status, sample_id, verdict.value)
             if task_metrics is not None:
                 details = None
                 if task_metrics.wants_details:  # a @score_reducer sees the whole Score
@@ -87,16 +93,16 @@ async def judge(
                 task_metrics.add(
                     trial, scorer_id, verdict.value, verdict.status, verdict.values, details
                 )
-    metrics.add_trial(trial["target_id"], bundle["state"])
+    metrics.add_trial(target_id, bundle["state"])
     row = TrialRow(
         index=trial["index"],
         trial_id=trial["trial_id"],
-        target_id=trial["target_id"],
+        target_id=target_id,
         sample_id=trial["sample_id"],
         repetition=trial["repetition"],
         state=bundle["state"],
-        scores={r["scorer_id"]: r["status"] for r in records},
-        reasons={r["scorer_id"]: r["reason"] for r in records if r["reason"]},
+        scores=scores,
+        reasons=reasons,
         bundle_digest=bundle["digest"],
         usage=Usage.of(bundle["usage"]) if "usage" in bundle else None,
         grading_usage=grading or None,
@@ -104,12 +110,15 @@ async def judge(
     return records, row
 
 
+_NOTHING = nullcontext()  # stateless and re-entrant: shared by every trial
+
+
 def _sandboxes_replayed(replay: Replay | None, trial_id: str) -> AbstractContextManager[object]:
     """While re-judging from evidence: the sandboxes the trial's scorers used, answering
     from what they recorded (``assay.sandbox._replayed``); nothing otherwise."""
     recorded = replay.sandboxes.get(trial_id) if replay is not None else None
     if not recorded or replay is None:
-        return nullcontext()
+        return _NOTHING
     from assay.sandbox import sandbox_scope
     from assay.sandbox._replayed import replayed_sandboxes
 

@@ -36,7 +36,7 @@ from assay.model import current_cache, epoch_scope
 from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._hooks import sample_end, sample_start
-from assay.pipeline._judge import judge
+from assay.pipeline._judge import judge, reads_raw
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._queue import Requeued, WorkQueue
@@ -99,6 +99,7 @@ class _Run:
             prepared.sandboxes, options.max_sandboxes, options.sandbox_cleanup
         )
         self.rng = random.Random()
+        self.raw = reads_raw(self.scorers)  # the judge leaves JSON output undecoded
         self.started = time.time()
         self.flushed = time.monotonic()
         self.concluding = False
@@ -172,7 +173,9 @@ class _Run:
     def planned(self) -> Iterator[Trial]:
         """The trials this run is to run: the whole plan, or its shard's part."""
         shard, per_sample = self.shard, self.plan.per_sample
-        return (t for t in self.plan if shard is None or shard.holds(t.index, per_sample))
+        if shard is None:  # no generator in between: it is asked once a trial
+            return iter(self.plan)
+        return (t for t in self.plan if shard.holds(t.index, per_sample))
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
@@ -205,7 +208,7 @@ class _Run:
         record = sample.to_record(self.spec.hidden_fields)
         if self.hooks and not isinstance(item, Requeued):
             await self.hooks.emit("on_sample_start", sample_start(self.spec.evaluation, trial))
-        with recorder.bound():
+        with recorder.bound():  # one binding for the trial and its judging
             result = await run_trial(
                 trial,
                 sample,
@@ -217,27 +220,27 @@ class _Run:
                 earlier=earlier,
                 may_requeue=tries < self.errors.retry_on_error,
             )
-        if result.state == "requeued":
-            # retry_on_error: to the back of the queue, its errored attempts kept
-            if sandboxes is not None:  # removed under the trial (a parent verify accepts)
-                with recorder.bound(), recorder.scope(recorder.root):
+            if result.state == "requeued":
+                # retry_on_error: to the back of the queue, its errored attempts kept
+                if sandboxes is not None:  # removed under the trial (a parent verify accepts)
+                    with recorder.scope(recorder.root):
+                        await sandboxes.close()
+                self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
+                return
+            bundle = bundle_of(result, recorder, record["expected"])
+            self.retries += max(0, len(bundle["attempts"]) - 1)
+            line, digest = seal_bundle(bundle)
+            self.writer.write_bundle(line)
+            output = result.outcome.output if result.outcome is not None else None
+            # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers
+            # do; scorers see the sandboxes the solver left, which go once they are done
+            with recorder.scoring_phase(), epoch_scope(trial.repetition):
+                with bound(sandboxes):
+                    records, row = await judge(
+                        bundle, output, self.scorers, self.metrics, self.task_metrics, self.raw
+                    )
+                if sandboxes is not None:
                     await sandboxes.close()
-            self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
-            return
-        bundle = bundle_of(result, recorder, record["expected"])
-        self.retries += max(0, len(bundle["attempts"]) - 1)
-        line, digest = seal_bundle(bundle)
-        self.writer.write_bundle(line)
-        output = result.outcome.output if result.outcome is not None else None
-        # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers do;
-        # scorers see the sandboxes the solver left, which go once they are done
-        with recorder.bound(), recorder.scoring_phase(), epoch_scope(trial.repetition):
-            with bound(sandboxes):
-                records, row = await judge(
-                    bundle, output, self.scorers, self.metrics, self.task_metrics
-                )
-            if sandboxes is not None:
-                await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
         self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)

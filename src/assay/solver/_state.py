@@ -7,11 +7,13 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from assay._digest import canonical_json
 from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput, user_message
 from assay.solver._tools import Tool, ToolInfo
@@ -71,6 +73,10 @@ class Store(dict[str, Any]):
     def delete(self, key: str) -> None:
         """Forget *key* (nothing if it holds nothing)."""
         self.pop(key, None)
+
+
+def _as_is(value: Any) -> Any:
+    return value
 
 
 class TaskState:
@@ -147,14 +153,23 @@ class TaskState:
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
         (the tools by their definitions, and only when there are any)."""
+        return self._record(msgspec.to_builtins)
+
+    def to_json(self) -> bytes:
+        """``canonical_json(self.to_record())``, with the messages and choices encoded
+        as they are rather than made dicts first: the same bytes (the encoder sorts a
+        struct's fields as it sorts dict keys), the evidence a solver target writes."""
+        return canonical_json(self._record(_as_is))
+
+    def _record(self, convert: Callable[[Any], Any]) -> dict[str, Any]:
         record: dict[str, Any] = {
             "model": self.model,
             "sample_id": self.sample_id,
             "epoch": self.epoch,
-            "input": msgspec.to_builtins(self.input),
-            "messages": msgspec.to_builtins(self.messages),
+            "input": convert(self.input),
+            "messages": convert(self.messages),
             "output": self.output.to_record(),
-            "choices": msgspec.to_builtins(self.choices),
+            "choices": convert(self.choices),
             "metadata": self.metadata,
             "store": self.store,
             "completed": self.completed,

@@ -15,14 +15,14 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 
-from assay._digest import canonical_json
+from assay.approval._apply import active as approval_active
 from assay.approval._apply import approval_scope
 from assay.dataset import Sample
 from assay.errors import AssayError
@@ -39,7 +39,7 @@ from assay.model import (
     epoch_scope,
 )
 from assay.model._content import Content, is_url
-from assay.sandbox import SandboxEnvironment, sandbox_scope
+from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
 from assay.solver import (
@@ -97,7 +97,7 @@ class SolverTarget:
         )
         if unusable is not None:  # the sample's error, before any model call
             state.completed = True
-            data = canonical_json(state.to_record())
+            data = state.to_json()
             return TargetOutcome("error", data, STATE_MEDIA, failure=unusable)
         holder = [state]  # the latest state, also when a limit or an error cuts it short
         failure = None
@@ -122,7 +122,7 @@ class SolverTarget:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
         state.completed = True
-        data = canonical_json(state.to_record())
+        data = state.to_json()
         if failure is not None:
             return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
         return TargetOutcome("answered", data, STATE_MEDIA)
@@ -155,9 +155,9 @@ class SolverTarget:
         with (
             budget_scope(Budget(self.limits)),
             epoch_scope(epoch),  # epoch: part of the cache key
-            sandbox_scope(environments),
+            _sandboxes_scope(environments),
             task_scorers_scope(self.scorers),
-            approval_scope(self.approval),
+            _approval_scope(self.approval),
         ):
             try:
                 if time_limit is None:  # no cancel scope to enter and leave for every trial
@@ -171,6 +171,26 @@ class SolverTarget:
             finally:
                 if self.cleanup is not None:  # Task(cleanup=): after the solvers, scopes open
                     await self.cleanup(holder[0])
+
+
+def _sandboxes_scope(environments: dict[str, SandboxEnvironment]) -> AbstractContextManager[Any]:
+    """``sandbox_scope(environments)``, or nothing to enter when the trial has none and
+    none are bound already (``sandbox()`` reads no binding and an empty one alike)."""
+    if environments or current_sandboxes():
+        return sandbox_scope(environments)
+    return _NOTHING
+
+
+def _approval_scope(policies: tuple[Any, ...]) -> AbstractContextManager[Any]:
+    """``approval_scope(policies)``, or nothing to enter when there are none and none
+    are in force already (no policy binding and an empty one are the same)."""
+    if policies or approval_active():
+        return approval_scope(policies)
+    return _NOTHING
+
+
+_NOTHING = nullcontext()
+"""Re-entrant and stateless: one for every trial that has nothing to bind."""
 
 
 def _generate_for(
