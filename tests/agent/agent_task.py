@@ -27,7 +27,7 @@ from assay import (
     task,
     tool,
 )
-from assay.agent import AgentAttempts, AgentPrompt, basic_agent, handoff, react
+from assay.agent import AgentAttempts, AgentPrompt, as_tool, basic_agent, handoff, react
 from assay.model import (
     ChatMessage,
     GenerateConfig,
@@ -146,6 +146,20 @@ SAMPLES = {
             [submit("alpha is 17, beta is 25")],
         ],
     ),
+    "as_tool": sample(
+        "as_tool",
+        "42",
+        main=[
+            [["researcher", {"input": "What are alpha and beta?"}]],
+            [["add", {"x": 17, "y": 25}]],
+            [submit("42")],
+        ],
+        researcher=[
+            [["lookup", {"key": "alpha"}]],
+            [["lookup", {"key": "beta"}]],
+            [submit("alpha is 17, beta is 25")],
+        ],
+    ),
     "hostile": sample(
         "hostile",
         "ok",
@@ -229,6 +243,8 @@ def agent_task(
         )
         if only.startswith("handoff"):
             tools = [add, handoff(researcher)]
+        elif only == "as_tool":
+            tools = [add, as_tool(researcher)]
         prompt = AgentPrompt(instructions="Solve the task.")
         if no_prompt:
             prompt = AgentPrompt(instructions=None, assistant_prompt=None, submit_prompt=None)

@@ -104,7 +104,8 @@ def test_plain_answers_continue_messages_and_failed_calls_are_shown(attempts_run
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "a handoff's sub-agent transcript is indented under the call that started it.",
+    "a handoff's sub-agent transcript is indented under the call that started it, as "
+    "`handoff to NAME`",
 )
 def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> None:
     run = agent_run(tmp_path, "only=handoff")
@@ -125,6 +126,28 @@ def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> 
     raw = shown.stdout.splitlines()
     assert raw[raw.index("        turn 1") - 1].strip().startswith("user:")
     assert "          call lookup(" in shown.stdout
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "an `as_tool()` sub-agent's, under the call that asked it, as `sub-agent NAME, called as a "
+    "tool`.",
+)
+def test_an_as_tool_sub_agent_is_shown_as_a_tool_call_not_a_handoff(tmp_path: Path) -> None:
+    run = agent_run(tmp_path, "only=as_tool")
+    shown = run_cli("show", run, "--trial", "as_tool")
+    assert shown.returncode == 0, shown.stderr
+    lines = transcript(shown.stdout)
+    assert not any(line.startswith("handoff to") for line in lines), lines
+    start = lines.index("sub-agent researcher, called as a tool:")
+    assert lines[start - 2 : start] == [
+        'call researcher({"input": "What are alpha and beta?"})',
+        "result researcher: alpha is 17, beta is 25",
+    ]
+    sub = lines[start + 1 :]
+    assert sub[0].startswith("system: ROLE:researcher")
+    assert sub[1] == "user: What are alpha and beta?"  # its own input, not the conversation
+    assert lines[-1].startswith("submission 1 by react: 42")
 
 
 @pytest.mark.doc(
