@@ -99,6 +99,13 @@ def submit(answer: str) -> list[Any]:
     return ["submit", {"answer": answer}]
 
 
+RESEARCH = [
+    [["lookup", {"key": "alpha"}]],
+    [["lookup", {"key": "beta"}]],
+    [submit("alpha is 17, beta is 25")],
+]
+"""The researcher sub-agent's turns."""
+
 SAMPLES = {
     "submit": sample(
         "submit",
@@ -140,24 +147,15 @@ SAMPLES = {
             [["add", {"x": 17, "y": 25}]],
             [submit("42")],
         ],
-        researcher=[
-            [["lookup", {"key": "alpha"}]],
-            [["lookup", {"key": "beta"}]],
-            [submit("alpha is 17, beta is 25")],
-        ],
+        researcher=RESEARCH,
     ),
-    "as_tool": sample(
+    "as_tool": sample(  # the agent called as a tool is scripted by its input
         "as_tool",
         "42",
         main=[
-            [["researcher", {"input": "What are alpha and beta?"}]],
+            [["researcher", {"input": json.dumps({"researcher": RESEARCH})}]],
             [["add", {"x": 17, "y": 25}]],
             [submit("42")],
-        ],
-        researcher=[
-            [["lookup", {"key": "alpha"}]],
-            [["lookup", {"key": "beta"}]],
-            [submit("alpha is 17, beta is 25")],
         ],
     ),
     "hostile": sample(

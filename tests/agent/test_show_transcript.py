@@ -140,13 +140,13 @@ def test_an_as_tool_sub_agent_is_shown_as_a_tool_call_not_a_handoff(tmp_path: Pa
     lines = transcript(shown.stdout)
     assert not any(line.startswith("handoff to") for line in lines), lines
     start = lines.index("sub-agent researcher, called as a tool:")
-    assert lines[start - 2 : start] == [
-        'call researcher({"input": "What are alpha and beta?"})',
-        "result researcher: alpha is 17, beta is 25",
-    ]
+    assert lines[start - 2].startswith('call researcher({"input": ')
+    assert lines[start - 1] == "result researcher: alpha is 17, beta is 25"
     sub = lines[start + 1 :]
     assert sub[0].startswith("system: ROLE:researcher")
-    assert sub[1] == "user: What are alpha and beta?"  # its own input, not the conversation
+    said = next(line for line in sub if line.startswith("user:"))
+    assert said.startswith('user: {"researcher": ')  # its own input, not the conversation
+    assert 'call lookup({"key": "beta"})' in sub
     assert lines[-1].startswith("submission 1 by react: 42")
 
 
