@@ -122,7 +122,7 @@ def test_every_command_reads_a_compacted_run(run: Path, tmp_path: Path) -> None:
 
 def test_the_viewer_reads_a_compacted_run(run: Path) -> None:
     from assay.view._table import TrialTable
-    from tests.view._support import served, verified_page
+    from tests.view._support import served
 
     table = TrialTable(run)
     assert table.problems == []
