@@ -79,10 +79,10 @@ def test_both_transports_answer_alike(openai_server: OpenAICompatServer, transpo
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_refused_connection_is_a_connection_failure(transport: str) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
+    with socket.socket() as sock:  # bound, never listening, held: it refuses
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    failure = one_call(f"http://127.0.0.1:{port}/v1", transport)
+        failure = one_call(f"http://127.0.0.1:{port}/v1", transport)
     assert isinstance(failure, InfrastructureError)
     assert failure.reason == "connection"
     # after the last (here the only) call: what the socket said, and where
