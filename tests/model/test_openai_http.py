@@ -138,4 +138,4 @@ def test_connections_stay_open_between_calls_and_close_on_aclose(
 
     anyio.run(main)
     assert len(openai_server.requests) == 12
-    assert wait_for(lambda: openai_server.open_connections == 0, timeout=5)
+    assert wait_for(lambda: openai_server.open_connections == 0)
