@@ -450,17 +450,18 @@ import assay
 STARTED, TRIED, MANIFEST = (pathlib.Path(p) for p in %r)
 
 
+def sealed():
+    return MANIFEST.exists() and b'"status":"complete"' in MANIFEST.read_bytes()
+
+
 def answer(text):
     (STARTED / text).touch()
     n = int(text[1:])
-    # even calls wake while the next trial runs, odd ones once the run is sealed;
-    # each long after its trial timed out (bounded, in case neither ever comes)
-    if n %% 2 == 0:
-        woken = lambda: (STARTED / f"q{n + 1}").exists()
-    else:
-        woken = lambda: MANIFEST.exists() and b'"status":"complete"' in MANIFEST.read_bytes()
-    deadline = time.monotonic() + 60
-    while not woken() and time.monotonic() < deadline:
+    # even calls wake once the next trial's call began (if it ever does), the others
+    # once the run is sealed: each long after its own trial timed out
+    woken = (STARTED / f"q{n + 1}").exists if n %% 2 == 0 else (lambda: False)
+    deadline = time.monotonic() + 60  # bounded, should the run never be sealed
+    while not (woken() or sealed()) and time.monotonic() < deadline:
         time.sleep(0.005)
     try:
         assay.record_event("extra", {"late": text})
