@@ -100,8 +100,10 @@ def started_cluster(
                 proc.wait(timeout=30)
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then let go)."""
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections for the block: bound, never listening,
+    and held (a port let go could be taken meanwhile by another test's scheduler)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+        yield int(probe.getsockname()[1])

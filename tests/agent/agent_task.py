@@ -27,7 +27,7 @@ from assay import (
     task,
     tool,
 )
-from assay.agent import AgentAttempts, AgentPrompt, basic_agent, handoff, react
+from assay.agent import AgentAttempts, AgentPrompt, as_tool, basic_agent, handoff, react
 from assay.model import (
     ChatMessage,
     GenerateConfig,
@@ -99,6 +99,13 @@ def submit(answer: str) -> list[Any]:
     return ["submit", {"answer": answer}]
 
 
+RESEARCH = [
+    [["lookup", {"key": "alpha"}]],
+    [["lookup", {"key": "beta"}]],
+    [submit("alpha is 17, beta is 25")],
+]
+"""The researcher sub-agent's turns."""
+
 SAMPLES = {
     "submit": sample(
         "submit",
@@ -140,10 +147,15 @@ SAMPLES = {
             [["add", {"x": 17, "y": 25}]],
             [submit("42")],
         ],
-        researcher=[
-            [["lookup", {"key": "alpha"}]],
-            [["lookup", {"key": "beta"}]],
-            [submit("alpha is 17, beta is 25")],
+        researcher=RESEARCH,
+    ),
+    "as_tool": sample(  # the agent called as a tool is scripted by its input
+        "as_tool",
+        "42",
+        main=[
+            [["researcher", {"input": json.dumps({"researcher": RESEARCH})}]],
+            [["add", {"x": 17, "y": 25}]],
+            [submit("42")],
         ],
     ),
     "hostile": sample(
@@ -229,6 +241,8 @@ def agent_task(
         )
         if only.startswith("handoff"):
             tools = [add, handoff(researcher)]
+        elif only == "as_tool":
+            tools = [add, as_tool(researcher)]
         prompt = AgentPrompt(instructions="Solve the task.")
         if no_prompt:
             prompt = AgentPrompt(instructions=None, assistant_prompt=None, submit_prompt=None)

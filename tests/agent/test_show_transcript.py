@@ -27,6 +27,14 @@ def agent_run(folder: Path, *task_args: str) -> Path:
     return run
 
 
+def shown_alone(folder: Path, sample: str) -> str:
+    """What ``assay show RUN --trial SAMPLE`` prints for the agent task's *sample*, run
+    alone."""
+    shown = run_cli("show", agent_run(folder, f"only={sample}"), "--trial", sample)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
 def transcript(shown: str) -> list[str]:
     """The transcript's lines (between ``transcript:`` and ``output:``), left-stripped."""
     lines = shown.splitlines()
@@ -104,13 +112,12 @@ def test_plain_answers_continue_messages_and_failed_calls_are_shown(attempts_run
 
 @pytest.mark.doc(
     "docs/cli.md",
-    "a handoff's sub-agent transcript is indented under the call that started it.",
+    "a handoff's sub-agent transcript is indented under the call that started it, as "
+    "`handoff to NAME`",
 )
 def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> None:
-    run = agent_run(tmp_path, "only=handoff")
-    shown = run_cli("show", run, "--trial", "handoff")
-    assert shown.returncode == 0, shown.stderr
-    lines = transcript(shown.stdout)
+    shown = shown_alone(tmp_path, "handoff")
+    lines = transcript(shown)
     start = lines.index("handoff to researcher:")
     assert lines[start - 2 : start] == [
         "call transfer_to_researcher({})",
@@ -122,9 +129,29 @@ def test_a_handoff_shows_the_sub_agents_turns_under_the_call(tmp_path: Path) -> 
     assert "submission 1 by researcher: alpha is 17, beta is 25" in sub[sub.index("turn 3") + 3]
     assert lines[-1].startswith("submission 1 by react: 42")
     # nested deeper than the caller's own turns
-    raw = shown.stdout.splitlines()
+    raw = shown.splitlines()
     assert raw[raw.index("        turn 1") - 1].strip().startswith("user:")
-    assert "          call lookup(" in shown.stdout
+    assert "          call lookup(" in shown
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "an `as_tool()` sub-agent's, under the call that asked it, as `sub-agent NAME, called as a "
+    "tool`.",
+)
+def test_an_as_tool_sub_agent_is_shown_as_a_tool_call_not_a_handoff(tmp_path: Path) -> None:
+    shown = shown_alone(tmp_path, "as_tool")
+    lines = transcript(shown)
+    assert not any(line.startswith("handoff to") for line in lines), lines
+    start = lines.index("sub-agent researcher, called as a tool:")
+    assert lines[start - 2].startswith('call researcher({"input": ')
+    assert lines[start - 1] == "result researcher: alpha is 17, beta is 25"
+    sub = lines[start + 1 :]
+    assert sub[0].startswith("system: ROLE:researcher")
+    said = next(line for line in sub if line.startswith("user:"))
+    assert said.startswith('user: {"researcher": ')  # its own input, not the conversation
+    assert 'call lookup({"key": "beta"})' in sub
+    assert lines[-1].startswith("submission 1 by react: 42")
 
 
 @pytest.mark.doc(

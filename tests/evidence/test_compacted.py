@@ -173,14 +173,14 @@ def test_a_changed_frame_is_exit_4_in_one_line_for_show_and_export(run: Path, na
 
 @pytest.mark.doc("docs/evidence.md", "and the viewer's pages say which file changed")
 def test_the_viewer_names_a_changed_frame(run: Path) -> None:
-    from tests.view._support import served
+    from tests.view._support import served, verified_page
 
     path = framed(run / "scores.jsonl")
     data = bytearray(path.read_bytes())
     data[len(data) // 3] ^= 0x40
     path.write_bytes(bytes(data))
     with served(run.parent) as client:
-        page = client.get("/runs/run/")
+        page = verified_page(client, "/runs/run/")
         assert page.status_code == 200 and "scores.jsonl.zst: frame 0" in page.text
         trials = client.get("/runs/run/trials")
         assert trials.status_code == 409 and "scores.jsonl.zst: frame 0" in trials.text

@@ -13,32 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from assay.evidence import _verify, _verify_events, _verify_packs, verify_run
+from assay.evidence import _verify, _verify_events, verify_run
+from tests.evidence._both_ways import verified_both_ways
 from tests.helpers import edit_artifact, read_jsonl
 
 
 def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
-    """verify's findings with the pack pass in a worker and in this process; fails unless
-    the first answer really came from the worker."""
-    monkeypatch.setattr(_verify, "PACK_BYTES", 0)
-    sources: list[tuple[bool, str]] = []
-    finish = _verify_packs.finish_packs
-
-    def spy(path: Path, worker: object) -> _verify_packs.PackScan:
-        scan = finish(path, worker)  # type: ignore[arg-type]
-        sources.append((scan.in_worker, scan.fallback))
-        return scan
-
-    monkeypatch.setattr(_verify, "finish_packs", spy)
-    result = verify_run(run)
-    assert sources == [(True, "")], f"the pack pass did not come from the worker: {sources}"
-    assert result.notes == []
-    monkeypatch.setattr(_verify, "PACK_BYTES", 1 << 60)
-    sources.clear()
-    here = verify_run(run)
-    assert sources == [(False, "")], f"the pack pass was not this process's: {sources}"
-    assert here.artifacts == result.artifacts > 0
-    return result.problems, here.problems
+    """verify's findings with the pack pass in a worker and in this process."""
+    in_worker, here = verified_both_ways(
+        run, monkeypatch, threshold="PACK_BYTES", finish="finish_packs", what="pack"
+    )
+    assert here.artifacts == in_worker.artifacts > 0
+    return in_worker.problems, here.problems
 
 
 @pytest.mark.doc(

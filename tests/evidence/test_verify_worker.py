@@ -18,31 +18,16 @@ import msgspec
 import pytest
 
 from assay.evidence import _verify, _verify_events, verify_run
+from tests.evidence._both_ways import verified_both_ways
 from tests.helpers import read_jsonl, write_module
 
 
 def both_ways(run: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
-    """verify's findings with the event pass in a worker and in this process; fails unless
-    the first answer really came from the worker (a failed worker is redone in-process,
-    which would make the two sides equal without the worker having been tested)."""
-    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 0)
-    sources: list[tuple[bool, str]] = []
-    finish = _verify_events.finish_scan
-
-    def spy(path: Path, worker: object, files: Sequence[str] = ()) -> _verify_events.EventScan:
-        scan = finish(path, worker, files)  # type: ignore[arg-type]
-        sources.append((scan.in_worker, scan.fallback))
-        return scan
-
-    monkeypatch.setattr(_verify, "finish_scan", spy)
-    result = verify_run(run)
-    assert sources == [(True, "")], f"the event pass did not come from the worker: {sources}"
-    assert result.notes == []
-    monkeypatch.setattr(_verify, "PARALLEL_BYTES", 1 << 60)
-    sources.clear()
-    here = verify_run(run).problems
-    assert sources == [(False, "")], f"the event pass was not this process's: {sources}"
-    return result.problems, here
+    """verify's findings with the event pass in a worker and in this process."""
+    in_worker, here = verified_both_ways(
+        run, monkeypatch, threshold="PARALLEL_BYTES", finish="finish_scan", what="event"
+    )
+    return in_worker.problems, here.problems
 
 
 def exiting_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:

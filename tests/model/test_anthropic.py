@@ -235,12 +235,12 @@ def test_rate_limits_and_overload_are_infrastructure_with_retry_after(
 
 
 def test_a_refused_connection_is_infrastructure(monkeypatch: pytest.MonkeyPatch) -> None:
-    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with socket.socket() as probe:  # bound, never listening, held: it refuses
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    with pytest.raises(InfrastructureError) as caught:
-        ask(f"http://127.0.0.1:{port}", [user_message("hi")])
+        with pytest.raises(InfrastructureError) as caught:
+            ask(f"http://127.0.0.1:{port}", [user_message("hi")])
     assert caught.value.reason == "connection"
 
 

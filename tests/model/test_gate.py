@@ -1,6 +1,6 @@
 """The AIMD connection gate on its own: it bounds calls in flight, halves its limit once
 per window holding a burst of rate-limited calls (never for random isolated ones, at any
-limit), grows back by one per window, and a cancelled waiter never leaks a slot.
+limit), grows back by one per window (a cancelled waiter: ``tests/util/test_waiters.py``).
 
 The tests wait with ``anyio.wait_all_tasks_blocked()``: every other task has gone as far
 as it can (waiting on the gate), which is what they need to know, where a fixed sleep
@@ -170,34 +170,6 @@ def test_a_shrunk_gate_admits_waiters_as_it_grows() -> None:
 
     anyio.run(main)
     assert admitted == [0, 1, 2]
-
-
-@pytest.mark.parametrize("handed_over", [False, True])
-def test_a_cancelled_waiter_leaks_no_slot(handed_over: bool) -> None:
-    gate = AdaptiveGate(1)
-
-    async def call() -> None:
-        await gate.acquire()  # as Model uses it: a slot acquired is released
-        try:
-            await anyio.sleep(1)
-        finally:
-            gate.release()
-
-    async def main() -> None:
-        await gate.acquire()
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as group:
-                group.start_soon(call)
-                await anyio.wait_all_tasks_blocked()  # call() waits for the slot
-                if handed_over:
-                    gate.release()  # the slot goes to the waiter, which is then cancelled
-                scope.cancel()
-        if not handed_over:
-            gate.release()
-
-    anyio.run(main)
-    assert gate.in_flight == 0
-    assert not gate._waiters
 
 
 def test_it_counts_the_servers_failures_in_a_row_until_any_call_succeeds() -> None:

@@ -79,10 +79,10 @@ def test_both_transports_answer_alike(openai_server: OpenAICompatServer, transpo
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_refused_connection_is_a_connection_failure(transport: str) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
+    with socket.socket() as sock:  # bound, never listening, held: it refuses
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    failure = one_call(f"http://127.0.0.1:{port}/v1", transport)
+        failure = one_call(f"http://127.0.0.1:{port}/v1", transport)
     assert isinstance(failure, InfrastructureError)
     assert failure.reason == "connection"
     # after the last (here the only) call: what the socket said, and where
@@ -138,4 +138,4 @@ def test_connections_stay_open_between_calls_and_close_on_aclose(
 
     anyio.run(main)
     assert len(openai_server.requests) == 12
-    assert wait_for(lambda: openai_server.open_connections == 0, timeout=5)
+    assert wait_for(lambda: openai_server.open_connections == 0)

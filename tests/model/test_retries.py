@@ -181,7 +181,7 @@ def test_a_run_closes_its_model_connections(
     for _ in range(2):  # the same Model in two runs: closed after each, reopened on use
         (result,) = eval(echo_task(8), model=model, log_dir=tmp_path, max_samples=4)
         assert result.status == "success", result.error
-        assert wait_for(lambda: openai_server.open_connections == 0, timeout=5)
+        assert wait_for(lambda: openai_server.open_connections == 0)
     assert openai_server.max_in_flight == 4  # max_connections bounds what the server sees
 
 

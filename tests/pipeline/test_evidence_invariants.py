@@ -447,33 +447,53 @@ import time
 
 import assay
 
+STARTED, TRIED, MANIFEST = (pathlib.Path(p) for p in %r)
+
+
+def sealed():
+    return MANIFEST.exists() and b'"status":"complete"' in MANIFEST.read_bytes()
+
 
 def answer(text):
-    time.sleep(0.15)
+    (STARTED / text).touch()
+    n = int(text[1:])
+    # even calls wake once the next trial's call began (if it ever does), the others
+    # once the run is sealed: each long after its own trial timed out
+    woken = (STARTED / f"q{n + 1}").exists if n %% 2 == 0 else (lambda: False)
+    deadline = time.monotonic() + 60  # bounded, should the run never be sealed
+    while not (woken() or sealed()) and time.monotonic() < deadline:
+        time.sleep(0.005)
     try:
         assay.record_event("extra", {"late": text})
     finally:  # the test waits for every abandoned thread to have tried
-        pathlib.Path(%r, text).touch()
+        (TRIED / text).touch()
     return text
 """
 
 
 def test_a_timed_out_sync_callable_cannot_write_into_a_sealed_trial(tmp_path: Path) -> None:
-    # Eight trials of at least 0.05 s each: the first threads wake while later trials run.
     samples = [{"id": f"s{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(8)]
-    tried = tmp_path / "tried"
+    started, tried, out = tmp_path / "started", tmp_path / "tried", tmp_path / "run"
+    started.mkdir()
     tried.mkdir()
+    paths = (str(started), str(tried), str(out / "manifest.json"))
     spec = unique_callable_spec(
         tmp_path / "spec",
-        LATE % str(tried),
+        LATE % (paths,),
         samples=samples,
-        target={"timeout": 0.05},
+        # long enough for a loaded machine to start the worker thread (a call timed out
+        # before its thread picked it up never runs); the calls outlive it regardless
+        target={"timeout": 0.5},
         retry={"max_attempts": 1, "initial_backoff": 0.01, "max_backoff": 0.02},
     )
-    out = tmp_path / "run"
     outcome = run_spec_at(spec, out, max_concurrency=1)
-    # every abandoned thread has woken and tried to record its late event
-    assert wait_for(lambda: len(list(tried.iterdir())) == len(samples)), list(tried.iterdir())
-    assert outcome.gate.status == "inconclusive"
+    assert outcome.gate.status == "inconclusive"  # every call timed out
+    # every call that began has woken and tried to record its late event
+    assert wait_for(lambda: _names(tried) == _names(started)), (_names(started), _names(tried))
+    assert _names(started), "no call began: the run tested nothing"
     result = verify_run(out)
     assert result.ok, result.problems
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())

@@ -39,13 +39,13 @@ def test_graders_built_by_name_are_closed_when_eval_returns(
     assert result.status == "success", result.error
     assert len(server.requests) == 4
     assert {r.body["model"] for r in server.requests} == {"grader"}
-    assert wait_for(lambda: server.open_connections == 0, timeout=5), server.open_connections
+    assert wait_for(lambda: server.open_connections == 0), server.open_connections
 
     # the same task again: the closed grader reconnects, and is closed again at the end
     (again,) = eval(task, model="mock/echo", log_dir=tmp_path, max_samples=4)
     assert again.status == "success", again.error
     assert len(server.requests) == 8
-    assert wait_for(lambda: server.open_connections == 0, timeout=5), server.open_connections
+    assert wait_for(lambda: server.open_connections == 0), server.open_connections
 
 
 def test_a_grader_model_passed_in_is_closed_too_and_reconnects(
@@ -59,7 +59,7 @@ def test_a_grader_model_passed_in_is_closed_too_and_reconnects(
         (result,) = eval(task, model="mock/echo", log_dir=tmp_path, max_samples=4)
         assert result.status == "success", result.error
         assert len(server.requests) == 4 * round
-        assert wait_for(lambda: server.open_connections == 0, timeout=5)
+        assert wait_for(lambda: server.open_connections == 0)
 
 
 def test_a_local_grader_server_stops_when_the_eval_returns(tmp_path: Path) -> None:
@@ -104,4 +104,4 @@ def test_a_model_a_user_scorer_makes_itself_is_closed_when_eval_returns(
     (result,) = eval(task, model="mock/echo", log_dir=tmp_path, max_samples=3)
     assert result.status == "success", result.error
     assert len(server.requests) == 3
-    assert wait_for(lambda: server.open_connections == 0, timeout=5), server.open_connections
+    assert wait_for(lambda: server.open_connections == 0), server.open_connections

@@ -118,18 +118,16 @@ def test_eval_takes_a_solver_and_leaves_the_task_as_it_was(tmp_path: Path) -> No
     assert state_of(result.path, bundle)["output"]["message"]["content"] == "ok"
 
 
-WAITS = """
+WAITING_SOLVER = """
 import os
 
 import anyio
 
-from assay import Sample, Task, task
-from assay.scorer import exact
-from assay.solver import generate, solver
+from assay.solver import solver
 
 
 @solver
-def waiting(text: str):
+def {name}(text: str):
     async def solve(state, generate):
         while not os.path.exists(os.environ["GO_ON"]):
             await anyio.sleep(0.02)
@@ -137,6 +135,16 @@ def waiting(text: str):
         return state
 
     return solve
+"""
+"""A solver that answers *text* once the file ``$GO_ON`` exists (named by ``format``)."""
+
+WAITS = (
+    WAITING_SOLVER.format(name="waiting")
+    + """
+
+from assay import Sample, Task, task
+from assay.scorer import exact
+from assay.solver import generate
 
 
 @task
@@ -144,15 +152,15 @@ def waits():
     samples = [Sample(input=f"say {i}", target="four", id=f"s{i}") for i in range(3)]
     return Task(dataset=samples, solver=generate(), scorer=exact())
 """
+)
 
 
-@pytest.mark.doc("docs/cli.md", "the run's spec records it, and `resume` makes it again.")
-def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
-    write_module(tmp_path, "tasks", WAITS)
-    env = {"GO_ON": str(tmp_path / "go-on")}
-    args = ("tasks.py@waits", "-m", "mock/x", "--solver", "waiting", "-S", "text=four")
-    proc = start_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path, env=env)
-    run = tmp_path / "run"
+def killed_in_its_first_trial(folder: Path, *args: str) -> Path:
+    """``assay run *args`` (a waiting solver's) killed once a trial has started, then the
+    solver let go on (``GO_ON`` made): the run's folder, for ``resume``."""
+    env = {"GO_ON": str(folder / "go-on")}
+    run = folder / "run"
+    proc = start_cli("run", *args, "-o", run, cwd=folder, env=env)
 
     def started() -> bool:
         events = run / "events.jsonl"
@@ -163,8 +171,16 @@ def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
     assert wait_for(started, timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
-    (tmp_path / "go-on").write_text("")
-    resumed = run_cli("resume", run, cwd=tmp_path, env=env)
+    (folder / "go-on").write_text("")
+    return run
+
+
+@pytest.mark.doc("docs/cli.md", "the run's spec records it, and `resume` makes it again.")
+def test_resume_makes_the_named_solver_again(tmp_path: Path) -> None:
+    write_module(tmp_path, "tasks", WAITS)
+    args = ("tasks.py@waits", "-m", "mock/x", "--solver", "waiting", "-S", "text=four")
+    run = killed_in_its_first_trial(tmp_path, *args)
+    resumed = run_cli("resume", run, cwd=tmp_path, env={"GO_ON": str(tmp_path / "go-on")})
     assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
     assert run_cli("verify", run).returncode == EXIT_PASSED
     outputs = {
@@ -243,44 +259,12 @@ def test_a_solver_file_without_it_is_exit_2(tmp_path: Path, given: str, said: st
     assert said in line
 
 
-WAITING_SOLVER = """
-import os
-
-import anyio
-
-from assay.solver import solver
-
-
-@solver
-def from_file(text: str):
-    async def solve(state, generate):
-        while not os.path.exists(os.environ["GO_ON"]):
-            await anyio.sleep(0.02)
-        state.output.completion = text
-        return state
-
-    return solve
-"""
-
-
 def test_resume_makes_a_file_solver_again_from_its_recorded_path(tmp_path: Path) -> None:
     write_module(tmp_path, "tasks", WAITS)
-    (tmp_path / "solvers.py").write_text(WAITING_SOLVER)
-    env = {"GO_ON": str(tmp_path / "go-on")}
+    (tmp_path / "solvers.py").write_text(WAITING_SOLVER.format(name="from_file"))
     args = ("tasks.py@waits", "-m", "mock/x", "--solver", "solvers.py@from_file", "-S", "text=four")
-    proc = start_cli("run", *args, "-o", tmp_path / "run", cwd=tmp_path, env=env)
-    run = tmp_path / "run"
-
-    def started() -> bool:
-        events = run / "events.jsonl"
-        return events.exists() and any(
-            e["type"] == "attempt_started" for e in whole_records(events)
-        )
-
-    assert wait_for(started, timeout=60), proc.stderr
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    (tmp_path / "go-on").write_text("")
+    run = killed_in_its_first_trial(tmp_path, *args)
+    env = {"GO_ON": str(tmp_path / "go-on")}
     elsewhere = tmp_path / "elsewhere"  # the recorded path is absolute: any folder resumes
     elsewhere.mkdir()
     resumed = run_cli("resume", run, cwd=elsewhere, env=env)

@@ -340,8 +340,9 @@ def test_no_chunk_waits_for_its_slowest_call(cluster: DaskCluster, tmp_path: Pat
 
 @pytest.mark.doc("docs/cli.md", "No scheduler, or no worker within 10 s: exit 5.")
 def test_no_scheduler_is_one_line_and_writes_nothing(spec: Path, tmp_path: Path) -> None:
-    address = f"tcp://127.0.0.1:{closed_port()}"
-    proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address)
+    with closed_port() as port:
+        address = f"tcp://127.0.0.1:{port}"
+        proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", address)
     assert proc.returncode == 5, proc.stderr
     line = error_line(proc)
     assert address in line and "dask scheduler" in line

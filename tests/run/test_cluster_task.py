@@ -419,8 +419,9 @@ def test_an_address_that_is_not_one_or_has_no_scheduler_stops_the_eval(tmp_path:
     proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", "nonsense")
     assert proc.returncode == 2, proc.stderr
     assert error_line(proc).startswith("assay: --cluster: 'nonsense' is not a scheduler's address")
-    address = f"tcp://127.0.0.1:{closed_port()}"
-    proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", address)
+    with closed_port() as port:
+        address = f"tcp://127.0.0.1:{port}"
+        proc = run_cli("run", task, "-o", tmp_path / "run", "--cluster", address)
     assert proc.returncode == 5, proc.stderr
     assert error_line(proc).startswith(f"assay: cannot use the Dask cluster at {address}: ")
     assert not (tmp_path / "run").exists()

@@ -8,7 +8,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from assay._slots import PARKED_PER_SLOT, TrialSlots, pinned, retry_wait
+from assay._slots import PARKED_PER_SLOT, pinned, retry_wait
 from assay.run import execute
 
 FOREVER = 3600.0  # a retry wait the test ends by cancelling it
@@ -155,32 +155,3 @@ def test_outside_a_run_a_retry_wait_is_a_plain_sleep() -> None:
             await retry_wait(0)
 
     anyio.run(main)
-
-
-@pytest.mark.parametrize("handed_over", [False, True])
-def test_a_worker_cancelled_while_waiting_to_start_leaks_no_slot(handed_over: bool) -> None:
-    """The wait for a slot (``assay._waiters``, shared with the model's connection gate):
-    cancelled before or just after it was handed the slot, the slot is not lost."""
-    slots = TrialSlots(1)
-
-    async def trial() -> None:
-        await slots.start()  # as the executor uses it: a slot started is finished
-        try:
-            await anyio.sleep(FOREVER)
-        finally:
-            slots.finish()
-
-    async def main() -> None:
-        await slots.start()
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as group:
-                group.start_soon(trial)
-                await anyio.wait_all_tasks_blocked()  # trial() waits for the slot
-                if handed_over:
-                    slots.finish()  # the slot goes to the waiter, which is then cancelled
-                scope.cancel()
-        if not handed_over:
-            slots.finish()
-
-    anyio.run(main)
-    assert (slots.working, len(slots._waiters)) == (0, 0)

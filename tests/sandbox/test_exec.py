@@ -56,13 +56,14 @@ def test_a_timeout_kills_the_child_and_its_grandchild(provider: str) -> None:
 
     async def main() -> tuple[ExecResult, bool]:
         async with new_sandbox(provider) as sandbox:
-            result = await sandbox.exec(["sh", "-c", script], timeout=2)
+            # 5 s: the grandchild (a Python) must start first, slow on a loaded machine
+            result = await sandbox.exec(["sh", "-c", script], timeout=5)
             started = (await sandbox.exec(["ls"])).stdout.split()
             return result, "started" in started
 
     result, started = anyio.run(main)
     assert result.timed_out and not result.success and result.returncode == 128 + 9
-    assert "timed out after 2 s" in result.stderr
+    assert "timed out after 5 s" in result.stderr
     assert started, "the grandchild never ran, so its kill proves nothing"
     assert no_host_process_with(marker)
 

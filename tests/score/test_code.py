@@ -18,7 +18,9 @@ TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n"
 def judge(completion: str, tests: str = TESTS, prompt: str = "", **options: object) -> Score:
     state = TaskState(model="mock/x", sample_id=1, epoch=1, input=prompt, target=Target(tests))
     state.output = ModelOutput.from_content("mock/x", completion)
-    scorer = python_tests(**options)  # type: ignore[arg-type]
+    # 60 s unless a test times the code out: a loaded machine may take seconds to start
+    # the two sandboxes (the default 10 s is the product's, not this test's)
+    scorer = python_tests(**{"timeout": 60.0, **options})  # type: ignore[arg-type]
     return anyio.run(scorer, state, state.target)
 
 

@@ -41,7 +41,7 @@ def answer_with_the_input():
 def witnessed():
     samples = [Sample(id=name, input=code, target=TESTS) for name, code in PROGRAMS.items()]
     return Task(dataset=samples, solver=answer_with_the_input(),
-                scorer=python_tests(sandbox="local"))
+                scorer=python_tests(sandbox="local", timeout=60))
 """
 
 
@@ -82,7 +82,9 @@ def test_a_run_the_evidence_lacks_is_an_error_never_a_new_run(tmp_path: Path) ->
         model="m", sample_id=1, epoch=1, input="", target=Target("assert add(1, 1) == 2")
     )
     state.output = ModelOutput.from_content("m", program)
-    scorer = python_tests(sandbox="local")
+    # 60 s, not the default 10: nothing here is about time, and on a loaded machine the
+    # two processes of a live run can take seconds to start
+    scorer = python_tests(sandbox="local", timeout=60)
     assert anyio.run(scorer, state, state.target).value == CORRECT  # live: it runs
     assert witness.read_text() == "ran\n"
     replay = Replay({}, lambda sha: b"")  # re-scoring a run that recorded no sandbox run

@@ -16,7 +16,9 @@ SANDBOX_UID = 65534
 
 
 def run(code: str, tests: str = "", **limits: object) -> SandboxResult:
-    settings = SandboxLimits(**{"timeout": 5.0, **limits})  # type: ignore[arg-type]
+    # 60 s unless a test times a program out: a loaded machine may take seconds to start
+    # the sandbox, and a program that ends does not wait for it
+    settings = SandboxLimits(**{"timeout": 60.0, **limits})  # type: ignore[arg-type]
     return anyio.run(lambda: run_python(code, settings, tests=tests))
 
 
@@ -231,7 +233,7 @@ def test_an_unknown_sandbox_is_refused_in_one_line() -> None:
 def test_the_local_provider_runs_both_processes_on_the_host_as_the_harness_s_user() -> None:
     code = "import os\nprint(os.getuid())\ndef add(a, b):\n    return a + b\n"
     result = anyio.run(
-        lambda: run_python(code, SandboxLimits(timeout=5.0), tests="assert add(1, 2) == 3\n",
+        lambda: run_python(code, SandboxLimits(timeout=60.0), tests="assert add(1, 2) == 3\n",
                            sandbox="local")
     )  # fmt: skip
     assert result.passed, result.summary()

@@ -71,7 +71,7 @@ def samples(uid: int) -> list[Sample]:
         sample("python", [[["python", {"code": "print(2 ** 10)"}]]], "done: 1024"),
         sample("who", [[["bash", {"cmd": "id -u; ls -A"}]]], f"done: {uid}\n"),
         sample("fails", [[["bash", {"cmd": "echo nope >&2; exit 3"}]]], "exited with code 3"),
-        sample("too_slow", [[["bash", {"cmd": "sleep 100000"}]]], "timed out after 2 s"),
+        sample("too_slow", [[["bash", {"cmd": "sleep 100000"}]]], "timed out after 5 s"),
         sample(
             "no_match",
             [[["text_editor", {"command": "str_replace", "path": "x", "old_str": "a"}]]],
@@ -89,7 +89,8 @@ def sandbox_task(
 ) -> Task:
     """The samples above; with *forever* (a marker), one sample whose command (with no
     timeout of its own) runs until the trial's *time_limit* ends it."""
-    tools = use_tools(bash(timeout=2), python(timeout=30), text_editor(), think())
+    # bash: 5 s, room for a Python to start in the sandbox on a loaded machine
+    tools = use_tools(bash(timeout=5), python(timeout=30), text_editor(), think())
     dataset = samples(uid)
     if forever is not None:
         tools = use_tools(bash())

@@ -81,13 +81,14 @@ def test_a_timeout_goes_back_to_the_model_and_kills_what_the_command_started(
     cmd = f"{grandchild} & while [ ! -e started ]; do sleep 0.01; done; echo up; sleep 100000"
 
     async def body(env: SandboxEnvironment) -> tuple[str, str]:
-        said = await answer(bash(timeout=2), cmd=cmd)
+        # 5 s: the grandchild (a Python) must start first, slow on a loaded machine
+        said = await answer(bash(timeout=5), cmd=cmd)
         slow = await answer(python(timeout=1), code="import time\ntime.sleep(100000)\n")
         return said, slow
 
     said, slow = in_sandbox(provider, body)
     assert said.startswith(
-        "Error: the command timed out after 2 s and was killed, with everything it started. "
+        "Error: the command timed out after 5 s and was killed, with everything it started. "
         "Its output until then:\n"
     )
     assert said.endswith("\nup\n")  # what it printed before the kill is shown

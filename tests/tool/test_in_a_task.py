@@ -59,7 +59,7 @@ def test_a_scripted_model_uses_every_tool_in_the_sample_s_sandbox(
     # each sample has a sandbox of its own: this one's work folder is empty
     assert answers["who"] == [f"{UID[provider]}\n"]
     assert answers["fails"] == ["Error: the command exited with code 3. Its output:\nnope\n\n"]
-    assert answers["too_slow"][0].startswith("Error: the command timed out after 2 s")
+    assert answers["too_slow"][0].startswith("Error: the command timed out after 5 s")
     assert answers["no_match"] == ["Error: The path x does not exist. Please provide a valid path."]
     statuses = {s["sample_id"]: s["status"] for s in read_jsonl(run / "scores.jsonl")}
     assert statuses == dict.fromkeys(answers, "passed")

@@ -13,7 +13,9 @@ from typing import Any
 
 import httpx
 
-from tests.helpers import SHIPPING, read_jsonl, run_cli, write_dataset, write_spec
+from tests.helpers import SHIPPING, read_jsonl, run_cli, wait_for, write_dataset, write_spec
+
+CHECKING = "Verifying this run in the background"
 
 
 @contextmanager
@@ -58,6 +60,20 @@ def served(root: Path, **options: Any) -> Iterator[httpx.Client]:
             loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=60)
         loop.close()
+
+
+def verified_page(client: httpx.Client, url: str) -> httpx.Response:
+    """*url* (a page showing a run's verdict) once the background check has one. A page
+    waits a few seconds for it, then says the check is still going; a loaded machine
+    can take longer than that to start the checking process, so the test asks again."""
+    pages: list[httpx.Response] = []
+
+    def settled() -> bool:
+        pages.append(client.get(url))
+        return CHECKING not in pages[-1].text
+
+    assert wait_for(settled, 120, step=0.05), pages[-1].text
+    return pages[-1]
 
 
 def shipping_run(runs: Path, name: str = "shipping") -> Path:

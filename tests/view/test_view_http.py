@@ -29,7 +29,7 @@ from tests.helpers import (
     write_module,
     write_spec,
 )
-from tests.view._support import many_trials_run, plan, served, shipping_run
+from tests.view._support import many_trials_run, plan, served, shipping_run, verified_page
 
 CSP_START = "default-src 'none'"
 
@@ -76,7 +76,7 @@ def test_the_run_list_shows_each_run_newest_first(runs: Path) -> None:
 
 def test_the_run_page_shows_the_gate_and_why(runs: Path) -> None:
     with served(runs) as client:
-        response = client.get("/runs/shipping/")
+        response = verified_page(client, "/runs/shipping/")
     text = _text(response.text)
     assert response.status_code == 200
     assert 'id="gate-status">failed<' in response.text
@@ -249,7 +249,7 @@ def test_a_tampered_run_shows_a_banner_naming_what_changed(runs: Path, tmp_path:
     edit_artifact(copy, output, lambda data: data.replace(b"0", b"7"))
     trial = bundle["trial"]["trial_id"]
     with served(tmp_path / "runs") as client:
-        run_page = client.get("/runs/shipping/")
+        run_page = verified_page(client, "/runs/shipping/")
         trial_page = client.get(f"/runs/shipping/trials/{trial}")
         raw = client.get(f"/runs/shipping/artifacts/{output}")
     banner = _text(run_page.text.split('id="verify-banner"')[1].split("</div>")[0])

@@ -58,7 +58,7 @@ def as_tool(
     async def execute(input: str, **arguments: Any) -> str:
         state, generate = _running(name)
         sub = agent if isinstance(agent, Agent) else _bound(agent, {**agent_kwargs, **arguments})
-        return await hand_over(sub, name, state, generate, [user_message(input)])
+        return await hand_over(sub, name, state, generate, [user_message(input)], "as_tool")
 
     execute.__signature__ = inspect.Signature([INPUT, *shown])  # type: ignore[attr-defined]
     execute.__annotations__ = {p.name: p.annotation for p in [INPUT, *shown]}

@@ -10,7 +10,7 @@ limit cuts the sub-agent short; so the trial's recorded state is always the call
 
 What the sub-agent said and did is kept: its model calls and tool calls are events
 under the handoff's own ``tool_call`` event, and its whole conversation is appended to
-``state.store["handoffs"]`` (agent, tool, answer, messages), which ``assay show`` prints.
+``state.store["handoffs"]`` (agent, tool, how, answer, messages), which ``assay show`` prints.
 """
 
 from __future__ import annotations
@@ -62,10 +62,12 @@ async def hand_over(
     state: TaskState,
     generate: Any,
     messages: list[ChatMessage],
+    how: str = "handoff",
 ) -> str:
     """Run *agent* on *messages* in the caller's *state* (its own messages, tools and
     output put back afterwards) and return its answer; its conversation is kept in
-    ``state.store["handoffs"]``."""
+    ``state.store["handoffs"]``, with *how* it was started (``handoff``, or ``as_tool``:
+    ``assay show`` names the two apart)."""
     kept = (state.messages, state.tools, state.tool_choice, state.output)
     state.messages, state.output = messages, ModelOutput.empty()  # its answer, or none
     try:
@@ -75,6 +77,7 @@ async def hand_over(
         record = {
             "agent": agent.name,
             "tool": tool_name,
+            "how": how,
             "answer": state.output.completion,
             "messages": msgspec.to_builtins(state.messages),
         }

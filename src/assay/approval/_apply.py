@@ -100,10 +100,14 @@ def active() -> bool:
     return bool(_policies.get())
 
 
-async def decide(message: str, call: ToolCall, history: list[ChatMessage]) -> tuple[Approval, str]:
-    """The decision about *call* under the trial's policies, and who made it."""
+async def decide(
+    message: str, call: ToolCall, history: list[ChatMessage], viewer: Any = None
+) -> tuple[Approval, str]:
+    """The decision about *call* under the trial's policies, and who made it. Approvers
+    see the call as the tool's *viewer* shows it (``@tool(viewer=...)``), as in Inspect,
+    else as its name and arguments."""
     text = _call_text(call)
-    view = ToolCallView(call=ToolCallContent(format="markdown", content=f"```\n{text}\n```"))
+    view = _view(call, text, viewer)
     matched = False
     for policy in _policies.get():
         globs = [policy.tools] if isinstance(policy.tools, str) else policy.tools
@@ -115,6 +119,17 @@ async def decide(message: str, call: ToolCall, history: list[ChatMessage]) -> tu
             return approval, approver_name(policy.approver)
     why = "approval granted" if matched else "approvers registered"
     return Approval(decision="reject", explanation=f"No {why} for tool {call.function}"), "policy"
+
+
+def _view(call: ToolCall, text: str, viewer: Any) -> ToolCallView:
+    """The tool's own view of *call* (Inspect's ``ToolCallViewer`` returns a
+    ``ToolCallView``; plain text is taken as markdown), else a code block of *text*."""
+    shown = viewer(call) if viewer is not None else None
+    if isinstance(shown, ToolCallView):
+        return shown
+    if isinstance(shown, str):
+        return ToolCallView(call=ToolCallContent(format="markdown", content=shown))
+    return ToolCallView(call=ToolCallContent(format="markdown", content=f"```\n{text}\n```"))
 
 
 def _call_text(call: ToolCall) -> str:

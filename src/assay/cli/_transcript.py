@@ -132,7 +132,7 @@ def _result(
         lines.append(f"{pad}  {_submission(submitted, call, text)}")
     handed = _handoff_of(function, handoffs)
     if handed is not None:
-        lines.append(f"{pad}  handoff to {text(handed.get('agent'))}:")
+        lines.append(f"{pad}  {_started(handed, text)}:")
         sub = handed.get("messages") or []
         lines.extend(_conversation(sub, evidence, handoffs, text, depth + 1))
     return lines
@@ -152,6 +152,16 @@ def _submission(data: dict[str, Any], call: dict[str, Any], text: Text) -> str:
         return f"{head} (not judged during the trial: left to the task's scorers)"
     verdict = "correct" if data.get("correct") else "incorrect"
     return f"{head} (judged {verdict}, {text(data.get('value'))})"
+
+
+def _started(handed: dict[str, Any], text: Text) -> str:
+    """How a sub-agent's conversation began: handed the caller's (``handoff()``), or
+    called as a tool on an input of its own (``as_tool()``). A record without ``how``
+    (from a run made before it was kept) is shown as a handoff, as it was then."""
+    agent = text(handed.get("agent"))
+    if handed.get("how") == "as_tool":
+        return f"sub-agent {agent}, called as a tool"
+    return f"handoff to {agent}"
 
 
 def _handoff_of(function: str, handoffs: list[dict[str, Any]]) -> dict[str, Any] | None:

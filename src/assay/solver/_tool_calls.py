@@ -59,7 +59,7 @@ async def _call(tools: dict[str, Tool], call: ToolCall, state: TaskState) -> str
     number = _record_call(recorder, call)
     try:
         with _scope(recorder, number):
-            run = await _approved(call, state, recorder) if active() else call
+            run = await _approved(call, state, recorder, tools) if active() else call
             content, error = await _answer(tools, run) if isinstance(run, ToolCall) else run
     except LimitExceeded as exc:
         _record_result(recorder, call, None, "limit", str(exc))
@@ -86,12 +86,14 @@ async def _answer(tools: dict[str, Tool], call: ToolCall) -> tuple[str, str | No
 
 
 async def _approved(
-    call: ToolCall, state: TaskState, recorder: TrialRecorder | None
+    call: ToolCall, state: TaskState, recorder: TrialRecorder | None, tools: dict[str, Tool]
 ) -> ToolCall | tuple[str, str]:
     """The call to run or, when none runs, what the model is told and the error kind."""
     said = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
     message = said.content if said is not None and isinstance(said.content, str) else ""
-    approval, approver = await decide(message, call, list(state.messages))
+    tool = tools.get(call.function)
+    viewer = tool.viewer if tool is not None else None
+    approval, approver = await decide(message, call, list(state.messages), viewer)
     modified = approval.modified if approval.decision == "modify" else None
     if recorder is not None:
         data: dict[str, str | None] = {"id": call.id, "decision": approval.decision}

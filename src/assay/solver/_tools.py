@@ -77,7 +77,8 @@ class Tool:
         self.definition = definition
         # Inspect's flag; calls here always run one after another, so it changes nothing
         self.parallel = parallel
-        # Inspect's ToolCallViewer (how a display shows a call): kept, never sent or digested
+        # Inspect's ToolCallViewer (how a display shows a call): approvers see calls as it
+        # shows them; never sent or digested
         self.viewer: Any = None
         self.schema: dict[str, Any] = msgspec.to_builtins(definition)  # sent to the model
         self._arguments = arguments
@@ -197,7 +198,8 @@ def tool(
     and its ``Args:`` section describes the parameters. On an Inspect-style factory (see
     the module docstring) it gives the factory back, registered, each call making a Tool.
     *viewer* (Inspect's ``ToolCallViewer``, how a display shows a call) is kept as the
-    Tool's ``viewer``; it is not sent to the model nor part of the tool's digest.
+    Tool's ``viewer``: approvers are shown the tool's calls as it views them. It is not
+    sent to the model nor part of the tool's digest.
     """
     if function is None:
         return lambda f: _decorate(f, name, description, parallel, viewer)
