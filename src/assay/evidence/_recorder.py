@@ -17,6 +17,10 @@ from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
+# The recorder whose scorers run in this context: set by ``scoring_phase`` in the scoring
+# task, so its scorers (and threads they start) see it, and a stray thread of the trial's
+# target, whose context was copied before, does not.
+_scoring_in: ContextVar[TrialRecorder | None] = ContextVar("assay_scoring", default=None)
 
 
 class TrialRecorder:
@@ -61,9 +65,12 @@ class TrialRecorder:
             return self._append(kind, data, parent)
 
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
-        """Like ``record``, but dropped (``None``) once the trial is closed."""
+        """Like ``record``, but dropped (``None``) once the trial is closed, unless it
+        comes from the trial's scorers (then it is their ``score_`` event). A timed-out
+        target's thread that wakes while the scorers run is dropped too: its context
+        predates the scoring phase."""
         with self._lock:
-            if self.scoring:
+            if self.scoring and _scoring_in.get() is self:
                 kind = f"score_{kind}"
             elif self.closed:
                 return None
@@ -135,7 +142,7 @@ class _Parent:
 class _Scoring:
     """``TrialRecorder.scoring_phase``: a class, not ``@contextmanager``."""
 
-    __slots__ = ("_outer", "_recorder")
+    __slots__ = ("_outer", "_recorder", "_token")
 
     def __init__(self, recorder: TrialRecorder) -> None:
         self._recorder = recorder
@@ -144,8 +151,10 @@ class _Scoring:
         recorder = self._recorder
         recorder.scoring, self._outer = True, recorder.parent
         recorder.parent = recorder.root
+        self._token = _scoring_in.set(recorder)
 
     def __exit__(self, *exc: object) -> None:
+        _scoring_in.reset(self._token)
         self._recorder.scoring, self._recorder.parent = False, self._outer
 
 
