@@ -24,8 +24,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from assay._digest import canonical_json, fast_json, loads
+from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
+from assay.evidence._compactor import Compactor
 from assay.evidence._framed import compact_run, open_evidence
 from assay.evidence._layout import (
     ARTIFACTS,
@@ -64,6 +65,7 @@ class RunWriter:
         self._pending: dict[str, list[bytes]] = {BUNDLES: [], SCORES: []}
         self._lock: IO[bytes] | None = None
         self._events: FileSink | None = None
+        self._ahead: Compactor | None = None  # compacting whole frames while the run goes
         sinks: list[LineSink] = list(extra_sinks)
         self.resume_point: ResumePoint | None = None
         head, count = GENESIS, 0
@@ -135,6 +137,9 @@ class RunWriter:
         os.fsync(handle.fileno())
         os.replace(_temp_name(self.path / PLAN), self.path / PLAN)
         _sync_path(self.path)
+        if self._ahead is None:  # the files it reads are the run's own from here on
+            self._ahead = Compactor(self.path)
+            self._ahead.poke()
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for one trial's events and artifacts."""
@@ -167,6 +172,15 @@ class RunWriter:
             pending.clear()
             handle.flush()
         self._files[PLAN].flush()
+        if self._ahead is not None:
+            self._ahead.poke()
+
+    def digest(self, name: str) -> str:
+        """The SHA-256 (hex) of the record file *name* as it is now (flushed): from the
+        frames hashed while they were compacted ahead, else read whole."""
+        assert self.path is not None
+        ahead = self._ahead.digest(name) if self._ahead is not None else None
+        return ahead if ahead is not None else file_sha256(self.path / name)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace the manifest atomically. A ``complete`` one only once everything it
@@ -177,7 +191,9 @@ class RunWriter:
             status = manifest.get("status")
             complete = status == "complete"
             if status in ("complete", "interrupted"):
-                compact_run(self.path)  # before the manifest: a kill here leaves a run to resume
+                ahead, self._ahead = self._ahead, None
+                # before the manifest: a kill here leaves a run to resume
+                compact_run(self.path, ahead)
             if complete:
                 _sync_tree(self.path)
             write_atomic(self.path / MANIFEST, canonical_json(manifest))
@@ -200,6 +216,9 @@ class RunWriter:
                 self.log.close()
                 self._events = None
                 self._release()
+                ahead, self._ahead = self._ahead, None
+                if ahead is not None:  # not sealed: its temporary files go
+                    ahead.discard()
 
     def _release(self) -> None:
         for handle in self._files.values():

@@ -94,7 +94,7 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     if path is not None:  # the indexes are a finished run's: a resume would outdate them
         known = run.writer.store.written_packs()
         indexes = write_indexes(path, known) if status == "complete" else []
-        files = sealed_digests(path, rendered, indexes)
+        files = sealed_digests(path, rendered, indexes, run.writer.digest)
     else:
         files = {}
     run.seal(status, files)
