@@ -55,6 +55,7 @@ class _Ahead:
 
     def add(self, plain: bytes, packed: bytes) -> None:
         self.out.write(packed)
+        self.out.flush()  # on disk as it goes (the page cache writes it back meanwhile)
         self.entries += table_entry(len(packed), len(plain))
         self.hasher.update(plain)
         self.done += len(plain)
