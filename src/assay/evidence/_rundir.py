@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
@@ -43,6 +43,8 @@ from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
 from assay.evidence._recorder import TrialRecorder
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
+
+_T = TypeVar("_T")
 
 
 class RunWriter:
@@ -200,10 +202,12 @@ class RunWriter:
             if complete:
                 _sync_path(self.path)  # the rename itself
 
-    def write_file(self, name: str, data: bytes) -> None:
-        """Write a derived file (a report) atomically."""
+    def write_files(self, files: dict[str, bytes]) -> None:
+        """Write derived files (the reports) atomically, by name, their fsyncs waited
+        for together."""
         if self.path is not None:
-            write_atomic(self.path / name, data)
+            folder = self.path
+            _at_once(lambda name: write_atomic(folder / name, files[name]), list(files))
 
     def close(self) -> None:
         """Flush queued lines, close every file and release the lock."""
@@ -233,11 +237,24 @@ def _sync_tree(root: Path) -> None:
     """fsync every file and folder under *root*: a dozen files, and any loose artifacts
     (64 KB or more each). The kernel has been writing them back while the run went on,
     so this waits for little: 0.18 s of wall and 0.04 s of CPU right after a
-    100,000-trial run (360 MB) here."""
+    100,000-trial run (360 MB) here. Issued together, on threads: ext4 commits its
+    journal once for the fsyncs waiting at the same time, not once for each (15 files:
+    4-13 ms against 12-51 ms one after the other, on a busy disk)."""
+    paths: list[Path] = []
     for folder, _, files in os.walk(root):
-        for name in files:
-            _sync_path(Path(folder, name))
-        _sync_path(Path(folder))
+        paths.extend(Path(folder, name) for name in files)
+        paths.append(Path(folder))
+    _at_once(_sync_path, paths)
+
+
+def _at_once(work: Callable[[_T], None], items: list[_T]) -> None:
+    """*work* on each of *items*, on threads (each waits on the disk, not the GIL); the
+    first error is raised once all are done."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(8, len(items) or 1), "assay-sync") as pool:
+        for _ in pool.map(work, items):
+            pass
 
 
 def _sync_path(path: Path) -> None:
