@@ -14,6 +14,8 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from assay.evidence._compactor import Compactor
 from assay.evidence._framed import compact, framed, open_evidence
 from tests.helpers import wait_for
@@ -45,6 +47,11 @@ def _compact_whole(plain: bytes, folder: Path) -> bytes:
     return framed(folder / "file").read_bytes()
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "each whole frame of a big file is compressed ahead into that temporary file",
+    "the bytes are those sealing alone writes",
+)
 def test_frames_compacted_ahead_make_the_bytes_and_digests_of_a_compaction_at_seal(
     tmp_path: Path,
 ) -> None:
