@@ -155,7 +155,7 @@ class Compactor:
                 for name in compacted_names(self._run):
                     while not self._stopping and self._next_frame(name):
                         pass
-            except OSError:  # leave the rest to the seal, which compacts as it can
+            except Exception:  # an unreadable file, a full disk: the seal compacts it all
                 self._broken = True
                 return
 

@@ -219,10 +219,12 @@ class RunWriter:
             finally:
                 self.log.close()
                 self._events = None
-                self._release()
                 ahead, self._ahead = self._ahead, None
-                if ahead is not None:  # not sealed: its temporary files go
-                    ahead.discard()
+                try:
+                    if ahead is not None:  # not sealed: its temporary files go
+                        ahead.discard()
+                finally:
+                    self._release()  # the lock last: a resume may start once it is free
 
     def _release(self) -> None:
         for handle in self._files.values():
