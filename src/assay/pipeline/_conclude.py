@@ -92,7 +92,8 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     run.writer.flush()
     if path is not None:  # the indexes are a finished run's: a resume would outdate them
         known = run.writer.store.written_packs()
-        indexes = write_indexes(path, known) if status == "complete" else []
+        bundles = run.writer.bundle_entries()
+        indexes = write_indexes(path, known, bundles) if status == "complete" else []
         files = sealed_digests(path, rendered, indexes, run.writer.digest)
     else:
         files = {}

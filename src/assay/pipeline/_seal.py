@@ -19,15 +19,20 @@ from assay.evidence import (
 )
 
 
-def write_indexes(path: Path, known: Mapping[str, Iterable[bytes]] | None = None) -> list[str]:
+def write_indexes(
+    path: Path,
+    known: Mapping[str, Iterable[bytes]] | None = None,
+    bundles: tuple[int, bytes | bytearray] | None = None,
+) -> list[str]:
     """Write the bundle and pack indexes of a sealed run; their names, for the manifest.
-    *known*: the index entries of packs this process wrote (the others are scanned)."""
+    *known*: the index entries of packs this process wrote (the others are scanned);
+    *bundles*: those of the bundle lines it wrote, and where they start."""
     names = []
     for pack in pack_names(path / ARTIFACTS):
         entries = (known or {}).get(pack)
         index = write_pack_index(path / ARTIFACTS / pack, entries)
         names.append(f"{ARTIFACTS}/{index.name}")
-    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
+    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX, bundles)
     return [BUNDLE_INDEX, *names]
 
 
