@@ -20,9 +20,8 @@ import contextlib
 import hashlib
 import os
 import threading
-from concurrent.futures import Executor
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from assay.evidence._framed import (
     FRAME,
@@ -33,6 +32,9 @@ from assay.evidence._framed import (
     seek_table,
     table_entry,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 
 class _Ahead:
