@@ -68,8 +68,9 @@ def test_frames_compacted_ahead_make_the_bytes_and_digests_of_a_compaction_at_se
     assert wait_for(lambda: all(_temp(run, n).stat().st_size > written[n] for n in NAMES), 30)
     _grow(run, 500, 517)  # written after the thread's last look: the seal's part
     plain = {n: (run / n).read_bytes() for n in NAMES}
-    for name in NAMES:
+    for name in ("plan.jsonl", "bundles.jsonl", "scores.jsonl"):  # the manifest's digests
         assert ahead.digest(name) == hashlib.sha256(plain[name]).hexdigest(), name
+    assert ahead.digest("events.jsonl") is None  # not hashed: nothing asks
     with ThreadPoolExecutor(2) as workers:
         assert ahead.finish(1, workers) == set(NAMES)
     for i, name in enumerate(NAMES):

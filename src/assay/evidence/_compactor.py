@@ -32,9 +32,14 @@ from assay.evidence._framed import (
     seek_table,
     table_entry,
 )
+from assay.evidence._layout import BUNDLES, PLAN, SCORES
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+
+DIGESTED = (PLAN, BUNDLES, SCORES)
+"""The files the manifest lists by digest: hashed as they are compressed (the events
+and packs are checked otherwise, by their chain and their records' digests)."""
 
 
 class _Ahead:
@@ -42,7 +47,7 @@ class _Ahead:
 
     __slots__ = ("done", "entries", "hasher", "out", "path", "source", "temp")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, hashed: bool) -> None:
         self.path = path
         self.temp = _temp_of(path)
         self.source: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
@@ -53,13 +58,14 @@ class _Ahead:
             raise
         self.done = 0  # plain bytes compressed (and hashed) so far: whole frames
         self.entries = bytearray()
-        self.hasher = hashlib.sha256()
+        self.hasher = hashlib.sha256() if hashed else None  # only what the manifest digests
 
     def add(self, plain: bytes, packed: bytes) -> None:
         self.out.write(packed)
         self.out.flush()  # on disk as it goes (the page cache writes it back meanwhile)
         self.entries += table_entry(len(packed), len(plain))
-        self.hasher.update(plain)
+        if self.hasher is not None:
+            self.hasher.update(plain)
         self.done += len(plain)
 
     def close(self) -> None:
@@ -96,7 +102,7 @@ class Compactor:
         thread: the files are final when the seal asks."""
         self.stop()
         state = self._files.get(name)
-        if state is None:
+        if state is None or state.hasher is None:
             return None
         hasher = state.hasher.copy()
         offset = state.done
@@ -171,7 +177,7 @@ class Compactor:
                     return False
             except FileNotFoundError:
                 return False
-            state = self._files[name] = _Ahead(path)
+            state = self._files[name] = _Ahead(path, name in DIGESTED)
         block = os.pread(state.source.fileno(), self._frame, state.done)
         if len(block) < self._frame:
             return False
