@@ -127,3 +127,21 @@ def test_a_pack_begun_while_the_run_goes_is_compacted_ahead_too(tmp_path: Path) 
     with open_evidence(run / "artifacts/pack-0002.bin") as handle:
         assert handle.read() == copy
     assert sorted(os.listdir(run / "artifacts")) == ["pack-0001.bin.zst", "pack-0002.bin.zst"]
+
+
+def test_an_error_on_the_thread_leaves_the_whole_compaction_to_the_seal(tmp_path: Path) -> None:
+    """A file it cannot write (here a folder where its temporary file would go) stops
+    the thread; the seal then compacts every file itself, from the plain bytes."""
+    run = tmp_path / "run"
+    (run / "artifacts").mkdir(parents=True)
+    _grow(run, 0, 200)
+    _temp(run, "events.jsonl").mkdir()
+    ahead = Compactor(run, frame=FRAME)
+    ahead.poke()
+    assert wait_for(lambda: ahead.broken, timeout=30)
+    with ThreadPoolExecutor(2) as workers:
+        assert ahead.finish(1, workers) == set()
+    for name in NAMES:
+        assert (run / name).is_file() and not framed(run / name).exists(), name
+        if name != "events.jsonl":
+            assert not _temp(run, name).exists(), name
