@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence._framed import compact, framed
+from assay.evidence._index import write_bundle_index
 from tests.helpers import read_jsonl, run_cli, start_cli, unique_callable_spec, wait_for
 
 COMPACT = {"ASSAY_COMPACT_BYTES": "1"}
@@ -275,6 +276,10 @@ def test_an_interrupted_compacted_run_resumes_and_is_compacted_again(tmp_path: P
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
     assert "5 trials" in verify.stdout
+    # the index the resumed writer made (its own lines' records, the others read) is the
+    # one the whole file gives
+    write_bundle_index(run / "bundles.jsonl", tmp_path / "read.idx")
+    assert (run / "bundles.idx").read_bytes() == (tmp_path / "read.idx").read_bytes()
 
 
 @pytest.mark.doc(

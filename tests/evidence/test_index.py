@@ -10,6 +10,7 @@ import pytest
 
 from assay.evidence import _index
 from assay.evidence._index import (
+    bundle_entry,
     find_bundle_line,
     find_in_pack_index,
     write_bundle_index,
@@ -65,6 +66,32 @@ def test_bundle_index_finds_every_trial(tmp_path: Path, monkeypatch: pytest.Monk
     for h, line in zip(ids, lines, strict=True):
         assert find_bundle_line(bundles, index, f"t-{h}") == line.encode()
     assert find_bundle_line(bundles, index, "t-" + "f" * 24) is None
+
+
+def test_a_bundle_index_from_the_writers_records_is_the_one_read_from_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's writer makes each bundle line's record as it writes it; a resumed
+    run's writer appends, so the lines before its first are read at seal."""
+    monkeypatch.setattr(_index, "_CHUNK", 7)  # records in several chunks
+    bundles = tmp_path / "bundles.jsonl"
+    ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(300)]
+    lines = [
+        json.dumps({"trial": {"trial_id": f"t-{h}"}, "n": i}, separators=(",", ":")).encode()
+        + b"\n"
+        for i, h in enumerate(ids)
+    ]
+    bundles.write_bytes(b"".join(lines))
+    write_bundle_index(bundles, tmp_path / "read.idx")
+    for start_line in (0, 1, 120, 300):
+        start = sum(len(line) for line in lines[:start_line])
+        records, offset = bytearray(), start
+        for line in lines[start_line:]:
+            records += bundle_entry(line, offset)
+            offset += len(line)
+        made = tmp_path / f"made-{start_line}.idx"
+        write_bundle_index(bundles, made, (start, records))
+        assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
 
 
 def test_pack_scan_streams_and_stops_at_a_torn_record(tmp_path: Path) -> None:

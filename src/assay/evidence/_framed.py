@@ -37,6 +37,8 @@ from assay.errors import EvidenceError
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
+    from assay.evidence._compactor import Compactor
+
 SUFFIX = ".zst"
 FRAME = 1 << 20
 """Uncompressed bytes per frame: a lookup decompresses one (about a millisecond)."""
@@ -263,10 +265,8 @@ def compact(
         with open(path, "rb") as source, open(temp, "wb") as out:
             for plain, packed in _compressed(source, frame, workers):
                 out.write(packed)
-                entries += _ENTRY.pack(len(packed), plain)
-            count = len(entries) // _ENTRY.size
-            table = bytes(entries) + _FOOTER.pack(count, 0, _SEEKABLE)
-            out.write(_HEAD.pack(_SKIPPABLE, len(table)) + table)
+                entries += table_entry(len(packed), plain)
+            out.write(seek_table(bytes(entries)))
             out.flush()
             os.fsync(out.fileno())
     except OSError:  # a full disk, say: the plain file is whole, and evidence as it is
@@ -315,22 +315,42 @@ def _compress(block: bytes) -> bytes:
     return packed
 
 
-def compact_run(run: Path) -> None:
-    """Compact the sealed run at *run*: its record files and packs of at least
-    ``compact_threshold()`` bytes (the indexes stay plain: a lookup maps them)."""
-    from concurrent.futures import ThreadPoolExecutor
+def table_entry(packed: int, plain: int) -> bytes:
+    """A frame's entry in the seek table: its compressed and uncompressed sizes."""
+    return _ENTRY.pack(packed, plain)
 
+
+def seek_table(entries: bytes) -> bytes:
+    """The skippable frame that ends a ``.zst`` file: the frames' *entries*, then the
+    footer."""
+    table = entries + _FOOTER.pack(len(entries) // _ENTRY.size, 0, _SEEKABLE)
+    return _HEAD.pack(_SKIPPABLE, len(table)) + table
+
+
+def compacted_names(run: Path) -> list[str]:
+    """The files of the run at *run* that are compacted at seal (when big enough):
+    its record files and packs, by their plain names."""
     from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, PLAN, SCORES
     from assay.evidence._pack import pack_names
 
-    threshold = compact_threshold()
-    names = [
+    return [
         *(PLAN, EVENTS, BUNDLES, SCORES),
         *(f"{ARTIFACTS}/{n}" for n in pack_names(run / ARTIFACTS)),
     ]
+
+
+def compact_run(run: Path, ahead: Compactor | None = None) -> None:
+    """Compact the sealed run at *run*: its record files and packs of at least
+    ``compact_threshold()`` bytes (the indexes stay plain: a lookup maps them).
+    *ahead*: what compacted their frames while the run went on (it is finished here)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    threshold = compact_threshold()
     with ThreadPoolExecutor(AHEAD, "assay-compact") as workers:  # started once, not per file
-        for name in names:
-            compact(run / name, threshold, workers=workers)
+        done = ahead.finish(threshold, workers) if ahead is not None else set()
+        for name in compacted_names(run):
+            if name not in done:
+                compact(run / name, threshold, workers=workers)
 
 
 def expand_run(run: Path) -> list[str]:

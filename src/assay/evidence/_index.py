@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import array
 import bisect
+import itertools
 import mmap
 import os
 import struct
@@ -37,24 +38,47 @@ _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
 BUNDLE_INDEX = "bundles.idx"
 
 
-def write_bundle_index(bundles: Path, index: Path) -> None:
-    """Index *bundles* (a JSONL file of bundles) by trial id."""
-    _write_sorted(_bundle_entries(bundles), _BUNDLE.size, index)
+def write_bundle_index(
+    bundles: Path, index: Path, known: tuple[int, bytes | bytearray] | None = None
+) -> None:
+    """Index *bundles* (a JSONL file of bundles) by trial id. *known*: ``(start,
+    records)``, the ``bundle_entry`` records of the lines from byte *start* on, made
+    by the run's writer as it wrote them (the lines before *start* are read)."""
+    if known is None:
+        chunks = _bundle_entries(bundles)
+    else:
+        start, records = known
+        step = _CHUNK * _BUNDLE.size
+        written = (bytes(records[at : at + step]) for at in range(0, len(records), step))
+        chunks = itertools.chain(_bundle_entries(bundles, start) if start else (), written)
+    _write_sorted(chunks, _BUNDLE.size, index)
 
 
-def _bundle_entries(bundles: Path) -> Iterator[bytes]:
-    """The bundle index's records, a few thousand at a time."""
+_MARKER = b'"trial_id":"t-'
+
+
+def bundle_entry(line: bytes, offset: int) -> bytes:
+    """The bundle index's record of the bundle *line* at byte *offset* of its file
+    (nothing for a line that names no trial id)."""
+    at = line.find(_MARKER) + len(_MARKER)
+    if at < len(_MARKER):
+        return b""
+    return _BUNDLE.pack(bytes.fromhex(line[at : at + 24].decode()), offset)
+
+
+def _bundle_entries(bundles: Path, stop: int | None = None) -> Iterator[bytes]:
+    """The bundle index's records, a few thousand at a time (of the lines that start
+    before byte *stop*, if given)."""
     offset = 0
-    marker = b'"trial_id":"t-'
-    pack, fromhex, chunk = _BUNDLE.pack, bytes.fromhex, bytearray()
+    entry, chunk = bundle_entry, bytearray()
     with open_evidence(bundles) as handle:
         for line in handle:
-            at = line.find(marker) + len(marker)
-            if at >= len(marker):
-                chunk += pack(fromhex(line[at : at + 24].decode()), offset)
-                if len(chunk) >= _CHUNK * _BUNDLE.size:
-                    yield bytes(chunk)
-                    chunk.clear()
+            if stop is not None and offset >= stop:
+                break
+            chunk += entry(line, offset)
+            if len(chunk) >= _CHUNK * _BUNDLE.size:
+                yield bytes(chunk)
+                chunk.clear()
             offset += len(line)
     yield bytes(chunk)
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from assay._digest import canonical_json, fast_json, loads
+from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
+from assay.evidence._compactor import Compactor
 from assay.evidence._framed import compact_run, open_evidence
+from assay.evidence._index import bundle_entry
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -42,6 +44,8 @@ from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
 from assay.evidence._recorder import TrialRecorder
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
+
+_T = TypeVar("_T")
 
 
 class RunWriter:
@@ -64,6 +68,10 @@ class RunWriter:
         self._pending: dict[str, list[bytes]] = {BUNDLES: [], SCORES: []}
         self._lock: IO[bytes] | None = None
         self._events: FileSink | None = None
+        self._ahead: Compactor | None = None  # compacting whole frames while the run goes
+        self._bundles_at = 0  # where the bundle lines this writer appends start
+        self._bundles_end = 0  # and end: the offset of the next one
+        self._bundle_index = bytearray()  # their bundles.idx records (bundle_entry)
         sinks: list[LineSink] = list(extra_sinks)
         self.resume_point: ResumePoint | None = None
         head, count = GENESIS, 0
@@ -96,6 +104,8 @@ class RunWriter:
             for name in (BUNDLES, SCORES):
                 mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run
                 self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
+            self._bundles_at = os.fstat(self._files[BUNDLES].fileno()).st_size
+            self._bundles_end = self._bundles_at
             # The plan is derived from the spec: a resumed run simply writes it again, under
             # a temporary name until ``plan_written`` renames it over the old one.
             self._files[PLAN] = open(_temp_name(path / PLAN), "wb", buffering=1 << 16)  # noqa: SIM115
@@ -135,6 +145,9 @@ class RunWriter:
         os.fsync(handle.fileno())
         os.replace(_temp_name(self.path / PLAN), self.path / PLAN)
         _sync_path(self.path)
+        if self._ahead is None:  # the files it reads are the run's own from here on
+            self._ahead = Compactor(self.path)
+            self._ahead.poke()
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for one trial's events and artifacts."""
@@ -164,9 +177,35 @@ class RunWriter:
         for name in (BUNDLES, SCORES):
             handle, pending = self._files[name], self._pending[name]
             handle.write(b"".join(pending))
+            if name == BUNDLES:
+                self._index_bundles(pending)
             pending.clear()
             handle.flush()
         self._files[PLAN].flush()
+        if self._ahead is not None:
+            self._ahead.poke()
+
+    def _index_bundles(self, lines: list[bytes]) -> None:
+        """Make the bundles.idx records of *lines* as they go to the file: the seal then
+        writes the index without reading the file back (a tenth of a 5,000-sample run's
+        sealing)."""
+        offset, records = self._bundles_end, self._bundle_index
+        for line in lines:
+            records += bundle_entry(line, offset)
+            offset += len(line)
+        self._bundles_end = offset
+
+    def bundle_entries(self) -> tuple[int, bytearray]:
+        """Where the bundle lines this writer wrote start, and their bundles.idx records
+        (``write_bundle_index``'s *known*)."""
+        return self._bundles_at, self._bundle_index
+
+    def digest(self, name: str) -> str:
+        """The SHA-256 (hex) of the record file *name* as it is now (flushed): from the
+        frames hashed while they were compacted ahead, else read whole."""
+        assert self.path is not None
+        ahead = self._ahead.digest(name) if self._ahead is not None else None
+        return ahead if ahead is not None else file_sha256(self.path / name)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace the manifest atomically. A ``complete`` one only once everything it
@@ -177,17 +216,21 @@ class RunWriter:
             status = manifest.get("status")
             complete = status == "complete"
             if status in ("complete", "interrupted"):
-                compact_run(self.path)  # before the manifest: a kill here leaves a run to resume
+                ahead, self._ahead = self._ahead, None
+                # before the manifest: a kill here leaves a run to resume
+                compact_run(self.path, ahead)
             if complete:
                 _sync_tree(self.path)
             write_atomic(self.path / MANIFEST, canonical_json(manifest))
             if complete:
                 _sync_path(self.path)  # the rename itself
 
-    def write_file(self, name: str, data: bytes) -> None:
-        """Write a derived file (a report) atomically."""
+    def write_files(self, files: dict[str, bytes]) -> None:
+        """Write derived files (the reports) atomically, by name, their fsyncs waited
+        for together."""
         if self.path is not None:
-            write_atomic(self.path / name, data)
+            folder = self.path
+            _at_once(lambda name: write_atomic(folder / name, files[name]), list(files))
 
     def close(self) -> None:
         """Flush queued lines, close every file and release the lock."""
@@ -199,7 +242,12 @@ class RunWriter:
             finally:
                 self.log.close()
                 self._events = None
-                self._release()
+                ahead, self._ahead = self._ahead, None
+                try:
+                    if ahead is not None:  # not sealed: its temporary files go
+                        ahead.discard()
+                finally:
+                    self._release()  # the lock last: a resume may start once it is free
 
     def _release(self) -> None:
         for handle in self._files.values():
@@ -214,11 +262,24 @@ def _sync_tree(root: Path) -> None:
     """fsync every file and folder under *root*: a dozen files, and any loose artifacts
     (64 KB or more each). The kernel has been writing them back while the run went on,
     so this waits for little: 0.18 s of wall and 0.04 s of CPU right after a
-    100,000-trial run (360 MB) here."""
+    100,000-trial run (360 MB) here. Issued together, on threads: ext4 commits its
+    journal once for the fsyncs waiting at the same time, not once for each (15 files:
+    4-13 ms against 12-51 ms one after the other, on a busy disk)."""
+    paths: list[Path] = []
     for folder, _, files in os.walk(root):
-        for name in files:
-            _sync_path(Path(folder, name))
-        _sync_path(Path(folder))
+        paths.extend(Path(folder, name) for name in files)
+        paths.append(Path(folder))
+    _at_once(_sync_path, paths)
+
+
+def _at_once(work: Callable[[_T], None], items: list[_T]) -> None:
+    """*work* on each of *items*, on threads (each waits on the disk, not the GIL); the
+    first error is raised once all are done."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(8, len(items) or 1), "assay-sync") as pool:
+        for _ in pool.map(work, items):
+            pass
 
 
 def _sync_path(path: Path) -> None:

@@ -88,13 +88,13 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     scores = _scores_of(path)
     report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
     rendered = render_reports(report, path, run.writer.store)
-    for name, data in rendered.items():
-        run.writer.write_file(name, data)
+    run.writer.write_files(rendered)
     run.writer.flush()
     if path is not None:  # the indexes are a finished run's: a resume would outdate them
         known = run.writer.store.written_packs()
-        indexes = write_indexes(path, known) if status == "complete" else []
-        files = sealed_digests(path, rendered, indexes)
+        bundles = run.writer.bundle_entries()
+        indexes = write_indexes(path, known, bundles) if status == "complete" else []
+        files = sealed_digests(path, rendered, indexes, run.writer.digest)
     else:
         files = {}
     run.seal(status, files)

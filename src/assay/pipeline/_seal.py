@@ -3,7 +3,7 @@ whole: the bundle and pack indexes, and the whole-file digests the manifest list
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from assay._digest import file_sha256, sha256_hex
@@ -19,23 +19,35 @@ from assay.evidence import (
 )
 
 
-def write_indexes(path: Path, known: Mapping[str, Iterable[bytes]] | None = None) -> list[str]:
+def write_indexes(
+    path: Path,
+    known: Mapping[str, Iterable[bytes]] | None = None,
+    bundles: tuple[int, bytes | bytearray] | None = None,
+) -> list[str]:
     """Write the bundle and pack indexes of a sealed run; their names, for the manifest.
-    *known*: the index entries of packs this process wrote (the others are scanned)."""
+    *known*: the index entries of packs this process wrote (the others are scanned);
+    *bundles*: those of the bundle lines it wrote, and where they start."""
     names = []
     for pack in pack_names(path / ARTIFACTS):
         entries = (known or {}).get(pack)
         index = write_pack_index(path / ARTIFACTS / pack, entries)
         names.append(f"{ARTIFACTS}/{index.name}")
-    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX)
+    write_bundle_index(path / BUNDLES, path / BUNDLE_INDEX, bundles)
     return [BUNDLE_INDEX, *names]
 
 
-def sealed_digests(path: Path, rendered: dict[str, bytes], indexes: list[str]) -> dict[str, str]:
+def sealed_digests(
+    path: Path,
+    rendered: dict[str, bytes],
+    indexes: list[str],
+    digest: Callable[[str], str] | None = None,
+) -> dict[str, str]:
     """The manifest's ``files``: the record files, the reports (*rendered*, hashed as
-    written) and the indexes, each as ``sha256:<hex>``."""
+    written) and the indexes, each as ``sha256:<hex>``. *digest*: a record file's hex
+    SHA-256 by name (the run's writer hashed most of them while it compacted them)."""
     # Hashed in chunks: bundles.jsonl is ~100 MB at 100,000 trials.
-    files = {name: "sha256:" + file_sha256(path / name) for name in (PLAN, BUNDLES, SCORES)}
+    record = digest or (lambda name: file_sha256(path / name))
+    files = {name: "sha256:" + record(name) for name in (PLAN, BUNDLES, SCORES)}
     files.update({name: "sha256:" + sha256_hex(data) for name, data in rendered.items()})
     files.update({name: "sha256:" + file_sha256(path / name) for name in indexes})
     return files

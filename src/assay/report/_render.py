@@ -24,6 +24,7 @@ def to_json(report: Report) -> bytes:
 
 _MD_INLINE = re.compile(r"([\\`*|\[\]~])")
 _MD_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_PLAIN = re.compile(r"[^&<>\r\n\\`*|\[\]~_]*")
 _MD_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|[-+=](?=[\s=-]|$)|\d+[.)](?=\s|$))")
 
 
@@ -37,7 +38,10 @@ def md_escape(value: object) -> str:
     that would start a heading, a list or a rule. ``shipping-fee`` and ``0.6667`` stay as
     they are; line breaks become spaces (one value never splits a table row).
     """
-    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = str(value)
+    if _MD_PLAIN.fullmatch(text) and not _MD_LINE_START.match(text):
+        return text  # nothing to escape (most ids, states, numbers): one pass in C
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("\r", " ").replace("\n", " ")
     text = _MD_INLINE.sub(r"\\\1", text)
     text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
