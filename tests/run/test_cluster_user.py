@@ -1,0 +1,70 @@
+"""Issue 18's promises tried as a user tries them: ``dask scheduler`` and ``dask worker``
+started as programs on 127.0.0.1, and the ``assay`` CLI as typed, on the inputs around
+what the other cluster tests cover (tests/run/test_cluster*.py, test_shard.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import verify_run
+from tests.dask_cluster import started_cluster
+from tests.helpers import (
+    error_line,
+    finished_trials,
+    read_jsonl,
+    run_cli,
+    start_cli,
+    unique_callable_spec,
+    wait_for,
+)
+
+distributed = pytest.importorskip("distributed")
+
+SAMPLES = 200
+SLOW = """
+import time
+
+
+def answer(n):
+    time.sleep(0.1)
+    return str(n)
+"""
+
+
+def test_a_lost_scheduler_blocks_no_trial_of_a_spec_without_retries(tmp_path: Path) -> None:
+    """With ``retry.max_attempts: 1`` no retry hides it: a chunk's other calls must stop
+    with the run, as its sender does, not fail as infrastructure and leave their trials
+    ``blocked`` (a bundle that ``assay resume`` keeps: the run could not be finished)."""
+    samples = [{"id": f"s{i:03d}", "input": i, "expected": str(i)} for i in range(SAMPLES)]
+    spec = unique_callable_spec(tmp_path / "spec", SLOW, samples=samples, retry={"max_attempts": 1})
+    run = tmp_path / "run"
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask") as started:
+        proc = start_cli("run", spec, "-o", run, "-j", "16", "--cluster", started.address)
+        assert wait_for(lambda: len(finished_trials(run)) >= 16, timeout=60)
+        os.killpg(started.scheduler.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, out + err
+    line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
+    assert f"assay resume {run} --cluster {started.address}" in line, line
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    events = read_jsonl(run / "events.jsonl")
+    states = [e["data"]["state"] for e in events if e["type"] == "trial_finished"]
+    assert "blocked" not in states, states
+    infra = [e["data"] for e in events if e["type"] == "error"]
+    assert infra == []  # the cluster's loss is no attempt's failure
+    (tmp_path / "again").mkdir()
+    with started_cluster(tmp_path / "again") as again:
+        resumed = run_cli("resume", run, "--cluster", again.address)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert verify_run(run).ok
+    bundles = read_jsonl(run / "bundles.jsonl")
+    assert sorted(b["trial"]["sample_id"] for b in bundles) == [s["id"] for s in samples]
+    assert {b["state"] for b in bundles} == {"completed"}
