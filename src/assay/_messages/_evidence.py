@@ -258,6 +258,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "缺少分片 {shards}：这些分片未覆盖整个计划",
         "",
     ),
+    "merge.output_in_shard": (
+        "--output {path} is inside the shard {shard}: the merge would copy it into itself",
+        "pass an --output folder outside every shard",
+        "--output {path} 位于分片 {shard} 之内：合并会把它复制进它自身",
+        "请传入位于所有分片之外的 --output 文件夹",
+    ),
     "merge.bad_shard": (
         "{path} does not verify: {first} ({count} problem(s); see 'assay verify {path}')",
         "",
