@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import verify_run
-from tests.dask_cluster import started_cluster
+from tests.dask_cluster import DaskCluster, started_cluster
 from tests.helpers import (
     error_line,
     finished_trials,
@@ -23,6 +23,7 @@ from tests.helpers import (
     start_cli,
     unique_callable_spec,
     wait_for,
+    write_module,
 )
 
 distributed = pytest.importorskip("distributed")
@@ -68,3 +69,43 @@ def test_a_lost_scheduler_blocks_no_trial_of_a_spec_without_retries(tmp_path: Pa
     bundles = read_jsonl(run / "bundles.jsonl")
     assert sorted(b["trial"]["sample_id"] for b in bundles) == [s["id"] for s in samples]
     assert {b["state"] for b in bundles} == {"completed"}
+
+
+RELATIVE_TASK = """
+import json
+
+from assay import Sample, Task, generate, match, task
+
+
+@task
+def relative():
+    rows = [json.loads(line) for line in open("questions.jsonl")]  # the working folder's
+    return Task(
+        dataset=[Sample(input=row["q"], target="four", id=row["id"]) for row in rows],
+        solver=generate(),
+        scorer=match(),
+        model="mock/m",
+    )
+"""
+
+
+def test_a_task_the_workers_cannot_rebuild_is_refused_before_it_runs(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    """The task reads a file by a path relative to the working folder, which is not the
+    workers' one: each worker fails to rebuild it. Before, every attempt failed as
+    infrastructure and every trial ended ``blocked`` (exit 3); now one line, exit 2, and
+    no run folder."""
+    folder = tmp_path / "task"
+    path = write_module(folder, f"relative_{tmp_path.name}", RELATIVE_TASK)
+    lines = [json.dumps({"q": f"q{i}", "id": f"a{i}"}) for i in range(3)]
+    (folder / "questions.jsonl").write_text("\n".join(lines) + "\n")
+    local = run_cli("run", f"{path}@relative", "-o", tmp_path / "local", cwd=folder)
+    assert local.returncode == 0, local.stdout + local.stderr
+    run = tmp_path / "run"
+    proc = run_cli("run", f"{path}@relative", "-o", run, "--cluster", cluster.address, cwd=folder)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = error_line(proc)
+    assert line.startswith("assay: --cluster: 2 of 2 workers cannot rebuild the task (tcp://")
+    assert "FileNotFoundError" in line and "questions.jsonl" in line, line
+    assert not run.exists()

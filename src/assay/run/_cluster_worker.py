@@ -125,6 +125,22 @@ def call_chunk(target: bytes, root: str, calls: list[Call], make: Maker | None =
     return Chunk(address, _event_loop().call(_call_all, target, root, calls, make or TargetCaller))
 
 
+def prepare(target: bytes, root: str, make: Maker) -> str | None:
+    """Build the caller ``make(target, root)`` on this worker now, kept for the chunks
+    to come, so that a worker that cannot build it (a Python task whose file or data it
+    does not see) is found before the run: None, or why not, in one line."""
+    return _event_loop().call(_prepare, target, root, make)
+
+
+async def _prepare(target: bytes, root: str, make: Maker) -> str | None:
+    if (target, root) not in _targets:
+        try:
+            _targets[(target, root)] = make(target, root)
+        except Exception as exc:  # the driver refuses the run, saying why
+            return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return None
+
+
 def collect(keys: list[str]) -> dict[str, Reply | None]:
     """The replies of the calls named *keys* left running by ``call_chunk`` on this
     worker: waits for the first of them, then returns every one done (``None``: a key
