@@ -109,3 +109,60 @@ def test_a_task_the_workers_cannot_rebuild_is_refused_before_it_runs(
     assert line.startswith("assay: --cluster: 2 of 2 workers cannot rebuild the task (tcp://")
     assert "FileNotFoundError" in line and "questions.jsonl" in line, line
     assert not run.exists()
+
+
+SLOW_TASK = """
+import anyio
+
+from assay import Sample, Task, generate, match, solver, task
+
+
+@solver
+def slowly():
+    async def solve(state, generate):
+        await anyio.sleep(0.1)
+        return await generate(state)
+
+    return solve
+
+
+@task
+def slow():
+    return Task(
+        dataset=[Sample(input=f"say {i}", target="four", id=f"s{i:03d}") for i in range(200)],
+        solver=[slowly(), generate()],
+        scorer=match(),
+        model="mock/m",
+    )
+"""
+
+
+def test_a_python_task_left_without_workers_is_interrupted_and_resumed(tmp_path: Path) -> None:
+    """Every worker gone, none restarted, under a Python task: one line after the 10 s
+    docs/cluster.md gives, sealed ``interrupted`` with no trial blocked, and ``assay
+    resume RUN --cluster ADDRESS`` finishes it, each sample once."""
+    path = write_module(tmp_path / "task", f"slow_{tmp_path.name}", SLOW_TASK)
+    run = tmp_path / "run"
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", workers_wanted=1) as started:
+        proc = start_cli("run", f"{path}@slow", "-o", run, "-j", "8", "--cluster", started.address)
+        assert wait_for(lambda: len(finished_trials(run)) >= 8, timeout=60)
+        assert started.workers is not None
+        os.killpg(started.workers.pid, signal.SIGKILL)  # the nanny with its worker
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, out + err
+    line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
+    assert "no worker has been connected for 10 s" in line, line
+    assert f"assay resume {run} --cluster {started.address}" in line, line
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    events = read_jsonl(run / "events.jsonl")
+    states = {e["data"]["state"] for e in events if e["type"] == "trial_finished"}
+    assert "blocked" not in states, states
+    (tmp_path / "again").mkdir()
+    with started_cluster(tmp_path / "again") as again:
+        resumed = run_cli("resume", run, "--cluster", again.address)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert verify_run(run).ok
+    bundles = read_jsonl(run / "bundles.jsonl")
+    assert sorted(b["trial"]["sample_id"] for b in bundles) == [f"s{i:03d}" for i in range(200)]
+    assert {b["state"] for b in bundles} == {"completed"}
