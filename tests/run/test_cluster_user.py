@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,40 @@ def test_a_python_task_left_without_workers_is_interrupted_and_resumed(tmp_path:
     bundles = read_jsonl(run / "bundles.jsonl")
     assert sorted(b["trial"]["sample_id"] for b in bundles) == [f"s{i:03d}" for i in range(200)]
     assert {b["state"] for b in bundles} == {"completed"}
+
+
+ANSWER = """
+def answer(n):
+    return str(n)
+"""
+
+
+def test_a_target_the_workers_cannot_build_is_refused_before_the_run(tmp_path: Path) -> None:
+    """The worker runs under bubblewrap with an empty folder over the spec's, as on a
+    machine that does not share it. Before, the first call's error stopped a run already
+    started (a run folder sealed ``interrupted``), its line not saying it was a worker's;
+    now one line naming the worker, exit 2, and no run folder."""
+    samples = [{"id": f"s{i}", "input": i, "expected": str(i)} for i in range(4)]
+    spec = unique_callable_spec(tmp_path / "spec", ANSWER, samples=samples)
+    run = tmp_path / "run"
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", workers_wanted=0) as started:
+        hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(spec.parent), "--"]
+        worker = [sys.executable, "-m", "dask", "worker", started.address]
+        loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+        with open(tmp_path / "dask" / "worker.log", "ab") as log:
+            hider = subprocess.Popen(
+                [*hidden, *worker, *loopback], stdout=log, stderr=log, start_new_session=True
+            )
+        try:
+            with distributed.Client(started.address, timeout=30) as client:
+                client.wait_for_workers(1, timeout=60)
+            proc = run_cli("run", spec, "-o", run, "--cluster", started.address)
+        finally:
+            os.killpg(hider.pid, signal.SIGKILL)
+            hider.wait(timeout=30)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = error_line(proc)
+    assert line.startswith("assay: --cluster: 1 of 1 workers cannot build target 't' (tcp://")
+    assert "cannot load callable" in line, line
+    assert not run.exists()
