@@ -107,8 +107,13 @@ def test_a_task_the_workers_cannot_rebuild_is_refused_before_it_runs(
     proc = run_cli("run", f"{path}@relative", "-o", run, "--cluster", cluster.address, cwd=folder)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     line = error_line(proc)
-    assert line.startswith("assay: --cluster: 2 of 2 workers cannot rebuild the task (tcp://")
+    assert line.startswith("assay: --cluster: 2 of 2 workers cannot build the task (tcp://")
     assert "FileNotFoundError" in line and "questions.jsonl" in line, line
+    assert line.endswith(
+        " — run each worker where it sees the task's file, the modules beside it and the "
+        "files it reads (a path relative to the working folder is read from the worker's) "
+        "at the same path"
+    ), line
     assert not run.exists()
 
 
@@ -203,4 +208,8 @@ def test_a_target_the_workers_cannot_build_is_refused_before_the_run(tmp_path: P
     line = error_line(proc)
     assert line.startswith("assay: --cluster: 1 of 1 workers cannot build target 't' (tcp://")
     assert "cannot load callable" in line, line
+    folder = spec.parent.resolve()
+    assert line.endswith(
+        f" — run each worker where it sees the spec's folder {folder} at the same path"
+    )
     assert not run.exists()

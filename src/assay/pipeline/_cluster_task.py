@@ -199,12 +199,19 @@ async def _check_built(client: Any, frozen: bytes, settings: str) -> None:
     failed = sorted((worker, why) for worker, why in built.items() if why is not None)
     if failed:
         worker, why = failed[0]
-        reason = (
-            f"{len(failed)} of {len(built)} workers cannot rebuild the task ({worker}: {why}); "
-            "each must see its file, the modules beside it and what it reads at the same "
-            "paths (a relative path is read from the worker's working folder)"
+        where = (
+            "the task's file, the modules beside it and the files it reads (a path relative "
+            "to the working folder is read from the worker's)"
         )
-        raise ClusterRefused("task.option", option="--cluster", reason=reason)
+        raise ClusterRefused(
+            "cluster.unbuilt",
+            failed=len(failed),
+            workers=len(built),
+            what="the task",
+            worker=worker,
+            why=why,
+            where=where,
+        )
 
 
 def _sees(path: str) -> bool:

@@ -60,11 +60,15 @@ async def _check_built(client: Any, spec: TargetSpec, root: Path) -> None:
     failed = sorted((worker, why) for worker, why in built.items() if why is not None)
     if failed:
         worker, why = failed[0]
-        reason = (
-            f"{len(failed)} of {len(built)} workers cannot build target {spec.id!r} "
-            f"({worker}: {why}); each must see the spec's folder at the same path"
+        raise ConfigError(
+            "cluster.unbuilt",
+            failed=len(failed),
+            workers=len(built),
+            what=f"target {spec.id!r}",
+            worker=worker,
+            why=why,
+            where=f"the spec's folder {root.resolve()}",
         )
-        raise ConfigError("task.option", option="--cluster", reason=reason)
 
 
 @asynccontextmanager
