@@ -22,6 +22,7 @@ from tests.helpers import (
     read_jsonl,
     run_cli,
     start_cli,
+    trial_events,
     unique_callable_spec,
     wait_for,
     write_module,
@@ -213,3 +214,46 @@ def test_a_target_the_workers_cannot_build_is_refused_before_the_run(tmp_path: P
         f" — run each worker where it sees the spec's folder {folder} at the same path"
     )
     assert not run.exists()
+
+
+HELD = """
+import pathlib
+import time
+
+RELEASE = pathlib.Path(%r)
+
+
+def answer(n):
+    while n == 0 and not RELEASE.exists():  # held until the test lets it go
+        time.sleep(0.05)
+    return str(n)
+"""
+
+
+def test_two_runs_of_one_spec_on_one_worker_keep_their_own_replies(tmp_path: Path) -> None:
+    """Two runs of one spec have the same trial ids. Both leave sample s00's call running
+    on the one worker (its chunk came back without it) and fetch it by its name there;
+    before, both named it alike: one run took the other's reply, and the other stopped on
+    an internal error (exit 70)."""
+    release = tmp_path / "release"
+    samples = [{"id": f"s{i:02d}", "input": i, "expected": str(i)} for i in range(40)]
+    spec = unique_callable_spec(tmp_path / "spec", HELD % str(release), samples=samples)
+    runs = [tmp_path / "run1", tmp_path / "run2"]
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", workers_wanted=1) as started:
+        procs = [
+            start_cli("run", spec, "-o", run, "-j", "64", "--cluster", started.address)
+            for run in runs
+        ]
+        try:
+            others = wait_for(lambda: all(len(finished_trials(r)) >= 39 for r in runs), 90)
+        finally:
+            release.touch()
+            done = [proc.communicate(timeout=120) for proc in procs]
+    assert others, "the held call held its chunk"
+    for proc, (out, err) in zip(procs, done, strict=True):
+        assert proc.returncode == 0, out + err
+    for run in runs:
+        assert verify_run(run).ok
+        for trial, events in trial_events(run).items():  # fetched, not retried
+            assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Container
 from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from assay.errors import RunError
 from assay.run._cluster_worker import Call, Chunk, Maker, Reply, call_chunk, call_key, collect
@@ -109,9 +111,10 @@ class Chunks:
         self._queue: deque[_Waiting] = deque()
         self._members: set[str] | None = None  # the workers' addresses, once asked
         self._members_at = float("-inf")
+        self._id = uuid.uuid4().hex  # names this run's calls left running on a worker
 
     async def send(self, call: Call) -> Reply:
-        mine = _Waiting(call)
+        mine = _Waiting(msgspec.structs.replace(call, run=self._id))
         self._queue.append(mine)
         self._waiting += 1
         await anyio.lowlevel.checkpoint()  # the other trials of this moment join
