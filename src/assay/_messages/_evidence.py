@@ -67,6 +67,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法使用位于 {address} 的 Dask 集群：{reason}",
         "请启动调度器和至少一个工作进程（dask scheduler；dask worker 地址），或检查 --cluster 地址",
     ),
+    "cluster.unbuilt": (
+        "--cluster: {failed} of {workers} workers cannot build {what} ({worker}: {why})",
+        "run each worker where it sees {where} at the same path",
+        "--cluster：{workers} 个工作进程中有 {failed} 个无法构建 {what}（{worker}：{why}）",
+        "请让每个工作进程在相同路径下看到 {where}",
+    ),
     "run.cluster_lost": (
         "lost the Dask cluster at {address}: {reason}; the run is interrupted, finished "
         "trials are kept in {path}",
@@ -257,6 +263,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "",
         "缺少分片 {shards}：这些分片未覆盖整个计划",
         "",
+    ),
+    "merge.output_in_shard": (
+        "--output {path} is inside the shard {shard}: the merge would copy it into itself",
+        "pass an --output folder outside every shard",
+        "--output {path} 位于分片 {shard} 之内：合并会把它复制进它自身",
+        "请传入位于所有分片之外的 --output 文件夹",
     ),
     "merge.bad_shard": (
         "{path} does not verify: {first} ({count} problem(s); see 'assay verify {path}')",

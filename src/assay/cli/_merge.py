@@ -8,6 +8,7 @@ import click
 
 from assay._messages import say
 from assay.cli._print import print_decision, print_usage
+from assay.errors import ConfigError
 
 
 @click.command()
@@ -28,8 +29,19 @@ def merge(shards: tuple[Path, ...], output: Path, baseline: Path | None) -> None
     whole run."""
     from assay.pipeline._merge import merge_runs
 
+    _outside_the_shards(shards, output)
     merged = merge_runs(list(shards), output, baseline)
     code = print_decision(merged.metrics, merged.gate, merged.report.scorers)
     print_usage(merged.report)
     click.echo(say("out.run_dir", path=merged.path))
     raise SystemExit(code)
+
+
+def _outside_the_shards(shards: tuple[Path, ...], output: Path) -> None:
+    """Refuse an output folder inside a shard (exit 2): the copy of that shard would hold
+    the folder it is copied into, without end. The shard itself exists: exit 5, later."""
+    where = output.resolve()
+    for shard in shards:
+        folder = shard.resolve()
+        if where != folder and where.is_relative_to(folder):  # the shard itself: it exists
+            raise ConfigError("merge.output_in_shard", path=str(output), shard=str(shard))

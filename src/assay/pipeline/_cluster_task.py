@@ -122,15 +122,10 @@ async def task_on_cluster(address: str, prepared: Prepared) -> AsyncIterator[Pre
             raise ClusterUnreachable.of(exc) from None
         if cache is not None:
             await _check_shared(client, cache.root.resolve())
+        frozen, given = prepared.spec.canonical(), msgspec.json.encode(settings).decode()
+        await _check_built(client, frozen, given)
         limit = (prepared.spec.targets[0].limits or {}).get("time_limit") or NO_TIME_LIMIT
-        chunks = call_chunks(
-            client,
-            prepared.spec.canonical(),
-            msgspec.json.encode(settings).decode(),
-            address,
-            float(limit),
-            _TaskCaller,
-        )
+        chunks = call_chunks(client, frozen, given, address, float(limit), _TaskCaller)
         kept: dict[str, _Kept] = {}
         target_id = prepared.spec.targets[0].id
         scorers: dict[str, AnyScorer] = {
@@ -191,6 +186,32 @@ async def _check_shared(client: Any, folder: Path) -> None:
             "(ASSAY_CACHE_DIR) or run without --cache"
         )
         raise ClusterRefused("task.option", option="--cache", reason=reason)
+
+
+async def _check_built(client: Any, frozen: bytes, settings: str) -> None:
+    """Refuse the run unless every worker rebuilds the task now (kept for its attempts):
+    one that cannot (its file, the modules beside it or a file it reads not there, a
+    relative path read from another working folder) would fail every attempt sent to it
+    as infrastructure, and block the trials."""
+    from assay.run._cluster_worker import prepare
+
+    built = await client.run(prepare, frozen, settings, _TaskCaller)
+    failed = sorted((worker, why) for worker, why in built.items() if why is not None)
+    if failed:
+        worker, why = failed[0]
+        where = (
+            "the task's file, the modules beside it and the files it reads (a path relative "
+            "to the working folder is read from the worker's)"
+        )
+        raise ClusterRefused(
+            "cluster.unbuilt",
+            failed=len(failed),
+            workers=len(built),
+            what="the task",
+            worker=worker,
+            why=why,
+            where=where,
+        )
 
 
 def _sees(path: str) -> bool:

@@ -25,7 +25,7 @@ from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
 from assay.run._cluster_chunks import Chunks, reason_of, worker_count
-from assay.run._cluster_worker import Call
+from assay.run._cluster_worker import Call, TargetCaller, prepare
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
 
@@ -47,7 +47,28 @@ async def cluster_targets(
         if spec.kind == "solver":
             raise ConfigError("task.option", option="--cluster", reason=PYTHON_TASK_ON_CLUSTER)
     async with cluster_client(address) as client:
+        for spec in specs:
+            await _check_built(client, spec, root)
         yield {spec.id: ClusterTarget(spec, root, client, address) for spec in specs}
+
+
+async def _check_built(client: Any, spec: TargetSpec, root: Path) -> None:
+    """Build the target on every worker now (kept for its calls), and refuse the run
+    (exit 2, nothing written) when one cannot: a module or script it does not see, at
+    the same path. Found at the first call instead, it stopped a run already started."""
+    built = await client.run(prepare, msgspec.json.encode(spec), str(root.resolve()), TargetCaller)
+    failed = sorted((worker, why) for worker, why in built.items() if why is not None)
+    if failed:
+        worker, why = failed[0]
+        raise ConfigError(
+            "cluster.unbuilt",
+            failed=len(failed),
+            workers=len(built),
+            what=f"target {spec.id!r}",
+            worker=worker,
+            why=why,
+            where=f"the spec's folder {root.resolve()}",
+        )
 
 
 @asynccontextmanager

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Container
 from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from assay.errors import RunError
 from assay.run._cluster_worker import Call, Chunk, Maker, Reply, call_chunk, call_key, collect
@@ -60,13 +62,14 @@ def call_chunks(
 class _Waiting:
     """One call waiting for its chunk's reply."""
 
-    __slots__ = ("call", "done", "reply", "taken", "worker")
+    __slots__ = ("call", "done", "lost", "reply", "taken", "worker")
 
     def __init__(self, call: Call) -> None:
         self.call = call
         self.taken = False  # in a chunk already (it stays in the queue until popped)
         self.reply: Reply | None = None
         self.worker: str | None = None  # where it still runs, when its chunk came back without it
+        self.lost: ClusterLost | None = None  # the cluster went while its chunk was out
         self.done = anyio.Event()
 
 
@@ -108,9 +111,10 @@ class Chunks:
         self._queue: deque[_Waiting] = deque()
         self._members: set[str] | None = None  # the workers' addresses, once asked
         self._members_at = float("-inf")
+        self._id = uuid.uuid4().hex  # names this run's calls left running on a worker
 
     async def send(self, call: Call) -> Reply:
-        mine = _Waiting(call)
+        mine = _Waiting(msgspec.structs.replace(call, run=self._id))
         self._queue.append(mine)
         self._waiting += 1
         await anyio.lowlevel.checkpoint()  # the other trials of this moment join
@@ -126,6 +130,8 @@ class Chunks:
             self._waiting -= len(chunk)
             await self._run(chunk)
         await mine.done.wait()
+        if mine.lost is not None:  # the run stops; an infrastructure failure would block it
+            raise ClusterLost(str(mine.lost.params["address"]), str(mine.lost.params["reason"]))
         if mine.reply is None:  # a straggler, still running on mine.worker
             mine.reply = await self._collected(mine)
         return mine.reply
@@ -147,12 +153,16 @@ class Chunks:
             for waiting, reply in zip(chunk, replies, strict=True):
                 waiting.reply = reply
                 waiting.worker = worker if reply is None else None
+        except ClusterLost as lost:  # the others of the chunk stop the run with it
+            for waiting in chunk:
+                waiting.lost = lost
+            raise
         finally:  # cancelled, or failed: the others of the chunk must not wait forever
             self._out -= 1
             if placed is not None:
                 self._out_on[placed] -= 1
             for waiting in chunk:
-                if waiting.reply is None and waiting.worker is None:
+                if waiting.reply is None and waiting.worker is None and waiting.lost is None:
                     waiting.reply = Reply([], infra=_CANCELLED)
                 waiting.done.set()
 

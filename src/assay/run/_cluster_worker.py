@@ -45,6 +45,7 @@ class Call(msgspec.Struct, frozen=True):
     parent: int | None
     root: int = 1  # the trial's ``trial_started``: a Python task's scorers record under it
     keep: bool = False  # a Python task's: keep the attempt's sandboxes (--no-sandbox-cleanup)
+    run: str = ""  # the sender's own id: two runs of one spec have the same trial ids
 
 
 class Reply(msgspec.Struct):
@@ -110,8 +111,9 @@ class TargetCaller:
 
 
 def call_key(call: Call) -> str:
-    """A call's name on the worker: its trial and where the trial's recorder stood."""
-    return f"{call.trial_id}@{call.last}"
+    """A call's name on the worker: its sender, its trial and where the trial's recorder
+    stood (two runs of one spec on one cluster must not take each other's replies)."""
+    return f"{call.run}/{call.trial_id}@{call.last}"
 
 
 def call_chunk(target: bytes, root: str, calls: list[Call], make: Maker | None = None) -> Chunk:
@@ -123,6 +125,22 @@ def call_chunk(target: bytes, root: str, calls: list[Call], make: Maker | None =
 
     address = get_worker().address
     return Chunk(address, _event_loop().call(_call_all, target, root, calls, make or TargetCaller))
+
+
+def prepare(target: bytes, root: str, make: Maker) -> str | None:
+    """Build the caller ``make(target, root)`` on this worker now, kept for the chunks
+    to come, so that a worker that cannot build it (a Python task whose file or data it
+    does not see) is found before the run: None, or why not, in one line."""
+    return _event_loop().call(_prepare, target, root, make)
+
+
+async def _prepare(target: bytes, root: str, make: Maker) -> str | None:
+    if (target, root) not in _targets:
+        try:
+            _targets[(target, root)] = make(target, root)
+        except Exception as exc:  # the driver refuses the run, saying why
+            return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return None
 
 
 def collect(keys: list[str]) -> dict[str, Reply | None]:
@@ -187,7 +205,7 @@ async def _collect(keys: list[str]) -> dict[str, Reply | None]:
             done[key] = None
         elif held_call.reply is not None:
             done[key] = held_call.reply
-            del _running[key]
+            _running.pop(key, None)
     return done
 
 
