@@ -395,8 +395,8 @@ class _TaskCaller:
         with epoch_scope(call.epoch):  # a grader's cache entry per epoch, as in the driver
             for scorer_id, scorer in self.prepared.scorers.items():
                 recorder = DetachedRecorder(call.trial_id, call.last, call.root)
-                recorder.scoring = True
-                with recorder.bound():
+                recorder.root = call.root  # the scorers' events hang from the trial's root
+                with recorder.bound(), recorder.scoring_phase():
                     verdict = await score_observation(scorer, observation)
                 scored.append((scorer_id, verdict, recorder.ops))
         return scored
