@@ -257,3 +257,31 @@ def test_two_runs_of_one_spec_on_one_worker_keep_their_own_replies(tmp_path: Pat
         assert verify_run(run).ok
         for trial, events in trial_events(run).items():  # fetched, not retried
             assert [e["type"] for e in events].count("attempt_started") == (1 if trial else 0)
+
+
+def test_workers_running_other_assay_code_are_refused_before_the_run(tmp_path: Path) -> None:
+    """A worker started from another assay (here: a copy with one comment more) would
+    fail every pickled call with Dask's own deserialization error, an internal error
+    after the run folder was made; the driver compares the code first: one line naming
+    the worker, exit 2, nothing written. The scheduler, from this assay, passes."""
+    import shutil
+
+    import assay
+
+    other = tmp_path / "other"
+    shutil.copytree(
+        Path(assay.__file__).parent, other / "assay", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with open(other / "assay" / "errors.py", "a") as handle:
+        handle.write("# a later edit\n")
+    spec = unique_callable_spec(
+        tmp_path / "spec", SLOW, samples=[{"id": "s", "input": 1, "expected": "1"}]
+    )
+    (tmp_path / "dask").mkdir()
+    with started_cluster(tmp_path / "dask", 1, env={"PYTHONPATH": str(other)}) as started:
+        proc = run_cli("run", spec, "-o", tmp_path / "run", "--cluster", started.address)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = error_line(proc)
+    assert line.startswith("assay: --cluster: worker tcp://127.0.0.1:"), line
+    assert "runs other assay code" in line and "restart them after updating it" in line, line
+    assert not (tmp_path / "run").exists()

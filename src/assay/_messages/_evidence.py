@@ -73,6 +73,13 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "--cluster：{workers} 个工作进程中有 {failed} 个无法构建 {what}（{worker}：{why}）",
         "请让每个工作进程在相同路径下看到 {where}",
     ),
+    "cluster.other_code": (
+        "--cluster: {who} runs other assay code ({theirs}) than this driver ({mine})",
+        "start the scheduler and the workers from the same assay as the driver (restart "
+        "them after updating it)",
+        "--cluster：{who} 运行的 assay 代码（{theirs}）与本驱动进程的（{mine}）不同",
+        "请用与驱动进程相同的 assay 启动调度器和工作进程（更新后请重启它们）",
+    ),
     "run.cluster_lost": (
         "lost the Dask cluster at {address}: {reason}; the run is interrupted, finished "
         "trials are kept in {path}",

@@ -25,6 +25,7 @@ from assay.dataset import Sample
 from assay.errors import ConfigError, RunError
 from assay.evidence import current_recorder, replay_detached
 from assay.run._cluster_chunks import Chunks, reason_of, worker_count
+from assay.run._cluster_code import check_same_code
 from assay.run._cluster_worker import Call, TargetCaller, prepare
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome
@@ -153,6 +154,11 @@ async def _connect(address: str) -> Any:
         await client.close()
         reason = f"no worker joined within {CONNECT_TIMEOUT:g} s"
         raise RunError("run.cluster", address=address, reason=reason) from exc
+    try:
+        await check_same_code(client)
+    except BaseException:
+        await client.close()
+        raise
     return client
 
 
