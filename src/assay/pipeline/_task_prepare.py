@@ -43,6 +43,7 @@ from assay.score import (
 )
 from assay.spec import DatasetRef, EvalSpec, GatePolicy, RetryPolicy, ScorerSpec, TargetSpec
 from assay.task import Epochs, Task, load_tasks, task_with
+from assay.task._load import frozen_defaults
 
 if TYPE_CHECKING:
     from assay.sandbox._spec import SandboxSpec
@@ -304,9 +305,23 @@ def rebuild_frozen(spec: EvalSpec, connections: int | None = None) -> Prepared:
         raise ConfigError("task.in_memory", evaluation=spec.evaluation)
     args = spec.task.get("args") or {}
     not_data = sorted(name for name, value in args.items() if _not_data(json_safe(value)))
+    if not_data:  # a default is made again by itself (``_passed_args``)
+        defaults = frozen_defaults(spec.task["file"], spec.task["name"], args)
+        not_data = [name for name in not_data if name not in defaults]
     if not_data:  # frozen as a name or a repr: made again, the task would get a dict
         raise ConfigError("task.args", task=spec.task["name"], names=", ".join(not_data))
     return rebuild_task(spec, connections)
+
+
+def _passed_args(record: dict[str, Any]) -> dict[str, Any]:
+    """The recorded task arguments to pass when the task is made again: all but those
+    that are not data and are the task's own defaults (it gets those by itself)."""
+    args: dict[str, Any] = record["args"]
+    not_data = {name for name, value in args.items() if _not_data(json_safe(value))}
+    if not not_data:
+        return args
+    defaults = frozen_defaults(record["file"], record["name"], args) & not_data
+    return {name: value for name, value in args.items() if name not in defaults}
 
 
 def _not_data(frozen: Any) -> bool:
@@ -321,7 +336,7 @@ def rebuild_task(spec: EvalSpec, connections: int | None = None) -> Prepared:
     model with *connections* calls in flight at most (not frozen: it decides no result),
     else its default."""
     record: dict[str, Any] = spec.task or {}
-    (task, loaded), *_ = load_tasks(f"{record['file']}@{record['name']}", record["args"])
+    (task, loaded), *_ = load_tasks(f"{record['file']}@{record['name']}", _passed_args(record))
     if loaded["digest"] != record["digest"]:
         raise ConfigError("task.changed", path=record["file"])
     model_args = record.get("model_args", {})

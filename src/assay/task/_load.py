@@ -17,7 +17,7 @@ from typing import Any
 
 from assay._import_path import folder_on_path
 from assay._messages import say
-from assay._registry import registry_info
+from assay._registry import json_safe, registry_info
 from assay.errors import ConfigError
 from assay.task._task import Task
 
@@ -138,3 +138,24 @@ def _accepted(factory: Any, args: dict[str, Any], name: str) -> dict[str, Any]:
         line = say("task.unknown_args", names=", ".join(unknown), task=name, known=known)
         print(f"assay: {line}", file=sys.stderr)
     return {k: v for k, v in args.items() if k in parameters}
+
+
+def frozen_defaults(file: str, name: str, args: dict[str, Any]) -> set[str]:
+    """The names among *args* (a run's recorded task arguments) whose value is the
+    frozen form of task *name*'s own default in *file*.
+
+    A task's record holds every argument, its defaults too; one that is not data (a
+    function, say) is frozen as its name or repr, and cannot be passed back. When it is
+    the default, the task made again needs nothing passed: it gets the same default.
+    """
+    factory = task_factories(load_module(Path(file))).get(name)
+    if factory is None:
+        return set()
+    parameters = inspect.signature(factory).parameters
+    return {
+        key
+        for key, value in args.items()
+        if key in parameters
+        and parameters[key].default is not inspect.Parameter.empty
+        and json_safe(parameters[key].default) == value
+    }
