@@ -407,7 +407,7 @@ def test_cache_on_workers_that_do_not_see_its_folder_is_refused(tmp_path: Path) 
     assert error_line(proc) == (
         f"assay: --cache: the workers do not share the cache folder {cache} (1 of 1 cannot "
         "see it); put it on a shared file system (ASSAY_CACHE_DIR) or run without --cache "
-        "— see 'assay run --help' for the accepted values"
+        "— see 'assay run --help' (or 'assay resume --help') for the accepted values"
     )
     assert not (tmp_path / "run").exists()
 

@@ -36,3 +36,13 @@ def test_a_merged_run_inside_one_of_its_shards_is_refused(tmp_path: Path) -> Non
     assert verify_run(shards[0]).ok
     again = run_cli("merge", *shards, "-o", tmp_path / "merged")  # elsewhere: merged
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_file_given_as_a_run_is_called_a_file(tmp_path: Path) -> None:
+    """It said "no such folder" of a path that exists."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a run\n")
+    proc = run_cli("verify", notes)
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # verify: not a run is exit 4
+    assert "a file, not a run's folder" in error_line(proc)
+    assert "no such folder" not in proc.stderr

@@ -180,9 +180,9 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "task.option": (
         "{option}: {reason}",
-        "see 'assay run --help' for the accepted values",
+        "see 'assay run --help' (or 'assay resume --help') for the accepted values",
         "{option}：{reason}",
-        "可接受的取值见 'assay run --help'",
+        "可接受的取值见 'assay run --help'（或 'assay resume --help'）",
     ),
     # --- models: the local llama.cpp server and the anthropic provider (issue 4) -------
     "local.missing": (

@@ -310,7 +310,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
     """Read a run's manifest, or raise EvidenceError saying why it is not a run."""
     manifest_path = path / MANIFEST
     if not path.is_dir():
-        raise EvidenceError("run.not_a_run", path=str(path), reason="no such folder")
+        reason = "a file, not a run's folder" if path.exists() else "no such folder"
+        raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
     try:
         manifest = loads(manifest_path.read_bytes())
     except FileNotFoundError:
