@@ -207,7 +207,8 @@ def file_digest(path: Path) -> str | None:
 def _walk(
     run: str, scan: EventScan, running: dict[str, Any], refs: RefBuilder, bound: bytearray
 ) -> None:
-    """Walk the chain link by link (the hot loop of verify: kept flat on purpose)."""
+    """Walk the chain link by link (the hot loop of verify: kept flat on purpose, the
+    common case first: a trial's event that is folded, its parent the event before)."""
     findings = scan.findings
     prev = GENESIS
     counts: dict[str | None, int] = {}
@@ -233,6 +234,7 @@ def _walk(
             if n != counts.get(trial, 0) + 1:
                 where = f"{EVENTS}:{number}"
                 findings.append((where, "verify.event_order", {"n": n, "trial": trial}))
+            counts[trial] = n
             if parent is None:
                 if n != 1 and kind != "trial_started":  # a resumed trial starts a second root
                     where = f"{EVENTS}:{number}"
@@ -240,26 +242,30 @@ def _walk(
             elif not 1 <= parent < n:
                 where = f"{EVENTS}:{number}"
                 findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
-            counts[trial] = n
             if trial is None:
                 scan.run_tail = (kind, loads(head.data))
                 if kind in SEQUENTIAL_EVENTS:
                     scan.sequential.append((number, kind, scan.run_tail[1]))
+                continue
+            if kind in referring:
+                if kind[0] == "s" and kind.startswith("score_"):  # what scorers did
+                    _event_refs(number, head.data, refs)
+                    continue
+                _event_refs(number, head.data, refs)
             elif kind == "match":  # after the sealed bundle: it binds its score line
                 record = raw(_decode_match(head.data).record)
                 if record is not None:  # else it cannot be any line's sha256
                     bound += record
-            elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                if kind in referring:
-                    _event_refs(number, head.data, refs)
+                continue
+            elif kind[0] == "s" and kind.startswith("score_"):  # (_log.after_seal, inlined)
+                continue
+            elif kind == "sampling" and b'"model"' in line:
+                _event_refs(number, head.data, refs)
+            fold = running.get(trial)
+            if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
+                running[trial] = sha256(f'[[{n},"{prev}"]'.encode())
             else:
-                if kind in referring or (kind == "sampling" and b'"model"' in line):
-                    _event_refs(number, head.data, refs)
-                fold = running.get(trial)
-                if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
-                    fold = running[trial] = sha256(b'[[%d,"%s"]' % (n, prev.encode()))
-                else:
-                    fold.update(b',[%d,"%s"]' % (n, prev.encode()))
+                fold.update(f',[{n},"{prev}"]'.encode())
     scan.events, scan.head = number, prev
 
 
