@@ -87,3 +87,20 @@ def test_a_failed_pack_worker_is_redone_here_and_noted(
     assert result.notes == [
         "note: the artifact pass was redone in this process: the worker exited with code 3"
     ]
+
+
+def test_the_pack_worker_yields_to_the_event_pass(run: Path) -> None:
+    """Three processes share two cores; the event pass decides when verify ends, so the
+    pack worker runs niced (in the time the others leave)."""
+    import os
+
+    from assay.evidence._verify_packs import PACK_NICENESS, finish_packs, start_packs
+
+    worker = start_packs(run, 0)
+    assert worker is not None and not isinstance(worker, str)
+    try:
+        niceness = os.getpriority(os.PRIO_PROCESS, worker.pid)
+    finally:
+        scan = finish_packs(run, worker)
+    assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + PACK_NICENESS)
+    assert scan.in_worker and not scan.findings
