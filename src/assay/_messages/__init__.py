@@ -4,8 +4,8 @@ Keeping the catalog in one table means a translation cannot be forgotten: a test
 the table and checks that each key has both languages and the same placeholders.
 Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
 The table is kept in files by subject (``_config``, ``_models``, ``_evidence``,
-``_output``, ``_reports``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``) and joined
-here; a key may be defined once only.
+``_output``, ``_reports``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``,
+``_cluster``) and joined here; a key may be defined once only.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 
 from assay._messages import (
     _agent,
+    _cluster,
     _config,
     _evidence,
     _models,
@@ -45,6 +46,7 @@ MESSAGES = _join(
     _sandbox.MESSAGES,
     _agent.MESSAGES,
     _sign.MESSAGES,
+    _cluster.MESSAGES,
 )
 
 LANGUAGES = ("en", "zh")

@@ -193,25 +193,17 @@ async def _check_built(client: Any, frozen: bytes, settings: str) -> None:
     one that cannot (its file, the modules beside it or a file it reads not there, a
     relative path read from another working folder) would fail every attempt sent to it
     as infrastructure, and block the trials."""
+    from assay.run._cluster import unbuilt
     from assay.run._cluster_worker import prepare
 
     built = await client.run(prepare, frozen, settings, _TaskCaller)
-    failed = sorted((worker, why) for worker, why in built.items() if why is not None)
-    if failed:
-        worker, why = failed[0]
-        where = (
-            "the task's file, the modules beside it and the files it reads (a path relative "
-            "to the working folder is read from the worker's)"
-        )
-        raise ClusterRefused(
-            "cluster.unbuilt",
-            failed=len(failed),
-            workers=len(built),
-            what="the task",
-            worker=worker,
-            why=why,
-            where=where,
-        )
+    where = (
+        "the task's file, the modules beside it and the files it reads (a path relative "
+        "to the working folder is read from the worker's)"
+    )
+    error = unbuilt(built, "the task", where)
+    if error is not None:
+        raise ClusterRefused.of(error)
 
 
 def _sees(path: str) -> bool:

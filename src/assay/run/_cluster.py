@@ -58,18 +58,27 @@ async def _check_built(client: Any, spec: TargetSpec, root: Path) -> None:
     (exit 2, nothing written) when one cannot: a module or script it does not see, at
     the same path. Found at the first call instead, it stopped a run already started."""
     built = await client.run(prepare, msgspec.json.encode(spec), str(root.resolve()), TargetCaller)
+    error = unbuilt(built, f"target {spec.id!r}", f"the spec's folder {root.resolve()}")
+    if error is not None:
+        raise error
+
+
+def unbuilt(built: dict[str, str | None], what: str, where: str) -> ConfigError | None:
+    """The refusal of a run some worker could not build *what* for (``prepare``'s
+    answers, by worker), naming the first of them; None when every one could."""
     failed = sorted((worker, why) for worker, why in built.items() if why is not None)
-    if failed:
-        worker, why = failed[0]
-        raise ConfigError(
-            "cluster.unbuilt",
-            failed=len(failed),
-            workers=len(built),
-            what=f"target {spec.id!r}",
-            worker=worker,
-            why=why,
-            where=f"the spec's folder {root.resolve()}",
-        )
+    if not failed:
+        return None
+    worker, why = failed[0]
+    return ConfigError(
+        "cluster.unbuilt",
+        failed=len(failed),
+        workers=len(built),
+        what=what,
+        worker=worker,
+        why=why,
+        where=where,
+    )
 
 
 @asynccontextmanager
