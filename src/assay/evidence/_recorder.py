@@ -35,7 +35,6 @@ class TrialRecorder:
         "last",
         "parent",
         "root",
-        "scoring",
         "store",
         "trial_id",
         "usage",
@@ -48,7 +47,6 @@ class TrialRecorder:
         self.events: list[tuple[int, str]] = []
         self.last = 0
         self.closed = False
-        self.scoring = False
         self._lock = log.lock  # the log's: an event takes one lock, not two
         self.artifacts: dict[str, str] = {}
         self.parent: int | None = None
@@ -70,7 +68,7 @@ class TrialRecorder:
         target's thread that wakes while the scorers run is dropped too: its context
         predates the scoring phase."""
         with self._lock:
-            if self.scoring and _scoring_in.get() is self:
+            if _scoring_in.get() is self:
                 kind = f"score_{kind}"
             elif self.closed:
                 return None
@@ -92,6 +90,11 @@ class TrialRecorder:
         """While scorers run: their model calls (a grader's) are recorded, parented to
         the trial, though the trial itself is closed."""
         return _Scoring(self)
+
+    @property
+    def scoring(self) -> bool:
+        """Whether this context is the trial's scorers' (inside ``scoring_phase``)."""
+        return _scoring_in.get() is self
 
     def close(self) -> None:
         """Seal the trial's event list: a stray thread can no longer add to it."""
@@ -149,13 +152,12 @@ class _Scoring:
 
     def __enter__(self) -> None:
         recorder = self._recorder
-        recorder.scoring, self._outer = True, recorder.parent
-        recorder.parent = recorder.root
+        self._outer, recorder.parent = recorder.parent, recorder.root
         self._token = _scoring_in.set(recorder)
 
     def __exit__(self, *exc: object) -> None:
         _scoring_in.reset(self._token)
-        self._recorder.scoring, self._recorder.parent = False, self._outer
+        self._recorder.parent = self._outer
 
 
 def current_recorder() -> TrialRecorder | None:
