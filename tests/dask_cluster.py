@@ -107,3 +107,32 @@ def closed_port() -> Iterator[int]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         yield int(probe.getsockname()[1])
+
+
+def interrupted_then_resumed(task: str, folder: Path, address: str, at_least: int) -> Path:
+    """Run *task* locally (the reference, ``folder/local``), then on the cluster with 2
+    trials in flight, stopped by Ctrl-C once *at_least* trials are finished, and
+    finished by ``resume --cluster``; checked equal to the local run, verified, and
+    re-scored to the same scores. Returns the cluster's run folder."""
+    from assay.evidence import verify_run
+    from tests.helpers import finished_trials, results_view, run_cli, start_cli
+
+    reference = run_cli("run", task, "-o", folder / "local")
+    assert reference.returncode == 0, reference.stderr
+    (Path(task.partition("@")[0]).parent / "slow").touch()
+    run = folder / "cluster"
+    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", address)
+    assert wait_for(lambda: len(finished_trials(run)) >= at_least, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert at_least <= len(finished_trials(run)) < len(finished_trials(folder / "local"))
+    resumed = run_cli("resume", run, "--cluster", address)
+    assert resumed.returncode == 0, resumed.stderr
+    assert results_view(run) == results_view(folder / "local")
+    result = verify_run(run)
+    assert result.ok, result.problems
+    rescored = run_cli("score", run)
+    assert rescored.returncode == 0, rescored.stderr
+    assert "all equal the recorded ones" in rescored.stdout
+    return run

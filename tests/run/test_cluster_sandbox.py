@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from assay.evidence import verify_run
-from tests.dask_cluster import DaskCluster, started_cluster, worker_pids
+from tests.dask_cluster import DaskCluster, interrupted_then_resumed, started_cluster, worker_pids
 from tests.helpers import (
     finished_trials,
     read_jsonl,
@@ -326,25 +326,7 @@ def test_an_interrupted_sandboxed_run_is_resumed_on_the_cluster(
 ) -> None:
     """Its finished trials are judged again in the driver from what their scorers did
     in the sandbox (logged); the rest run on the workers; the run equals a local one."""
-    task = _task(tmp_path / "task")
-    reference = run_cli("run", task, "-o", tmp_path / "local")
-    assert reference.returncode == 0, reference.stderr
-    (tmp_path / "task" / "slow").touch()
-    run = tmp_path / "cluster"
-    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster.address)
-    assert wait_for(lambda: len(finished_trials(run)) >= 2, timeout=60)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert 2 <= len(finished_trials(run)) < 8
-    resumed = run_cli("resume", run, "--cluster", cluster.address)
-    assert resumed.returncode == 0, resumed.stderr
-    assert results_view(run) == results_view(tmp_path / "local")
-    result = verify_run(run)
-    assert result.ok, result.problems
-    rescored = run_cli("score", run)
-    assert rescored.returncode == 0, rescored.stderr
-    assert "all equal the recorded ones" in rescored.stdout
+    interrupted_then_resumed(_task(tmp_path / "task"), tmp_path, cluster.address, at_least=2)
     assert wait_for(lambda: _left(sandboxes) == [], timeout=30)  # the interrupted ones too
 
 

@@ -21,7 +21,13 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.evidence import verify_run
-from tests.dask_cluster import DaskCluster, closed_port, started_cluster, worker_pids
+from tests.dask_cluster import (
+    DaskCluster,
+    closed_port,
+    interrupted_then_resumed,
+    started_cluster,
+    worker_pids,
+)
 from tests.helpers import (
     error_line,
     finished_trials,
@@ -222,25 +228,7 @@ def test_a_worker_that_dies_mid_trial_loses_nothing(cluster: DaskCluster, tmp_pa
 def test_an_interrupted_run_is_resumed_on_the_cluster(cluster: DaskCluster, tmp_path: Path) -> None:
     """Its finished trials are judged again in the driver (from their logged grader
     calls), the rest run on the workers; the run equals a local one."""
-    task = _task(tmp_path / "task")
-    reference = run_cli("run", task, "-o", tmp_path / "local")
-    assert reference.returncode == 0, reference.stderr
-    (tmp_path / "task" / "slow").touch()
-    run = tmp_path / "cluster"
-    proc = start_cli("run", task, "-o", run, "-j", "2", "--cluster", cluster.address)
-    assert wait_for(lambda: len(finished_trials(run)) >= 3, timeout=60)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert 3 <= len(finished_trials(run)) < 12
-    resumed = run_cli("resume", run, "--cluster", cluster.address)
-    assert resumed.returncode == 0, resumed.stderr
-    assert results_view(run) == results_view(tmp_path / "local")
-    result = verify_run(run)
-    assert result.ok, result.problems
-    rescored = run_cli("score", run)
-    assert rescored.returncode == 0, rescored.stderr
-    assert "all equal the recorded ones" in rescored.stdout
+    interrupted_then_resumed(_task(tmp_path / "task"), tmp_path, cluster.address, at_least=3)
 
 
 def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
