@@ -154,20 +154,21 @@ def read_eval_log_samples(log_file: str | Path | Any) -> Iterator[EvalSample]:
         bundle, seen = trial.bundle, trial.bundle["observation"]
         head = bundle["trial"]
         sample = trial.sample or {}
+        media = seen.get("media", "")  # a blocked trial has no output, so no media type
         yield EvalSample(
             id=head["sample_id"],
             epoch=int(head["repetition"]),
             model=str(head["target_id"]),
             input=sample.get("input"),
             target=seen.get("expected"),
-            completion=answer_of(trial.output, seen["media"]),
+            completion=answer_of(trial.output, media),
             scores={str(s["scorer_id"]): _score_of(s) for s in trial.scores},
             metadata=sample.get("metadata") or {},
             state=str(bundle["state"]),
             error=seen.get("failure"),
             trial_id=str(head["trial_id"]),
             bundle_digest=str(bundle["digest"]),
-            **_conversation_of(trial.output, seen["media"]),
+            **_conversation_of(trial.output, media),
         )
 
 

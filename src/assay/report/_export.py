@@ -87,7 +87,7 @@ def trial_rows(run: Path) -> Iterator[dict[str, Any]]:
             "state": bundle["state"],
             "input": (trial.sample or {}).get("input"),
             "expected": seen["expected"],
-            "answer": answer_of(trial.output, seen["media"]),
+            "answer": answer_of(trial.output, seen.get("media", "")),  # none when blocked
             "failure": seen.get("failure"),
         }
         by_scorer = {score["scorer_id"]: score for score in trial.scores}
