@@ -149,6 +149,7 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
     "out.show_expected": ("  expected: {value}", "", "  期望：{value}", ""),
     "out.show_output": ("  output: {value}", "", "  输出：{value}", ""),
     "out.show_failure": ("  failure: {value}", "", "  失败原因：{value}", ""),
+    "out.show_stderr": ("  stderr: {value}", "", "  标准错误输出：{value}", ""),
     "out.show_score": (
         "  score {scorer}: {status} ({value}){reason}",
         "",

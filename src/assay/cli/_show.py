@@ -50,6 +50,7 @@ def show(
 ) -> None:
     """Show trial ID (t-…) or every trial of sample ID in RUN, checked against its digests."""
     from assay.evidence import checked_events, find_trials, read_manifest
+    from assay.evidence._lookup import checked_stderr
 
     if (ident is None) == (transcript_of is None):
         raise ConfigError("show.one_id")
@@ -75,7 +76,8 @@ def show(
             events = None
             if transcript_of is not None and _is_task_state(output):
                 events = checked_events(trial.folder or run_dir, trial.bundle)
-            _print_trial(trial.bundle, trial.sample, output, trial.scores, full, events)
+            stderr = checked_stderr(trial.folder or run_dir, trial.bundle)
+            _print_trial(trial.bundle, trial.sample, output, trial.scores, full, events, stderr)
 
 
 def _check_signed_whole(run_dir: Path, trust: tuple[Path, ...]) -> None:
@@ -102,6 +104,7 @@ def _print_trial(
     scores: list[dict[str, Any]],
     full: bool,
     events: list[dict[str, Any]] | None = None,
+    stderr: bytes | None = None,
 ) -> None:
     head, seen = bundle["trial"], bundle["observation"]
     click.echo(
@@ -145,6 +148,9 @@ def _print_trial(
         click.echo(say("out.show_output", value=_text(output, full)))
     if seen.get("failure"):
         click.echo(say("out.show_failure", value=_text(seen["failure"], full)))
+    if stderr:  # a program target's, of the call: what it said about its answer
+        text = stderr.decode("utf-8", errors="replace").rstrip("\n")
+        click.echo(say("out.show_stderr", value=_text(text, full)))
     for score in scores:
         reason = f" — {_text(score['reason'], full)}" if score.get("reason") else ""
         value = "-" if score["value"] is None else score["value"]

@@ -202,6 +202,13 @@ def _checked_output(run: Path, bundle: dict[str, Any]) -> bytes | None:
     return _checked_artifact(run, bundle, "output", sha) if sha else None
 
 
+def checked_stderr(run: Path, bundle: dict[str, Any]) -> bytes | None:
+    """What a program target wrote to stderr during the trial's call (None if nothing),
+    checked against the digest its bundle names: ``show`` prints it as it prints output."""
+    sha = bundle["artifacts"].get("stderr")
+    return _checked_artifact(run, bundle, "stderr", sha) if sha else None
+
+
 def _checked_sample(run: Path, bundle: dict[str, Any]) -> dict[str, Any] | None:
     sha = bundle["artifacts"].get("sample")
     if not sha:

@@ -229,6 +229,7 @@ class Program:
             data = b""
         self._drain_stderr()  # what it wrote before answering goes with the answer
         if not data:
+            self._last_line()
             self._end_now()
             return
         self._take(data)
@@ -268,6 +269,21 @@ class Program:
                 return
             if line.strip():
                 self._answer(bytes(line))
+
+    def _last_line(self) -> None:
+        """An answer the program ended without a newline still answers its call (a JSON
+        lines file may end so); other unended bytes are left to the crash's report, which
+        names the exit code and the stderr, more use than a half-written line."""
+        line = bytes(self.partial).strip()
+        self.partial.clear()
+        if not line or self.failure is not None or len(line) > self.max_line:
+            return
+        try:
+            answer = decode_answer(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if answer.id in self.pending:
+            self._answer(line)
 
     def _answer(self, line: bytes) -> None:
         if len(line) > self.max_line:
