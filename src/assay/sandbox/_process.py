@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from assay._spawn import open_process
 from assay.sandbox._result import CappedOutput, ExecResult
 
 _DRAIN_GRACE = 2.0  # seconds the readers get after the child exits
@@ -41,7 +42,7 @@ async def run_capped(
     """Run *argv*; return its result, ``timed_out`` if *timeout* seconds passed first.
     *pass_fds* are descriptors the child keeps (bwrap reads its options from one)."""
     stdout, stderr = CappedOutput(output_limit), CappedOutput(output_limit)
-    process = await anyio.open_process(
+    process = await open_process(
         list(argv),
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -38,6 +38,7 @@ import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
 from assay._reap import Reaper
+from assay._spawn import open_process
 from assay.sandbox import BwrapSandbox, Limits, make_sandbox
 from assay.sandbox._bwrap import DEFAULT_PATH, BwrapLaunch, bwrap_launch
 from assay.sandbox._workfolder import WorkFolderSandbox
@@ -185,7 +186,7 @@ async def _spawn(
 async def _open(
     argv: list[str], cwd: str | None, env: dict[str, str], fds: tuple[int, ...]
 ) -> Process:
-    return await anyio.open_process(
+    return await open_process(
         argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -35,6 +35,7 @@ import msgspec
 from anyio.abc import Process
 
 from assay._reap import Reaper
+from assay._spawn import open_process
 from assay.sandbox._bwrap import BwrapStatus, bwrap_failure
 from assay.target._base import InfrastructureError, TargetOutcome
 from assay.target._persistent_wire import (
@@ -109,7 +110,7 @@ class Program:
         theirs = (pipes[0][0], pipes[1][1], pipes[2][1])
         ours = (pipes[0][1], pipes[1][0], pipes[2][0])
         try:
-            self.process = await anyio.open_process(
+            self.process = await open_process(
                 argv,
                 stdin=theirs[0],
                 stdout=theirs[1],

@@ -39,6 +39,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from assay._digest import fast_json
 from assay._reap import Reaper
+from assay._spawn import open_process
 from assay.dataset import Sample
 from assay.errors import ConfigError
 from assay.spec import PYTHON, TargetSpec, resolve_inside
@@ -115,7 +116,7 @@ class SubprocessTarget:
 
     async def _open(self, argv: list[str], options: dict[str, Any]) -> Process:
         try:
-            return await anyio.open_process(
+            return await open_process(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
