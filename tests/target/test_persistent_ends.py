@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import bundles_by_sample, edit_artifact, error_line, events_of, run_cli
-from tests.target.test_persistent import _pids, _samples, _spec
+from tests.target.test_persistent import CHATTY, _pids, _samples, _spec
 
 ONE_AND_DONE = """
 import json, os, sys
@@ -29,17 +29,6 @@ def test_a_last_answer_without_a_newline_answers_its_call(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(_pids(log)) == 3  # each call found the last process gone and started one
     assert events_of(run, "error") == []  # an ended program with no call in flight is no failure
-
-
-CHATTY = """
-import json, sys
-
-sys.argv.pop(1)
-for line in sys.stdin:
-    request = json.loads(line)
-    print(f"working on {request['sample_id']}", file=sys.stderr, flush=True)
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
 
 
 @pytest.mark.doc(
