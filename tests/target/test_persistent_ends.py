@@ -21,7 +21,7 @@ sys.stdout.write(json.dumps({"id": request["id"], "output": request["input"]})) 
 """
 
 
-@pytest.mark.doc("docs/spec.md", "the last line may end without a newline")
+@pytest.mark.doc("docs/spec.md", "The program's last answer may end without a newline.")
 def test_a_last_answer_without_a_newline_answers_its_call(tmp_path: Path) -> None:
     spec, log = _spec(tmp_path, ONE_AND_DONE, _samples("a", "b", "c"))
     run = tmp_path / "run"
