@@ -45,6 +45,11 @@ def loop_of_a_run(tmp_path: Path) -> str:
     return seen[0]
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`ASSAY_EVENT_LOOP` — the event loop a run goes on: `uvloop` (the default; Python's own"
+    " when uvloop is not installed, which is a dependency except on Windows) or `asyncio`.",
+)
 def test_a_run_is_on_uvloop_when_it_is_installed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,6 +64,7 @@ def test_asyncio_s_loop_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert loop_of_a_run(tmp_path) == "asyncio"
 
 
+@pytest.mark.doc("docs/cli.md", "Another value is one line naming the two (exit 2).")
 def test_a_loop_no_one_knows_is_a_usage_error(tmp_path: Path) -> None:
     spec = REPO / "examples" / "shipping" / "eval.yaml"
     proc = run_cli("run", spec, "-o", tmp_path / "run", env={"ASSAY_EVENT_LOOP": "trio"})
