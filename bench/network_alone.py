@@ -60,7 +60,7 @@ def _child(url: str, calls: int, connections: int, mode: str) -> dict[str, float
         await asyncio.gather(*(worker(c) for c in counts))
         await api.aclose()
 
-    from assay.util._event_loop import run
+    from assay._event_loop import run
 
     run(main)  # on the loop a run gets (uvloop's when installed; ASSAY_EVENT_LOOP)
     usage1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()

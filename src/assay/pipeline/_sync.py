@@ -2,9 +2,8 @@
 
 Every entry point is async first (``run_spec_async``, ``resume_run_async``, ...); its
 blocking form runs it in an event loop of its own (uvloop's when it is installed:
-``assay.util._event_loop``). ``synchronous`` makes that form
-from the async one with the same typed signature and docstring, so the parameters are
-declared in one place.
+``assay._event_loop``). ``synchronous`` makes that form from the async one with the
+same typed signature and docstring, so the parameters are declared in one place.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
-from assay.util._event_loop import run
+from assay._event_loop import run
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -29,11 +29,11 @@ import msgspec
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
+from assay._event_loop import backend_options
 from assay.dataset import Sample
 from assay.evidence import DetachedRecorder
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome, build_target
-from assay.util._event_loop import backend_options
 
 
 class Call(msgspec.Struct, frozen=True):

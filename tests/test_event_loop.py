@@ -1,4 +1,4 @@
-"""The event loop a run gets (``assay.util._event_loop``): uvloop's when it is installed,
+"""The event loop a run gets (``assay._event_loop``): uvloop's when it is installed,
 asyncio's when ``ASSAY_EVENT_LOOP=asyncio`` asks for it, a one-line usage error (exit 2)
 for a value naming neither."""
 
