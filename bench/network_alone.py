@@ -10,9 +10,11 @@ first connection of each of the C). Per connection count: calls/s and its
 share of the C / 50 ms limit, client CPU per call (getrusage of the client process), and
 the server's CPU per request and busy share (its ``/stats``). It shows whether the
 server can be the bottleneck of ``network.py`` and what a call costs the client with
-nothing of the harness around it.
+nothing of the harness around it. The client runs on the event loop a run gets
+(``ASSAY_EVENT_LOOP``: uvloop's when it is installed).
 
     python bench/network_alone.py [--connections 200,500] [--calls 20000]
+                                  [--modes transport,generate,sdk]
 """
 
 from __future__ import annotations
@@ -58,13 +60,15 @@ def _child(url: str, calls: int, connections: int, mode: str) -> dict[str, float
         await asyncio.gather(*(worker(c) for c in counts))
         await api.aclose()
 
-    asyncio.run(main())
+    from assay._event_loop import run
+
+    run(main)  # on the loop a run gets (uvloop's when installed; ASSAY_EVENT_LOOP)
     usage1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     user, sys_ = usage1.ru_utime - usage0.ru_utime, usage1.ru_stime - usage0.ru_stime
     return {"wall_s": t1 - t0, "user_s": user, "sys_s": sys_}
 
 
-def measure(connections: list[int], calls: int) -> None:
+def measure(connections: list[int], calls: int, modes: list[str]) -> None:
     sys.path.insert(0, str(BENCH))
     from network import LATENCY, Server
 
@@ -72,7 +76,7 @@ def measure(connections: list[int], calls: int) -> None:
     print(f"load average {load:.1f} at the start")
     with Server() as server:
         for c in connections:
-            for mode in ("transport", "generate", "sdk"):
+            for mode in modes:
                 before = server.stats(reset=True)
                 argv = [
                     sys.executable,
@@ -108,8 +112,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--connections", default="200,500")
     parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--modes", default="transport,generate,sdk")
     args = parser.parse_args()
-    measure([int(c) for c in args.connections.split(",")], args.calls)
+    measure([int(c) for c in args.connections.split(",")], args.calls, args.modes.split(","))
 
 
 if __name__ == "__main__":

@@ -338,4 +338,10 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法读取 .env 文件 {path}：{reason}",
         "请修正该文件，或用 --no-env-file 跳过它",
     ),
+    "run.event_loop": (
+        "ASSAY_EVENT_LOOP={value} names no event loop",
+        "set it to one of {choices}, or unset it (uvloop when installed)",
+        "ASSAY_EVENT_LOOP={value} 不是可用的事件循环",
+        "请设为 {choices} 之一，或不设置（已安装 uvloop 时使用 uvloop）",
+    ),
 }

@@ -29,6 +29,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
+from assay._event_loop import backend_options
 from assay.dataset import Sample
 from assay.evidence import DetachedRecorder
 from assay.spec import TargetSpec
@@ -236,7 +237,9 @@ def _event_loop() -> BlockingPortal:
                     started.put(portal)
                     await portal.sleep_until_stopped()
 
-            thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
+            options = {"backend_options": backend_options()}  # a wrong choice raises here
+            thread = threading.Thread(target=anyio.run, args=(serve,), kwargs=options)
+            thread.daemon = True
             thread.name = "assay-cluster-loop"
             thread.start()
             _portal, _thread = started.get(), thread

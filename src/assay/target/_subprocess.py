@@ -279,12 +279,13 @@ async def _send(process: Process, payload: bytes) -> None:
 
 
 async def _reap(process: Process) -> None:
+    """Wait (at most 5 s) for the killed program, then close its pipes with their
+    transports (``Process.aclose``): a pipe left unread (an output flood) otherwise
+    stays open until it is collected, which uvloop reports as an unclosed resource."""
     with anyio.move_on_after(5, shield=True):
         await process.wait()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+    with anyio.move_on_after(1, shield=True):
+        await process.aclose()
 
 
 def _classify(
