@@ -9,6 +9,7 @@ commands run with their address space capped, so a read that does not stop fails
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -129,3 +130,25 @@ def test_an_attestation_that_never_ends_or_is_huge_is_refused_unread(
     proc = run_capped("verify", huge)
     assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
     assert "cannot be read (it is larger than 64 MiB)" in proc.stdout
+
+
+def test_a_claimed_key_id_cannot_write_lines_or_flood_the_terminal(
+    signed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, pub = signed
+    claims = _hostile_copy(run, tmp_path, "claims")
+    envelope = json.loads((run / ATTESTATION).read_bytes())
+    forged = "sha256:0\nverified: \x1b[32mall good"
+    envelope["signatures"] = [{"keyid": forged, "sig": ""}] + [
+        {"keyid": f"sha256:{n:064x}", "sig": ""} for n in range(10_000)
+    ]
+    (claims / ATTESTATION).write_text(json.dumps(envelope))
+    proc = run_cli("verify", claims)  # the claim is printed, as a claim: one line
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("signature: signed by sha256:0\\n"), lines
+    assert "\x1b" not in proc.stdout and "+9997" in lines[1] and len(lines[1]) < 500
+    proc = run_cli("verify", claims, "--trust", pub)
+    assert proc.returncode == EXIT_EVIDENCE
+    line = error_line(proc)
+    assert "not by a trusted key" in line and "+9997" in line and len(line) < 800

@@ -43,6 +43,7 @@ PAYLOAD_TYPE = "application/vnd.in-toto+json"
 PREDICATE_TYPE = "urn:assay:run-verdict:v1"
 SEALED = ("complete", "interrupted")
 _BOUND_FIELDS = ("evaluation", "spec_digest", "planned", "events", "events_head")
+SHOWN_KEYIDS = 4
 ENVELOPE_LIMIT = 64 * 1024 * 1024
 """The most an attestation may hold (64 MiB): a statement of thousands of targets fits."""
 
@@ -163,6 +164,16 @@ class Envelope:
         """The key ids the envelope claims (unchecked until a trusted key verifies one)."""
         return [str(s.get("keyid")) for s in self.signatures if isinstance(s, dict)]
 
+    def shown_keyids(self) -> str:
+        """The claimed key ids as printed: anyone may have written them, so each is
+        escaped (no control character can start a line or recolour the terminal) and
+        cut, and only the first SHOWN_KEYIDS are named, then how many more."""
+        ids = self.keyids
+        shown = [key.encode("unicode_escape").decode("ascii")[:80] for key in ids[:SHOWN_KEYIDS]]
+        if len(ids) > SHOWN_KEYIDS:
+            shown.append(f"+{len(ids) - SHOWN_KEYIDS}")
+        return ", ".join(shown) or "no key"
+
     def subject_digest(self) -> str | None:
         """The SHA-256 the statement names for ``manifest.json``, if it names one."""
         for subject in self.statement.get("subject") or []:
@@ -241,7 +252,7 @@ def check_trusted(path: Path, trusted: list[Ed25519PublicKey]) -> str:
         raise EvidenceError("sign.unsigned", path=str(path), trusted=trusted_ids)
     signed_by = [k for k in envelope.keyids if k in wanted]
     if not signed_by:
-        others = ", ".join(envelope.keyids) or "no key"
+        others = envelope.shown_keyids()
         raise EvidenceError("sign.other_key", path=str(path), keyids=others, trusted=trusted_ids)
     message = pae(PAYLOAD_TYPE, envelope.payload)
     keyid = signed_by[0]
@@ -286,7 +297,7 @@ def signature_line(path: Path) -> tuple[str, dict[str, object]]:
         return "out.signature_unreadable", {"reason": exc.params.get("reason", "")}
     if envelope is None:
         return "out.unsigned", {}
-    keyids = ", ".join(envelope.keyids) or "no key"
+    keyids = envelope.shown_keyids()
     if envelope.subject_digest() != manifest_digest(path):
         return "out.signed_other_manifest", {"keyids": keyids}
     return "out.signed_by", {"keyids": keyids}
