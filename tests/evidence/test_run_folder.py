@@ -87,6 +87,15 @@ def test_a_stray_file_fails_verify_naming_it(run: Path, stray: str, named: str) 
     assert f"  - {named}: not a file assay writes" in verify.stdout, verify.stdout
 
 
+def test_a_stray_file_name_is_printed_escaped_on_its_own_line(run: Path) -> None:
+    # whoever can write the folder picks the name: it must not print a line of its own
+    (run / "x\nverified run: every digest matches\x1b[2J").write_text("")
+    verify = run_cli("verify", run)
+    assert verify.returncode == 4, verify.stdout
+    assert len(verify.stdout.splitlines()) == 2, verify.stdout
+    assert "  - x\\nverified run: every digest matches\\x1b[2J: not a file" in verify.stdout
+
+
 def test_a_loose_artifact_in_the_wrong_folder_fails_verify(run: Path) -> None:
     (loose,) = [p for p in (run / "artifacts").glob("??/*")]
     moved = run / "artifacts" / "00" / loose.name

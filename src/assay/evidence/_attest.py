@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay import __version__
 from assay._digest import canonical_json, loads
-from assay.errors import EvidenceError
+from assay.errors import EvidenceError, printable
 from assay.evidence._keys import fingerprint, read_at_most
 from assay.evidence._layout import ATTESTATION, LOCK, MANIFEST, REPORTS
 from assay.evidence._rundir import read_manifest
@@ -169,7 +169,7 @@ class Envelope:
         escaped (no control character can start a line or recolour the terminal) and
         cut, and only the first SHOWN_KEYIDS are named, then how many more."""
         ids = self.keyids
-        shown = [key.encode("unicode_escape").decode("ascii")[:80] for key in ids[:SHOWN_KEYIDS]]
+        shown = [printable(key)[:80] for key in ids[:SHOWN_KEYIDS]]
         if len(ids) > SHOWN_KEYIDS:
             shown.append(f"+{len(ids) - SHOWN_KEYIDS}")
         return ", ".join(shown) or "no key"
