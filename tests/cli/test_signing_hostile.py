@@ -10,38 +10,14 @@ commands run with their address space capped, so a read that does not stop fails
 from __future__ import annotations
 
 import json
-import os
-import resource
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_PASSED
 from tests.cli.test_signing import ATTESTATION, keygen, shipping_run
-from tests.helpers import SHIPPING, error_line, run_cli
-
-MEMORY_CAP = 1 << 30
-"""Address space for a command here: ample for assay, far less than /dev/zero holds."""
-
-
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-def run_capped(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
-    """``run_cli`` with the address space capped at MEMORY_CAP."""
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "LANG": "C.UTF-8"},
-        timeout=120,
-        check=False,
-        preexec_fn=_cap_memory,
-    )
+from tests.helpers import MEMORY_CAP, SHIPPING, error_line, run_capped, run_cli
 
 
 @pytest.fixture(scope="module")

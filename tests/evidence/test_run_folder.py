@@ -8,12 +8,13 @@ with a text editor would make it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, start_cli, unique_callable_spec, wait_for
+from tests.helpers import error_line, run_capped, run_cli, start_cli, unique_callable_spec, wait_for
 
 # s0's output is 70,000 bytes: a loose artifact file (64 KiB or more), beside the packs
 TARGET = """
@@ -94,6 +95,22 @@ def test_a_stray_file_name_is_printed_escaped_on_its_own_line(run: Path) -> None
     assert verify.returncode == 4, verify.stdout
     assert len(verify.stdout.splitlines()) == 2, verify.stdout
     assert "  - x\\nverified run: every digest matches\\x1b[2J: not a file" in verify.stdout
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "named pipe", "folder"])
+def test_a_manifest_that_is_no_regular_file_is_not_a_run(run: Path, kind: str) -> None:
+    manifest = run / "manifest.json"
+    manifest.unlink()
+    if kind == "named pipe":
+        os.mkfifo(manifest)  # reading it would wait for a writer forever
+    elif kind == "folder":
+        manifest.mkdir()
+    else:
+        manifest.symlink_to("/dev/zero")  # reading it whole would never end
+    for command in ("verify", "gate", "score"):
+        proc = run_capped(command, run)
+        assert proc.returncode == 4, (kind, command, proc.stdout + proc.stderr)
+        assert "manifest.json is not a regular file" in error_line(proc), (kind, command)
 
 
 def test_a_loose_artifact_in_the_wrong_folder_fails_verify(run: Path) -> None:
