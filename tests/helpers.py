@@ -87,7 +87,9 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def run_capped(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+def run_capped(
+    *args: str | os.PathLike[str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """``run_cli`` with the address space capped at MEMORY_CAP: a command handed a file
     that never ends (``/dev/zero``) and reading it whole fails fast (MemoryError, exit
     70) instead of taking the machine's memory."""
@@ -96,7 +98,7 @@ def run_capped(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         env={**os.environ, "LANG": "C.UTF-8"},
-        timeout=120,
+        timeout=timeout,
         check=False,
         preexec_fn=_cap_memory,
     )

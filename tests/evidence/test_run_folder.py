@@ -113,6 +113,36 @@ def test_a_manifest_that_is_no_regular_file_is_not_a_run(run: Path, kind: str) -
         assert "manifest.json is not a regular file" in error_line(proc), (kind, command)
 
 
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A link, a pipe or a device in the run folder is such an error even under a name assay "
+    "writes, and verify then reads nothing else: reading it might never end (a link to "
+    "`/dev/zero`) or wait forever (a pipe).",
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("events.jsonl", "bundles.jsonl", "scores.jsonl", "spec.json", "plan.jsonl"),
+        *("report.json", "bundles.idx", "artifacts/pack-0001.bin", "artifacts/pack-0001.idx"),
+        "pipe:events.jsonl",
+    ],
+)
+def test_a_link_or_pipe_in_the_run_folder_is_named_unread(run: Path, name: str) -> None:
+    pipe, _, name = name.rpartition(":")
+    (run / name).unlink()
+    if pipe:
+        os.mkfifo(run / name)
+    else:
+        (run / name).symlink_to("/dev/zero")
+    proc = run_capped("verify", run, timeout=60)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"  - {name}: not a file assay writes" in proc.stdout, proc.stdout
+    for command in ("gate", "score"):
+        proc = run_capped(command, run, timeout=60)
+        assert proc.returncode == 4, (command, proc.stdout + proc.stderr)
+        assert f"first: {name}: not a file assay writes" in error_line(proc), command
+
+
 def test_a_loose_artifact_in_the_wrong_folder_fails_verify(run: Path) -> None:
     (loose,) = [p for p in (run / "artifacts").glob("??/*")]
     moved = run / "artifacts" / "00" / loose.name
