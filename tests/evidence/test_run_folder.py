@@ -143,6 +143,17 @@ def test_a_link_or_pipe_in_the_run_folder_is_named_unread(run: Path, name: str) 
         assert f"first: {name}: not a file assay writes" in error_line(proc), command
 
 
+@pytest.mark.parametrize("name", ["bundles.jsonl", "scores.jsonl"])
+def test_show_and_export_refuse_a_linked_record_file_unread(run: Path, name: str) -> None:
+    trial = json.loads((run / "plan.jsonl").read_bytes().splitlines()[0])["trial_id"]
+    (run / name).unlink()
+    (run / name).symlink_to("/dev/zero")
+    for command in (["show", run, trial], ["export", run]):
+        proc = run_capped(*command, timeout=60)
+        assert proc.returncode == 4, (command, proc.stdout + proc.stderr)
+        assert f"first: {name}: not a file assay writes" in error_line(proc), command
+
+
 def test_a_loose_artifact_in_the_wrong_folder_fails_verify(run: Path) -> None:
     (loose,) = [p for p in (run / "artifacts").glob("??/*")]
     moved = run / "artifacts" / "00" / loose.name
