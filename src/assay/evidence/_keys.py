@@ -111,8 +111,7 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
         )
         raise ConfigError("sign.key_bad", path=str(path), reason=reason) from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
-        reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason)
+        raise _not_ed25519(key, path)
     return key
 
 
@@ -132,9 +131,14 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
         reason = "it is not a PEM public key"
         raise ConfigError("sign.key_bad", path=str(path), reason=reason) from None
     if not isinstance(key, ed25519.Ed25519PublicKey):
-        reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason)
+        raise _not_ed25519(key, path)
     return key
+
+
+def _not_ed25519(key: object, path: Path) -> ConfigError:
+    """An RSA or EC key where an Ed25519 one belongs: one line naming what it is."""
+    reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
+    return ConfigError("sign.key_bad", path=str(path), reason=reason)
 
 
 def _read_key(path: Path) -> bytes:
