@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import uuid
@@ -75,6 +76,31 @@ def run_cli(
         env=full_env,
         timeout=timeout,
         check=False,
+    )
+
+
+MEMORY_CAP = 1 << 30
+"""Address space for ``run_capped``: ample for assay, far less than /dev/zero holds."""
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_capped(
+    *args: str | os.PathLike[str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``run_cli`` with the address space capped at MEMORY_CAP: a command handed a file
+    that never ends (``/dev/zero``) and reading it whole fails fast (MemoryError, exit
+    70) instead of taking the machine's memory."""
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LANG": "C.UTF-8"},
+        timeout=timeout,
+        check=False,
+        preexec_fn=_cap_memory,
     )
 
 
@@ -179,6 +205,7 @@ def quiz():
 _HELD_TARGET = """
 import asyncio
 import os
+import resource
 
 
 async def answer(n):

@@ -66,14 +66,20 @@ class AssayError(Exception):
     def one_line(self) -> str:
         """The single line the CLI prints: ``message (hint)``."""
         msg, hint = render(self.key, self.params)
-        line = f"{msg} — {hint}"
-        if line.isprintable():
-            return line
-        # a value from the input (a key, a path) held a line break: shown escaped, on one line
-        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+        # a value from the input (a key, a path) may hold a line break: shown escaped
+        return printable(f"{msg} — {hint}")
 
     def __str__(self) -> str:
         return self.one_line()
+
+
+def printable(text: str) -> str:
+    """*text* on one line with no terminal control: each character that is not printable
+    (a line break, an escape) shown escaped (``\\n``, ``\\x1b``). For text whoever wrote
+    a run folder chose (a file name, a claimed key id) before it is printed."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ConfigError(AssayError):

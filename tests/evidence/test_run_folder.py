@@ -8,12 +8,13 @@ with a text editor would make it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, start_cli, unique_callable_spec, wait_for
+from tests.helpers import error_line, run_capped, run_cli, start_cli, unique_callable_spec, wait_for
 
 # s0's output is 70,000 bytes: a loose artifact file (64 KiB or more), beside the packs
 TARGET = """
@@ -85,6 +86,72 @@ def test_a_stray_file_fails_verify_naming_it(run: Path, stray: str, named: str) 
     assert verify.returncode == 4, verify.stdout
     assert verify.stdout.count(": not a file assay writes") == 1, verify.stdout
     assert f"  - {named}: not a file assay writes" in verify.stdout, verify.stdout
+
+
+def test_a_stray_file_name_is_printed_escaped_on_its_own_line(run: Path) -> None:
+    # whoever can write the folder picks the name: it must not print a line of its own
+    (run / "x\nverified run: every digest matches\x1b[2J").write_text("")
+    verify = run_cli("verify", run)
+    assert verify.returncode == 4, verify.stdout
+    assert len(verify.stdout.splitlines()) == 2, verify.stdout
+    assert "  - x\\nverified run: every digest matches\\x1b[2J: not a file" in verify.stdout
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "named pipe", "folder"])
+def test_a_manifest_that_is_no_regular_file_is_not_a_run(run: Path, kind: str) -> None:
+    manifest = run / "manifest.json"
+    manifest.unlink()
+    if kind == "named pipe":
+        os.mkfifo(manifest)  # reading it would wait for a writer forever
+    elif kind == "folder":
+        manifest.mkdir()
+    else:
+        manifest.symlink_to("/dev/zero")  # reading it whole would never end
+    for command in ("verify", "gate", "score"):
+        proc = run_capped(command, run)
+        assert proc.returncode == 4, (kind, command, proc.stdout + proc.stderr)
+        assert "manifest.json is not a regular file" in error_line(proc), (kind, command)
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A link, a pipe or a device in the run folder is such an error even under a name assay "
+    "writes, and verify then reads nothing else: reading it might never end (a link to "
+    "`/dev/zero`) or wait forever (a pipe).",
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("events.jsonl", "bundles.jsonl", "scores.jsonl", "spec.json", "plan.jsonl"),
+        *("report.json", "bundles.idx", "artifacts/pack-0001.bin", "artifacts/pack-0001.idx"),
+        "pipe:events.jsonl",
+    ],
+)
+def test_a_link_or_pipe_in_the_run_folder_is_named_unread(run: Path, name: str) -> None:
+    pipe, _, name = name.rpartition(":")
+    (run / name).unlink()
+    if pipe:
+        os.mkfifo(run / name)
+    else:
+        (run / name).symlink_to("/dev/zero")
+    proc = run_capped("verify", run, timeout=60)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"  - {name}: not a file assay writes" in proc.stdout, proc.stdout
+    for command in ("gate", "score"):
+        proc = run_capped(command, run, timeout=60)
+        assert proc.returncode == 4, (command, proc.stdout + proc.stderr)
+        assert f"first: {name}: not a file assay writes" in error_line(proc), command
+
+
+@pytest.mark.parametrize("name", ["bundles.jsonl", "scores.jsonl"])
+def test_show_and_export_refuse_a_linked_record_file_unread(run: Path, name: str) -> None:
+    trial = json.loads((run / "plan.jsonl").read_bytes().splitlines()[0])["trial_id"]
+    (run / name).unlink()
+    (run / name).symlink_to("/dev/zero")
+    for command in (["show", run, trial], ["export", run]):
+        proc = run_capped(*command, timeout=60)
+        assert proc.returncode == 4, (command, proc.stdout + proc.stderr)
+        assert f"first: {name}: not a file assay writes" in error_line(proc), command
 
 
 def test_a_loose_artifact_in_the_wrong_folder_fails_verify(run: Path) -> None:

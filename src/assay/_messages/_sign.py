@@ -21,6 +21,12 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "无法写入密钥 {path}（{reason}）",
         "请选择一个可写的目录",
     ),
+    "sign.key_no_name": (
+        "'{path}' names no file: assay keygen writes PATH and PATH.pub",
+        "give a file name, e.g. 'assay keygen keys/ci' writes keys/ci and keys/ci.pub",
+        "'{path}' 没有指明文件：assay keygen 写入 PATH 和 PATH.pub",
+        "请给出文件名，例如 'assay keygen keys/ci' 会写入 keys/ci 和 keys/ci.pub",
+    ),
     "sign.key_bad": (
         "{path} is not a usable Ed25519 key: {reason}",
         "make one with 'assay keygen PATH' or 'openssl genpkey -algorithm ed25519 -out PATH' "

@@ -41,9 +41,11 @@ def export(
 ) -> None:
     """Write one row per trial of RUN: ids, target, sample, repetition, state, input,
     expected, answer, and each scorer's status, value and reason."""
+    from assay.evidence._lookup import plain_trial_folders
     from assay.report import write_export
 
     check_trust(run_dir, trust)
+    plain_trial_folders(run_dir)  # a link to /dev/zero among its files: refused unread
     if fmt == "inspect":
         _export_inspect(run_dir, output or run_dir.with_name(run_dir.name + ".eval"), target)
         return

@@ -231,7 +231,7 @@ def _check_sign_key(path: Path | None, dry_run: bool) -> None:
     if dry_run:
         reason = "a dry run writes no run to sign"
         raise ConfigError("task.option", option="--sign", reason=reason)
-    from assay.evidence._attest import load_private_key
+    from assay.evidence._keys import load_private_key
 
     load_private_key(path)
 

@@ -32,7 +32,8 @@ def check_trust(run_dir: Path, trust: Sequence[Path]) -> str | None:
     signed by one of them over its manifest as it is now; return the signing keyid."""
     if not trust:
         return None
-    from assay.evidence._attest import check_trusted, load_public_key
+    from assay.evidence._attest import check_trusted
+    from assay.evidence._keys import load_public_key
 
     keys = [load_public_key(path) for path in trust]
     return check_trusted(run_dir, keys)
@@ -42,7 +43,7 @@ def sign_after_run(run_dir: Path | None, key_path: Path | None) -> None:
     """``run --sign``: sign the run just sealed, and say so (stderr: stdout is the run's)."""
     if key_path is None or run_dir is None:
         return
-    from assay.evidence._attest import load_private_key
+    from assay.evidence._keys import load_private_key
 
     _sign_and_say(run_dir, load_private_key(key_path), err=True)
 
@@ -59,7 +60,7 @@ def _sign_and_say(run_dir: Path, key: Any, *, err: bool = False) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def keygen(path: Path) -> None:
     """Write a new Ed25519 key pair: PATH (private, mode 0600) and PATH.pub (public)."""
-    from assay.evidence._attest import generate_keypair
+    from assay.evidence._keys import generate_keypair
 
     keyid = generate_keypair(path)
     public = path.with_name(path.name + ".pub")
@@ -79,7 +80,8 @@ def sign(run_dir: Path, key_path: Path) -> None:
     """Sign the sealed run RUN: verify it, then write RUN/attestation.dsse.json."""
     from assay.errors import EvidenceError
     from assay.evidence import read_manifest, verify_run
-    from assay.evidence._attest import SEALED, load_private_key
+    from assay.evidence._attest import SEALED
+    from assay.evidence._keys import load_private_key
 
     key = load_private_key(key_path)
     status = read_manifest(run_dir).get("status")

@@ -8,7 +8,7 @@ import click
 
 from assay._messages import say
 from assay.cli._sign import check_trust, trust_option
-from assay.errors import EXIT_EVIDENCE, EXIT_INCONCLUSIVE, EXIT_PASSED
+from assay.errors import EXIT_EVIDENCE, EXIT_INCONCLUSIVE, EXIT_PASSED, printable
 
 
 @click.command()
@@ -50,7 +50,7 @@ def verify(run_dir: Path, trust: tuple[Path, ...]) -> None:
         raise SystemExit(EXIT_PASSED)
     click.echo(say("out.verify_bad", path=run_dir, count=len(result.problems)))
     for problem in result.problems:
-        click.echo(f"  - {problem}")
+        click.echo(f"  - {printable(problem)}")  # a stray file's name is anyone's
     raise SystemExit(EXIT_EVIDENCE)
 
 

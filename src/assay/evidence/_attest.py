@@ -10,7 +10,7 @@ and every file's digest, so nothing in the run can change without breaking it.
 
 The signature is Ed25519 over DSSE's pre-authentication encoding (PAE) of the payload;
 a key's id (its fingerprint) is ``sha256:`` + the hex SHA-256 of its 32 raw public bytes.
-``cryptography`` is imported only here and only when a key is used (extra ``sign``).
+Keys are ``_keys``'s; ``cryptography`` is imported only when a key is used (extra ``sign``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ import datetime
 import fcntl
 import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay import __version__
 from assay._digest import canonical_json, loads
-from assay.errors import ConfigError, EvidenceError
+from assay.errors import EvidenceError, printable
+from assay.evidence._keys import fingerprint, read_at_most
 from assay.evidence._layout import ATTESTATION, LOCK, MANIFEST, REPORTS
 from assay.evidence._rundir import read_manifest
 
@@ -41,129 +43,15 @@ PAYLOAD_TYPE = "application/vnd.in-toto+json"
 PREDICATE_TYPE = "urn:assay:run-verdict:v1"
 SEALED = ("complete", "interrupted")
 _BOUND_FIELDS = ("evaluation", "spec_digest", "planned", "events", "events_head")
+SHOWN_KEYIDS = 4
+ENVELOPE_LIMIT = 64 * 1024 * 1024
+"""The most an attestation may hold (64 MiB): a statement of thousands of targets fits."""
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:
     """DSSE's pre-authentication encoding: what is signed, so the type is bound too."""
     kind = payload_type.encode()
     return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
-
-
-# --- keys -------------------------------------------------------------------------------
-
-
-def _require_crypto() -> None:
-    """A one-line error (exit 2) when ``cryptography`` (the ``sign`` extra) is missing."""
-    try:
-        import cryptography  # noqa: F401
-    except ImportError:
-        raise ConfigError("sign.no_crypto") from None
-
-
-def fingerprint(public: Ed25519PublicKey) -> str:
-    """``sha256:<hex>`` of the key's 32 raw bytes: the DSSE keyid and what is printed."""
-    from cryptography.hazmat.primitives import serialization
-
-    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
-def generate_keypair(path: Path) -> str:
-    """Write a new Ed25519 key: *path* (private PEM, mode 0600) and *path*.pub (public
-    PEM). Either existing is refused: overwriting a key would orphan what it signed."""
-    _require_crypto()
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    public_path = _pub_path(path)
-    for existing in (path, public_path):
-        if existing.exists() or existing.is_symlink():
-            raise ConfigError("sign.key_exists", path=str(existing))
-    key = ed25519.Ed25519PrivateKey.generate()
-    private_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    public_pem = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    _write_new(path, private_pem, 0o600)
-    _write_new(public_path, public_pem, 0o644)
-    return fingerprint(key.public_key())
-
-
-def _pub_path(path: Path) -> Path:
-    return path.with_name(path.name + ".pub")
-
-
-def _write_new(path: Path, data: bytes, mode: int) -> None:
-    """Create *path* (never replace it) with *mode* from the start: the private key is
-    never readable by others, not even between its creation and a chmod."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileExistsError:
-        raise ConfigError("sign.key_exists", path=str(path)) from None
-    except OSError as exc:
-        raise ConfigError("sign.key_unwritable", path=str(path), reason=exc.strerror) from None
-    try:
-        os.fchmod(descriptor, mode)  # the umask may have taken bits away, never added
-        os.write(descriptor, data)
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def load_private_key(path: Path) -> Ed25519PrivateKey:
-    """An unencrypted Ed25519 private key in PEM (``assay keygen``'s or ``openssl genpkey
-    -algorithm ed25519``'s); anything else is one line, exit 2."""
-    _require_crypto()
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    data = _read_key(path)
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError:  # it needs a password
-        raise ConfigError("sign.key_bad", path=str(path), reason="it is encrypted") from None
-    except ValueError:
-        reason = "it is not a PEM private key" + (
-            " (it is a public key)" if b"PUBLIC KEY" in data else ""
-        )
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason) from None
-    if not isinstance(key, ed25519.Ed25519PrivateKey):
-        reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason)
-    return key
-
-
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """An Ed25519 public key in PEM (``KEY.pub``, or ``openssl pkey -pubout``'s)."""
-    _require_crypto()
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    data = _read_key(path)
-    if b"PRIVATE KEY" in data:
-        reason = "it is a private key: trust the public one (KEY.pub)"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason)
-    try:
-        key = serialization.load_pem_public_key(data)
-    except ValueError:
-        reason = "it is not a PEM public key"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason) from None
-    if not isinstance(key, ed25519.Ed25519PublicKey):
-        reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason)
-    return key
-
-
-def _read_key(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ConfigError("sign.key_bad", path=str(path), reason=reason) from None
 
 
 # --- the statement ----------------------------------------------------------------------
@@ -276,6 +164,16 @@ class Envelope:
         """The key ids the envelope claims (unchecked until a trusted key verifies one)."""
         return [str(s.get("keyid")) for s in self.signatures if isinstance(s, dict)]
 
+    def shown_keyids(self) -> str:
+        """The claimed key ids as printed: anyone may have written them, so each is
+        escaped (no control character can start a line or recolour the terminal) and
+        cut, and only the first SHOWN_KEYIDS are named, then how many more."""
+        ids = self.keyids
+        shown = [printable(key)[:80] for key in ids[:SHOWN_KEYIDS]]
+        if len(ids) > SHOWN_KEYIDS:
+            shown.append(f"+{len(ids) - SHOWN_KEYIDS}")
+        return ", ".join(shown) or "no key"
+
     def subject_digest(self) -> str | None:
         """The SHA-256 the statement names for ``manifest.json``, if it names one."""
         for subject in self.statement.get("subject") or []:
@@ -287,26 +185,45 @@ class Envelope:
 
 def read_envelope(path: Path) -> Envelope | None:
     """The run's envelope, ``None`` when it has none; EvidenceError when it is not one."""
-    try:
-        data = (path / ATTESTATION).read_bytes()
-    except FileNotFoundError:
+    data = _envelope_bytes(path)
+    if data is None:
         return None
-    except OSError as exc:
-        raise _bad(path, exc.strerror or str(exc)) from None
     try:
         envelope = loads(data)
+        if not isinstance(envelope, dict):
+            raise _bad(path, "it is not a JSON object")
         if envelope.get("payloadType") != PAYLOAD_TYPE:
             raise _bad(path, f"its payloadType is not {PAYLOAD_TYPE}")
         payload = base64.b64decode(envelope["payload"], validate=True)
         claimed = loads(payload)
         signatures = envelope["signatures"]
-    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error) as exc:
+    except RecursionError:  # deeper than the JSON reader goes: no envelope assay writes
+        raise _bad(path, "nested too deeply") from None
+    except (ValueError, TypeError, KeyError, binascii.Error) as exc:
         raise _bad(path, f"{type(exc).__name__}: {exc}"[:160]) from None
     if not isinstance(claimed, dict) or claimed.get("_type") != STATEMENT_TYPE:
         raise _bad(path, "its payload is not an in-toto Statement v1")
     if not isinstance(signatures, list):
         raise _bad(path, "its signatures are not a list")
     return Envelope(payload, claimed, signatures)
+
+
+def _envelope_bytes(path: Path) -> bytes | None:
+    """The attestation's bytes, ``None`` when there is none. Anyone can put a file there,
+    so a link or a device (``/dev/zero``) is refused unread and a file over
+    ENVELOPE_LIMIT is not read past it: a claim costs at most that much to look at."""
+    where = path / ATTESTATION
+    try:
+        if not stat.S_ISREG(where.lstat().st_mode):
+            raise _bad(path, "it is not a regular file")
+        data = read_at_most(where, ENVELOPE_LIMIT)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _bad(path, exc.strerror or str(exc)) from None
+    if data is None:
+        raise _bad(path, "it is larger than 64 MiB")
+    return data
 
 
 def _bad(path: Path, reason: str) -> EvidenceError:
@@ -335,7 +252,7 @@ def check_trusted(path: Path, trusted: list[Ed25519PublicKey]) -> str:
         raise EvidenceError("sign.unsigned", path=str(path), trusted=trusted_ids)
     signed_by = [k for k in envelope.keyids if k in wanted]
     if not signed_by:
-        others = ", ".join(envelope.keyids) or "no key"
+        others = envelope.shown_keyids()
         raise EvidenceError("sign.other_key", path=str(path), keyids=others, trusted=trusted_ids)
     message = pae(PAYLOAD_TYPE, envelope.payload)
     keyid = signed_by[0]
@@ -380,7 +297,7 @@ def signature_line(path: Path) -> tuple[str, dict[str, object]]:
         return "out.signature_unreadable", {"reason": exc.params.get("reason", "")}
     if envelope is None:
         return "out.unsigned", {}
-    keyids = ", ".join(envelope.keyids) or "no key"
+    keyids = envelope.shown_keyids()
     if envelope.subject_digest() != manifest_digest(path):
         return "out.signed_other_manifest", {"keyids": keyids}
     return "out.signed_by", {"keyids": keyids}

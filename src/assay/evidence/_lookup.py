@@ -63,18 +63,27 @@ def find_trials(run: Path, ident: str) -> list[TrialEvidence]:
     """The trials *ident* names, in plan order: a trial id (``t-`` and 24 hex digits)
     names one; anything else is a sample id, naming one trial per target and epoch. A
     merged run's trials are looked up in the shards it holds."""
-    folders = _trial_folders(run)
+    folders = plain_trial_folders(run)
     if folders != [run]:
         found = [trial for folder in folders for trial in _find_trials(folder, ident)]
         return sorted(found, key=lambda trial: trial.bundle["trial"]["index"])
     return _find_trials(run, ident)
 
 
-def _trial_folders(run: Path) -> list[Path]:
+def plain_trial_folders(run: Path) -> list[Path]:
+    """The folders holding *run*'s trials, each refused (exit 4) if any of its files is
+    a link, a pipe or a device: reading it might never end (a link to ``/dev/zero``).
+    Public for ``export``, which reads the score records before the trials."""
+    from assay._messages import say
     from assay.evidence._rundir import read_manifest
     from assay.evidence._shards import trial_folders
+    from assay.evidence._verify_folder import unsafe_entries
 
-    return trial_folders(run, read_manifest(run))
+    folders = trial_folders(run, read_manifest(run))
+    for folder in folders:
+        for name in unsafe_entries(folder, sealed=False):
+            _tampered(folder, f"{name}: {say('verify.unknown_file')}")
+    return folders
 
 
 def _find_trials(run: Path, ident: str) -> list[TrialEvidence]:
@@ -103,7 +112,7 @@ def every_trial(run: Path) -> Iterator[TrialEvidence]:
     pass and sorted by plan position; each trial's output and sample are read as it is
     yielded, so only the bundles and score records are held at once. A merged run's
     shards are read side by side, in plan order across them."""
-    folders = _trial_folders(run)
+    folders = plain_trial_folders(run)
     if folders == [run]:
         return _every_trial(run)
     return heapq.merge(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -313,6 +314,9 @@ def read_manifest(path: Path) -> dict[str, Any]:
         reason = "a file, not a run's folder" if path.exists() else "no such folder"
         raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
     try:
+        if not stat.S_ISREG(manifest_path.stat().st_mode):  # never read: /dev/zero, a pipe
+            reason = "manifest.json is not a regular file"
+            raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
         manifest = loads(manifest_path.read_bytes())
     except FileNotFoundError:
         if (path / SPEC).exists():  # stopped between its first two writes: nothing ran

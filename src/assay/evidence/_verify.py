@@ -22,7 +22,7 @@ from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, S
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
 from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
-from assay.evidence._verify_folder import check_folder, check_manifest_bytes
+from assay.evidence._verify_folder import check_folder, check_manifest_bytes, unsafe_entries
 from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_merged import is_merged, verify_merged
 from assay.evidence._verify_packs import finish_packs, start_packs
@@ -64,6 +64,11 @@ def verify_run(path: Path) -> VerifyResult:
     trials = (manifest.get("shard") or {}).get("trials") if check.shard else None
     if isinstance(trials, int):  # an unfinished shard: finished N of its own part's M
         check.result.planned = trials
+    sealed = manifest.get("status") == "complete"
+    if unsafe_entries(path, sealed=sealed):  # a link or a pipe: named, and nothing read
+        check_folder(check, sealed=sealed)
+        check.result.problems = check.listed()
+        return check.result
     worker_files = sorted(check.manifest_files - set(_READ_HERE))
     worker = start_scan(path, PARALLEL_BYTES, worker_files)
     packer = start_packs(path, PACK_BYTES)
@@ -97,7 +102,6 @@ def verify_run(path: Path) -> VerifyResult:
         check.start(MANIFEST)  # event pass's answer is taken in
         _guarded(check, MANIFEST, lambda: _check_files(check, manifest, scan))
         _guarded(check, MANIFEST, lambda: check_manifest_bytes(check))
-        sealed = manifest.get("status") == "complete"
         _guarded(check, MANIFEST, lambda: check_folder(check, sealed=sealed))
         check.start(EVENTS)
         _guarded(check, EVENTS, lambda: _check_events(check, manifest, scan))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from assay._digest import canonical_json, loads
@@ -60,6 +61,19 @@ def check_folder(check: Checker, *, sealed: bool) -> None:
     interrupted write (``.NAME.tmp``) are expected in an unfinished run only."""
     for name in sorted(_unknown(check.path, sealed=sealed)):
         check.problem(name, "verify.unknown_file")
+
+
+def unsafe_entries(root: Path, *, sealed: bool) -> list[str]:
+    """The entries assay does not write that are no regular file or folder (a link, a
+    pipe, a device). Reading one might never end (a link to ``/dev/zero``) or wait
+    forever (a pipe), so when there is any, verify names the folder's strays and reads
+    nothing else."""
+    return [name for name in _unknown(root, sealed=sealed) if not _plain(root / name)]
+
+
+def _plain(path: Path) -> bool:
+    mode = os.lstat(path).st_mode
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 def _unknown(root: Path, *, sealed: bool) -> list[str]:
