@@ -362,3 +362,17 @@ def test_resume_refuses_a_changed_spec_naming_the_changed_fields(tmp_path: Path)
     resumed = run_cli("resume", run)
     assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
     assert len(finished_trials(run)) == 6 and kept <= finished_trials(run)
+
+
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`resume` of a run whose spec changed or that is already complete",
+)
+def test_resume_of_a_complete_run_is_5_and_changes_nothing(tmp_path: Path) -> None:
+    code, _, _ = _run(simple_spec(tmp_path / "suite"), tmp_path / "run")
+    assert code == EXIT_PASSED
+    manifest = (tmp_path / "run" / "manifest.json").read_bytes()
+    proc = run_cli("resume", tmp_path / "run")
+    assert proc.returncode == EXIT_RUN
+    assert "already complete" in error_line(proc)
+    assert (tmp_path / "run" / "manifest.json").read_bytes() == manifest

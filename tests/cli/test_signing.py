@@ -329,7 +329,7 @@ def test_a_key_that_cannot_sign_is_refused_before_anything_runs(
     for key, why in (
         (tmp_path / "missing.pem", "No such file"),
         (encrypted, "encrypted"),
-        (rsa, "not an Ed25519 key"),
+        (rsa, "its type is RSAPrivateKey, not Ed25519"),
         (public, "not a PEM private key (it is a public key)"),
     ):
         run = tmp_path / f"run-{key.name}"

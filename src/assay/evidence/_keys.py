@@ -137,7 +137,7 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
 
 def _not_ed25519(key: object, path: Path) -> ConfigError:
     """An RSA or EC key where an Ed25519 one belongs: one line naming what it is."""
-    reason = f"it is a {type(key).__name__.lstrip('_')}, not an Ed25519 key"
+    reason = f"its type is {type(key).__name__.lstrip('_')}, not Ed25519"
     return ConfigError("sign.key_bad", path=str(path), reason=reason)
 
 
