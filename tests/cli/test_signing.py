@@ -430,6 +430,37 @@ def test_resume_sign_signs_the_run_it_finishes(tmp_path: Path, keys: dict[str, P
     assert proc.returncode == EXIT_EVIDENCE  # the interrupted run's signature was replaced
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "`resume` without `--sign` leaves an earlier signature as it is: it is then over "
+    "another `manifest.json`, which `verify` reports and `--trust` refuses (exit 4), until "
+    "the finished run is signed again.",
+)
+def test_resume_without_sign_leaves_a_stale_signature_that_trust_refuses(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    process, run = _blocked_at_its_last_trial(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert run_cli("sign", run, "--key", keys["ci"]).returncode == EXIT_PASSED
+    (tmp_path / "go").touch()  # the last trial may answer now
+    proc = run_cli("resume", run, cwd=tmp_path)
+    assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
+    proc = run_cli("verify", run)
+    assert "over another manifest.json" in proc.stdout
+    trusted = keys["ci"].with_name("ci.pub")
+    proc = run_cli("verify", run, "--trust", trusted)
+    assert proc.returncode == EXIT_EVIDENCE
+    assert "over another manifest.json" in error_line(proc)
+    assert run_cli("sign", run, "--key", keys["ci"]).returncode == EXIT_PASSED
+    assert run_cli("verify", run, "--trust", trusted).returncode == EXIT_PASSED
+
+
 TASKS = quiz_tasks(2)
 
 
