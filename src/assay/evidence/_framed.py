@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from assay.errors import EvidenceError
+from assay.evidence._plain import open_plain
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -83,7 +84,7 @@ def open_evidence(path: Path) -> BinaryIO:
     """*path*'s logical bytes as a seekable binary file (``FileNotFoundError`` if it is
     neither plain nor compacted)."""
     try:
-        return open(path, "rb")
+        return open_plain(path)
     except FileNotFoundError:
         if not framed(path).is_file():
             raise

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from assay.errors import EvidenceError
 from assay.evidence import ARTIFACTS, ArtifactStore, pack_names
-from assay.evidence._framed import open_evidence
+from assay.evidence._framed import open_evidence, read_evidence
 from assay.evidence._index import _PACK, _Keys, pack_index
+from assay.evidence._plain import open_plain
 from assay.evidence._shards import trial_files
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -38,7 +39,7 @@ class ArtifactReader:
         data = self._packed(sha256)
         if data is None:
             try:
-                data = (self.root / sha256[:2] / sha256).read_bytes()
+                data = read_evidence(self.root / sha256[:2] / sha256)
             except OSError:
                 raise _tampered(self.run, f"{ARTIFACTS}: {sha256} is gone") from None
         if hashlib.sha256(data).hexdigest() != sha256:
@@ -95,7 +96,7 @@ def _bisect(keys: _Keys, key: bytes) -> int:
 
 def _mapped(index: Path) -> mmap.mmap | None:
     try:
-        with open(index, "rb") as handle:
+        with open_plain(index) as handle:
             if handle.seek(0, 2) == 0:
                 return None
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)

@@ -16,7 +16,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.evidence import MANIFEST
-from assay.evidence._framed import open_evidence
+from assay.evidence._framed import open_evidence, read_evidence
 
 
 class PlanLine(msgspec.Struct):
@@ -170,7 +170,7 @@ class Shas:
 def manifest_of(run: Path) -> dict[str, Any]:
     """The run's manifest, or ``{}`` while there is none (or it is unreadable)."""
     try:
-        manifest = loads((run / MANIFEST).read_bytes())
+        manifest = loads(read_evidence(run / MANIFEST))
     except (OSError, ValueError):
         return {}
     return manifest if isinstance(manifest, dict) else {}

@@ -17,7 +17,7 @@ import msgspec
 from assay._digest import loads
 from assay.compare import PairedComparison
 from assay.evidence import SCORES, SPEC
-from assay.evidence._framed import open_evidence
+from assay.evidence._framed import open_evidence, read_evidence
 from assay.view._rows import Row
 from assay.view._table import TrialTable
 from assay.view._verified import Verdict
@@ -74,7 +74,7 @@ def compare_page(viewer: Viewer, a: str, path_a: Path, b: str, path_b: Path) -> 
 
 def _spec(run: Path) -> dict[str, Any]:
     try:
-        spec = loads((run / SPEC).read_bytes())
+        spec = loads(read_evidence(run / SPEC))
     except (OSError, ValueError):
         return {}
     return spec if isinstance(spec, dict) else {}

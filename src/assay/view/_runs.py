@@ -17,7 +17,7 @@ import msgspec
 
 from assay._digest import loads
 from assay.evidence import BUNDLES, MANIFEST, SPEC
-from assay.evidence._framed import open_evidence
+from assay.evidence._framed import open_evidence, read_evidence
 from assay.report import Report
 
 REPORT_JSON = "report.json"
@@ -116,7 +116,7 @@ class RunCatalog:
             if cached is not None and cached[0] == key:
                 return cached[1]
         try:
-            report: Report | None = msgspec.json.decode(file.read_bytes(), type=Report)
+            report: Report | None = msgspec.json.decode(read_evidence(file), type=Report)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             report = None
         with self._lock:
@@ -143,7 +143,7 @@ class RunCatalog:
 
 def _json_or_none(path: Path) -> dict[str, Any] | None:
     try:
-        value = loads(path.read_bytes())
+        value = loads(read_evidence(path))
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
