@@ -8,6 +8,7 @@ takes that path too, tamper with it, and compare both paths' findings.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -104,3 +105,27 @@ def test_the_pack_worker_yields_to_the_event_pass(run: Path) -> None:
         scan = finish_packs(run, worker)
     assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + PACK_NICENESS)
     assert scan.in_worker and not scan.findings
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
+def test_the_pack_worker_hashes_the_listed_files_the_event_pass_did(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listed files nothing else reads (indexes, reports) are hashed by the pack
+    worker when there is one (the event pass is the longer): an edited report is named
+    the same way whichever process hashed it."""
+    from assay.evidence._verify_packs import finish_packs, start_packs
+
+    files = ["report.md", "nothing-here.txt"]
+    scan = finish_packs(run, start_packs(run, 0, files), files)
+    assert scan.in_worker
+    expected = "sha256:" + hashlib.sha256((run / "report.md").read_bytes()).hexdigest()
+    assert scan.file_digests == {"report.md": expected, "nothing-here.txt": None}
+    report = run / "report.md"
+    report.write_bytes(report.read_bytes().replace(b"#", b"=", 1))
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here
+    assert [p for p in here if p.startswith("report.md: ")], here

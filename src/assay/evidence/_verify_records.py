@@ -20,7 +20,7 @@ from assay.evidence._verify_bundles import fold_events, read_bundle
 from assay.evidence._verify_checker import BundleRefs, Checker, Folds
 from assay.evidence._verify_events import fold_key
 from assay.evidence._verify_packs import PackScan
-from assay.evidence._verify_refs import RefList, entries, raw
+from assay.evidence._verify_refs import DigestSet, RefList, entries, raw
 
 
 def check_artifacts(check: Checker) -> None:
@@ -124,6 +124,7 @@ def check_bundle_artifacts(check: Checker) -> None:
     named, artifacts = check.bundle_refs, check.artifacts
     absent = set(artifacts.missing(bytes(named.shas)))
     odd = {number: refs for number, _, refs in named.odd}
+    held = _held(artifacts, [sha for refs in odd.values() for sha in refs.values()])
     if absent or odd:
         at = 0  # index of the bundle's first digest in ``named.shas``
         for (number, tid, _), kind in zip(check.pending_folds, named.kinds, strict=True):
@@ -131,7 +132,7 @@ def check_bundle_artifacts(check: Checker) -> None:
             if number in odd:
                 check.line = number
                 refs = odd[number]
-                gone = {name for name, sha in refs.items() if raw(sha) not in artifacts}
+                gone = {name for name, sha in refs.items() if raw(sha) not in held}
                 _missing_artifacts(check, number, tid, refs, gone)
             elif absent.intersection(range(at, at + len(names))):
                 shas = named.shas[32 * at : 32 * (at + len(names))]
@@ -141,6 +142,14 @@ def check_bundle_artifacts(check: Checker) -> None:
                 _missing_artifacts(check, number, tid, refs, gone)
             at += len(names)
     check.bundle_refs = BundleRefs()
+
+
+def _held(artifacts: DigestSet, shas: list[Any]) -> set[bytes]:
+    """Which of *shas* (any values: only sha256 digests can be held) are in *artifacts*,
+    as raw bytes: looked up at once, however many bundles name something odd."""
+    asked = [data for data in map(raw, shas) if data is not None]
+    absent = set(artifacts.missing(b"".join(asked)))
+    return {data for index, data in enumerate(asked) if index not in absent}
 
 
 def _missing_artifacts(
