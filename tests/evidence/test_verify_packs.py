@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,27 @@ def test_the_pack_worker_hashes_the_listed_files_the_event_pass_did(
     in_worker, here = both_ways(run, monkeypatch)
     assert in_worker == here
     assert [p for p in here if p.startswith("report.md: ")], here
+
+
+def test_the_pack_worker_imports_no_msgspec() -> None:
+    """The pack worker needs none of msgspec (its import is ~20 ms of CPU): it answers
+    by ``marshal``, and the verifying process checks the answer's shape."""
+    code = "import sys, assay.evidence._verify_packs_worker; print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert "'assay.evidence._verify_pack'" in out.stdout, out.stderr
+    assert "msgspec" not in out.stdout
+
+
+def test_a_pack_worker_answer_of_the_wrong_shape_is_redone_here(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer that is not the pack pass's (here: a marshalled string) is not taken."""
+    monkeypatch.setattr(_verify, "PACK_BYTES", 0)
+    script = tmp_path / "odd.sh"
+    script.write_text("#!/bin/sh\nprintf 'u\\003\\000\\000\\000abc'\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(_verify_events.sys, "executable", str(script))
+    result = verify_run(run)
+    assert result.ok, result.problems
+    assert len(result.notes) == 1
+    assert result.notes[0].startswith("note: the artifact pass was redone in this process: ")

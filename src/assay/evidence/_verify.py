@@ -21,10 +21,11 @@ from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
-from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
+from assay.evidence._verify_events import EventScan, finish_scan, start_scan, stop_scan
 from assay.evidence._verify_folder import check_folder, check_manifest_bytes
 from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_merged import is_merged, verify_merged
+from assay.evidence._verify_pack import file_digest
 from assay.evidence._verify_packs import finish_packs, packs_apart, start_pack_worker
 from assay.evidence._verify_records import (
     check_artifacts,

@@ -18,7 +18,8 @@ import msgspec
 from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
-from assay.evidence._verify_events import Finding, line_chunks
+from assay.evidence._verify_events import line_chunks
+from assay.evidence._verify_pack import Finding
 from assay.evidence._verify_refs import DigestSet
 from assay.plan import Shard
 

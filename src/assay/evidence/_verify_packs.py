@@ -12,6 +12,7 @@ files whose whole digests the manifest lists and no other pass reads (indexes, r
 from __future__ import annotations
 
 import contextlib
+import marshal
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,11 +21,11 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from assay._messages import say
-from assay.evidence._framed import FrameError, evidence_size
+from assay.evidence._framed import evidence_size
 from assay.evidence._layout import ARTIFACTS
 from assay.evidence._pack import pack_names
-from assay.evidence._verify_events import Finding, file_digest, start_worker
-from assay.evidence._verify_pack import Mismatch, hash_pack
+from assay.evidence._verify_events import start_worker
+from assay.evidence._verify_pack import Finding, Scanned, scan
 
 if TYPE_CHECKING:
     import subprocess
@@ -45,33 +46,8 @@ class PackScan(msgspec.Struct):
 
 def scan_packs(run: str, files: Sequence[str] = ()) -> PackScan:
     """Hash every record of every pack of the run at *run*, and the files *files* of it
-    whole; evidence so damaged that it cannot be read ends the pass with a
-    ``verify.unreadable`` finding, not a crash."""
-    scan = PackScan()
-    scan.file_digests = {name: file_digest(Path(run) / name) for name in files}
-    root = Path(run) / ARTIFACTS
-    found, findings = bytearray(), scan.findings
-    try:
-        for name in pack_names(root) if root.is_dir() else []:
-            bad: list[Mismatch] = []
-            try:
-                records, broken = hash_pack(root / name, found, bad)
-            except FrameError as exc:
-                where = f"{ARTIFACTS}/{name}"
-                findings.append((where, "verify.unreadable", {"reason": exc.what[:200]}))
-                continue
-            scan.records += records
-            for offset, sha, actual in bad:
-                where = f"{ARTIFACTS}/{name}@{offset} ({sha})"
-                findings.append((where, "verify.artifact", {"actual": actual}))
-            if broken is not None:
-                where = f"{ARTIFACTS}/{name}@{broken}"
-                findings.append((where, "verify.not_record", {"kind": "artifact"}))
-    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
-        reason = f"{type(exc).__name__}: {exc}"[:200]
-        findings.append((ARTIFACTS, "verify.unreadable", {"reason": reason}))
-    scan.good = bytes(found)
-    return scan
+    whole (``_verify_pack.scan``, here)."""
+    return PackScan(*scan(run, files))
 
 
 def packs_apart(path: Path, threshold: int) -> bool:
@@ -126,10 +102,9 @@ def finish_packs(
             reason = say("verify.worker_exit", code=worker.returncode)
         else:
             try:
-                answer = msgspec.msgpack.decode(out, type=PackScan)
-                answer.in_worker = True
-                return answer
-            except msgspec.DecodeError as exc:
+                good, records, found, digests = msgspec.convert(marshal.loads(out), type=Scanned)
+                return PackScan(good, records, found, digests, in_worker=True)
+            except (msgspec.ValidationError, ValueError, EOFError, TypeError) as exc:
                 reason = say("verify.worker_answer", reason=str(exc)[:200])
     scan = scan_packs(str(path), files)
     scan.fallback = reason
