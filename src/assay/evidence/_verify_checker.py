@@ -128,7 +128,7 @@ class Checker:
         self.plan: set[str] = set()  # the planned trial ids
         self.trial_events = DigestSet()  # sha256 of trial id + fold (``EventScan``)
         self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
-        self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
+        self.bundles: dict[str, Any] = {}  # trial id → its digest (as read, if it matched)
         self.pending_folds = Folds()  # each bundle's line, trial and fold key
         self.bundle_refs = BundleRefs()  # each bundle's artifacts, checked after the packs
         self.score_hashes = DigestSet()  # sha256 of each score line a match binds

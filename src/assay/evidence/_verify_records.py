@@ -68,8 +68,9 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         tid, digest, actual, events, refs = read
         if actual != digest or tid not in plan or tid in bundles or _other_part(check, tid):
             _bundle_problems(check, number, read)
-        # a digest that matched is "sha256:" and 64 lower-case hex digits: packed as is
-        bundles[tid] = bytes.fromhex(digest[7:]) if actual == digest else _digest_key(digest)
+        # a digest that matched is kept as read (the string exists already: no unpacking
+        # here, no packing again for each score line); any other as ``_digest_key`` has it
+        bundles[tid] = digest if actual == digest else _digest_key(digest)
         named.add(number, tid, refs)
         fold = fold_events(events)  # keyed now, while the event worker walks
         if type(tid) is str:
@@ -88,8 +89,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
 
 
 def _digest_key(digest: Any) -> Any:
-    """A bundle digest as kept for the scores to name: ``sha256:<hex>`` as its 32 raw
-    bytes (a third of the memory at 100k bundles), anything else as it was read."""
+    """A bundle digest that did not match its bundle, as kept for the scores to name:
+    ``sha256:<hex>`` as its 32 raw bytes, anything else as it was read."""
     if type(digest) is str and digest.startswith("sha256:"):
         packed = raw(digest[7:])
         if packed is not None:
@@ -99,7 +100,10 @@ def _digest_key(digest: Any) -> Any:
 
 def _names_bundle(kept: Any, digest: str) -> bool:
     """Whether *digest* (as a score line has it) is the bundle digest kept as *kept*
-    (``kept != _digest_key(digest)``, without unpacking *digest* in the usual case)."""
+    (``kept == _digest_key(digest)``, without unpacking *digest*: a string kept is one
+    that matched its bundle, or one ``_digest_key`` left as read, equal only to itself)."""
+    if type(kept) is str:
+        return digest == kept
     if type(kept) is bytes:
         return digest == "sha256:" + kept.hex()
     return kept is not None and kept == _digest_key(digest)
