@@ -8,12 +8,15 @@ takes that path too, tamper with it, and compare both paths' findings.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from assay.evidence import _verify, _verify_events, verify_run
+from assay.evidence import VerifyResult, _verify, _verify_events, verify_run
 from tests.evidence._both_ways import verified_both_ways
 from tests.helpers import edit_artifact, read_jsonl
 
@@ -76,17 +79,26 @@ def test_missing_packs_are_named_by_every_bundle(
 def test_a_failed_pack_worker_is_redone_here_and_noted(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    result = verified_by_a_fake_worker(run, tmp_path, monkeypatch, "exit 3")
+    assert result.notes == [
+        "note: the artifact pass was redone in this process: the worker exited with code 3"
+    ]
+
+
+def verified_by_a_fake_worker(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: str
+) -> VerifyResult:
+    """verify with its pack worker replaced by a shell script running *shell*: the run
+    verifies all the same (the pass redone in-process)."""
     monkeypatch.setattr(_verify, "PACK_BYTES", 0)
-    script = tmp_path / "exit3.sh"
-    script.write_text("#!/bin/sh\nexit 3\n")
+    script = tmp_path / "worker.sh"
+    script.write_text(f"#!/bin/sh\n{shell}\n")
     script.chmod(0o755)
     monkeypatch.setattr(_verify_events.sys, "executable", str(script))
     result = verify_run(run)
     assert result.ok, result.problems
     assert result.artifacts > 0
-    assert result.notes == [
-        "note: the artifact pass was redone in this process: the worker exited with code 3"
-    ]
+    return result
 
 
 def test_the_pack_worker_yields_to_the_event_pass(run: Path) -> None:
@@ -104,3 +116,46 @@ def test_the_pack_worker_yields_to_the_event_pass(run: Path) -> None:
         scan = finish_packs(run, worker)
     assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + PACK_NICENESS)
     assert scan.in_worker and not scan.findings
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "When a run's packs hold 16 MiB or more (all together), their records are hashed in a",
+)
+def test_the_pack_worker_hashes_the_listed_files_the_event_pass_did(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listed files nothing else reads (indexes, reports) are hashed by the pack
+    worker when there is one (the event pass is the longer): an edited report is named
+    the same way whichever process hashed it."""
+    from assay.evidence._verify_packs import finish_packs, start_packs
+
+    files = ["report.md", "nothing-here.txt"]
+    scan = finish_packs(run, start_packs(run, 0, files), files)
+    assert scan.in_worker
+    expected = "sha256:" + hashlib.sha256((run / "report.md").read_bytes()).hexdigest()
+    assert scan.file_digests == {"report.md": expected, "nothing-here.txt": None}
+    report = run / "report.md"
+    report.write_bytes(report.read_bytes().replace(b"#", b"=", 1))
+    in_worker, here = both_ways(run, monkeypatch)
+    assert in_worker == here
+    assert [p for p in here if p.startswith("report.md: ")], here
+
+
+def test_the_pack_worker_imports_no_msgspec() -> None:
+    """The pack worker needs none of msgspec (its import is ~20 ms of CPU): it answers
+    by ``marshal``, and the verifying process checks the answer's shape."""
+    code = "import sys, assay.evidence._verify_packs_worker; print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert "'assay.evidence._verify_pack'" in out.stdout, out.stderr
+    assert "msgspec" not in out.stdout
+
+
+def test_a_pack_worker_answer_of_the_wrong_shape_is_redone_here(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer that is not the pack pass's (here: a marshalled string) is not taken."""
+    result = verified_by_a_fake_worker(run, tmp_path, monkeypatch, "printf 'u\\003\\0\\0\\0abc'")
+    assert len(result.notes) == 1
+    redone = "note: the artifact pass was redone in this process: the worker's answer could"
+    assert result.notes[0].startswith(redone), result.notes

@@ -13,15 +13,16 @@ so changing one byte of a payload is caught by hashing it again against its head
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 
 from assay.evidence._framed import evidence_size, open_evidence
+from assay.evidence._pack_format import HEADER_MAX as _HEADER_MAX
+from assay.evidence._pack_format import MAGIC, pack_names
 
-MAGIC = b"assay-artifact "
+__all__ = ["MAGIC", "pack_names"]  # defined in ``_pack_format``, imported from here too
 LOOSE_MIN = 65_536
 """Payloads of at least this many bytes are loose files; smaller ones go to a pack."""
 
@@ -41,15 +42,6 @@ class PackError(msgspec.Struct, frozen=True):
 
     pack: str
     header_offset: int
-
-
-def pack_names(root: Path) -> list[str]:
-    """The pack files under *root*, in order, by their plain names (a compacted
-    ``pack-NNNN.bin.zst`` is listed as ``pack-NNNN.bin``: read it with ``open_evidence``)."""
-    if not root.is_dir():
-        return []
-    names = {n.removesuffix(".zst") for n in os.listdir(root) if n.startswith("pack-")}
-    return sorted(n for n in names if n.endswith(".bin"))
 
 
 def next_pack_name(root: Path) -> str:
@@ -77,10 +69,6 @@ def scan_headers(path: Path) -> Iterator[PackRecord | PackError]:
     """Every record of a pack without its payload (which is skipped, not read)."""
     for item in _walk(path, payloads=False):
         yield item if isinstance(item, PackError) else item[0]
-
-
-# magic, 64 hex digits, a space, a size of at most 20 digits and the newline
-_HEADER_MAX = len(MAGIC) + 64 + 1 + 20 + 1
 
 
 def _walk(path: Path, *, payloads: bool) -> Iterator[tuple[PackRecord, bytes] | PackError]:

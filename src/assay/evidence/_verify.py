@@ -21,11 +21,12 @@ from assay._messages import say
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
 from assay.evidence._rundir import read_manifest
 from assay.evidence._verify_checker import Checker, VerifyResult
-from assay.evidence._verify_events import EventScan, file_digest, finish_scan, start_scan, stop_scan
+from assay.evidence._verify_events import EventScan, finish_scan, start_scan, stop_scan
 from assay.evidence._verify_folder import check_folder, check_manifest_bytes, unsafe_entries
 from assay.evidence._verify_looks import check_looks
 from assay.evidence._verify_merged import is_merged, verify_merged
-from assay.evidence._verify_packs import finish_packs, start_packs
+from assay.evidence._verify_pack import file_digest
+from assay.evidence._verify_packs import finish_packs, packs_apart, start_pack_worker
 from assay.evidence._verify_records import (
     check_artifacts,
     check_bundle_artifacts,
@@ -69,9 +70,11 @@ def verify_run(path: Path) -> VerifyResult:
         check_folder(check, sealed=sealed)
         check.result.problems = check.listed()
         return check.result
-    worker_files = sorted(check.manifest_files - set(_READ_HERE))
-    worker = start_scan(path, PARALLEL_BYTES, worker_files)
-    packer = start_packs(path, PACK_BYTES)
+    others = sorted(check.manifest_files - set(_READ_HERE))  # hashed by the pack pass
+    apart = packs_apart(path, PACK_BYTES)  # if it has a process (else by the event pass)
+    pack_files, event_files = (others, []) if apart else ([], others)
+    worker = start_scan(path, PARALLEL_BYTES, event_files)
+    packer = start_pack_worker(path, pack_files) if apart else None
     try:
         check.start(SPEC)
         spec = _guarded(check, SPEC, lambda: _check_spec(check, manifest))
@@ -83,7 +86,7 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, BUNDLES, lambda: check_bundles(check, manifest))
         check.start(SCORES)
         _guarded(check, SCORES, lambda: read_scores(check))
-        packs = finish_packs(path, packer)
+        packs = finish_packs(path, packer, pack_files)
         packer = None
         if packs.fallback:
             check.result.notes.append(say("verify.packs_redone", reason=packs.fallback))
@@ -92,7 +95,8 @@ def verify_run(path: Path) -> VerifyResult:
         _guarded(check, ARTIFACTS, lambda: check_artifacts(check))
         check.start(BUNDLES)
         _guarded(check, BUNDLES, lambda: check_bundle_artifacts(check))
-        scan = finish_scan(path, worker, worker_files)
+        scan = finish_scan(path, worker, event_files)
+        scan.file_digests.update(packs.file_digests)
         worker = None
         if scan.fallback:
             check.result.notes.append(say("verify.redone", reason=scan.fallback))

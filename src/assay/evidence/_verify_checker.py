@@ -18,7 +18,8 @@ import msgspec
 from assay._messages import say
 from assay.evidence._framed import evidence_exists
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, MANIFEST, PLAN, SCORES, SPEC
-from assay.evidence._verify_events import Finding, line_chunks
+from assay.evidence._verify_events import line_chunks
+from assay.evidence._verify_pack import Finding
 from assay.evidence._verify_refs import DigestSet
 from assay.plan import Shard
 
@@ -52,13 +53,15 @@ class VerifyResult(msgspec.Struct):
 
 
 class Folds:
-    """Each bundle's line number, trial id and folded event hash, kept compact (a 100k
-    run has 100,000: a tuple and a bytes object each would be 17 MB)."""
+    """Each bundle's line number, trial id and the key of its folded event list (as
+    ``fold_key`` makes it: what ``EventScan.folds`` holds for the trial's events), kept
+    compact (a 100k run has 100,000: a tuple and a bytes object each would be 17 MB)."""
 
     def __init__(self) -> None:
         self.lines = array("q")
         self.trials: list[str] = []  # the same strings as the keys of ``Checker.bundles``
         self.folds = bytearray()  # 32 bytes each
+        self.unkeyed: list[int] = []  # indexes of trial ids that are not strings (no key)
 
     def add(self, line: int, trial: str, fold: bytes) -> None:
         self.lines.append(line)
@@ -125,8 +128,8 @@ class Checker:
         self.plan: set[str] = set()  # the planned trial ids
         self.trial_events = DigestSet()  # sha256 of trial id + fold (``EventScan``)
         self.artifacts = DigestSet()  # raw sha256 of each artifact that matches it
-        self.bundles: dict[str, Any] = {}  # trial id → its digest (packed: ``_digest_key``)
-        self.pending_folds = Folds()  # each bundle's line, trial and folded event list
+        self.bundles: dict[str, Any] = {}  # trial id → its digest (as read, if it matched)
+        self.pending_folds = Folds()  # each bundle's line, trial and fold key
         self.bundle_refs = BundleRefs()  # each bundle's artifacts, checked after the packs
         self.score_hashes = DigestSet()  # sha256 of each score line a match binds
         self.score_lines = array("q")  # line number of each score line read

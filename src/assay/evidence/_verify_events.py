@@ -25,13 +25,12 @@ from assay._messages import say
 from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import GENESIS
+from assay.evidence._verify_pack import Finding, file_digest
 from assay.evidence._verify_refs import RefBuilder, RefList, raw
 
 if TYPE_CHECKING:
     import subprocess
     from _hashlib import HASH as Hash
-
-Finding = tuple[str, str, dict[str, Any]]  # where, catalog key, parameters
 
 
 class EventScan(msgspec.Struct):
@@ -188,21 +187,6 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
 def fold_key(trial: str, fold: bytes) -> bytes:
     """What ``EventScan.folds`` holds for *trial*'s events folded to *fold*."""
     return hashlib.sha256(trial.encode() + fold).digest()
-
-
-def file_digest(path: Path) -> str | None:
-    """``sha256:<hex>`` of the file at *path*, None if there is none."""
-    try:
-        digest = hashlib.sha256()
-        for block in blocks(path):
-            digest.update(block)
-        return "sha256:" + digest.hexdigest()
-    except FileNotFoundError:
-        return None
-    except FrameError as exc:
-        return f"unreadable ({exc.what})"
-    except OSError as exc:  # a folder where a file belongs, say: it cannot match
-        return f"unreadable ({type(exc).__name__})"
 
 
 def _walk(

@@ -34,7 +34,7 @@ from assay.evidence._log import GENESIS
 from assay.evidence._rundir import read_manifest
 from assay.evidence._shards import SHARDS, shard_set_problems
 from assay.evidence._verify_checker import VerifyResult
-from assay.evidence._verify_events import file_digest
+from assay.evidence._verify_pack import file_digest
 
 KNOWN = frozenset(
     {MANIFEST, SPEC, PLAN, PLAN + SUFFIX, EVENTS, SHARDS, LOCK, ATTESTATION, *REPORTS}

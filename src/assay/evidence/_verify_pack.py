@@ -4,7 +4,8 @@
 what sealing and resuming want; verify only needs each payload's SHA-256 compared with
 its header's, so it walks the mapped file with ``find`` and hashes memoryview slices
 (no copies, no objects per record). The record format and what counts as a broken
-record are ``_pack``'s, checked here the same way.
+record are ``_pack``'s, checked here the same way. ``scan`` is the whole pack pass: the
+pack worker imports this module alone, so it imports nothing that needs msgspec.
 """
 
 from __future__ import annotations
@@ -12,16 +13,71 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from assay.evidence._framed import blocks, framed
-from assay.evidence._pack import _HEADER_MAX, MAGIC
-from assay.evidence._verify_refs import DigestSet
+from assay.evidence._framed import FrameError, blocks, framed
+from assay.evidence._layout import ARTIFACTS
+from assay.evidence._pack_format import HEADER_MAX, MAGIC, pack_names
+
+if TYPE_CHECKING:  # not imported: the pack worker does without msgspec
+    from assay.evidence._verify_refs import DigestSet
 
 _NEWLINE = ord("\n")
 
 
 Mismatch = tuple[int, str, str]  # header offset, sha256 in the header, sha256 of the payload
+Finding = tuple[str, str, dict[str, Any]]  # where, catalog key, parameters
+
+
+Scanned = tuple[bytes, int, list[Finding], dict[str, str | None]]
+"""The pack pass's answer: the raw sha256 of each record that matches its header, end to
+end; how many records; findings in pack order; the digests of the files asked for."""
+
+
+def scan(run: str, files: Sequence[str] = ()) -> Scanned:
+    """Hash every record of every pack of the run at *run*, and the files *files* of it
+    whole; evidence so damaged that it cannot be read ends the pass with a
+    ``verify.unreadable`` finding, not a crash."""
+    digests = {name: file_digest(Path(run) / name) for name in files}
+    root = Path(run) / ARTIFACTS
+    found, findings, count = bytearray(), list[Finding](), 0
+    try:
+        for name in pack_names(root) if root.is_dir() else []:
+            bad: list[Mismatch] = []
+            try:
+                records, broken = hash_pack(root / name, found, bad)
+            except FrameError as exc:
+                where = f"{ARTIFACTS}/{name}"
+                findings.append((where, "verify.unreadable", {"reason": exc.what[:200]}))
+                continue
+            count += records
+            for offset, sha, actual in bad:
+                where = f"{ARTIFACTS}/{name}@{offset} ({sha})"
+                findings.append((where, "verify.artifact", {"actual": actual}))
+            if broken is not None:
+                where = f"{ARTIFACTS}/{name}@{broken}"
+                findings.append((where, "verify.not_record", {"kind": "artifact"}))
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"[:200]
+        findings.append((ARTIFACTS, "verify.unreadable", {"reason": reason}))
+    return bytes(found), count, findings, digests
+
+
+def file_digest(path: Path) -> str | None:
+    """``sha256:<hex>`` of the file at *path*, None if there is none."""
+    try:
+        digest = hashlib.sha256()
+        for block in blocks(path):
+            digest.update(block)
+        return "sha256:" + digest.hexdigest()
+    except FileNotFoundError:
+        return None
+    except FrameError as exc:
+        return f"unreadable ({exc.what})"
+    except OSError as exc:  # a folder where a file belongs, say: it cannot match
+        return f"unreadable ({type(exc).__name__})"
 
 
 def hash_pack(
@@ -96,8 +152,8 @@ def _walk(
     position, magic, sha256, find = 0, len(MAGIC), hashlib.sha256, data.find
     records = 0
     while position < length:
-        end = find(b"\n", position, position + _HEADER_MAX)
-        if end < 0 and not final and position + _HEADER_MAX > length:
+        end = find(b"\n", position, position + HEADER_MAX)
+        if end < 0 and not final and position + HEADER_MAX > length:
             return records, position, True
         if end < 0 or data[position : position + magic] != MAGIC:
             return records, base + position, False

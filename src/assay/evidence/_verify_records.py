@@ -20,7 +20,7 @@ from assay.evidence._verify_bundles import fold_events, read_bundle
 from assay.evidence._verify_checker import BundleRefs, Checker, Folds
 from assay.evidence._verify_events import fold_key
 from assay.evidence._verify_packs import PackScan
-from assay.evidence._verify_refs import RefList, entries, raw
+from assay.evidence._verify_refs import DigestSet, RefList, entries, raw
 
 
 def check_artifacts(check: Checker) -> None:
@@ -68,10 +68,16 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         tid, digest, actual, events, refs = read
         if actual != digest or tid not in plan or tid in bundles or _other_part(check, tid):
             _bundle_problems(check, number, read)
-        # a digest that matched is "sha256:" and 64 lower-case hex digits: packed as is
-        bundles[tid] = bytes.fromhex(digest[7:]) if actual == digest else _digest_key(digest)
+        # a digest that matched is kept as read (the string exists already: no unpacking
+        # here, no packing again for each score line); any other as ``_digest_key`` has it
+        bundles[tid] = digest if actual == digest else _digest_key(digest)
         named.add(number, tid, refs)
-        pending.add(number, tid, fold_events(events))
+        fold = fold_events(events)  # keyed now, while the event worker walks
+        if type(tid) is str:
+            pending.add(number, tid, fold_key(tid, fold))
+        else:  # a number, say: not keyed (``check_bundle_events`` says why)
+            pending.unkeyed.append(len(pending))
+            pending.add(number, tid, fold)
     check.pending_folds, check.bundle_refs = pending, named
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"
@@ -83,8 +89,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
 
 
 def _digest_key(digest: Any) -> Any:
-    """A bundle digest as kept for the scores to name: ``sha256:<hex>`` as its 32 raw
-    bytes (a third of the memory at 100k bundles), anything else as it was read."""
+    """A bundle digest that did not match its bundle, as kept for the scores to name:
+    ``sha256:<hex>`` as its 32 raw bytes, anything else as it was read."""
     if type(digest) is str and digest.startswith("sha256:"):
         packed = raw(digest[7:])
         if packed is not None:
@@ -94,7 +100,10 @@ def _digest_key(digest: Any) -> Any:
 
 def _names_bundle(kept: Any, digest: str) -> bool:
     """Whether *digest* (as a score line has it) is the bundle digest kept as *kept*
-    (``kept != _digest_key(digest)``, without unpacking *digest* in the usual case)."""
+    (``kept == _digest_key(digest)``, without unpacking *digest*: a string kept is one
+    that matched its bundle, or one ``_digest_key`` left as read, equal only to itself)."""
+    if type(kept) is str:
+        return digest == kept
     if type(kept) is bytes:
         return digest == "sha256:" + kept.hex()
     return kept is not None and kept == _digest_key(digest)
@@ -124,6 +133,7 @@ def check_bundle_artifacts(check: Checker) -> None:
     named, artifacts = check.bundle_refs, check.artifacts
     absent = set(artifacts.missing(bytes(named.shas)))
     odd = {number: refs for number, _, refs in named.odd}
+    held = _held(artifacts, [sha for refs in odd.values() for sha in refs.values()])
     if absent or odd:
         at = 0  # index of the bundle's first digest in ``named.shas``
         for (number, tid, _), kind in zip(check.pending_folds, named.kinds, strict=True):
@@ -131,7 +141,7 @@ def check_bundle_artifacts(check: Checker) -> None:
             if number in odd:
                 check.line = number
                 refs = odd[number]
-                gone = {name for name, sha in refs.items() if raw(sha) not in artifacts}
+                gone = {name for name, sha in refs.items() if raw(sha) not in held}
                 _missing_artifacts(check, number, tid, refs, gone)
             elif absent.intersection(range(at, at + len(names))):
                 shas = named.shas[32 * at : 32 * (at + len(names))]
@@ -141,6 +151,14 @@ def check_bundle_artifacts(check: Checker) -> None:
                 _missing_artifacts(check, number, tid, refs, gone)
             at += len(names)
     check.bundle_refs = BundleRefs()
+
+
+def _held(artifacts: DigestSet, shas: list[Any]) -> set[bytes]:
+    """Which of *shas* (any values: only sha256 digests can be held) are in *artifacts*,
+    as raw bytes: looked up at once, however many bundles name something odd."""
+    asked = [data for data in map(raw, shas) if data is not None]
+    absent = set(artifacts.missing(b"".join(asked)))
+    return {data for index, data in enumerate(asked) if index not in absent}
 
 
 def _missing_artifacts(
@@ -176,8 +194,9 @@ def check_bundle_events(check: Checker) -> None:
     """Each bundle's event list against the events its trial logged (after the event
     pass, which may have run in another process)."""
     folds = check.pending_folds
-    keys = b"".join([fold_key(tid, fold) for _, tid, fold in folds])
-    for index in check.trial_events.missing(keys):  # in bundle order
+    for index in folds.unkeyed[:1]:  # the AttributeError keying it raises: unreadable
+        fold_key(folds.trials[index], b"")
+    for index in check.trial_events.missing(bytes(folds.folds)):  # in bundle order
         number = check.line = folds.lines[index]
         where = f"{BUNDLES}:{number} (trial {folds.trials[index]})"
         check.problem(where, "verify.bundle_events", rank=1, events=EVENTS)
