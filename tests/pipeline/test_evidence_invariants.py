@@ -21,6 +21,7 @@ from tests.helpers import (
     SHIPPING,
     artifact_bytes,
     bundles_by_sample,
+    log_events,
     read_jsonl,
     run_cli,
     run_spec_at,
@@ -185,7 +186,7 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
 
 
 def test_attempt_events_nest_under_their_attempt(mixed_run: Path) -> None:
-    events = read_jsonl(mixed_run / "events.jsonl")
+    events = log_events(mixed_run)
     by_trial: dict[str, dict[int, dict[str, object]]] = {}
     for event in events:
         if event["trial"]:
@@ -253,7 +254,7 @@ def test_score_records_carry_bundle_digest_and_scorer_id(mixed_run: Path) -> Non
     }
     matches = {
         (e["trial"], e["data"]["scorer"]): e["data"]
-        for e in read_jsonl(mixed_run / "events.jsonl")
+        for e in log_events(mixed_run)
         if e["type"] == "match"
     }
     for score in scores:

@@ -14,6 +14,7 @@ import pytest
 from assay.errors import EXIT_PASSED, EXIT_RUN
 from tests.helpers import (
     error_line,
+    log_events,
     read_jsonl,
     run_cli,
     start_cli,
@@ -49,11 +50,7 @@ def waits():
 
 
 def sampling_calls(run: Path) -> list[dict[str, object]]:
-    return [
-        e
-        for e in read_jsonl(run / "events.jsonl")
-        if e["type"] == "sampling" and "model" in e["data"]
-    ]
+    return [e for e in log_events(run) if e["type"] == "sampling" and "model" in e["data"]]
 
 
 def start_waiting_run(
