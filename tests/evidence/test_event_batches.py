@@ -17,7 +17,7 @@ from assay.evidence import _recorder as recorder_module
 from assay.evidence._log import BATCH, EventLog, events_in
 from assay.evidence._store import ArtifactStore
 from tests.evidence.test_tamper import edit_lines
-from tests.helpers import SHIPPING, read_jsonl, run_cli, run_spec_at
+from tests.helpers import SHIPPING, log_events, read_jsonl, run_cli, run_spec_at
 
 
 class _Lines:
@@ -174,7 +174,9 @@ def test_a_run_written_one_event_a_line_verifies_and_reads_the_same(
     a run of the format before batches exactly as one with them."""
     assert not any(line["type"] == BATCH for line in _lines(old_run))
     assert any(line["type"] == BATCH for line in _lines(shipping_run))
-    assert verify_run(old_run).ok
+    old_result, new_result = verify_run(old_run), verify_run(shipping_run)
+    assert old_result.ok and new_result.ok
+    assert old_result.events == new_result.events == len(log_events(old_run))  # not lines
 
     def shown(run: Path) -> dict[str, list[tuple[Any, ...]]]:
         return {

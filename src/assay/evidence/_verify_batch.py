@@ -42,7 +42,7 @@ def check_batch(
     seen: list[Any],
     refs: RefBuilder,
     found: list[Finding],
-) -> None:
+) -> int:
     """Check the events of the batch line *number* exactly as lines of their own are
     checked (numbering, parents, the artifacts they name); the batch itself must be a
     trial's, parentless, not empty, numbered as its last event, and hold no event that is
@@ -51,7 +51,7 @@ def check_batch(
         events = _decode_batch(head.data).events
     except msgspec.DecodeError:
         found.append((f"{EVENTS}:{number}", "verify.not_record", {"kind": "event"}))
-        return
+        return 1  # a record, unread
     trial = head.trial
     if trial is None or head.parent is not None or not events or head.n != events[-1].n:
         found.append((f"{EVENTS}:{number}", "verify.event_batch", {"n": head.n}))
@@ -72,6 +72,7 @@ def check_batch(
             found.append((f"{EVENTS}:{number}", "verify.batch_kind", {"kind": kind}))
         elif kind == "sampling" and models and b'"model"' in bytes(event.data):
             event_refs(number, event.data, refs)
+    return len(events)
 
 
 def numbering(

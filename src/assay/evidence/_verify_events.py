@@ -40,7 +40,8 @@ class EventScan(msgspec.Struct):
     """What the event pass found (picklable: it crosses a process boundary)."""
 
     findings: list[Finding]
-    events: int = 0
+    events: int = 0  # lines (the manifest's count)
+    batched: int = 0  # events in batch lines beyond one a line: lines + batched = events
     head: str = GENESIS
     # per trial, sha256 of its id (UTF-8) + the sha256 of [[n, hash], ...] of its events;
     # and the sha256 of each score line a ``match`` binds: 32 raw bytes each, end to end
@@ -179,7 +180,7 @@ def _walk(
     prev = GENESIS
     referring = REFERRING
     sha256 = hashlib.sha256
-    number = 0
+    number = batched = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
         for line in lines:
             number += 1
@@ -199,7 +200,7 @@ def _walk(
             if seen is None:
                 seen = running[trial] = [0, None]
             if kind == BATCH:  # a trial's events up to its bundle, checked one by one
-                check_batch(number, head, line, seen, refs, findings)
+                batched += check_batch(number, head, line, seen, refs, findings) - 1
                 if trial is None:
                     continue
             else:
@@ -230,7 +231,7 @@ def _walk(
                 seen[1] = sha256(f'[[{n},"{prev}"]'.encode())
             else:
                 fold.update(f',[{n},"{prev}"]'.encode())
-    scan.events, scan.head = number, prev
+    scan.events, scan.head, scan.batched = number, prev, batched
 
 
 def start_scan(
