@@ -9,15 +9,25 @@ import json
 import shutil
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
+from assay.errors import EXIT_PASSED
 from assay.evidence import TrialRecorder, checked_events, verify_run
 from assay.evidence import _recorder as recorder_module
 from assay.evidence._log import BATCH, EventLog, events_in
 from assay.evidence._store import ArtifactStore
+from tests.evidence.test_power_cut import SAMPLES, STOPPING
 from tests.evidence.test_tamper import edit_lines
-from tests.helpers import SHIPPING, log_events, read_jsonl, run_cli, run_spec_at
+from tests.helpers import (
+    SHIPPING,
+    log_events,
+    read_jsonl,
+    run_cli,
+    run_spec_at,
+    unique_callable_spec,
+)
 
 
 class _Lines:
@@ -53,6 +63,7 @@ def _lines(run: Path) -> list[dict[str, Any]]:
     "A trial's events up to its bundle are written in batches: one line of type `events`",
     "- A batch line's `n` is its last event's and its `parent` is null.",
     "listed once, by its last event's `n` and its line's hash, which binds every event in it.",
+    "Events logged after the bundle (`match`, `score_*`) and run-level events are lines of their",
 )
 def test_a_trivial_trial_is_one_batch_line_its_bundle_lists(shipping_run: Path) -> None:
     raw = (shipping_run / "events.jsonl").read_bytes().splitlines()
@@ -69,6 +80,8 @@ def test_a_trivial_trial_is_one_batch_line_its_bundle_lists(shipping_run: Path) 
         assert bundle["events"] == [[record["n"], hashlib.sha256(line).hexdigest()]]
         later = [record["type"] for _, record in mine if record["type"] != BATCH]
         assert later and all(kind == "match" or kind.startswith("score_") for kind in later)
+    run_level = [r for r in read_jsonl(shipping_run / "events.jsonl") if r["trial"] is None]
+    assert run_level and all(r["type"] != BATCH for r in run_level)
     assert verify_run(shipping_run).ok
 
 
@@ -199,3 +212,31 @@ def test_a_run_written_one_event_a_line_verifies_and_reads_the_same(
         assert show.returncode == 0, show.stdout + show.stderr
         shows.append([line for line in show.stdout.splitlines() if "sha256:" not in line])
     assert shows[0] == shows[1]  # but the bundle's digest: its list of lines differs
+
+
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "A crash loses only the batch a running trial had not written yet; `assay resume`",
+)
+def test_a_resumed_trial_continues_the_numbering_of_its_logged_batch(tmp_path: Path) -> None:
+    """A run stopped mid-trial (its last trial logged, not bundled): ``assay resume`` runs
+    that trial again in a new batch numbered after the logged one, and the bundle lists
+    both lines."""
+    flag = tmp_path / "stop"
+    spec = unique_callable_spec(tmp_path / "spec", STOPPING.format(flag=str(flag)), samples=SAMPLES)
+    flag.write_text("")
+    run = tmp_path / "run"
+    with pytest.raises(BaseException) as info:
+        run_spec_at(spec, run, max_concurrency=1)
+    assert "Stop" in repr(info.value)
+    flag.unlink()
+    resumed = run_cli("resume", run)
+    assert resumed.returncode == EXIT_PASSED, resumed.stdout + resumed.stderr
+    assert verify_run(run).ok
+    (bundle,) = [b for b in read_jsonl(run / "bundles.jsonl") if b["trial"]["sample_id"] == "last"]
+    trial = bundle["trial"]["trial_id"]
+    batches = [r for r in _lines(run) if r["trial"] == trial and r["type"] == BATCH]
+    assert len(batches) == 2 and bundle["events"] == [[r["n"], ANY] for r in batches]
+    second = batches[1]["data"]["events"]
+    assert second[0]["n"] == batches[0]["n"] + 1
+    assert second[0]["type"] == "trial_started" and second[0]["data"]["resumed"] is True
