@@ -17,6 +17,7 @@ from assay.errors import EXIT_PASSED
 from assay.evidence import TrialRecorder, checked_events, verify_run
 from assay.evidence import _recorder as recorder_module
 from assay.evidence._log import BATCH, EventLog, events_in
+from assay.evidence._recorder import record_event
 from assay.evidence._store import ArtifactStore
 from tests.evidence.test_power_cut import SAMPLES, STOPPING
 from tests.evidence.test_tamper import edit_lines
@@ -240,3 +241,21 @@ def test_a_resumed_trial_continues_the_numbering_of_its_logged_batch(tmp_path: P
     second = batches[1]["data"]["events"]
     assert second[0]["n"] == batches[0]["n"] + 1
     assert second[0]["type"] == "trial_started" and second[0]["data"]["resumed"] is True
+
+
+def test_record_event_data_is_taken_as_it_is_at_the_call(tmp_path: Path) -> None:
+    """A batch is written later than ``record_event`` returns: a value JSON cannot hold
+    still fails at the call, and a dict changed afterwards is logged as it was."""
+    sink = _Lines()
+    recorder = TrialRecorder(EventLog([sink]), ArtifactStore(tmp_path / "artifacts"), "t-1")
+    with recorder.bound():
+        recorder.root = recorder.record("trial_started", {}, parent=None)
+        with pytest.raises(TypeError):
+            record_event("extra", {"value": object()})
+        data = {"step": 1}
+        record_event("extra", data)
+        data["step"] = 2
+        recorder.record("trial_finished", {})
+    (line,) = sink.lines
+    kinds = [(e["type"], e["data"]) for e in events_in(json.loads(line))]
+    assert kinds == [("trial_started", {}), ("extra", {"step": 1}), ("trial_finished", {})]

@@ -12,6 +12,7 @@ import time
 from contextvars import ContextVar
 from typing import Any
 
+from assay._digest import fast_json, loads
 from assay._scope import Scope
 from assay.evidence._log import BATCH, EventLog
 from assay.evidence._store import ArtifactRef, ArtifactStore
@@ -223,4 +224,7 @@ def record_event(kind: str, data: dict[str, Any]) -> int | None:
         return None
     # A timed-out worker thread may still call this after its trial was sealed: the
     # closed recorder drops it rather than adding to evidence that is already closed.
-    return recorder.record_if_open(kind, data)
+    # The data is encoded now, though the batch is written later: a value JSON cannot
+    # hold fails here, at the caller, and a dict the caller changes afterwards is logged
+    # as it was (assay's own events are fresh dicts of JSON values).
+    return recorder.record_if_open(kind, loads(fast_json(data)))
