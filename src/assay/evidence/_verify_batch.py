@@ -33,6 +33,8 @@ class _Batch(msgspec.Struct, gc=False):
 
 
 _decode_batch = msgspec.json.Decoder(_Batch).decode
+_COMMON = frozenset({"trial_started", "attempt_started", "attempt_finished", "trial_finished"})
+"""Kinds that name no artifact and are logged before the bundle: numbering is all."""
 
 
 def check_batch(
@@ -55,7 +57,7 @@ def check_batch(
     trial = head.trial
     if trial is None or head.parent is not None or not events or head.n != events[-1].n:
         found.append((f"{EVENTS}:{number}", "verify.event_batch", {"n": head.n}))
-    referring = REFERRING
+    referring, common = REFERRING, _COMMON
     models = b'"model"' in line
     for event in events:
         n = event.n
@@ -64,14 +66,16 @@ def check_batch(
         if n != seen[0] + 1 or parent is None or not 0 < parent < n:
             numbering(number, trial, n, parent, kind, seen[0], found)
         seen[0] = n
+        if kind in common:  # most events: nothing more to check (one set lookup)
+            continue
+        if kind == "sampling":
+            if models and b'"model"' in bytes(event.data):
+                event_refs(number, event.data, refs)
+            continue
         if kind in referring:
             event_refs(number, event.data, refs)
-            if kind.startswith("score_"):
-                found.append((f"{EVENTS}:{number}", "verify.batch_kind", {"kind": kind}))
-        elif kind == "match" or kind.startswith("score_"):  # _log.after_seal, inlined
+        if kind == "match" or kind.startswith("score_"):  # _log.after_seal, inlined
             found.append((f"{EVENTS}:{number}", "verify.batch_kind", {"kind": kind}))
-        elif kind == "sampling" and models and b'"model"' in bytes(event.data):
-            event_refs(number, event.data, refs)
     return len(events)
 
 
