@@ -20,6 +20,7 @@ from assay.evidence._log import BATCH, EventLog, events_in
 from assay.evidence._recorder import record_event
 from assay.evidence._store import ArtifactStore
 from tests.evidence.test_power_cut import SAMPLES, STOPPING
+from tests.evidence.test_recorder_scoring import _Lines
 from tests.evidence.test_tamper import edit_lines
 from tests.helpers import (
     SHIPPING,
@@ -29,19 +30,6 @@ from tests.helpers import (
     run_spec_at,
     unique_callable_spec,
 )
-
-
-class _Lines:
-    """A sink that keeps the lines it is given."""
-
-    def __init__(self) -> None:
-        self.lines: list[bytes] = []
-
-    def write_line(self, line: bytes) -> None:
-        self.lines.append(line)
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
