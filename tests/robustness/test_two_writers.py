@@ -86,7 +86,7 @@ def assert_one_clean_run(run: Path, reference: tuple[Path, dict[str, object]]) -
     """Nothing interleaved: one writer's evidence, whole, equal to an uninterrupted run."""
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
-    events = log_events(run)
+    events = read_jsonl(run / "events.jsonl")  # lines: seq numbers them
     assert [e["seq"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events if e["trial"] is None]
     assert kinds.count("run_started") + kinds.count("run_resumed") == 1, kinds
