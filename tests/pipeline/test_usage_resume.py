@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from assay.errors import EXIT_PASSED, EXIT_RUN
+from assay.evidence import checked_events
+from assay.evidence._log import events_in
 from tests.helpers import (
     error_line,
     log_events,
@@ -78,7 +80,10 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
 
     def called() -> bool:
         runs = list(log_dir.glob("*/events.jsonl"))
-        return bool(runs) and any(e["type"] == "sampling" for e in whole_records(runs[0]))
+        if not runs:
+            return False
+        logged = [e for line in whole_records(runs[0]) for e in events_in(line)]
+        return any(e["type"] == "sampling" for e in logged)  # its batch written as it waits
 
     assert wait_for(called, timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)
@@ -94,7 +99,7 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
     calls = sampling_calls(run)
     assert len(calls) == 2  # one before the kill, one in the re-run
     (bundle,) = read_jsonl(run / "bundles.jsonl")
-    listed = {n for n, _ in bundle["events"]}
+    listed = {e["n"] for e in checked_events(run, bundle)}  # in the lines it lists
     assert {e["n"] for e in calls} <= listed
     assert bundle["usage"]["calls"] == 2
     report = json.loads((run / "report.json").read_text())

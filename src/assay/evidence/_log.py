@@ -61,6 +61,7 @@ class EventLog:
         self.lock = threading.Lock()
         self.head = head
         self.count = count
+        self.holding: dict[Any, float] = {}  # recorder → when its held batch began (s)
 
     def append(
         self, trial: str | None, n: int, parent: int | None, kind: str, data: dict[str, Any]
@@ -91,6 +92,16 @@ class EventLog:
         self.head = digest
         self.count += 1
         return digest
+
+    def write_held(self, age: float) -> None:
+        """Write every batch held *age* seconds or more (the run's periodic flush calls
+        this: a trial that waits, a model call or an agent's step, does not keep its
+        events from the log, and its sinks, for longer than that)."""
+        with self.lock:
+            oldest = time.time() - age
+            for recorder, began in list(self.holding.items()):
+                if began <= oldest:
+                    recorder.write_batch()
 
     def close(self) -> None:
         """Close every sink."""

@@ -27,8 +27,9 @@ BATCH_EVENTS = 64
 """A batch line is written once it holds this many events (an agent's long trial is not
 held in memory whole), at ``trial_finished``, and when the trial is closed or requeued."""
 BATCH_SECONDS = 2.0
-"""... or when an event is added and the batch's first is this many seconds old, so a
-long trial's progress reaches the log (and its sinks) while it runs."""
+"""... or once the batch's first event is this many seconds old (checked as an event is
+added, and by the run's periodic flush), so a long or waiting trial's progress reaches
+the log (and its sinks) while it runs."""
 
 
 class TrialRecorder:
@@ -94,6 +95,8 @@ class TrialRecorder:
             return self._line(n, parent_n, kind, data)  # _log.after_seal(kind), inlined
         at = time.time_ns() // 1000 / 1e6  # µs, as a line's ``at``
         batch = self._batch
+        if not batch:
+            self._log.holding[self] = at  # written by the run's flush if it waits
         batch.append({"n": n, "parent": parent_n, "type": kind, "at": at, "data": data})
         if kind == "sampling":
             self.usage.add_sampling(data)
@@ -119,9 +122,15 @@ class TrialRecorder:
                 self.usage.add_sampling(data)
         return n
 
+    def write_batch(self) -> None:
+        """``_flush`` for the log, which holds the lock (``EventLog.write_held``)."""
+        if self._batch:
+            self._flush()
+
     def _flush(self) -> None:
         """Log the held events as one batch line; the bundle lists it by its last event."""
         batch, self._batch = self._batch, []
+        del self._log.holding[self]
         n = batch[-1]["n"]
         self.events.append(
             (n, self._log.append_held(self.trial_id, n, None, BATCH, {"events": batch}))
