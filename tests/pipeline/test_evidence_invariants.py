@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import bundle_digest, verify_run
+from assay.evidence._log import events_in
 from tests.helpers import (
     FAST_RETRY,
     REPO,
@@ -100,15 +101,16 @@ def test_events_are_chained_numbered_and_parented(mixed_run: Path) -> None:
         assert event["seq"] == seq
         assert event["prev"] == prev, f"line {seq + 1} is not chained to the one before"
         prev = hashlib.sha256(line).hexdigest()
-        trial, n, parent = event["trial"], event["n"], event["parent"]
-        seen = numbers.setdefault(trial, [])
-        assert n == len(seen) + 1, f"trial {trial}: event {n} after {seen[-1:]}"
-        if n == 1:
-            assert parent is None
-        else:
-            assert parent in seen, f"trial {trial}: parent {parent} of {n} does not exist"
-        seen.append(n)
-        kinds.setdefault(trial, {})[n] = event["type"]
+        for each in events_in(event):  # a batch line's events, numbered as lines are
+            trial, n, parent = each["trial"], each["n"], each["parent"]
+            seen = numbers.setdefault(trial, [])
+            assert n == len(seen) + 1, f"trial {trial}: event {n} after {seen[-1:]}"
+            if n == 1:
+                assert parent is None
+            else:
+                assert parent in seen, f"trial {trial}: parent {parent} of {n} does not exist"
+            seen.append(n)
+            kinds.setdefault(trial, {})[n] = each["type"]
     assert prev == manifest["events_head"]
     assert len(lines) == manifest["events"]
     run_level = list(kinds[None].values())
@@ -164,7 +166,9 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
     mixed_run: Path,
 ) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
-    events = [json.loads(line) for line in lines]
+    records = [json.loads(line) for line in lines]
+    assert {record["type"] for record in records} - {"events"} <= DOCUMENTED_TYPES
+    events = [event for record in records for event in events_in(record)]
     types = {event["type"] for event in events}
     assert types <= DOCUMENTED_TYPES, types - DOCUMENTED_TYPES
     # this run has retries, a crash, a blocked trial and the target's own events
@@ -176,7 +180,7 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
             assert data["outcome"] != "answered" or "output" in data, data
         if event["type"] == "match":  # scorer, status, bundle digest, score line's hash
             assert set(event["data"]) == {"scorer", "status", "bundle", "record"}
-    last = events[-1]
+    last = records[-1]
     assert last["type"] == "run_finished"
     assert [e["type"] for e in events].count("run_finished") == 1
     manifest = json.loads((mixed_run / "manifest.json").read_bytes())
