@@ -77,7 +77,7 @@ def test_a_trivial_trial_is_one_batch_line_its_bundle_lists(shipping_run: Path) 
 @pytest.mark.doc(
     "docs/evidence.md",
     "A batch is written",
-    "when it holds 64 events, when an event is added 2 s or more after the batch's first",
+    "when it holds 64 events, once its first event is 2 s old (checked as an event is added",
 )
 def test_a_batch_is_written_at_64_events_after_2_s_and_at_trial_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -75,6 +75,10 @@ def start_waiting_run(
     "A trial that called a model also has `usage`: its `sampling` events summed",
     "An unfinished trial's earlier events stay in the log; its re-run continues their numbering",
 )
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "and by the run's flush every 0.2 s, so a long or waiting trial's events reach the log",
+)
 def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
     proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1000000, output: 0}")
 
