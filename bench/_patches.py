@@ -79,34 +79,6 @@ def _patch_str_paths() -> None:
     ArtifactStore._write_once = write_once  # type: ignore[method-assign]
 
 
-def _patch_batched_events() -> None:
-    """A trial's events up to ``trial_finished`` as one line (7 lines a trivial trial
-    become 2: that one and its ``match``), the same information inside it. The format
-    it would be, so such a run does not verify; it measures what fewer lines would buy."""
-    from assay.evidence._recorder import TrialRecorder
-
-    original = TrialRecorder._append
-    pending: dict[str, list[list[Any]]] = {}
-    batched = {"trial_started", "attempt_started", "sampling", "attempt_finished"}
-
-    def append(self: Any, kind: str, data: dict[str, Any], parent: int | None) -> int:
-        if kind not in batched and kind != "trial_finished":
-            return original(self, kind, data, parent)
-        n = self.last = self.last + 1
-        parent_n = self.parent if parent == -1 else parent
-        batch = pending.setdefault(self.trial_id, [])
-        batch.append([n, parent_n, kind, data])
-        if kind == "sampling":
-            self.usage.add_sampling(data)
-        if kind == "trial_finished":
-            del pending[self.trial_id]
-            digest = self._log.append(self.trial_id, n, None, "trial", {"events": batch})
-            self.events.append((n, digest))  # the bundle lists the one line
-        return n
-
-    TrialRecorder._append = append  # type: ignore[method-assign]
-
-
 def _patch_no_gc() -> None:
     """No cyclic garbage collection at all: what the collector costs this process."""
     import gc
@@ -133,7 +105,6 @@ def _patch_no_evidence_writes() -> None:
 PATCHES = {
     "no-evidence-writes": _patch_no_evidence_writes,
     "no-gc": _patch_no_gc,
-    "batched-events": _patch_batched_events,
     "yield": _patch_yield,
     "pack": _patch_pack,
     "str-paths": _patch_str_paths,

@@ -3,7 +3,7 @@ per trial (``getrusage`` of the ``assay.eval`` call), the figure a loaded machin
 least, and samples/s.
 
     python bench/ab_task.py --variant main=/work/main/src --variant this=src \\
-        [--variant batched=src+batched-events] [--samples 100000] [--rounds 3]
+        [--variant nogc=src+no-gc] [--samples 100000] [--rounds 3]
 
 A variant is ``NAME=SRC[+PATCH,...]``: the ``src`` folder put first on ``PYTHONPATH``
 (so old code can be timed against new in the same minutes) and ``bench/_patches.py``

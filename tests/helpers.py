@@ -250,9 +250,17 @@ def bundles_by_sample(run: Path) -> dict[str, dict[str, Any]]:
 def trial_events(run: Path) -> dict[str, list[dict[str, Any]]]:
     """A run's events grouped by trial id, in log order (run-level events under ``""``)."""
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         grouped.setdefault(event["trial"] or "", []).append(event)
     return grouped
+
+
+def log_events(run: Path) -> list[dict[str, Any]]:
+    """A run's events in log order, a batch line's expanded (``events_in``): each shaped as
+    a line (a batched one has no ``seq`` or ``prev``)."""
+    from assay.evidence._log import events_in
+
+    return [event for line in read_jsonl(run / "events.jsonl") for event in events_in(line)]
 
 
 def artifact_bytes(run: Path, sha: str) -> bytes:
@@ -312,7 +320,7 @@ def run_dirs(log_dir: Path) -> list[Path]:
 
 def events_of(run: Path, kind: str) -> list[dict[str, Any]]:
     """A run's events of type *kind*, in log order."""
-    return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == kind]
+    return [e for e in log_events(run) if e["type"] == kind]
 
 
 # -- robustness: real processes, signals, torn files, mounts -----------------------------
@@ -406,6 +414,7 @@ def finished_trials(run: Path) -> set[str]:
 def trial_starts(run: Path) -> dict[str, int]:
     """How many ``trial_started`` events each trial has in *run*'s whole event lines."""
     from assay.evidence._framed import read_evidence  # plain or compacted alike
+    from assay.evidence._log import events_in
 
     counts: dict[str, int] = {}
     try:
@@ -419,8 +428,9 @@ def trial_starts(run: Path) -> dict[str, int]:
             event = json.loads(line)
         except ValueError:
             continue
-        if event["type"] == "trial_started":
-            counts[event["trial"]] = counts.get(event["trial"], 0) + 1
+        for each in events_in(event):
+            if each["type"] == "trial_started":
+                counts[each["trial"]] = counts.get(each["trial"], 0) + 1
     return counts
 
 

@@ -15,6 +15,7 @@ from assay.evidence import Usage
 from tests.helpers import (
     graded_reply,
     graded_task_file,
+    log_events,
     read_jsonl,
     run_cli,
     run_dirs,
@@ -91,7 +92,7 @@ def test_a_resumed_graded_run_counts_every_grader_call_once(tmp_path: Path) -> N
         scored = run_cli("score", run, env=env)
         assert scored.returncode == 0, scored.stdout + scored.stderr
     graded = Usage()
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         if event["type"] == "score_sampling":
             graded.add_sampling(event["data"])
     assert graded.calls == 3
@@ -149,7 +150,7 @@ def test_a_grader_call_a_kill_cut_off_is_made_again_by_resume_and_recorded(
         assert len(server.requests) == 7  # score asked no model
     assert run_cli("verify", run).returncode == 0
     graded: dict[str, Usage] = {}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         if event["type"] == "score_sampling":
             graded.setdefault(event["trial"], Usage()).add_sampling(event["data"])
     scores = read_jsonl(run / "scores.jsonl")

@@ -14,6 +14,7 @@ import pytest
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, EXIT_PASSED, ConfigError
+from assay.evidence._log import events_in
 from assay.score import exact
 from tests.cli.test_run_options import IN_FLIGHT
 from tests.helpers import (
@@ -261,7 +262,8 @@ def test_resume_runs_the_rest_with_the_same_range_and_generation_options(tmp_pat
 
     def called() -> bool:
         events = run / "events.jsonl"
-        return events.exists() and any(e["type"] == "sampling" for e in whole_records(events))
+        logged = [e for line in whole_records(events) for e in events_in(line)]
+        return any(e["type"] == "sampling" for e in logged)  # its batch written as it waits
 
     assert wait_for(called, timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)

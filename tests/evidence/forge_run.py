@@ -107,8 +107,11 @@ def forge(run):
     for old_line, event in zip(raw[:-1], events[:-1], strict=True):  # last: rebuilt below
         old_hash = sha(old_line)
         data, trial = event["data"], event["trial"]
-        if trial == victim["trial"]["trial_id"] and event["type"] == "sampling":
-            data["output"] = donor["observation"]["output"]
+        # a batch line ("events") lists the trial's events up to its bundle
+        inner = data["events"] if event["type"] == "events" else [event]
+        for each in inner:
+            if trial == victim["trial"]["trial_id"] and each["type"] == "sampling":
+                each["data"]["output"] = donor["observation"]["output"]
         if event["type"] == "match":  # the bundle is sealed by now: forge it and its score
             bundle = forge_bundle(bundles[trial], renamed, victim, donor)
             new_bundles[trial] = bundle

@@ -38,7 +38,8 @@ def spaced(pairs: list[list[object]]) -> bytes:
 
 
 def floats(pairs: list[list[object]]) -> bytes:
-    return canonical(pairs).replace(b"[1,", b"[1.0,")  # 1.0 for the event number 1
+    first = b"[[%d," % pairs[0][0]  # the first line listed (a batch: its last event's n)
+    return canonical(pairs).replace(first, first[:-1] + b".0,", 1)  # e.g. 6.0 for 6
 
 
 Spelling = Callable[[list[list[object]]], bytes]

@@ -18,6 +18,7 @@ from assay.evidence import ArtifactStore, pack_names, verify_run
 from assay.evidence._framed import read_evidence
 from tests.helpers import (
     error_line,
+    log_events,
     read_jsonl,
     run_cli,
     run_spec_at,
@@ -77,7 +78,7 @@ def named_artifacts(run: Path) -> set[str]:
     names: set[str] = set()
     for bundle in read_jsonl(run / "bundles.jsonl"):
         names.update(bundle["artifacts"].values())
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         for key in ("prompt", "output", "stderr"):
             value = event["data"].get(key)
             if isinstance(value, str) and len(value) == 64:

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from assay.errors import EXIT_PASSED
-from assay.evidence import verify_run
+from assay.evidence import TrialRecorder, verify_run
 from tests.helpers import (
+    log_events,
     read_jsonl,
     results_view,
     run_cli,
@@ -44,13 +45,16 @@ SAMPLES.append({"id": "last", "input": "stop", "expected": "stop"})
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     """A run stopped at its last sample (five bundles on disk) and, for comparison, the
-    results of the same spec run without a stop."""
+    results of the same spec run without a stop. The stopped run is written one event a
+    line (the format before batches), so a cut can keep some of a trial's events and
+    lose the rest, and its resume (batches) makes a run of both formats."""
     folder = tmp_path_factory.mktemp("power-cut")
     flag = folder / "stop"
     spec = unique_callable_spec(folder / "spec", STOPPING.format(flag=str(flag)), samples=SAMPLES)
     run_spec_at(spec, folder / "reference", max_concurrency=1)
     flag.write_text("")
-    with pytest.raises(BaseException) as info:
+    with pytest.raises(BaseException) as info, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TrialRecorder, "batch_limit", 0)
         run_spec_at(spec, folder / "run", max_concurrency=1)
     assert "Stop" in repr(info.value)
     flag.unlink()
@@ -94,7 +98,7 @@ def test_a_bundle_whose_events_a_power_cut_lost_is_run_again(
     assert starts[trial] == (2 if kept else 1)  # run again: its first start kept or lost
     for earlier in kept_bundles:
         assert starts[earlier] == 1, earlier  # never run again
-    (event,) = [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "run_resumed"]
+    (event,) = [e for e in log_events(run) if e["type"] == "run_resumed"]
     assert any("whose events the log lost" in line for line in event["data"]["repaired"])
 
 
@@ -122,6 +126,6 @@ def test_record_lines_are_not_fsynced_one_by_one(
     monkeypatch.setattr(os, "fsync", fsync)
     run_spec_at(spec, run)
     monkeypatch.undo()
-    assert len(read_jsonl(run / "events.jsonl")) > 200
+    assert len(log_events(run)) > 200
     for name in ("events.jsonl", "bundles.jsonl", "scores.jsonl", "artifacts/pack-0001.bin"):
         assert synced.count(str((run / name).resolve())) == 1, (name, synced)

@@ -13,7 +13,13 @@ import pytest
 from assay import Sample, Task, TaskState, eval, match, solver
 from assay.evidence import read_manifest, verify_run
 from assay.solver import Generate, Solver
-from tests.helpers import bundles_by_sample, events_of, read_jsonl, run_dirs, trial_events
+from tests.helpers import (
+    bundles_by_sample,
+    log_events,
+    read_jsonl,
+    run_dirs,
+    trial_events,
+)
 
 
 @solver
@@ -172,9 +178,11 @@ def test_retry_on_error_requeues_errored_trials_after_every_first_attempt(
         assert bundle["canonical_attempt"]["attempt"] == 2
 
     # Re-queued at the back: every trial's second attempt starts after all first ones.
-    starts = events_of(result.path, "attempt_started")
-    first = [e["seq"] for e in starts if e["data"]["attempt"] == 1]
-    second = [e["seq"] for e in starts if e["data"]["attempt"] == 2]
+    # (positions in the log: a requeued trial's batch is written when it is requeued)
+    logged = list(enumerate(log_events(result.path)))
+    starts = [(at, e) for at, e in logged if e["type"] == "attempt_started"]
+    first = [at for at, e in starts if e["data"]["attempt"] == 1]
+    second = [at for at, e in starts if e["data"]["attempt"] == 2]
     assert len(first) == len(second) == 8
     assert min(second) > max(first)
     # The errored attempt stays in the evidence, with its error.

@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import bundle_digest, verify_run
+from assay.evidence._log import events_in
 from tests.helpers import (
     FAST_RETRY,
     REPO,
     SHIPPING,
     artifact_bytes,
     bundles_by_sample,
+    log_events,
     read_jsonl,
     run_cli,
     run_spec_at,
@@ -99,15 +101,16 @@ def test_events_are_chained_numbered_and_parented(mixed_run: Path) -> None:
         assert event["seq"] == seq
         assert event["prev"] == prev, f"line {seq + 1} is not chained to the one before"
         prev = hashlib.sha256(line).hexdigest()
-        trial, n, parent = event["trial"], event["n"], event["parent"]
-        seen = numbers.setdefault(trial, [])
-        assert n == len(seen) + 1, f"trial {trial}: event {n} after {seen[-1:]}"
-        if n == 1:
-            assert parent is None
-        else:
-            assert parent in seen, f"trial {trial}: parent {parent} of {n} does not exist"
-        seen.append(n)
-        kinds.setdefault(trial, {})[n] = event["type"]
+        for each in events_in(event):  # a batch line's events, numbered as lines are
+            trial, n, parent = each["trial"], each["n"], each["parent"]
+            seen = numbers.setdefault(trial, [])
+            assert n == len(seen) + 1, f"trial {trial}: event {n} after {seen[-1:]}"
+            if n == 1:
+                assert parent is None
+            else:
+                assert parent in seen, f"trial {trial}: parent {parent} of {n} does not exist"
+            seen.append(n)
+            kinds.setdefault(trial, {})[n] = each["type"]
     assert prev == manifest["events_head"]
     assert len(lines) == manifest["events"]
     run_level = list(kinds[None].values())
@@ -163,7 +166,9 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
     mixed_run: Path,
 ) -> None:
     lines = (mixed_run / "events.jsonl").read_bytes().splitlines()
-    events = [json.loads(line) for line in lines]
+    records = [json.loads(line) for line in lines]
+    assert {record["type"] for record in records} - {"events"} <= DOCUMENTED_TYPES
+    events = [event for record in records for event in events_in(record)]
     types = {event["type"] for event in events}
     assert types <= DOCUMENTED_TYPES, types - DOCUMENTED_TYPES
     # this run has retries, a crash, a blocked trial and the target's own events
@@ -175,7 +180,7 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
             assert data["outcome"] != "answered" or "output" in data, data
         if event["type"] == "match":  # scorer, status, bundle digest, score line's hash
             assert set(event["data"]) == {"scorer", "status", "bundle", "record"}
-    last = events[-1]
+    last = records[-1]
     assert last["type"] == "run_finished"
     assert [e["type"] for e in events].count("run_finished") == 1
     manifest = json.loads((mixed_run / "manifest.json").read_bytes())
@@ -185,7 +190,7 @@ def test_every_event_has_a_documented_type_and_the_last_binds_the_manifest(
 
 
 def test_attempt_events_nest_under_their_attempt(mixed_run: Path) -> None:
-    events = read_jsonl(mixed_run / "events.jsonl")
+    events = log_events(mixed_run)
     by_trial: dict[str, dict[int, dict[str, object]]] = {}
     for event in events:
         if event["trial"]:
@@ -253,7 +258,7 @@ def test_score_records_carry_bundle_digest_and_scorer_id(mixed_run: Path) -> Non
     }
     matches = {
         (e["trial"], e["data"]["scorer"]): e["data"]
-        for e in read_jsonl(mixed_run / "events.jsonl")
+        for e in log_events(mixed_run)
         if e["type"] == "match"
     }
     for score in scores:

@@ -9,7 +9,7 @@ from pathlib import Path
 from assay.evidence import verify_run
 from assay.pipeline import eval as run_eval
 from assay.pipeline import rescore_run
-from tests.helpers import read_jsonl
+from tests.helpers import log_events, read_jsonl
 
 TASK = """
 from assay import Sample, Task, generate, model_graded_qa, task
@@ -58,7 +58,7 @@ def test_grader_calls_are_logged_and_replayed(tmp_path: Path) -> None:
     assert result.status == "success", result.error
     run = result.path
     assert run is not None
-    graded = [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "score_sampling"]
+    graded = [e for e in log_events(run) if e["type"] == "score_sampling"]
     assert sorted(e["data"]["model"] for e in graded) == ["grader/v1", "grader/v1"]
     assert verify_run(run).ok
 

@@ -16,7 +16,7 @@ from assay import Sample, Task, eval, includes
 from assay.evidence import Usage, verify_run
 from assay.pipeline import rescore_run
 from assay.report import to_json
-from tests.helpers import graded_reply, graded_task_file, read_jsonl
+from tests.helpers import graded_reply, graded_task_file, log_events, read_jsonl
 from tests.servers.openai_compat import OpenAICompatServer
 
 
@@ -39,7 +39,7 @@ def graded_run(tmp_path: Path, **options: Any) -> Path:
 def usage_by_trial(run: Path, kind: str) -> dict[str, Usage]:
     """What the *kind* events of each trial add up to, summed here independently."""
     totals: dict[str, Usage] = {}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         if event["type"] == kind:
             totals.setdefault(event["trial"], Usage()).add_sampling(event["data"])
     return totals

@@ -13,6 +13,7 @@ import pytest
 from assay import Task, eval
 from assay.dataset import Sample
 from assay.errors import EXIT_CONFIG, EXIT_INCONCLUSIVE, EXIT_PASSED, EXIT_RUN
+from assay.evidence._log import events_in
 from assay.scorer import exact
 from assay.solver import Generate, TaskState, generate, solver
 from tests.helpers import (
@@ -164,9 +165,8 @@ def killed_in_its_first_trial(folder: Path, *args: str) -> Path:
 
     def started() -> bool:
         events = run / "events.jsonl"
-        return events.exists() and any(
-            e["type"] == "attempt_started" for e in whole_records(events)
-        )
+        logged = [e for line in whole_records(events) for e in events_in(line)]
+        return any(e["type"] == "attempt_started" for e in logged)  # written as it waits
 
     assert wait_for(started, timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)

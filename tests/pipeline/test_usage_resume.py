@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from assay.errors import EXIT_PASSED, EXIT_RUN
+from assay.evidence import checked_events
+from assay.evidence._log import events_in
 from tests.helpers import (
     error_line,
+    log_events,
     read_jsonl,
     run_cli,
     start_cli,
@@ -49,11 +52,7 @@ def waits():
 
 
 def sampling_calls(run: Path) -> list[dict[str, object]]:
-    return [
-        e
-        for e in read_jsonl(run / "events.jsonl")
-        if e["type"] == "sampling" and "model" in e["data"]
-    ]
+    return [e for e in log_events(run) if e["type"] == "sampling" and "model" in e["data"]]
 
 
 def start_waiting_run(
@@ -76,12 +75,19 @@ def start_waiting_run(
     "A trial that called a model also has `usage`: its `sampling` events summed",
     "An unfinished trial's earlier events stay in the log; its re-run continues their numbering",
 )
+@pytest.mark.doc(
+    "docs/evidence.md",
+    "and by the run's flush every 0.2 s, so a long or waiting trial's events reach the log",
+)
 def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> None:
     proc, log_dir, env = start_waiting_run(tmp_path, "mock/x: {input: 1000000, output: 0}")
 
     def called() -> bool:
         runs = list(log_dir.glob("*/events.jsonl"))
-        return bool(runs) and any(e["type"] == "sampling" for e in whole_records(runs[0]))
+        if not runs:
+            return False
+        logged = [e for line in whole_records(runs[0]) for e in events_in(line)]
+        return any(e["type"] == "sampling" for e in logged)  # its batch written as it waits
 
     assert wait_for(called, timeout=60), proc.stderr
     proc.send_signal(signal.SIGKILL)
@@ -97,7 +103,7 @@ def test_a_resumed_trial_counts_the_calls_of_its_first_try(tmp_path: Path) -> No
     calls = sampling_calls(run)
     assert len(calls) == 2  # one before the kill, one in the re-run
     (bundle,) = read_jsonl(run / "bundles.jsonl")
-    listed = {n for n, _ in bundle["events"]}
+    listed = {e["n"] for e in checked_events(run, bundle)}  # in the lines it lists
     assert {e["n"] for e in calls} <= listed
     assert bundle["usage"]["calls"] == 2
     report = json.loads((run / "report.json").read_text())

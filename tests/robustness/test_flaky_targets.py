@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import read_jsonl, run_cli, write_dataset, write_module, write_spec
+from tests.helpers import log_events, read_jsonl, run_cli, write_dataset, write_module, write_spec
 
 SAMPLES = 40
 FAILURES_BEFORE = [0, 1, 0, 0, 2, 0, 0, 1, 0, 0]  # infra failures per sample, cycled
@@ -240,7 +240,7 @@ def _bundles(run: Path, target: str) -> dict[str, dict[str, Any]]:
 
 def _events(run: Path) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         grouped.setdefault(event["trial"] or "", []).append(event)
     return grouped
 

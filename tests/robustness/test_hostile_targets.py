@@ -31,6 +31,7 @@ import pytest
 
 from tests.helpers import (
     artifact_bytes,
+    log_events,
     process_gone,
     process_group_gone,
     read_jsonl,
@@ -247,7 +248,7 @@ def test_each_ends_within_its_timeout_as_classified(
     run, _, _ = hostile_run
     state, outcome, failure = EXPECTED[kind]
     events: dict[str, list[dict[str, Any]]] = {}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         events.setdefault(event["trial"] or "", []).append(event)
     for sample in ("small", "large"):
         bundle = _bundles(run)[(kind, sample)]
@@ -296,9 +297,7 @@ def test_a_flood_is_capped_in_the_evidence(hostile_run: tuple[Path, Path, Any]) 
         assert 0 < len(output) <= MAX_OUTPUT and set(output) == {ord("x")}
     trial = bundles[("flood-stderr", "small")]["trial"]["trial_id"]
     (sampling,) = [
-        e["data"]
-        for e in read_jsonl(run / "events.jsonl")
-        if e["type"] == "sampling" and e["trial"] == trial
+        e["data"] for e in log_events(run) if e["type"] == "sampling" and e["trial"] == trial
     ]
     assert 0 < len(artifact_bytes(run, sampling["stderr"])) <= 2 * 65_536  # capped too
 

@@ -24,7 +24,7 @@ import pytest
 from tests.helpers import (
     error_line,
     finished_trials,
-    read_jsonl,
+    log_events,
     results_view,
     run_cli,
     start_cli,
@@ -123,7 +123,7 @@ def _status(run: Path) -> str:
 def _hanging_trials(run: Path) -> set[str]:
     return {
         e["trial"]
-        for e in read_jsonl(run / "events.jsonl")
+        for e in log_events(run)
         if e["type"] == "trial_started" and int(e["data"]["sample_id"][1:]) in HANGING
     }
 
@@ -136,7 +136,7 @@ def _assert_interrupted(proc: subprocess.Popen[str], run: Path) -> None:
     line = error_line(done)
     assert f"assay resume {run}" in line, line
     assert _status(run) == "interrupted"
-    events = read_jsonl(run / "events.jsonl")
+    events = log_events(run)
     assert events[-1]["type"] == "run_interrupted"
     hanging = _hanging_trials(run)
     assert len(hanging) == len(HANGING)
@@ -188,7 +188,7 @@ def test_a_signal_cancels_in_flight_trials_and_resume_finishes(
     proc = _start_hanging("resume", spec, run, marks)
     proc.send_signal(sig)
     _assert_interrupted(proc, run)
-    resumed = [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "run_resumed"]
+    resumed = [e for e in log_events(run) if e["type"] == "run_resumed"]
     assert len(resumed) == 1
 
     _assert_resumed_equal(run, reference)
@@ -198,9 +198,7 @@ def test_a_signal_cancels_in_flight_trials_and_resume_finishes(
     for trial in _hanging_trials(run):
         assert starts[trial] == 3  # cancelled twice, then finished
         started = [
-            e
-            for e in read_jsonl(run / "events.jsonl")
-            if e["trial"] == trial and e["type"] == "trial_started"
+            e for e in log_events(run) if e["trial"] == trial and e["type"] == "trial_started"
         ]
         assert [e["data"].get("resumed", False) for e in started] == [False, True, True]
 

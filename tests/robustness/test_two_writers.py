@@ -26,6 +26,7 @@ from assay.pipeline import RunOptions, execute_run, prepare_for_resume
 from tests.helpers import (
     error_line,
     finished_trials,
+    log_events,
     read_jsonl,
     results_view,
     run_cli,
@@ -85,7 +86,7 @@ def assert_one_clean_run(run: Path, reference: tuple[Path, dict[str, object]]) -
     """Nothing interleaved: one writer's evidence, whole, equal to an uninterrupted run."""
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
-    events = read_jsonl(run / "events.jsonl")
+    events = read_jsonl(run / "events.jsonl")  # lines: seq numbers them
     assert [e["seq"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events if e["trial"] is None]
     assert kinds.count("run_started") + kinds.count("run_resumed") == 1, kinds
@@ -161,7 +162,7 @@ def test_two_resumes_of_one_crashed_run_one_refuses(
     assert _finish(winner).returncode == 0
     verify = run_cli("verify", run)
     assert verify.returncode == 0, verify.stdout
-    kinds = [e["type"] for e in read_jsonl(run / "events.jsonl") if e["trial"] is None]
+    kinds = [e["type"] for e in log_events(run) if e["trial"] is None]
     assert kinds.count("run_resumed") == 1, kinds
     assert len(finished_trials(run)) == TRIALS
     assert results_view(run) == reference[1]

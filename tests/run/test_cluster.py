@@ -24,6 +24,7 @@ from tests.helpers import (
     artifact_bytes,
     error_line,
     finished_trials,
+    log_events,
     read_jsonl,
     results_view,
     run_cli,
@@ -77,7 +78,7 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _extras(run: Path) -> list[dict[str, object]]:
-    return [e for e in read_jsonl(run / "events.jsonl") if e["type"] == "extra"]
+    return [e for e in log_events(run) if e["type"] == "extra"]
 
 
 @pytest.mark.doc(
@@ -178,7 +179,7 @@ def test_a_model_called_inside_a_target_on_a_worker_is_recorded(
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
 
     def model_calls(run: Path) -> list[dict[str, object]]:
-        events = read_jsonl(run / "events.jsonl")
+        events = log_events(run)
         return sorted((e["data"] for e in events if e["data"].get("model")), key=str)
 
     calls, local_calls = model_calls(tmp_path / "cluster"), model_calls(tmp_path / "local")
@@ -242,7 +243,7 @@ def _stopped_mid_run(proc: subprocess.Popen[str], run: Path) -> str:
     assert proc.returncode == 5, out + err
     line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
-    states = [e["data"]["state"] for e in read_jsonl(run / "events.jsonl")
+    states = [e["data"]["state"] for e in log_events(run)
               if e["type"] == "trial_finished"]  # fmt: skip
     assert 4 <= len(states) < 60
     assert "blocked" not in states  # the cluster's loss is not the target's failure

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.dask_cluster import DaskCluster
-from tests.helpers import read_jsonl, results_view, run_cli, write_module
+from tests.helpers import log_events, results_view, run_cli, write_module
 from tests.servers.openai_compat import Action, OpenAICompatServer, status
 
 distributed = pytest.importorskip("distributed")
@@ -171,7 +171,7 @@ def test_a_price_file_prices_the_workers_calls_as_a_local_run(
 
 def _costs(run: Path) -> list[float | None]:
     """Each model call's cost, as its ``sampling`` event records it, in sample order."""
-    events = read_jsonl(run / "events.jsonl")
+    events = log_events(run)
     sample_of = {e["trial"]: e["data"]["sample_id"] for e in events if e["type"] == "trial_started"}
     calls = [
         (sample_of[e["trial"]], e["data"]["cost"])
@@ -236,7 +236,7 @@ def test_a_local_model_starts_one_server_per_worker(cluster: DaskCluster, tmp_pa
     said = json.loads(driver.stdout.splitlines()[-1])
     assert said == {"status": "success", "xllamacpp": False}, said
     (run,) = (tmp_path / "runs").iterdir()
-    where = [e["data"] for e in read_jsonl(run / "events.jsonl") if e["type"] == "where"]
+    where = [e["data"] for e in log_events(run) if e["type"] == "where"]
     assert len(where) == 6
     servers: dict[int, set[str]] = {}
     for seen in where:

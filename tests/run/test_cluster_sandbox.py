@@ -24,6 +24,7 @@ from assay.evidence import verify_run
 from tests.dask_cluster import DaskCluster, interrupted_then_resumed, started_cluster, worker_pids
 from tests.helpers import (
     finished_trials,
+    log_events,
     read_jsonl,
     results_view,
     run_cli,
@@ -183,7 +184,7 @@ def _comparable(run: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 def _where(run: Path) -> dict[str, set[int]]:
     seen: dict[str, set[int]] = {"solver": set(), "tool": set(), "scorer": set()}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         if event["type"] in ("where", "score_where"):
             seen[event["data"]["part"]].add(event["data"]["pid"])
     return seen
@@ -204,7 +205,7 @@ def test_a_sandboxed_task_on_the_cluster_leaves_a_local_runs_evidence(
     scores = [r["value"] for r in read_jsonl(tmp_path / "cluster" / "scores.jsonl")]
     assert scores == [1.0] * 8  # the scorer read the file the tool wrote in the sandbox
     assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
-    types = {e["type"] for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")}
+    types = {e["type"] for e in log_events(tmp_path / "cluster")}
     assert {"sandbox_create", "sandbox_setup", "score_sandbox_read"} <= types
     assert "score_sandbox_cleanup" in types
     result = verify_run(tmp_path / "cluster")
@@ -239,7 +240,7 @@ def test_attempts_again_record_their_sandboxes_removal_as_a_local_run_does(
         assert not (tmp_path / "task" / "erring").exists()
     assert results_view(tmp_path / "cluster") == results_view(tmp_path / "local")
     assert _comparable(tmp_path / "cluster") == _comparable(tmp_path / "local")
-    kinds = [e["type"] for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")]
+    kinds = [e["type"] for e in log_events(tmp_path / "cluster")]
     assert kinds.count("sandbox_cleanup") == 2  # the two first attempts'
     assert kinds.count("score_sandbox_cleanup") == 8
     for name in runs:  # the re-queued trial's removal has a parent (it had none locally)
@@ -260,7 +261,7 @@ def test_sandboxes_kept_for_debugging_stay_on_their_workers(
     said = [line.rsplit(" ", 1)[1] for line in proc.stderr.splitlines() if " kept at " in line]
     kept = [
         e["data"]["kept"]
-        for e in read_jsonl(tmp_path / "cluster" / "events.jsonl")
+        for e in log_events(tmp_path / "cluster")
         if e["type"] == "score_sandbox_cleanup"
     ]
     assert len(kept) == 8 and sorted(said) == sorted(kept)

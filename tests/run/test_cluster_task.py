@@ -31,6 +31,7 @@ from tests.dask_cluster import (
 from tests.helpers import (
     error_line,
     finished_trials,
+    log_events,
     read_jsonl,
     results_view,
     run_cli,
@@ -173,7 +174,7 @@ def _scores(run: Path) -> dict[str, tuple[str, float | None]]:
 def _where(run: Path) -> dict[str, set[int]]:
     """The processes the task's solver, tool and scorer ran in."""
     seen: dict[str, set[int]] = {"solver": set(), "tool": set(), "scorer": set()}
-    for event in read_jsonl(run / "events.jsonl"):
+    for event in log_events(run):
         if event["type"] in ("where", "score_where"):
             seen[event["data"]["part"]].add(event["data"]["pid"])
     return seen
@@ -255,7 +256,7 @@ def test_a_worker_lost_under_a_long_trial_has_it_retried_at_once(
     assert proc.returncode == 0, out + err
     attempts = {
         e["data"]["status"]
-        for e in read_jsonl(run / "events.jsonl")
+        for e in log_events(run)
         if e["type"] == "attempt_finished" and e["data"]["attempt"] == 1
     }
     assert "infra_failed" in attempts  # the straggler's worker was lost, not its chunk

@@ -19,6 +19,7 @@ from tests.dask_cluster import DaskCluster, started_cluster
 from tests.helpers import (
     error_line,
     finished_trials,
+    log_events,
     read_jsonl,
     run_cli,
     start_cli,
@@ -58,7 +59,7 @@ def test_a_lost_scheduler_blocks_no_trial_of_a_spec_without_retries(tmp_path: Pa
     line = error_line(subprocess.CompletedProcess(proc.args, 5, out, err))
     assert f"assay resume {run} --cluster {started.address}" in line, line
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
-    events = read_jsonl(run / "events.jsonl")
+    events = log_events(run)
     states = [e["data"]["state"] for e in events if e["type"] == "trial_finished"]
     assert "blocked" not in states, states
     infra = [e["data"] for e in events if e["type"] == "error"]
@@ -162,7 +163,7 @@ def test_a_python_task_left_without_workers_is_interrupted_and_resumed(tmp_path:
     assert "no worker has been connected for 10 s" in line, line
     assert f"assay resume {run} --cluster {started.address}" in line, line
     assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
-    events = read_jsonl(run / "events.jsonl")
+    events = log_events(run)
     states = {e["data"]["state"] for e in events if e["type"] == "trial_finished"}
     assert "blocked" not in states, states
     (tmp_path / "again").mkdir()

@@ -16,6 +16,7 @@ from assay.pipeline import rescore_run
 from tests.helpers import (
     artifact_bytes,
     events_of,
+    log_events,
     read_jsonl,
     run_cli,
     run_task_copy,
@@ -112,9 +113,9 @@ def test_each_call_and_result_is_an_event_with_its_payloads_as_artifacts(tmp_pat
     assert result["data"]["error"] == "tool_error"
     assert artifact_bytes(run, result["data"]["result"]) == b"Error: cannot divide by zero"
     # the events sit between the model call that asked and the one that read the answer
-    order = [e["type"] for e in read_jsonl(run / "events.jsonl") if e["trial"] == call["trial"]]
+    order = [e["type"] for e in log_events(run) if e["trial"] == call["trial"]]
     asked = {e["n"] for e in model_calls(run)}
-    numbers = [e["n"] for e in read_jsonl(run / "events.jsonl") if e["trial"] == call["trial"]]
+    numbers = [e["n"] for e in log_events(run) if e["trial"] == call["trial"]]
     calls_at = [i for i, n in enumerate(numbers) if n in asked]
     assert calls_at[0] < order.index("tool_call") < order.index("tool_result") < calls_at[1]
     # the second model call was shown the tools and the tool's answer

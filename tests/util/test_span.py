@@ -18,7 +18,7 @@ from assay.model import get_model
 from assay.scorer import includes
 from assay.solver import Generate, TaskState, solver
 from assay.util import span, subtask
-from tests.helpers import read_jsonl, run_cli
+from tests.helpers import log_events, run_cli
 
 MOCK_ANSWER = "Default output from the mock model"
 
@@ -60,7 +60,7 @@ def run_task(tmp_path: Path) -> Path:
 
 def test_a_subtask_in_a_span_is_nested_in_the_trials_events(tmp_path: Path) -> None:
     run = run_task(tmp_path)
-    events = [e for e in read_jsonl(run / "events.jsonl") if e["trial"]]
+    events = [e for e in log_events(run) if e["trial"]]
     by_number = {e["n"]: e for e in events}
     begins = [e for e in events if e["type"] == "span_begin"]
     gather, lookup, failing = begins

@@ -183,6 +183,18 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "事件 {n} 的父事件 {parent} 不存在",
         "",
     ),
+    "verify.event_batch": (
+        "batch {n} is not a trial's parentless, non-empty batch numbered as its last event",
+        "",
+        "批次 {n} 不是属于某个试验、无父事件、非空且编号等于其最后一个事件的事件批次",
+        "",
+    ),
+    "verify.batch_kind": (
+        "a {kind} event is logged on its own line after the bundle, not in a batch",
+        "",
+        "{kind} 事件应在封存证据包之后单独成行记录，而不在批次中",
+        "",
+    ),
     "verify.event_tail": (
         "{count} records ending in {head}…, "
         "the manifest says {expected_count} ending in {expected_head}…",

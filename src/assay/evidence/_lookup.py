@@ -26,6 +26,7 @@ from assay.evidence._bundle import bundle_digest
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import BUNDLE_INDEX, find_bundle_line
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
+from assay.evidence._log import events_in
 from assay.evidence._store import ArtifactStore
 
 _TRIAL_ID = re.compile(r"t-[0-9a-f]{24}")
@@ -144,16 +145,16 @@ def checked_events(
     (a viewer that indexed the log once); an event the span lacks is simply not found."""
     trial = bundle["trial"]["trial_id"]
     listed = {int(n): digest for n, digest in bundle.get("events", [])}
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, list[dict[str, Any]]] = {}  # a line's events by its n (a batch's last)
     for line in _lines_with(run / EVENTS, f'"trial":"{trial}"'.encode(), span):
-        event: dict[str, Any] = loads(line)
-        n = event.get("n")
-        if event.get("trial") != trial or n not in listed or n in found:
+        record: dict[str, Any] = loads(line)
+        n = record.get("n")
+        if record.get("trial") != trial or n not in listed or n in found:
             continue  # after the seal (a match), or an earlier try's: not the bundle's
         if hashlib.sha256(line).hexdigest() != listed[n]:
             _tampered(run, f"{EVENTS}: event {n} of {trial} does not match its bundle")
-        found[n] = event
-    return [found[n] for n in sorted(found)]
+        found[n] = events_in(record)
+    return [event for n in sorted(found) for event in found[n]]
 
 
 def _bundles_of_sample(run: Path, sample_id: str) -> Iterator[dict[str, Any]]:

@@ -8,11 +8,13 @@ each worker thread started from it) sees its own binding.
 
 from __future__ import annotations
 
+import time
 from contextvars import ContextVar
 from typing import Any
 
+from assay._digest import fast_json, loads
 from assay._scope import Scope
-from assay.evidence._log import EventLog
+from assay.evidence._log import BATCH, EventLog
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
@@ -21,12 +23,23 @@ _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", 
 # task, so its scorers (and threads they start) see it, and a stray thread of the trial's
 # target, whose context was copied before, does not.
 _scoring_in: ContextVar[TrialRecorder | None] = ContextVar("assay_scoring", default=None)
+BATCH_EVENTS = 64
+"""A batch line is written once it holds this many events (an agent's long trial is not
+held in memory whole), at ``trial_finished``, and when the trial is closed or requeued."""
+BATCH_SECONDS = 2.0
+"""... or once the batch's first event is this many seconds old (checked as an event is
+added, and by the run's periodic flush), so a long or waiting trial's progress reaches
+the log (and its sinks) while it runs."""
 
 
 class TrialRecorder:
-    """Numbers one trial's events and remembers their hashes for the bundle."""
+    """Numbers one trial's events, logs them in batches and remembers the batches'
+    hashes (each with its last event's number) for the bundle."""
+
+    batch_limit = BATCH_EVENTS  # 0: one line an event, the format before batches (tests)
 
     __slots__ = (
+        "_batch",
         "_lock",
         "_log",
         "artifacts",
@@ -44,7 +57,8 @@ class TrialRecorder:
         self._log = log
         self.store = store
         self.trial_id = trial_id
-        self.events: list[tuple[int, str]] = []
+        self.events: list[tuple[int, str]] = []  # (n, hash) of each line: a batch's last n
+        self._batch: list[dict[str, Any]] = []  # events not logged yet
         self.last = 0
         self.closed = False
         self._lock = log.lock  # the log's: an event takes one lock, not two
@@ -77,14 +91,56 @@ class TrialRecorder:
     def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
         n = self.last = self.last + 1
         parent_n = self.parent if parent == -1 else parent
-        digest = self._log.append_held(self.trial_id, n, parent_n, kind, data)
-        if kind != "match" and not kind.startswith("score_"):  # after_seal(kind), inlined
-            self.events.append((n, digest))
+        if kind == "match" or kind.startswith("score_") or not self.batch_limit:
+            return self._line(n, parent_n, kind, data)  # _log.after_seal(kind), inlined
+        at = time.time_ns() // 1000 / 1e6  # µs, as a line's ``at``
+        batch = self._batch
+        if not batch:
+            self._log.holding[self] = at  # written by the run's flush if it waits
+        batch.append({"n": n, "parent": parent_n, "type": kind, "at": at, "data": data})
         if kind == "sampling":
             self.usage.add_sampling(data)
-        elif kind == "score_sampling":
-            count_call(data)  # a grader's call: the scorer's usage, not the trial's
+        if (
+            kind == "trial_finished"
+            or len(batch) >= self.batch_limit
+            or at - batch[0]["at"] >= BATCH_SECONDS
+        ):
+            self._flush()
         return n
+
+    def _line(self, n: int, parent: int | None, kind: str, data: dict[str, Any]) -> int:
+        """Log one event as a line of its own: what comes after the bundle (a ``match``,
+        a scorer's ``score_*``), after any batch still held, so numbers stay in order."""
+        if self._batch:
+            self._flush()
+        digest = self._log.append_held(self.trial_id, n, parent, kind, data)
+        if kind == "score_sampling":
+            count_call(data)  # a grader's call: the scorer's usage, not the trial's
+        elif kind != "match" and not kind.startswith("score_"):  # the format before batches
+            self.events.append((n, digest))
+            if kind == "sampling":
+                self.usage.add_sampling(data)
+        return n
+
+    def write_batch(self) -> None:
+        """``_flush`` for the log, which holds the lock (``EventLog.write_held``)."""
+        if self._batch:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Log the held events as one batch line; the bundle lists it by its last event."""
+        batch, self._batch = self._batch, []
+        del self._log.holding[self]
+        n = batch[-1]["n"]
+        self.events.append(
+            (n, self._log.append_held(self.trial_id, n, None, BATCH, {"events": batch}))
+        )
+
+    def flush(self) -> None:
+        """Log the events held so far (a requeued trial waits for its next attempt)."""
+        with self._lock:
+            if self._batch:
+                self._flush()
 
     def scoring_phase(self) -> _Scoring:
         """While scorers run: their model calls (a grader's) are recorded, parented to
@@ -100,6 +156,8 @@ class TrialRecorder:
         """Seal the trial's event list: a stray thread can no longer add to it."""
         with self._lock:
             self.closed = True
+            if self._batch:
+                self._flush()
 
     def resume_after(
         self, events: list[tuple[int, str]], last: int, usage: Usage | None = None
@@ -175,4 +233,7 @@ def record_event(kind: str, data: dict[str, Any]) -> int | None:
         return None
     # A timed-out worker thread may still call this after its trial was sealed: the
     # closed recorder drops it rather than adding to evidence that is already closed.
-    return recorder.record_if_open(kind, data)
+    # The data is encoded now, though the batch is written later: a value JSON cannot
+    # hold fails here, at the caller, and a dict the caller changes afterwards is logged
+    # as it was (assay's own events are fresh dicts of JSON values).
+    return recorder.record_if_open(kind, loads(fast_json(data)))

@@ -23,7 +23,7 @@ from assay.evidence._bundle import bundle_digest
 from assay.evidence._framed import expand_run
 from assay.evidence._index import BUNDLE_INDEX, pack_index
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
-from assay.evidence._log import GENESIS, after_seal
+from assay.evidence._log import GENESIS, after_seal, events_in
 from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
 from assay.evidence._usage import Usage
 from assay.evidence._verify_folder import LEFTOVER
@@ -99,9 +99,10 @@ def find_resume_point(path: Path) -> ResumePoint:
             events, _ = orphans.get(trial, ([], 0))
             if not after_seal(record["type"]):
                 events.append((record["n"], head))
-            orphans[trial] = (events, record["n"])
-            if record["type"] == "sampling":
-                usage.setdefault(trial, Usage()).add_sampling(record["data"])
+            orphans[trial] = (events, record["n"])  # a batch line: its last event's n
+            for event in events_in(record):
+                if event["type"] == "sampling":
+                    usage.setdefault(trial, Usage()).add_sampling(event["data"])
     if lost := _cut_unlogged_bundles(path, {t for t, last in tails.items() if last not in logged}):
         again = find_resume_point(path)  # those trials are unfinished now: walk again
         again.repaired = [*repaired, *lost, *again.repaired]

@@ -42,7 +42,7 @@ from assay.evidence._layout import (
     SPEC,
 )
 from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
-from assay.evidence._recorder import TrialRecorder
+from assay.evidence._recorder import BATCH_SECONDS, TrialRecorder
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
 
@@ -174,6 +174,7 @@ class RunWriter:
             self.store.drain()  # every artifact a queued bundle names is on disk first
         except OSError as exc:
             raise RunError.storage(self.path, exc) from exc
+        self.log.write_held(BATCH_SECONDS)  # a waiting trial's events, 2 s on
         self._events.flush()
         for name in (BUNDLES, SCORES):
             handle, pending = self._files[name], self._pending[name]

@@ -257,7 +257,7 @@ def _check_events(check: Checker, manifest: dict[str, Any], scan: EventScan) -> 
     check.run_tail = scan.run_tail
     if not scan.readable:
         return
-    check.result.events = scan.events
+    check.result.events = scan.events + scan.batched  # events, a batch line's counted inside
     _check_manifest_binding(check, manifest)
     if manifest.get("status") == "running":
         return  # a crashed run's manifest predates its last events; resume seals it

@@ -24,9 +24,10 @@ from assay._digest import loads
 from assay._messages import say
 from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
-from assay.evidence._log import GENESIS
+from assay.evidence._log import BATCH, GENESIS
+from assay.evidence._verify_batch import check_batch, numbering
 from assay.evidence._verify_pack import Finding, file_digest
-from assay.evidence._verify_refs import RefBuilder, RefList, raw
+from assay.evidence._verify_refs import REFERRING, RefBuilder, RefList, event_refs, raw
 
 if TYPE_CHECKING:
     import subprocess
@@ -37,7 +38,8 @@ class EventScan(msgspec.Struct):
     """What the event pass found (picklable: it crosses a process boundary)."""
 
     findings: list[Finding]
-    events: int = 0
+    events: int = 0  # lines (the manifest's count)
+    batched: int = 0  # events in batch lines beyond one a line: lines + batched = events
     head: str = GENESIS
     # per trial, sha256 of its id (UTF-8) + the sha256 of [[n, hash], ...] of its events;
     # and the sha256 of each score line a ``match`` binds: 32 raw bytes each, end to end
@@ -112,51 +114,10 @@ class _MatchData(msgspec.Struct, gc=False):
     record: Any = None
 
 
-class _Refs(msgspec.Struct, gc=False):
-    """The artifacts a model call, a grader's call or a tool's call and result name
-    (bytes that only the event points at: no bundle lists them)."""
-
-    prompt: Any = None
-    output: Any = None
-    arguments: Any = None
-    result: Any = None
-    command: Any = None  # a sandbox command: argv, input, stdout, stderr; files placed
-    input: Any = None
-    stdout: Any = None
-    stderr: Any = None
-    files: Any = None
-    contents: Any = None  # a file a scorer read from the sandbox
-
-
 _decode_head = msgspec.json.Decoder(_EventHead).decode
 _decode_match = msgspec.json.Decoder(_MatchData).decode
-_decode_refs = msgspec.json.Decoder(_Refs).decode
-# Events whose data names artifacts no bundle lists (a grader's calls, tools' calls and
-# results); a target's own ``sampling`` does too when it is a model's (``"model"``).
-_SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec", "sandbox_read")
-_REFERRING = frozenset(
-    {"tool_call", "tool_result", "approval", "score_sampling", "score_tool_call"}
-    | {"score_tool_result"}
-    | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
-)
-_FIELDS = (
-    *("prompt", "output", "arguments", "result"),
-    *("command", "input", "stdout", "stderr", "contents"),
-)
 SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
-
-
-def _event_refs(number: int, data: msgspec.Raw, refs: RefBuilder) -> None:
-    """Note the artifacts the event at line *number* names in its *data*."""
-    named = _decode_refs(data)
-    for field in _FIELDS:
-        sha = getattr(named, field)
-        if isinstance(sha, str):
-            refs.add(number, field, sha)
-    if isinstance(named.files, dict):
-        for path, sha in named.files.items():
-            refs.add(number, f"files/{path}", sha)
 
 
 def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
@@ -200,9 +161,9 @@ def _walk(
     common kinds first; each trial's count and fold in one small list, one lookup)."""
     findings = scan.findings
     prev = GENESIS
-    referring = _REFERRING
+    referring = REFERRING
     sha256 = hashlib.sha256
-    number = 0
+    number = batched = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
         for line in lines:
             number += 1
@@ -217,47 +178,43 @@ def _walk(
             prev = sha256(line).hexdigest()
             trial = head.trial
             n = head.n
-            parent = head.parent
             kind = head.type
             seen = running.get(trial)
             if seen is None:
                 seen = running[trial] = [0, None]
-            if n != seen[0] + 1:
-                where = f"{EVENTS}:{number}"
-                findings.append((where, "verify.event_order", {"n": n, "trial": trial}))
-            seen[0] = n
-            if parent is None:
-                if n != 1 and kind != "trial_started":  # a resumed trial starts a second root
-                    where = f"{EVENTS}:{number}"
-                    findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
-            elif not 1 <= parent < n:
-                where = f"{EVENTS}:{number}"
-                findings.append((where, "verify.event_parent", {"parent": parent, "n": n}))
-            if trial is None:
-                scan.run_tail = (kind, loads(head.data))
-                if kind in SEQUENTIAL_EVENTS:
-                    scan.sequential.append((number, kind, scan.run_tail[1]))
-                continue
-            if kind in referring:
-                if kind.startswith("score_"):  # what scorers did
-                    _event_refs(number, head.data, refs)
+            if kind == BATCH:  # a trial's events up to its bundle, checked one by one
+                batched += check_batch(number, head, line, seen, refs, findings) - 1
+                if trial is None:
                     continue
-                _event_refs(number, head.data, refs)
-            elif kind == "match":  # after the sealed bundle: it binds its score line
-                record = raw(_decode_match(head.data).record)
-                if record is not None:  # else it cannot be any line's sha256
-                    bound += record
-                continue
-            elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                continue
-            elif kind == "sampling" and b'"model"' in line:
-                _event_refs(number, head.data, refs)
+            else:
+                parent = head.parent
+                if n != seen[0] + 1 or parent is None or not 0 < parent < n:
+                    numbering(number, trial, n, parent, kind, seen[0], findings)
+                seen[0] = n
+                if trial is None:
+                    scan.run_tail = (kind, loads(head.data))
+                    if kind in SEQUENTIAL_EVENTS:
+                        scan.sequential.append((number, kind, scan.run_tail[1]))
+                    continue
+                if kind in referring:
+                    event_refs(number, head.data, refs)
+                    if kind.startswith("score_"):  # what scorers did
+                        continue
+                elif kind == "match":  # after the sealed bundle: it binds its score line
+                    record = raw(_decode_match(head.data).record)
+                    if record is not None:  # else it cannot be any line's sha256
+                        bound += record
+                    continue
+                elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
+                    continue
+                elif kind == "sampling" and b'"model"' in line:
+                    event_refs(number, head.data, refs)
             fold = seen[1]
             if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
                 seen[1] = sha256(f'[[{n},"{prev}"]'.encode())
             else:
                 fold.update(f',[{n},"{prev}"]'.encode())
-    scan.events, scan.head = number, prev
+    scan.events, scan.head, scan.batched = number, prev, batched
 
 
 def start_scan(

@@ -167,3 +167,46 @@ def _split(packed: bytes | bytearray, width: int) -> Iterator[tuple[bytes, ...]]
         yield full.unpack_from(packed, start)
     if rest := whole % _SPLIT:
         yield _splitter(width, rest).unpack_from(packed, whole // _SPLIT * step)
+
+
+class _Refs(msgspec.Struct, gc=False):
+    """The artifacts a model call, a grader's call or a tool's call and result name
+    (bytes that only the event points at: no bundle lists them)."""
+
+    prompt: Any = None
+    output: Any = None
+    arguments: Any = None
+    result: Any = None
+    command: Any = None  # a sandbox command: argv, input, stdout, stderr; files placed
+    input: Any = None
+    stdout: Any = None
+    stderr: Any = None
+    files: Any = None
+    contents: Any = None  # a file a scorer read from the sandbox
+
+
+_decode_refs = msgspec.json.Decoder(_Refs).decode
+# Events whose data names artifacts no bundle lists (a grader's calls, tools' calls and
+# results); a target's own ``sampling`` does too when it is a model's (``"model"``).
+_SANDBOX = ("sandbox_files", "sandbox_setup", "sandbox_exec", "sandbox_read")
+REFERRING = frozenset(
+    {"tool_call", "tool_result", "approval", "score_sampling", "score_tool_call"}
+    | {"score_tool_result"}
+    | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
+)
+_FIELDS = (
+    *("prompt", "output", "arguments", "result"),
+    *("command", "input", "stdout", "stderr", "contents"),
+)
+
+
+def event_refs(number: int, data: msgspec.Raw, refs: RefBuilder) -> None:
+    """Note the artifacts the event at line *number* names in its *data*."""
+    named = _decode_refs(data)
+    for field in _FIELDS:
+        sha = getattr(named, field)
+        if isinstance(sha, str):
+            refs.add(number, field, sha)
+    if isinstance(named.files, dict):
+        for path, sha in named.files.items():
+            refs.add(number, f"files/{path}", sha)

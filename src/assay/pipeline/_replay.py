@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from assay._digest import loads
 from assay.evidence import ARTIFACTS, EVENTS, ArtifactStore
 from assay.evidence._framed import open_evidence
+from assay.evidence._log import events_in
 from assay.model import Replay
 
 if TYPE_CHECKING:
@@ -67,9 +68,10 @@ def calls_of(path: Path) -> dict[tuple[str, str], str]:
                 continue
             if first not in line and second not in line:
                 continue
-            data = loads(line)["data"]
-            if "model" in data and "prompt" in data and "output" in data:
-                calls.setdefault((data["model"], data["prompt"]), data["output"])
+            for event in events_in(loads(line)):  # a batch holds a trial's calls
+                data = event["data"]
+                if "model" in data and "prompt" in data and "output" in data:
+                    calls.setdefault((data["model"], data["prompt"]), data["output"])
     return calls
 
 

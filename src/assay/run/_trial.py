@@ -104,6 +104,8 @@ async def run_trial(
                 }
                 recorder.record("trial_finished", summary)
                 recorder.close()  # later record_event calls (a stray thread) are dropped
+            else:
+                recorder.flush()  # its events so far reach the log while it waits
     return TrialResult(trial, state, attempts, canonical, outcome)
 
 
