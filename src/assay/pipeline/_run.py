@@ -236,13 +236,18 @@ class _Run:
             # do; scorers see the sandboxes the solver left, which go once they are done
             with recorder.scoring_phase(), epoch_scope(trial.repetition):
                 with bound(sandboxes):
-                    records, row = await judge(
-                        bundle, output, self.scorers, self.metrics, self.task_metrics, self.raw
+                    records = await judge(
+                        bundle,
+                        output,
+                        self.scorers,
+                        self.metrics,
+                        self.rows,
+                        self.task_metrics,
+                        self.raw,
                     )
                 if sandboxes is not None:
                     await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
-        self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)
         if self.hooks:
             await self.hooks.emit(
