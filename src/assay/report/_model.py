@@ -129,9 +129,7 @@ class TrialRows:
                 )
             )
 
-    def _count(
-        self, target_id: str, usage: Usage | None, grading: dict[str, Usage] | None
-    ) -> None:
+    def _count(self, target_id: str, usage: Usage | None, grading: dict[str, Usage] | None) -> None:
         """Add a row's usage to its target's totals (made at its first row) and its
         grading usage to its target's and scorer's."""
         totals = self.usage.get(target_id)

@@ -39,11 +39,13 @@ class Target:
     """The expected answer(s) of a sample: ``text`` for one, ``target`` for the list."""
 
     def __init__(self, target: Any) -> None:
-        if target is None:
+        if type(target) is str:  # the common case first: made twice a trial
+            self.target: list[str] = [target]
+        elif target is None:
             target = ""
-        self.target: list[str] = (
-            [str(t) for t in target] if isinstance(target, list) else [str(target)]
-        )
+            self.target = [target]
+        else:
+            self.target = [str(t) for t in target] if isinstance(target, list) else [str(target)]
         self.raw = target
 
     @property
@@ -101,8 +103,8 @@ class TaskState:
         self.messages: list[ChatMessage] = (
             [user_message(input)] if isinstance(input, str) else list(input)
         )
-        self.choices = [Choice(c, None, i) for i, c in enumerate(choices or [])]
-        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.choices = [Choice(c, None, i) for i, c in enumerate(choices)] if choices else []
+        self.metadata: dict[str, Any] = dict(metadata) if metadata else {}
         self._store = Store()
         self.output = ModelOutput.empty(model)
         self.completed = False
