@@ -9,8 +9,8 @@ callgrind at the two sizes; ``(Ir(large) - Ir(small)) / (large - small)`` is the
 count, start-up and the run's fixed costs cancelled. What would make two runs of the same
 code differ is taken out: flushes timed by the wall clock (patch ``no-timed-flush``),
 string hashing (``PYTHONHASHSEED=0``), and the report template's compiled cache, which
-is kept per source path (a run of a few trials first fills it). Counts of the same code
-then agree within about 0.5 %: differences smaller than that are noise.
+is kept per source path (a run of a few trials first fills it). Two counts of the same
+code then differ by at most about 0.02 % (bench/README.md, "Fourth pass").
 """
 
 from __future__ import annotations
