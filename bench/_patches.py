@@ -102,7 +102,17 @@ def _patch_no_evidence_writes() -> None:
     ArtifactStore._append = lambda self, digest, data: None  # type: ignore[method-assign]
 
 
+def _patch_no_timed_flush() -> None:
+    """No flush of the evidence driven by the wall clock (every ``FLUSH_EVERY`` s): the
+    work a run does is then the same however slowly it runs, as instruction counts under
+    valgrind need (a loaded machine otherwise flushes more often per trial)."""
+    import assay.pipeline._run as run_module
+
+    run_module.FLUSH_EVERY = 1e9  # type: ignore[misc]
+
+
 PATCHES = {
+    "no-timed-flush": _patch_no_timed_flush,
     "no-evidence-writes": _patch_no_evidence_writes,
     "no-gc": _patch_no_gc,
     "yield": _patch_yield,

@@ -7,7 +7,18 @@ from __future__ import annotations
 import pytest
 
 from assay._digest import canonical_json, loads
-from assay.model import ChatMessage, system_message, user_message
+from assay.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    Logprob,
+    ModelOutput,
+    ModelUsage,
+    ToolCall,
+    TopLogprob,
+    assistant_message,
+    system_message,
+    user_message,
+)
 from assay.solver import TaskState
 from assay.solver._state import Target, state_from_json
 from assay.solver._tools import Tool, ToolInfo
@@ -59,3 +70,27 @@ def test_to_json_writes_the_bytes_of_the_record(chat: bool, tools: bool) -> None
     state = _state(chat, tools)
     state.messages.append(user_message("and 3 + 3?"))
     assert state.to_json() == canonical_json(state.to_record())
+
+
+@pytest.mark.parametrize("alternatives", [False, True])
+def test_to_json_writes_a_full_output_as_its_record(alternatives: bool) -> None:
+    """The output is encoded field by field as it is (``_output_fields``): a call's
+    usage, logprobs, tool calls and stop reason give the bytes of ``to_record`` too, and
+    ``alternatives`` appears only when the call gave some."""
+    state = _state(chat=True, tools=False)
+    call = ToolCall("c1", "add", {"b": 2, "a": 1})
+    tokens = [Logprob("4", -0.1, [TopLogprob("4", -0.1), TopLogprob("5", -2.5)])]
+    message = assistant_message("4", tool_calls=[call])
+    others = [ChatCompletionChoice(assistant_message("four"), "length", tokens)]
+    state.output = ModelOutput(
+        "mock/m",
+        message,
+        stop_reason="tool_calls",
+        usage=ModelUsage(12, 3),
+        cached=True,
+        logprobs=tokens,
+        alternatives=others if alternatives else None,
+    )
+    data = state.to_json()
+    assert data == canonical_json(state.to_record())
+    assert (b'"alternatives"' in data) is alternatives

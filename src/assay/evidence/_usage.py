@@ -63,6 +63,16 @@ class Usage(msgspec.Struct):
         self.cost = _plus(self.cost, other.cost)
         self.cached_cost = _plus(self.cached_cost, other.cached_cost)
 
+    def add_record(self, record: dict[str, Any]) -> None:
+        """Add a bundle's usage record (``record()``'s form): ``add(Usage.of(record))``
+        without the ``Usage`` made for it (a report sums every trial's)."""
+        get = record.get  # an older bundle's record may lack a field: its default
+        self._tokens(int(get("input_tokens", 0)), int(get("output_tokens", 0)))
+        self.calls += int(get("calls", 0))
+        self.cached_calls += int(get("cached_calls", 0))
+        self.cost = _plus(self.cost, get("cost", 0.0))
+        self.cached_cost = _plus(self.cached_cost, get("cached_cost", 0.0))
+
     def _tokens(self, read: int, written: int) -> None:
         self.input_tokens += read
         self.output_tokens += written

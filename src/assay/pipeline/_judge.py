@@ -15,12 +15,13 @@ from assay.evidence import Usage, counting_calls, decode_output
 from assay.evidence._bundle import is_json
 from assay.model import Replay, current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
-from assay.report import TrialRow
+from assay.report import TrialRows
 from assay.score import (
     AnyScorer,
     MetricsBuilder,
     Observation,
     Score,
+    Verdict,
     score_observation,
     score_record,
 )
@@ -54,11 +55,13 @@ async def judge(
     output: bytes | None,
     scorers: dict[str, AnyScorer],
     metrics: MetricsBuilder,
+    rows: TrialRows,
     task_metrics: TaskMetricsBuilder | None = None,
     raw: bool | None = None,
-) -> tuple[list[dict[str, Any]], TrialRow]:
-    """Score *bundle* with every scorer, count it in *metrics*, and make its report row.
-    *raw* is ``reads_raw(scorers)`` when the caller knows it (a run: once, not a trial)."""
+) -> list[dict[str, Any]]:
+    """Score *bundle* with every scorer, count it in *metrics* and *rows* (its report
+    row); its score records. *raw* is ``reads_raw(scorers)`` when the caller knows it
+    (a run: once, not a trial)."""
     trial = bundle["trial"]
     raw = reads_raw(scorers) if raw is None else raw
     observation = observation_of(bundle, output, decode=not raw)
@@ -70,6 +73,7 @@ async def judge(
     scores: dict[str, str] = {}
     reasons: dict[str, str] = {}
     target_id, sample_id = trial["target_id"], str(trial["sample_id"])
+    details = task_metrics is not None and task_metrics.wants_details
     with _sandboxes_replayed(replay, trial["trial_id"]):
         for scorer_id, scorer in scorers.items():
             with counting_calls() as used:
@@ -82,32 +86,28 @@ async def judge(
                 reasons[scorer_id] = verdict.reason
             metrics.add_score(target_id, scorer_id, verdict.status, sample_id, verdict.value)
             if task_metrics is not None:
-                details = None
-                if task_metrics.wants_details:  # a @score_reducer sees the whole Score
-                    details = Score(
-                        value=0,  # the value counted is the builder's
-                        answer=verdict.answer,
-                        explanation=verdict.reason or None,
-                        metadata=verdict.metadata,
-                    )
                 task_metrics.add(
-                    trial, scorer_id, verdict.value, verdict.status, verdict.values, details
+                    trial,
+                    scorer_id,
+                    verdict.value,
+                    verdict.status,
+                    verdict.values,
+                    _details(verdict) if details else None,
                 )
     metrics.add_trial(target_id, bundle["state"])
-    row = TrialRow(
-        index=trial["index"],
-        trial_id=trial["trial_id"],
-        target_id=target_id,
-        sample_id=trial["sample_id"],
-        repetition=trial["repetition"],
-        state=bundle["state"],
-        scores=scores,
-        reasons=reasons,
-        bundle_digest=bundle["digest"],
-        usage=Usage.of(bundle["usage"]) if "usage" in bundle else None,
-        grading_usage=grading or None,
+    rows.add_judged(bundle, scores, reasons, grading or None)
+    return records
+
+
+def _details(verdict: Verdict) -> Score:
+    """What a ``@score_reducer`` sees of a verdict: the whole Score (its value is the
+    builder's, so 0 here)."""
+    return Score(
+        value=0,
+        answer=verdict.answer,
+        explanation=verdict.reason or None,
+        metadata=verdict.metadata,
     )
-    return records, row
 
 
 _NOTHING = nullcontext()  # stateless and re-entrant: shared by every trial

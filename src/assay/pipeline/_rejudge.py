@@ -53,8 +53,7 @@ async def judge_finished(run: _Run) -> set[str]:
 
 async def judge_again(run: _Run, bundle: dict[str, Any], output: bytes | None) -> list[Any]:
     """Judge a finished trial's bundle, count it and add its row; its score records."""
-    records, row = await judge(bundle, output, run.scorers, run.metrics, run.task_metrics)
-    run.rows.add(row)
+    records = await judge(bundle, output, run.scorers, run.metrics, run.rows, run.task_metrics)
     trial = bundle["trial"]
     run.observe(trial["index"], trial["target_id"], bundle["state"], records)
     return records

@@ -184,8 +184,7 @@ async def judge_folder(
                 bundle = loads(line)
                 sha = bundle["observation"].get("output")
                 output = store.get(sha) if sha else None
-                records, row = await judge(bundle, output, scorers, metrics, task_metrics)
-                rows.add(row)
+                records = await judge(bundle, output, scorers, metrics, rows, task_metrics)
                 yield bundle, records
     finally:
         store.close()

@@ -234,15 +234,17 @@ class _Run:
             output = result.outcome.output if result.outcome is not None else None
             # a grader sampling at temperature > 0 gets a cache entry per epoch, as solvers
             # do; scorers see the sandboxes the solver left, which go once they are done
+            judging = judge(
+                bundle, output, self.scorers, self.metrics, self.rows, self.task_metrics, self.raw
+            )
             with recorder.scoring_phase(), epoch_scope(trial.repetition):
-                with bound(sandboxes):
-                    records, row = await judge(
-                        bundle, output, self.scorers, self.metrics, self.task_metrics, self.raw
-                    )
-                if sandboxes is not None:
+                if sandboxes is None:  # no binding to make per trial
+                    records = await judging
+                else:
+                    with bound(sandboxes):
+                        records = await judging
                     await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
-        self.rows.add(row)
         self.observe(trial.index, trial.target_id, bundle["state"], records)
         if self.hooks:
             await self.hooks.emit(

@@ -89,17 +89,26 @@ class TaskMetricsBuilder:
         details: Score | None = None,
     ) -> None:
         position = trial["index"] // self.per_sample
-        key = (trial["target_id"], scorer_id, position)
-        values = self._pending.setdefault(key, [])
+        target = trial["target_id"]
         counted = value if value is not None and status != "error" else 0.0
+        if self.epochs == 1 and not self._score_reducers:  # nothing to wait for or keep
+            self._reduce(target, scorer_id, position, [counted], [])
+            return
+        key = (target, scorer_id, position)
+        values = self._pending.setdefault(key, [])
         values.append(counted)
         if self._score_reducers:
             self._epoch_scores.setdefault(key, []).append(_epoch_score(counted, details))
         if len(values) < self.epochs:
             return
         del self._pending[key]
-        scores = self._epoch_scores.pop(key, [])
-        target = trial["target_id"]
+        self._reduce(target, scorer_id, position, values, self._epoch_scores.pop(key, []))
+
+    def _reduce(
+        self, target: str, scorer_id: str, position: int, values: list[float], scores: list[Score]
+    ) -> None:
+        """Store a sample's epoch *values* (and *scores*, for ``@score_reducer``s) reduced
+        by each reducer, and mark the sample scored."""
         scored = self._scored.get((target, scorer_id))
         if scored is None:
             scored = self._scored[(target, scorer_id)] = bytearray(self.samples)

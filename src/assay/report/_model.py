@@ -91,27 +91,67 @@ class TrialRows:
 
     def add(self, row: TrialRow) -> None:
         """Keep *row* if the report lists it; count it as omitted otherwise."""
-        if row.usage is not None:
-            totals = self.usage.get(row.target_id)
-            if totals is None:
-                totals = self.usage[row.target_id] = Usage()
-            totals.add(row.usage)
-        elif row.target_id not in self.usage:
-            self.usage[row.target_id] = Usage()
-        if row.grading_usage is not None:
-            graded = self.grading.setdefault(row.target_id, {})
-            for scorer_id, used in row.grading_usage.items():
-                graded.setdefault(scorer_id, Usage()).add(used)
-        passing = all(status == "passed" for status in row.scores.values())
-        kept = self.passing if passing else self.failing
-        if self.list_all or len(self.failing) + len(self.passing) < MAX_TRIAL_ROWS:
+        self._count(row.target_id, row.usage, row.grading_usage)
+        kept = self._place(all(status == "passed" for status in row.scores.values()))
+        if kept is not None:
             kept.append(row)
-        elif not passing and self.passing:
+
+    def add_judged(
+        self,
+        bundle: dict[str, Any],
+        scores: dict[str, str],
+        reasons: dict[str, str],
+        grading: dict[str, Usage] | None,
+    ) -> None:
+        """``add`` of the row of a judged *bundle*, the row made only if the report lists
+        it: past MAX_TRIAL_ROWS most trials are counted and dropped, and their usage is
+        summed from the bundle's record without a ``Usage`` made for it."""
+        trial = bundle["trial"]
+        target_id, record = trial["target_id"], bundle.get("usage")
+        self._count(target_id, None, grading)
+        if record:
+            self.usage[target_id].add_record(record)
+        kept = self._place(all(status == "passed" for status in scores.values()))
+        if kept is not None:
+            kept.append(
+                TrialRow(
+                    trial["index"],
+                    trial["trial_id"],
+                    target_id,
+                    trial["sample_id"],
+                    trial["repetition"],
+                    bundle["state"],
+                    scores,
+                    reasons,
+                    bundle["digest"],
+                    Usage.of(record) if "usage" in bundle else None,
+                    grading,
+                )
+            )
+
+    def _count(self, target_id: str, usage: Usage | None, grading: dict[str, Usage] | None) -> None:
+        """Add a row's usage to its target's totals (made at its first row) and its
+        grading usage to its target's and scorer's."""
+        totals = self.usage.get(target_id)
+        if totals is None:
+            totals = self.usage[target_id] = Usage()
+        if usage is not None:
+            totals.add(usage)
+        if grading is not None:
+            graded = self.grading.setdefault(target_id, {})
+            for scorer_id, used in grading.items():
+                graded.setdefault(scorer_id, Usage()).add(used)
+
+    def _place(self, passing: bool) -> list[TrialRow] | None:
+        """The list a row goes in, or ``None`` when it is omitted (a passing row past
+        the cap; or a non-passing one with no passing row left to give way)."""
+        if self.list_all or len(self.failing) + len(self.passing) < MAX_TRIAL_ROWS:
+            return self.passing if passing else self.failing
+        self.omitted += 1
+        if not passing and self.passing:
             self.passing.pop()  # a passing row makes room for a non-passing one
-            self.failing.append(row)
-            self.omitted += 1
-        else:
-            self.omitted += 1
+            return self.failing
+        return None
 
     def kept(self) -> int:
         """How many rows are kept (the trials a report lists)."""

@@ -243,15 +243,15 @@ class MetricsBuilder:
         *value* is the score's value in [0, 1] (``None``, as for an unscorable trial,
         counts as 0); without it a pass counts 1 and anything else 0.
         """
-        self.scores[(target_id, scorer_id)][status] += 1
         key = (target_id, scorer_id)
-        if key not in self.means:
-            self.means[key] = _Means(self.repetitions)
+        self.scores[key][status] += 1
+        means = self.means.get(key)
+        if means is None:
+            means = self.means[key] = _Means(self.repetitions)
         if value is None or status == "error":
             value = 1.0 if status == "passed" else 0.0
-        self.means[key].add(sample_id, float(value))
+        means.add(sample_id, float(value))
         if self.repetitions > 1 and sample_id is not None:
-            key = (target_id, scorer_id)
             if key not in self.clusters:
                 self.clusters[key] = _Clusters(self.repetitions)
             self.clusters[key].add(str(sample_id), status == "passed")

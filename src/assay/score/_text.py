@@ -14,6 +14,7 @@ import unicodedata
 from assay.solver import Target
 
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_STRIPPED = string.whitespace + string.punctuation  # around an answer: "Paris." is Paris
 # A number as people write it: optional sign, thousands separators, decimals. Not a
 # digit glued to a word before it ("x2"), so identifiers are not read as numbers.
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|(?<![\w.])-?\.\d+")
@@ -37,7 +38,7 @@ def target_values(target: Target, scorer: str) -> list[str]:
 
 def strip_punctuation(text: str) -> str:
     """*text* without leading or trailing whitespace and punctuation (``"Paris."``)."""
-    return text.strip(string.whitespace + string.punctuation)
+    return text.strip(_STRIPPED)
 
 
 def remove_punctuation(text: str) -> str:

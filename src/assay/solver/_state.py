@@ -39,11 +39,13 @@ class Target:
     """The expected answer(s) of a sample: ``text`` for one, ``target`` for the list."""
 
     def __init__(self, target: Any) -> None:
-        if target is None:
+        if type(target) is str:  # the common case first: made twice a trial
+            self.target: list[str] = [target]
+        elif target is None:
             target = ""
-        self.target: list[str] = (
-            [str(t) for t in target] if isinstance(target, list) else [str(target)]
-        )
+            self.target = [target]
+        else:
+            self.target = [str(t) for t in target] if isinstance(target, list) else [str(target)]
         self.raw = target
 
     @property
@@ -79,6 +81,15 @@ def _as_is(value: Any) -> Any:
     return value
 
 
+def _output_fields(output: ModelOutput) -> dict[str, Any]:
+    """``output.to_record()`` one level deep: its fields, the values left as they are
+    for the encoder (``alternatives`` only when there are some, as there)."""
+    fields = msgspec.structs.asdict(output)
+    if output.alternatives is None:
+        del fields["alternatives"]
+    return fields
+
+
 class TaskState:
     """The state of one trial as the solver chain works on it."""
 
@@ -101,8 +112,8 @@ class TaskState:
         self.messages: list[ChatMessage] = (
             [user_message(input)] if isinstance(input, str) else list(input)
         )
-        self.choices = [Choice(c, None, i) for i, c in enumerate(choices or [])]
-        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.choices = [Choice(c, None, i) for i, c in enumerate(choices)] if choices else []
+        self.metadata: dict[str, Any] = dict(metadata) if metadata else {}
         self._store = Store()
         self.output = ModelOutput.empty(model)
         self.completed = False
@@ -153,22 +164,23 @@ class TaskState:
     def to_record(self) -> dict[str, Any]:
         """The state as JSON values: what the evidence keeps and scorers read back
         (the tools by their definitions, and only when there are any)."""
-        return self._record(msgspec.to_builtins)
+        return self._record(msgspec.to_builtins, self.output.to_record())
 
     def to_json(self) -> bytes:
-        """``canonical_json(self.to_record())``, with the messages and choices encoded
-        as they are rather than made dicts first: the same bytes (the encoder sorts a
-        struct's fields as it sorts dict keys), the evidence a solver target writes."""
-        return canonical_json(self._record(_as_is))
+        """``canonical_json(self.to_record())``, with the messages, choices and output
+        encoded as they are rather than made dicts first: the same bytes (the encoder
+        sorts a struct's fields as it sorts dict keys), the evidence a solver target
+        writes."""
+        return canonical_json(self._record(_as_is, _output_fields(self.output)))
 
-    def _record(self, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    def _record(self, convert: Callable[[Any], Any], output: dict[str, Any]) -> dict[str, Any]:
         record: dict[str, Any] = {
             "model": self.model,
             "sample_id": self.sample_id,
             "epoch": self.epoch,
             "input": convert(self.input),
             "messages": convert(self.messages),
-            "output": self.output.to_record(),
+            "output": output,
             "choices": convert(self.choices),
             "metadata": self.metadata,
             "store": self.store,
