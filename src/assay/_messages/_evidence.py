@@ -4,6 +4,12 @@ from __future__ import annotations
 
 MESSAGES: dict[str, tuple[str, str, str, str]] = {
     # --- evidence ---------------------------------------------------------------------
+    "event.reserved": (
+        "record_event({kind!r}, ...): {kind!r} is an event type assay writes itself",
+        "name your event something else, e.g. 'extra' or 'my_{kind}' (see docs/evidence.md)",
+        "record_event({kind!r}, ...)：{kind!r} 是 assay 自己写入的事件类型",
+        "请换一个事件名，例如 'extra' 或 'my_{kind}'（见 docs/evidence.md）",
+    ),
     "run.not_a_run": (
         "{path} is not an assay run directory ({reason})",
         "pass the folder that 'assay run --output' wrote",

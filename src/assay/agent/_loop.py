@@ -29,7 +29,7 @@ import msgspec
 from assay._digest import canonical_json, loads
 from assay.agent._settings import AgentAttempts
 from assay.errors import ConfigError
-from assay.evidence import record_event
+from assay.evidence._recorder import record_own_event
 from assay.model import (
     LimitExceeded,
     ModelOutput,
@@ -172,12 +172,14 @@ async def _another_attempt(
     state.output = _answer_output(state.output, answer)
     event: dict[str, Any] = {"agent": settings.agent, "attempt": submitted, "call": call_id}
     if submitted >= settings.attempts.attempts:
-        record_event(SUBMISSION_EVENT, {**event, "judged": False})
+        record_own_event(SUBMISSION_EVENT, {**event, "judged": False})
         return False
     scores = await _judge(state, settings)
     value = value_to_float(scores[0].value)
     correct = value >= 1.0
-    record_event(SUBMISSION_EVENT, {**event, "judged": True, "value": value, "correct": correct})
+    record_own_event(
+        SUBMISSION_EVENT, {**event, "judged": True, "value": value, "correct": correct}
+    )
     if correct:
         return False
     state.messages.append(user_msg(await _incorrect_message(state, settings, scores)))

@@ -14,6 +14,7 @@ from typing import Any
 
 from assay._digest import fast_json, loads
 from assay._scope import Scope
+from assay.errors import ConfigError
 from assay.evidence._log import BATCH, EventLog
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
@@ -223,11 +224,36 @@ def current_recorder() -> TrialRecorder | None:
     return _current.get()
 
 
+RESERVED_TYPES = frozenset(
+    {
+        *(BATCH, "match", "sampling", "exec", "error", "model_call_failed"),
+        *("trial_started", "trial_finished", "attempt_started", "attempt_finished"),
+        *("tool_call", "tool_result", "approval", "agent_submission", "span_begin", "span_end"),
+        *("run_started", "run_resumed", "run_finished", "run_interrupted", "postprocessor"),
+        *("metrics", "gate", "look", "stopped", "not_run"),
+    }
+)
+"""Event types assay writes itself, which ``record_event`` refuses (so do the prefixes
+``score_`` and ``sandbox_``): its readers act on them. A ``sampling`` or ``score_*`` event
+is a model call ``assay score`` replays, ``events`` a batch every reader expands, ``match``
+a score, ``tool_call`` one whose artifacts ``verify`` looks up: one a task's code made up
+would change what the run's evidence says, or stop it verifying."""
+
+
 def record_event(kind: str, data: dict[str, Any]) -> int | None:
     """Record a free-form event (e.g. ``extra``) in the current trial, if one is running.
 
-    Returns the event's number within its trial, or ``None`` outside a trial.
+    Returns the event's number within its trial, or ``None`` outside a trial. A type
+    assay writes itself (``RESERVED_TYPES``) is a ``ConfigError``.
     """
+    if kind in RESERVED_TYPES or kind.startswith(("score_", "sandbox_")):
+        raise ConfigError("event.reserved", kind=kind)
+    return record_own_event(kind, data)
+
+
+def record_own_event(kind: str, data: dict[str, Any]) -> int | None:
+    """``record_event`` for assay's own code, whose types may be reserved ones (a code
+    scorer's ``exec``, an agent's ``agent_submission``)."""
     recorder = _current.get()
     if recorder is None:
         return None

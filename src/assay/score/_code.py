@@ -27,7 +27,7 @@ import anyio.lowlevel
 import msgspec
 
 from assay._digest import canonical_json, sha256_hex
-from assay.evidence import record_event
+from assay.evidence._recorder import record_own_event
 from assay.model import current_replay
 from assay.score._code_run import CodeLimits, CodeRun, check_provider, run_tests
 from assay.score._metric import accuracy
@@ -169,7 +169,7 @@ async def tested(
     async with sandbox_slot(), _held(slots):
         run = await run_tests(program, tests, limits, sandbox=sandbox)
     data = {"scorer": scorer_name, "request": request, "run": msgspec.to_builtins(run)}
-    record_event("exec", data)
+    record_own_event("exec", data)
     return run
 
 
