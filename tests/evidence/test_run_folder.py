@@ -113,6 +113,16 @@ def test_a_manifest_that_is_no_regular_file_is_not_a_run(run: Path, kind: str) -
         assert "manifest.json is not a regular file" in error_line(proc), (kind, command)
 
 
+def test_a_manifest_bigger_than_any_manifest_is_not_read(run: Path) -> None:
+    manifest = run / "manifest.json"
+    with manifest.open("r+b") as handle:  # sparse: 4 GiB that reading whole would allocate
+        handle.truncate(4 * 1024**3)
+    for command in ("verify", "gate", "score"):
+        proc = run_capped(command, run)
+        assert proc.returncode == 4, (command, proc.stdout + proc.stderr)
+        assert "manifest.json is 4,294,967,296 bytes" in error_line(proc), command
+
+
 @pytest.mark.doc(
     "docs/evidence.md",
     "A link, a pipe or a device in the run folder is such an error even under a name assay "

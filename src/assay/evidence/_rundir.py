@@ -308,6 +308,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(temp, path)
 
 
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+"""A manifest names a run's files and their digests, a few KiB (a merged run's lists its
+shards): a bigger ``manifest.json`` is not one, and is refused before it is read."""
+
+
 def read_manifest(path: Path) -> dict[str, Any]:
     """Read a run's manifest, or raise EvidenceError saying why it is not a run."""
     manifest_path = path / MANIFEST
@@ -315,8 +320,12 @@ def read_manifest(path: Path) -> dict[str, Any]:
         reason = "a file, not a run's folder" if path.exists() else "no such folder"
         raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
     try:
-        if not stat.S_ISREG(manifest_path.stat().st_mode):  # never read: /dev/zero, a pipe
+        status = manifest_path.stat()
+        if not stat.S_ISREG(status.st_mode):  # never read: /dev/zero, a pipe
             reason = "manifest.json is not a regular file"
+            raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
+        if status.st_size > MANIFEST_MAX_BYTES:  # not read whole into memory either
+            reason = f"manifest.json is {status.st_size:,} bytes, more than a manifest holds"
             raise EvidenceError("run.not_a_run", path=str(path), reason=reason)
         manifest = loads(manifest_path.read_bytes())
     except FileNotFoundError:
