@@ -22,59 +22,20 @@ from tests.helpers import (
     artifact_bytes,
     bundles_by_sample,
     error_line,
-    events_of,
     process_gone,
     read_jsonl,
     run_cli,
     simple_spec,
     write_module,
 )
-
-ECHO = """
-import json, os, sys
-
-with open(sys.argv[1], "a") as log:
-    log.write(f"{os.getpid()}\\n")
-for line in sys.stdin:
-    request = json.loads(line)
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
-
-QUICK_RETRY = {"max_attempts": 2, "initial_backoff": 0.01, "max_backoff": 0.02}
-
-
-def _samples(*inputs: Any) -> list[dict[str, Any]]:
-    return [{"id": f"s{i}", "input": value, "expected": value} for i, value in enumerate(inputs)]
-
-
-def _spec(
-    tmp_path: Path, source: str, samples: list[dict[str, Any]], **target: Any
-) -> tuple[Path, Path]:
-    """A spec folder with *source* as ``program.py``, run by a ``protocol: jsonl`` target
-    whose first argument is a log file outside the scratch folder; (spec, log)."""
-    folder = tmp_path / "spec"
-    write_module(folder, "program", source)
-    log = tmp_path / "log.txt"
-    declared = {"id": "t", "script": "program.py", "protocol": "jsonl", **target}
-    declared["args"] = [str(log), *declared.get("args", [])]
-    retry = declared.pop("retry", QUICK_RETRY)
-    spec = simple_spec(folder, samples=samples, targets=[declared], retry=retry)
-    return spec, log
-
-
-def _pids(log: Path) -> list[int]:
-    """The pids the program logged as it started, in order."""
-    return [int(line) for line in log.read_text().split() if line.isdigit()]
-
-
-def _attempts(run: Path, sample_id: str) -> list[tuple[str, str | None]]:
-    """(status, reason) of each attempt of *sample_id*'s trial."""
-    bundle = bundles_by_sample(run)[sample_id]
-    return [(a["status"], a["reason"]) for a in bundle["attempts"]]
-
-
-def _error_details(run: Path) -> list[str]:
-    return [event["data"]["detail"] for event in events_of(run, "error")]
+from tests.target._persistent import (
+    ECHO,
+    attempts_of,
+    error_details,
+    logged_pids,
+    program_spec,
+    sample_list,
+)
 
 
 @pytest.mark.doc(
@@ -84,11 +45,11 @@ def _error_details(run: Path) -> list[str]:
     "the program answers with one line on stdout",
 )
 def test_one_process_answers_every_call(tmp_path: Path) -> None:
-    spec, log = _spec(tmp_path, ECHO, _samples(*(f"q{i}" for i in range(12))))
+    spec, log = program_spec(tmp_path, ECHO, sample_list(*(f"q{i}" for i in range(12))))
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, "-j", "4")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(_pids(log)) == 1  # twelve calls, one process
+    assert len(logged_pids(log)) == 1  # twelve calls, one process
     outputs = {
         sample_id: json.loads(artifact_bytes(run, bundle["artifacts"]["output"]))
         for sample_id, bundle in bundles_by_sample(run).items()
@@ -112,9 +73,9 @@ for line in sys.stdin:
     '`{"id": N, "sample_id", "input", "metadata"}` (`metadata` only when the sample has some)',
 )
 def test_a_request_holds_the_id_the_sample_id_the_input_and_any_metadata(tmp_path: Path) -> None:
-    samples = _samples("plain", "tagged")
+    samples = sample_list("plain", "tagged")
     samples[1]["metadata"] = {"topic": "x"}
-    spec, log = _spec(tmp_path, REQUEST_SHAPE, samples)
+    spec, log = program_spec(tmp_path, REQUEST_SHAPE, samples)
     proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     requests = sorted(read_jsonl(log), key=lambda r: r["sample_id"])
@@ -149,156 +110,12 @@ for line in sys.stdin:
     "several calls may be in flight at once (up to `-j`)",
 )
 def test_answers_out_of_order_go_to_their_own_calls(tmp_path: Path) -> None:
-    spec, log = _spec(tmp_path, REVERSED, _samples(*(f"q{i}" for i in range(6))))
+    spec, log = program_spec(tmp_path, REVERSED, sample_list(*(f"q{i}" for i in range(6))))
     proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr  # every answer reached its call
     batches = [[int(n) for n in line.split()] for line in log.read_text().splitlines()]
     assert len(batches) == 2
     assert all(batch == sorted(batch, reverse=True) for batch in batches)  # last first
-
-
-CRASH_ONCE = """
-import json, os, sys
-
-log, marker, original = sys.argv[1], sys.argv[2], sys.argv[3]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["input"] == "boom" and not os.path.exists(marker):
-        open(marker, "w").close()
-        with open(original, "w") as handle:  # the restart must not run this rewrite
-            handle.write("import json, sys\\nfor line in sys.stdin:\\n"
-                         "    r = json.loads(line)\\n"
-                         "    print(json.dumps({'id': r['id'], 'output': 'cheat'}), flush=True)\\n")
-        print("dying now", file=sys.stderr, flush=True)
-        os._exit(3)
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
-
-
-@pytest.mark.doc(
-    "docs/spec.md",
-    "A crash (stdout closes)",
-    "is an infrastructure failure of every call in flight: the process group is killed, the "
-    "calls are retried (`retry`), and the next call starts a fresh process",
-    "with the same environment allow-list, pinned script copy",
-)
-def test_a_crash_mid_call_restarts_the_program_and_retries_the_call(tmp_path: Path) -> None:
-    marker = tmp_path / "crashed"
-    original = tmp_path / "spec" / "program.py"
-    spec, log = _spec(
-        tmp_path, CRASH_ONCE, _samples("a", "boom", "c"), args=[str(marker), str(original)]
-    )
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run, "-j", "1")
-    assert proc.returncode == 0, proc.stdout + proc.stderr  # the retry answered "boom"
-    assert marker.exists() and "cheat" in original.read_text()
-    assert _attempts(run, "s1") == [("infra_failed", "crashed"), ("succeeded", None)]
-    (detail,) = _error_details(run)
-    assert "exited with code 3" in detail and "dying now" in detail
-    first, second = _pids(log)
-    assert process_gone(first) and process_gone(second)
-
-
-CRASH_WITH_THREE_IN_FLIGHT = """
-import json, os, sys
-
-log, marker = sys.argv[1], sys.argv[2]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-held = []
-for line in sys.stdin:
-    held.append(json.loads(line))
-    if len(held) < 3:
-        continue
-    if not os.path.exists(marker):
-        open(marker, "w").close()
-        os._exit(1)  # three calls in flight, none answered
-    for request in held:
-        print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-    held = []
-"""
-
-
-@pytest.mark.doc(
-    "docs/spec.md",
-    "is an infrastructure failure of every call in flight: the process group is killed, the "
-    "calls are retried (`retry`)",
-)
-def test_a_crash_fails_every_call_in_flight_and_each_is_retried(tmp_path: Path) -> None:
-    marker = tmp_path / "crashed"
-    samples = _samples("a", "b", "c")
-    spec, log = _spec(tmp_path, CRASH_WITH_THREE_IN_FLIGHT, samples, args=[str(marker)])
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run, "-j", "3")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    for sample_id in ("s0", "s1", "s2"):
-        assert _attempts(run, sample_id) == [("infra_failed", "crashed"), ("succeeded", None)]
-    assert len(_pids(log)) == 2
-
-
-HANG_ONCE = """
-import json, os, sys, time
-
-log, marker = sys.argv[1], sys.argv[2]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["input"] == "hang" and not os.path.exists(marker):
-        open(marker, "w").close()
-        time.sleep(600)
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
-
-
-@pytest.mark.doc(
-    "docs/spec.md",
-    "a hang (a call past its `timeout`)",
-    "is an infrastructure failure of every call in flight",
-)
-def test_a_hang_times_out_and_the_call_is_retried_on_a_fresh_process(tmp_path: Path) -> None:
-    marker = tmp_path / "hung"
-    # 2 s: a call's timeout counts from its request, and the program's first answer
-    # includes Python's start (a fresh one's too, after the hang), slow on a loaded machine
-    spec, log = _spec(
-        tmp_path, HANG_ONCE, _samples("a", "hang", "c"), args=[str(marker)], timeout=2
-    )
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run, "-j", "1")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _attempts(run, "s1") == [("infra_failed", "timeout"), ("succeeded", None)]
-    assert _error_details(run) == ["no answer within 2 s"]
-    hung, fresh = _pids(log)
-    assert process_gone(hung) and process_gone(fresh)
-
-
-ONE_AT_A_TIME = """
-import json, sys, time
-
-sys.argv.pop(1)
-for line in sys.stdin:
-    request = json.loads(line)
-    time.sleep(0.3)  # a slow model, answering one call at a time
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
-
-
-@pytest.mark.doc(
-    "docs/spec.md",
-    "A call's `timeout` counts from its request or from the program's latest answer, "
-    "whichever is later, so calls queued behind a program that answers one at a time do not "
-    "time out while it works through them.",
-)
-def test_calls_queued_behind_a_slow_program_do_not_time_out(tmp_path: Path) -> None:
-    samples = _samples(*(f"q{i}" for i in range(8)))
-    spec, _ = _spec(tmp_path, ONE_AT_A_TIME, samples, timeout=1.5, retry={"max_attempts": 1})
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run, "-j", "8")
-    # the last of the eight waits about 2.4 s from its request, past the 1.5 s timeout
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert all(_attempts(run, f"s{i}") == [("succeeded", None)] for i in range(8))
 
 
 POOLED = """
@@ -318,7 +135,7 @@ for line in sys.stdin:
     "with the fewest calls in flight",
 )
 def test_a_pool_of_two_shares_the_calls(tmp_path: Path) -> None:
-    spec, log = _spec(tmp_path, POOLED, _samples(*(f"q{i}" for i in range(8))), workers=2)
+    spec, log = program_spec(tmp_path, POOLED, sample_list(*(f"q{i}" for i in range(8))), workers=2)
     proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "4")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     served = [line.split() for line in log.read_text().splitlines()]
@@ -342,7 +159,7 @@ for line in sys.stdin:
     "What the program writes to stderr while a call is in flight goes with that call's evidence",
 )
 def test_stderr_goes_with_the_call_it_was_written_for(tmp_path: Path) -> None:
-    spec, _ = _spec(tmp_path, CHATTY, _samples("a", "b", "c"))
+    spec, _ = program_spec(tmp_path, CHATTY, sample_list("a", "b", "c"))
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, "-j", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -354,75 +171,6 @@ def test_stderr_goes_with_the_call_it_was_written_for(tmp_path: Path) -> None:
     # before the first call, or while it was in flight: then it is the first call's)
     assert stderr["s1"] == "working on s1\n" and stderr["s2"] == "working on s2\n"
     assert stderr["s0"].endswith("working on s0\n")
-
-
-GARBAGE = {
-    "not JSON": 'print("hello, this is not JSON", flush=True)',
-    "unknown id": 'print(json.dumps({"id": request["id"] + 1000, "output": 1}), flush=True)',
-    "endless line": 'sys.stdout.write("x" * 5000); sys.stdout.flush()',  # never ends the line
-}
-
-
-@pytest.mark.parametrize(
-    ("kind", "expected"),
-    [
-        ("not JSON", "stdout line b'hello, this is not JSON': not a JSON answer"),
-        ("unknown id", "no call in flight has id"),
-        ("endless line", "a line passed 1000 bytes"),
-    ],
-)
-@pytest.mark.doc(
-    "docs/spec.md",
-    "garbage on stdout (a line that is not one JSON answer, an `id` no call waits for, a line "
-    "longer than `max_output_bytes`)",
-)
-def test_garbage_on_stdout_is_a_clear_error_never_a_hang(
-    tmp_path: Path, kind: str, expected: str
-) -> None:
-    source = (
-        "import json, sys\nfor line in sys.stdin:\n    request = json.loads(line)\n"
-        f"    {GARBAGE[kind]}\n"
-    )
-    program = "import sys\nsys.argv.pop(1)\n" + source
-    spec, _ = _spec(tmp_path, program, _samples("a"), max_output_bytes=1000)
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run)
-    assert proc.returncode == 3, proc.stdout + proc.stderr  # blocked: inconclusive
-    assert _attempts(run, "s0") == [("infra_failed", "protocol")] * 2
-    details = _error_details(run)
-    assert len(details) == 2 and all(expected in detail for detail in details)
-
-
-ANSWERS_AN_ERROR = """
-import json, sys
-
-sys.argv.pop(1)
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["input"] == "bad":
-        print(json.dumps({"id": request["id"], "error": "cannot parse the input"}), flush=True)
-    elif request["input"] == "empty":
-        print(json.dumps({"id": request["id"]}), flush=True)
-    else:
-        print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
-
-
-@pytest.mark.doc(
-    "docs/spec.md",
-    "`error` is a product failure (scored `failed`, never retried), as is a line with neither",
-)
-def test_an_error_answer_is_the_products_failure(tmp_path: Path) -> None:
-    spec, _ = _spec(tmp_path, ANSWERS_AN_ERROR, _samples("good", "bad", "empty"))
-    run = tmp_path / "run"
-    proc = run_cli("run", spec, "-o", run, "-j", "1")
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # gate failed
-    status = {r["sample_id"]: r["status"] for r in read_jsonl(run / "scores.jsonl")}
-    assert status == {"s0": "passed", "s1": "failed", "s2": "failed"}
-    bundles = bundles_by_sample(run)
-    assert _attempts(run, "s1") == [("succeeded", None)]  # one attempt: not retried
-    assert "cannot parse the input" in bundles["s1"]["observation"]["failure"]
-    assert "neither 'output' nor 'error'" in bundles["s2"]["observation"]["failure"]
 
 
 STRAYS = """
@@ -443,10 +191,10 @@ for line in sys.stdin:
     "its process group, daemons included, is killed when it fails and when the run ends",
 )
 def test_no_process_is_left_after_the_run(tmp_path: Path) -> None:
-    spec, log = _spec(tmp_path, STRAYS, _samples("a", "b"), workers=2)
+    spec, log = program_spec(tmp_path, STRAYS, sample_list("a", "b"), workers=2)
     proc = run_cli("run", spec, "-o", tmp_path / "run", "-j", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    pids = _pids(log)
+    pids = logged_pids(log)
     assert len(pids) == 6  # two programs, each with a child and a daemon
     assert all(process_gone(pid) for pid in pids)
 
@@ -473,7 +221,7 @@ for line in sys.stdin:
 def test_the_program_runs_in_a_scratch_folder_with_the_allowed_environment(
     tmp_path: Path, sandbox: str
 ) -> None:
-    spec, _ = _spec(tmp_path, WHERE_AM_I, _samples("a"), sandbox=sandbox)
+    spec, _ = program_spec(tmp_path, WHERE_AM_I, sample_list("a"), sandbox=sandbox)
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, env={"SECRET_TOKEN": "hunter2"})
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the answer is not "a"
@@ -509,13 +257,13 @@ for line in sys.stdin:
 def test_under_bwrap_a_crash_is_the_programs_exit_and_the_others_still_answer(
     tmp_path: Path,
 ) -> None:
-    spec, _ = _spec(tmp_path, CRASH_ON_BOOM, _samples("a", "boom", "c"), sandbox="bwrap")
+    spec, _ = program_spec(tmp_path, CRASH_ON_BOOM, sample_list("a", "boom", "c"), sandbox="bwrap")
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, "-j", "1")
     assert proc.returncode == 3, proc.stdout + proc.stderr  # "boom" blocked: inconclusive
-    assert _attempts(run, "s1") == [("infra_failed", "crashed")] * 2
-    assert _attempts(run, "s2") == [("succeeded", None)]  # on the process started after
-    details = _error_details(run)
+    assert attempts_of(run, "s1") == [("infra_failed", "crashed")] * 2
+    assert attempts_of(run, "s2") == [("succeeded", None)]  # on the process started after
+    details = error_details(run)
     assert len(details) == 2
     assert all("exited with code 3" in d and "dying" in d for d in details)
 
@@ -539,19 +287,19 @@ for line in sys.stdin:
 @pytest.mark.doc("docs/spec.md", "`assay resume` and `assay verify` treat its runs as any other")
 def test_an_interrupted_run_resumes_and_verifies(tmp_path: Path) -> None:
     marker = tmp_path / "stopped"
-    samples = _samples(*(f"q{i}" for i in range(5)))
-    spec, log = _spec(tmp_path, STOP_ONCE, samples, args=[str(marker)])
+    samples = sample_list(*(f"q{i}" for i in range(5)))
+    spec, log = program_spec(tmp_path, STOP_ONCE, samples, args=[str(marker)])
     run = tmp_path / "run"
     stopped = run_cli("run", spec, "-o", run, "-j", "1")
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
-    (first,) = _pids(log)
+    (first,) = logged_pids(log)
     assert process_gone(first)  # reaped on the way out too
     assert run_cli("verify", run).returncode == 3  # unfinished
     resumed = run_cli("resume", run)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     verified = run_cli("verify", run)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert all(process_gone(pid) for pid in _pids(log))
+    assert all(process_gone(pid) for pid in logged_pids(log))
 
 
 @pytest.mark.parametrize(
@@ -594,7 +342,7 @@ def test_protocol_and_workers_stay_out_of_the_spec_unless_declared(tmp_path: Pat
 
     def frozen_target(**declared: Any) -> dict[str, Any]:
         folder = tmp_path / json.dumps(declared, sort_keys=True).strip("{}").replace('"', "")
-        spec, _ = _spec(folder, ECHO, _samples("a"), **declared)
+        spec, _ = program_spec(folder, ECHO, sample_list("a"), **declared)
         target: dict[str, Any] = json.loads(load_spec(spec).spec.canonical())["targets"][0]
         return target
 
