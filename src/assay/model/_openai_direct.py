@@ -79,10 +79,11 @@ class DirectPost:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._start(loop)
-        if self._held < self._limit and not self._waiting:  # a free socket: no await
+        pool = self._waiting  # this loop's (a later loop's pool counts afresh)
+        if self._held < self._limit and not pool:  # a free socket: no await
             self._held += 1
         else:
-            await self._waiting.wait(self._release)
+            await pool.wait(self._release)
         try:
             conn = self._reused() or await self._connect(timeout)
             waiter = self._send(loop, conn, body, timeout, extra)
@@ -102,7 +103,8 @@ class DirectPost:
             else:
                 conn.close()
         finally:
-            self._release()
+            if pool is self._waiting:
+                self._release()
         if answer.cookies:
             self._keep_cookies(answer.cookies)
         return answer
