@@ -172,6 +172,27 @@ def test_a_shrunk_gate_admits_waiters_as_it_grows() -> None:
     assert admitted == [0, 1, 2]
 
 
+def test_enter_takes_a_free_slot_at_once_and_never_one_a_waiter_is_owed() -> None:
+    """``enter`` is ``acquire``'s fast path without a coroutine (a model call takes it
+    first): a slot while one is free and nobody waits, else None."""
+    gate = AdaptiveGate(2)
+    assert (gate.enter(), gate.enter(), gate.enter()) == (0, 0, None)
+    assert gate.in_flight == 2
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(gate.acquire)
+            await anyio.wait_all_tasks_blocked()
+            gate.release()  # the slot goes to the waiter
+            assert gate.enter() is None
+            await anyio.wait_all_tasks_blocked()
+        gate.release()
+        assert gate.enter() == gate.generation  # free again, nobody waiting
+
+    anyio.run(main)
+    assert gate.in_flight == 2
+
+
 def test_it_counts_the_servers_failures_in_a_row_until_any_call_succeeds() -> None:
     """Any call's failure counts, whatever its window (an older window's 429 too), and
     any call's success ends the run: the count is the server's, not one call's."""

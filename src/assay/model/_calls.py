@@ -73,11 +73,16 @@ async def call_with_retries(
     failed = 0
     while True:
         started = time.monotonic()
-        generation = await gate.acquire()
+        generation = gate.enter()
+        if generation is None:
+            generation = await gate.acquire()
         if budget is not None:
             budget.waited += time.monotonic() - started
-        try:
-            output = await _ask(api, messages, tools, config)
+        try:  # no timeout: the provider's coroutine awaited here, not through _ask's
+            if config.timeout is None:
+                output = await api.generate(messages, tools, config)
+            else:
+                output = await _ask(api, messages, tools, config)
         except InfrastructureError as exc:
             if exc.status == 429:
                 gate.throttled(generation)
@@ -131,8 +136,7 @@ async def _ask(
     api: ModelAPI, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
 ) -> ModelOutput:
     """One call, cut off after ``config.timeout`` seconds whatever the provider does."""
-    if config.timeout is None:
-        return await api.generate(messages, tools, config)
+    assert config.timeout is not None  # without one the caller awaits the provider
     try:
         with anyio.fail_after(config.timeout):
             return await api.generate(messages, tools, config)

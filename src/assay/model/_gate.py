@@ -79,11 +79,20 @@ class AdaptiveGate:
         """Calls allowed in flight now (the integer part of ``limit``)."""
         return int(self.limit)
 
-    async def acquire(self) -> int:
-        """Wait for a slot; return the window generation the call starts in."""
+    def enter(self) -> int | None:
+        """Take a slot if one is free and nobody waits: the window generation the call
+        starts in; None if the caller must ``await acquire()`` (a call's fast path then
+        makes no coroutine)."""
         if self.in_flight < int(self.limit) and not self._waiters:
             self.in_flight += 1
             return self.generation
+        return None
+
+    async def acquire(self) -> int:
+        """Wait for a slot; return the window generation the call starts in."""
+        generation = self.enter()
+        if generation is not None:
+            return generation
         await self._waiters.wait(self.release)
         return self.generation
 

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay._infra import InfrastructureError
+from assay._waiters import Waiters
 from assay.model._http1 import Answer, Connection, Dropped, read_buffer
 
 CONNECT_TIMEOUT = 5.0
@@ -63,7 +64,8 @@ class DirectPost:
         self._cookie_line = b""
         self._loop: Any = None
         self._idle: list[Connection] = []
-        self._slots: asyncio.Semaphore | None = None
+        self._held = 0  # calls holding one of the *connections* sockets (or opening it)
+        self._waiting = Waiters()  # calls waiting for one
         self._ssl: Any = None
         self._closed = False
         self._busy: set[Connection] = set()  # awaiting an answer, each with a deadline
@@ -77,16 +79,14 @@ class DirectPost:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._start(loop)
-        assert self._slots is not None
-        async with self._slots:
-            conn = await self._connection(timeout)
-            waiter: asyncio.Future[Answer] = loop.create_future()
-            size = b"%d\r\n" % len(body)
-            conn.send(b"".join((self._head, size, extra, self._cookie_line, b"\r\n", body)), waiter)
-            conn.deadline = loop.time() + (ANSWER_TIMEOUT if timeout is None else timeout)
-            self._busy.add(conn)
-            if self._sweeper is None:
-                self._sweeper = loop.call_later(SWEEP, self._sweep)
+        pool = self._waiting  # this loop's (a later loop's pool counts afresh)
+        if self._held < self._limit and not pool:  # a free socket: no await
+            self._held += 1
+        else:
+            await pool.wait(self._release)
+        try:
+            conn = self._reused() or await self._connect(timeout)
+            waiter = self._send(loop, conn, body, timeout, extra)
             try:
                 answer = await waiter
             except TimeoutError:
@@ -102,9 +102,33 @@ class DirectPost:
                 self._idle.append(conn)
             else:
                 conn.close()
+        finally:
+            if pool is self._waiting:
+                self._release()
         if answer.cookies:
             self._keep_cookies(answer.cookies)
         return answer
+
+    def _send(
+        self, loop: Any, conn: Connection, body: bytes, timeout: float | None, extra: bytes
+    ) -> asyncio.Future[Answer]:
+        """Write one request on *conn*; the future its answer will settle (the socket
+        is watched for its deadline meanwhile)."""
+        waiter: asyncio.Future[Answer] = loop.create_future()
+        size = b"%d\r\n" % len(body)
+        conn.send(b"".join((self._head, size, extra, self._cookie_line, b"\r\n", body)), waiter)
+        conn.deadline = loop.time() + (ANSWER_TIMEOUT if timeout is None else timeout)
+        self._busy.add(conn)
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(SWEEP, self._sweep)
+        return waiter
+
+    def _release(self) -> None:
+        """A call is done with its socket: hand the slot to the longest waiter."""
+        self._held -= 1
+        if self._waiting and self._held < self._limit:
+            self._held += 1
+            self._waiting.hand_over()
 
     async def aclose(self) -> None:
         """Close the idle sockets, and each busy one when its answer is in (the provider
@@ -122,7 +146,7 @@ class DirectPost:
     def _start(self, loop: Any) -> None:
         self._loop, self._idle, self._busy, self._sweeper = loop, [], set(), None
         self._scratch = read_buffer()  # not shared with the sockets of an earlier loop
-        self._slots = asyncio.Semaphore(self._limit)
+        self._held, self._waiting = 0, Waiters()
 
     def _sweep(self) -> None:
         """Time out the busy sockets past their deadline; check again while any are
@@ -133,13 +157,17 @@ class DirectPost:
         busy = bool(self._busy) and not self._loop.is_closed()
         self._sweeper = self._loop.call_later(SWEEP, self._sweep) if busy else None
 
-    async def _connection(self, timeout: float | None) -> Connection:
-        """An idle socket, else a new one."""
+    def _reused(self) -> Connection | None:
+        """An idle socket still open, or None."""
         idle = self._idle
         while idle:
             conn = idle.pop()
             if conn.reusable and not conn.transport.is_closing():
                 return conn
+        return None
+
+    async def _connect(self, timeout: float | None) -> Connection:
+        """A new socket to the server."""
         conn = Connection(self._scratch)
         ssl = self._ssl_context() if self._tls else None
         host = self._host if self._tls else None
