@@ -79,7 +79,8 @@ async def run_trial(
     state: TrialState = "invalid"
     first = len(attempts) + 1
     last = first + retry.max_attempts - 1
-    with recorder.scope(recorder.root):
+    outer, recorder.parent = recorder.parent, recorder.root  # recorder.scope, inlined
+    try:
         try:
             for number in range(first, last + 1):
                 record, outcome = await _attempt(number, sample, trial.repetition, target, recorder)
@@ -106,6 +107,8 @@ async def run_trial(
                 recorder.close()  # later record_event calls (a stray thread) are dropped
             else:
                 recorder.flush()  # its events so far reach the log while it waits
+    finally:
+        recorder.parent = outer
     return TrialResult(trial, state, attempts, canonical, outcome)
 
 
@@ -121,7 +124,8 @@ async def _attempt(
     number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
 ) -> tuple[AttemptRecord, TargetOutcome | None]:
     started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
-    with recorder.scope(started):
+    outer, recorder.parent = recorder.parent, started  # recorder.scope, inlined (per attempt)
+    try:
         try:
             outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
@@ -138,6 +142,8 @@ async def _attempt(
         recorder.record(
             "attempt_finished", {"attempt": number, "status": status, "outcome": outcome.kind}
         )
+    finally:
+        recorder.parent = outer
     return AttemptRecord(number, status, started), outcome
 
 
