@@ -48,6 +48,7 @@ from assay.solver import (
     TaskState,
     ToolCalls,
     generate_loop,
+    task_scorers,
     task_scorers_scope,
 )
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -156,7 +157,7 @@ class SolverTarget:
             budget_scope(Budget(self.limits)),
             epoch_scope(epoch),  # epoch: part of the cache key
             _sandboxes_scope(environments),
-            task_scorers_scope(self.scorers),
+            _scorers_scope(self.scorers),
             _approval_scope(self.approval),
         ):
             try:
@@ -178,6 +179,14 @@ def _sandboxes_scope(environments: dict[str, SandboxEnvironment]) -> AbstractCon
     none are bound already (``sandbox()`` reads no binding and an empty one alike)."""
     if environments or current_sandboxes():
         return sandbox_scope(environments)
+    return _NOTHING
+
+
+def _scorers_scope(scorers: tuple[Any, ...]) -> AbstractContextManager[Any]:
+    """``task_scorers_scope(scorers)``, or nothing to enter when the task has none and
+    none are bound already (``task_scorers()`` reads no binding and an empty one alike)."""
+    if scorers or task_scorers():
+        return task_scorers_scope(scorers)
     return _NOTHING
 
 
