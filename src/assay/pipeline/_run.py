@@ -246,7 +246,8 @@ class _Run:
                         records = await judging
                     await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
-        self.observe(trial.index, trial.target_id, bundle["state"], records)
+        if self.monitor is not None:  # a sequential gate
+            self.observe(trial.index, trial.target_id, bundle["state"], records)
         if self.hooks is not None:
             await self.hooks.emit(
                 "on_sample_end", sample_end(self.spec.evaluation, trial, bundle, records)
