@@ -14,7 +14,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import Any
@@ -195,14 +195,16 @@ def _generate_for(
     model: Model, task_config: GenerateConfig, limits: Limits, holder: list[TaskState]
 ) -> Any:
     """The ``generate`` handed to solvers: task config, then the step's own settings;
-    the state's tools are run by ``generate_loop`` (which also keeps the message limit)."""
+    the state's tools are run by ``generate_loop`` (which also keeps the message limit).
+    It returns ``generate_loop``'s coroutine for the solver to await (no coroutine of
+    its own around it: one frame less a model call)."""
 
-    async def generate(
+    def generate(
         state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
-    ) -> TaskState:
+    ) -> Coroutine[Any, Any, TaskState]:
         holder[0] = state
-        merged = task_config.merge(GenerateConfig(**config) if config else None)
-        return await generate_loop(state, model, merged, tool_calls, limits.message_limit)
+        merged = task_config.merge(GenerateConfig(**config)) if config else task_config
+        return generate_loop(state, model, merged, tool_calls, limits.message_limit)
 
     return generate
 
