@@ -114,7 +114,7 @@ class TrialRows:
             totals = self.usage[target_id]
         if record:
             totals.add_record(record)
-        kept = self._place(all(status == "passed" for status in scores.values()))
+        kept = self._place(all(map("passed".__eq__, scores.values())))  # no genexpr frame
         if kept is not None:
             kept.append(
                 TrialRow(
