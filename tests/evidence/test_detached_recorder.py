@@ -11,17 +11,7 @@ from assay.evidence._detached import DetachedRecorder, replay_detached
 from assay.evidence._log import EventLog
 from assay.evidence._recorder import TrialRecorder
 from assay.evidence._store import ArtifactStore
-
-
-class _Lines:
-    def __init__(self) -> None:
-        self.lines: list[bytes] = []
-
-    def write_line(self, line: bytes) -> None:
-        self.lines.append(line)
-
-    def close(self) -> None:
-        pass
+from tests.evidence.test_recorder_scoring import _Lines
 
 
 def test_every_event_of_a_detached_recorder_is_kept_and_replayed(tmp_path: Path) -> None:
