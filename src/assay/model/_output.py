@@ -123,7 +123,9 @@ class ModelOutput(msgspec.Struct):
         made first: once a model call). Its fields in sorted order start with
         ``alternatives``, so without any the record is the encoding less that first field."""
         data = canonical_json(self)
-        if self.alternatives is None and data.startswith(_NO_ALTERNATIVES):
+        if self.alternatives is None:
+            if not data.startswith(_NO_ALTERNATIVES):  # a subclass with a field before it
+                return canonical_json(self.to_record())
             return b"{" + data[len(_NO_ALTERNATIVES) :]
         return data
 
