@@ -78,19 +78,33 @@ def test_to_json_writes_a_full_output_as_its_record(alternatives: bool) -> None:
     usage, logprobs, tool calls and stop reason give the bytes of ``to_record`` too, and
     ``alternatives`` appears only when the call gave some."""
     state = _state(chat=True, tools=False)
-    call = ToolCall("c1", "add", {"b": 2, "a": 1})
+    state.output = _full_output(alternatives)
+    data = state.to_json()
+    assert data == canonical_json(state.to_record())
+    assert (b'"alternatives"' in data) is alternatives
+
+
+@pytest.mark.parametrize("alternatives", [False, True])
+def test_an_outputs_record_bytes_are_its_records_canonical_json(alternatives: bool) -> None:
+    """``ModelOutput.record_json`` (the ``sampling`` event's output artifact) encodes the
+    struct, not ``to_record``'s dicts: the same bytes, ``alternatives`` only if given."""
+    plain = ModelOutput.from_content("mock/m", "plain", ModelUsage(2, 1))
+    for output in (plain, _full_output(alternatives)):
+        assert output.record_json() == canonical_json(output.to_record())
+        assert (b'"alternatives"' in output.record_json()) is (output.alternatives is not None)
+
+
+def _full_output(alternatives: bool) -> ModelOutput:
+    """A call's output with every field set: usage, logprobs, a tool call, the stop
+    reason, and other answers if *alternatives*."""
     tokens = [Logprob("4", -0.1, [TopLogprob("4", -0.1), TopLogprob("5", -2.5)])]
-    message = assistant_message("4", tool_calls=[call])
     others = [ChatCompletionChoice(assistant_message("four"), "length", tokens)]
-    state.output = ModelOutput(
+    return ModelOutput(
         "mock/m",
-        message,
+        assistant_message("4", tool_calls=[ToolCall("c1", "add", {"b": 2, "a": 1})]),
         stop_reason="tool_calls",
         usage=ModelUsage(12, 3),
         cached=True,
         logprobs=tokens,
         alternatives=others if alternatives else None,
     )
-    data = state.to_json()
-    assert data == canonical_json(state.to_record())
-    assert (b'"alternatives"' in data) is alternatives

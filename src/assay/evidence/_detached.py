@@ -49,10 +49,13 @@ class DetachedRecorder(TrialRecorder):
         super().__init__(EventLog([]), _KeptStore(self.ops), trial_id)
         self.last, self.parent = last, parent
 
-    def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
-        n = self.last = self.last + 1
-        self.ops.append(("event", n, self.parent if parent == -1 else parent, kind, data))
-        return n
+    def record(self, kind: str, data: dict[str, Any], parent: int | None = -1) -> int:
+        """Keep the event as an op (numbered and parented as ``record`` would); the
+        base's ``record_if_open`` comes here too, under the same re-entrant lock."""
+        with self._lock:
+            n = self.last = self.last + 1
+            self.ops.append(("event", n, self.parent if parent == -1 else parent, kind, data))
+            return n
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         ref = super().artifact(name, data, media)  # its put is kept as a blob

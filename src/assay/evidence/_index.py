@@ -34,7 +34,7 @@ from assay.evidence._pack import PackError, scan_headers
 _CHUNK = 4096
 """Index records handled at a time when sealing."""
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
-_PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
+PACK_ENTRY = _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
 BUNDLE_INDEX = "bundles.idx"
 
 

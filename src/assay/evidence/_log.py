@@ -58,7 +58,7 @@ class EventLog:
 
     def __init__(self, sinks: list[LineSink], head: str = GENESIS, count: int = 0) -> None:
         self._sinks = sinks
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: TrialRecorder.record_if_open
         self.head = head
         self.count = count
         self.holding: dict[Any, float] = {}  # recorder → when its held batch began (s)

@@ -74,8 +74,27 @@ class TrialRecorder:
         ``match`` events are numbered but kept out of ``events`` (the bundle's list):
         they are recorded after the bundle is sealed and carry its digest instead.
         """
+        # The lock is re-entrant: ``record_if_open`` holds it around its check and this
+        # call (one frame an event, not two: a trivial trial records seven).
         with self._lock:  # a worker thread of a sync target may record concurrently
-            return self._append(kind, data, parent)
+            n = self.last = self.last + 1
+            parent_n = self.parent if parent == -1 else parent
+            if kind == "match" or kind.startswith("score_") or not self.batch_limit:
+                return self._line(n, parent_n, kind, data)  # _log.after_seal(kind), inlined
+            at = time.time_ns() // 1000 / 1e6  # µs, as a line's ``at``
+            batch = self._batch
+            if not batch:
+                self._log.holding[self] = at  # written by the run's flush if it waits
+            batch.append({"n": n, "parent": parent_n, "type": kind, "at": at, "data": data})
+            if kind == "sampling":
+                self.usage.add_sampling(data)
+            if (
+                kind == "trial_finished"
+                or len(batch) >= self.batch_limit
+                or at - batch[0]["at"] >= BATCH_SECONDS
+            ):
+                self._flush()
+            return n
 
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
         """Like ``record``, but dropped (``None``) once the trial is closed, unless it
@@ -87,27 +106,7 @@ class TrialRecorder:
                 kind = f"score_{kind}"
             elif self.closed:
                 return None
-            return self._append(kind, data, -1)
-
-    def _append(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
-        n = self.last = self.last + 1
-        parent_n = self.parent if parent == -1 else parent
-        if kind == "match" or kind.startswith("score_") or not self.batch_limit:
-            return self._line(n, parent_n, kind, data)  # _log.after_seal(kind), inlined
-        at = time.time_ns() // 1000 / 1e6  # µs, as a line's ``at``
-        batch = self._batch
-        if not batch:
-            self._log.holding[self] = at  # written by the run's flush if it waits
-        batch.append({"n": n, "parent": parent_n, "type": kind, "at": at, "data": data})
-        if kind == "sampling":
-            self.usage.add_sampling(data)
-        if (
-            kind == "trial_finished"
-            or len(batch) >= self.batch_limit
-            or at - batch[0]["at"] >= BATCH_SECONDS
-        ):
-            self._flush()
-        return n
+            return self.record(kind, data)
 
     def _line(self, n: int, parent: int | None, kind: str, data: dict[str, Any]) -> int:
         """Log one event as a line of its own: what comes after the bundle (a ``match``,

@@ -22,11 +22,11 @@ import msgspec
 
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import (
+    PACK_ENTRY,
     PackFinder,
     entries_wanted,
     find_in_pack_index,
     index_chunks,
-    pack_entry,
     pack_index,
 )
 from assay.evidence._pack import (
@@ -35,10 +35,13 @@ from assay.evidence._pack import (
     PackRecord,
     next_pack_name,
     pack_names,
-    record_bytes,
     scan_headers,
 )
+from assay.evidence._pack_format import MAGIC
 
+SPILL_AT = PACK_ENTRY.size * 1024
+"""Bytes of pack index entries kept in memory before they go to the scratch file
+(48 KiB: a write of a buffered file per record cost more than the entry itself)."""
 RECENT = 16_384
 """Digests remembered for de-duplication; memory stays flat however long the run.
 
@@ -81,6 +84,7 @@ class ArtifactStore:
         self._pack_name = ""
         self._pack_size = 0
         self._entries: IO[bytes] | None = None  # pack_entry per record written, unnamed
+        self._spill = bytearray()  # entries not in ``_entries`` yet
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._index: dict[str, PackRecord] | None = None
         self._finders: dict[str, PackFinder] | None = None
@@ -102,36 +106,51 @@ class ArtifactStore:
     def put(self, data: bytes, media: str) -> ArtifactRef:
         """Store *data* (if new) and return its reference."""
         digest = hashlib.sha256(data).hexdigest()
+        size = len(data)
         if self._write:
-            if len(data) < LOOSE_MIN:
-                self._append(digest, data)
+            if size < LOOSE_MIN:
+                if digest in self._recent:  # stored recently: not again
+                    self._recent.move_to_end(digest)
+                else:
+                    self._append(digest, data)
             elif self._queue is not None:
                 self._raise_failure()
                 self._queue.put((digest, data))
             else:
                 self._write_once(digest, data)
-        return ArtifactRef(digest, len(data), media)
+        return ArtifactRef(digest, size, media)
 
     def _append(self, digest: str, data: bytes) -> None:
-        """Append a pack record, unless this digest was stored recently."""
+        """Append a pack record, not stored recently (4 a trivial trial: ``record_bytes``
+        and ``pack_entry`` inlined, the index entry kept in memory until a chunk of them
+        is spilled)."""
         recent = self._recent
-        if digest in recent:
-            recent.move_to_end(digest)
-            return
         recent[digest] = None
         if len(recent) > RECENT:
             recent.popitem(last=False)  # bounded: an old duplicate is merely stored twice
         if self._pack is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self._pack_name = next_pack_name(self.root)
-            self._pack = open(self.root / self._pack_name, "ab", buffering=1 << 20)  # noqa: SIM115
-            self._entries = tempfile.TemporaryFile(dir=self.root)  # noqa: SIM115
-        record = record_bytes(digest, data)
+            self._open_pack()
+        assert self._pack is not None  # made by _open_pack
+        size = len(data)
+        record = b"%s%s %d\n%s\n" % (MAGIC, digest.encode(), size, data)  # record_bytes
         self._pack.write(record)
-        assert self._entries is not None  # made with the pack
-        payload = self._pack_size + len(record) - len(data) - 1  # the record ends with \n
-        self._entries.write(pack_entry(digest, payload, len(data)))
         self._pack_size += len(record)
+        spill = self._spill  # the payload ends one byte (\n) before the record
+        spill += PACK_ENTRY.pack(bytes.fromhex(digest), self._pack_size - size - 1, size)
+        if len(spill) >= SPILL_AT:
+            self._spill_entries()
+
+    def _open_pack(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._pack_name = next_pack_name(self.root)
+        self._pack = open(self.root / self._pack_name, "ab", buffering=1 << 20)  # noqa: SIM115
+        self._entries = tempfile.TemporaryFile(dir=self.root)  # noqa: SIM115
+
+    def _spill_entries(self) -> None:
+        """Write the index entries kept in memory to the scratch file."""
+        if self._spill and self._entries is not None:
+            self._entries.write(self._spill)
+            self._spill.clear()
 
     def written_packs(self) -> dict[str, Iterator[bytes]]:
         """The pack this store wrote, with its index entries as recorded while writing
@@ -139,6 +158,7 @@ class ArtifactStore:
         if self._pack is None or self._entries is None:
             return {}
         self._pack.flush()
+        self._spill_entries()
         self._entries.flush()
         return {self._pack_name: _entries_of(self._entries)}
 
@@ -167,9 +187,10 @@ class ArtifactStore:
         """The ``pack_entry`` records this store spilled, some thousands at a time."""
         assert self._pack is not None and self._entries is not None
         self._pack.flush()
+        self._spill_entries()
         self._entries.flush()
         self._entries.seek(0)
-        step = len(pack_entry("0" * 64, 0, 0)) * 4096
+        step = PACK_ENTRY.size * 4096
         try:
             while chunk := self._entries.read(step):
                 yield chunk
@@ -322,7 +343,7 @@ class ArtifactStore:
 def _entries_of(spill: IO[bytes]) -> Iterator[bytes]:
     """The fixed-size ``pack_entry`` records of *spill*, read from its start, some
     thousands at a time (each chunk a whole number of records)."""
-    size = len(pack_entry("0" * 64, 0, 0))
+    size = PACK_ENTRY.size
     spill.seek(0)
     while chunk := spill.read(size * 4096):
         yield chunk

@@ -43,8 +43,11 @@ class Usage(msgspec.Struct):
     def add_sampling(self, data: dict[str, Any]) -> None:
         """Count one ``sampling`` event's data (a model call names its ``model``)."""
         tokens = data.get("usage")
-        if isinstance(tokens, dict):
-            self._tokens(int(tokens.get("input_tokens", 0)), int(tokens.get("output_tokens", 0)))
+        if isinstance(tokens, dict):  # _tokens, inlined (once a model call)
+            read, written = int(tokens.get("input_tokens", 0)), int(tokens.get("output_tokens", 0))
+            self.input_tokens += read
+            self.output_tokens += written
+            self.total_tokens += read + written
         if "model" not in data:
             return  # a target's own answer, not a model call
         cached = bool(data.get("cached"))
@@ -67,7 +70,10 @@ class Usage(msgspec.Struct):
         """Add a bundle's usage record (``record()``'s form): ``add(Usage.of(record))``
         without the ``Usage`` made for it (a report sums every trial's)."""
         get = record.get  # an older bundle's record may lack a field: its default
-        self._tokens(int(get("input_tokens", 0)), int(get("output_tokens", 0)))
+        read, written = int(get("input_tokens", 0)), int(get("output_tokens", 0))
+        self.input_tokens += read  # _tokens, inlined (once a trial)
+        self.output_tokens += written
+        self.total_tokens += read + written
         self.calls += int(get("calls", 0))
         self.cached_calls += int(get("cached_calls", 0))
         self.cost = _plus(self.cost, get("cost", 0.0))

@@ -61,7 +61,10 @@ class ChatMessage(msgspec.Struct, omit_defaults=True):
 def with_images_inlined(messages: list[ChatMessage]) -> list[ChatMessage]:
     """*messages* with every image given as a file path read into a data URI (the others
     as they are); the same list when there is none. ``ValueError`` names a bad file."""
-    if not any(m.images for m in messages):
+    for message in messages:  # a loop, not any(genexpr): every model call asks this
+        if type(message.content) is not str and message.images:
+            break
+    else:
         return messages
     return [_inlined(m) if m.images else m for m in messages]
 

@@ -145,7 +145,7 @@ class Model:
         data: dict[str, Any] = {
             "model": self.name,
             "prompt": recorder.store.put(canonical_json(prompt), _JSON).sha256,
-            "output": recorder.store.put(canonical_json(output.to_record()), _JSON).sha256,
+            "output": recorder.store.put(output.record_json(), _JSON).sha256,
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
             "cost": cost,

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from assay._digest import canonical_json
 from assay.model._messages import ChatMessage, ToolCall, assistant_message
 
 StopReason = Literal["stop", "max_tokens", "tool_calls", "content_filter", "unknown"]
@@ -117,8 +118,22 @@ class ModelOutput(msgspec.Struct):
             del record["alternatives"]
         return record
 
+    def record_json(self) -> bytes:
+        """``canonical_json(self.to_record())``, encoded from the struct itself (no dicts
+        made first: once a model call). Its fields in sorted order start with
+        ``alternatives``, so without any the record is the encoding less that first field."""
+        data = canonical_json(self)
+        if self.alternatives is None:
+            if not data.startswith(_NO_ALTERNATIVES):  # a subclass with a field before it
+                return canonical_json(self.to_record())
+            return b"{" + data[len(_NO_ALTERNATIVES) :]
+        return data
+
+
+_NO_ALTERNATIVES = b'{"alternatives":null,'
+
 
 def _call_id(tool_name: str, tool_arguments: dict[str, Any]) -> str:
-    from assay._digest import canonical_json, sha256_hex
+    from assay._digest import sha256_hex
 
     return "for_tool_call_" + sha256_hex(canonical_json([tool_name, tool_arguments]))[:12]

@@ -39,7 +39,7 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
             {"attempt": a.attempt, "status": a.status, "event": a.event, "reason": a.reason}
             for a in result.attempts
         ],
-        "events": [[n, digest] for n, digest in recorder.events],
+        "events": list(map(list, recorder.events)),  # [[n, digest], ...], no frame
         "artifacts": dict(recorder.artifacts),
         "observation": observation,
     }

@@ -8,7 +8,7 @@ while it judges and kept on its score record: grading usage, apart from the tria
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import Any
 
 from assay.evidence import Usage, counting_calls, decode_output
@@ -74,26 +74,30 @@ async def judge(
     reasons: dict[str, str] = {}
     target_id, sample_id = trial["target_id"], str(trial["sample_id"])
     details = task_metrics is not None and task_metrics.wants_details
-    with _sandboxes_replayed(replay, trial["trial_id"]):
-        for scorer_id, scorer in scorers.items():
-            with counting_calls() as used:
+    replayed = _sandboxes_replayed(replay, trial["trial_id"]) if replay is not None else None
+    for scorer_id, scorer in scorers.items():
+        with counting_calls() as used:
+            if replayed is None:  # no scope to enter and leave for every trial
                 verdict = await score_observation(scorer, observation)
-            if not used.empty:
-                grading[scorer_id] = used
-            records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
-            scores[scorer_id] = verdict.status
-            if verdict.reason:
-                reasons[scorer_id] = verdict.reason
-            metrics.add_score(target_id, scorer_id, verdict.status, sample_id, verdict.value)
-            if task_metrics is not None:
-                task_metrics.add(
-                    trial,
-                    scorer_id,
-                    verdict.value,
-                    verdict.status,
-                    verdict.values,
-                    _details(verdict) if details else None,
-                )
+            else:
+                with replayed:
+                    verdict = await score_observation(scorer, observation)
+        if not used.empty:
+            grading[scorer_id] = used
+        records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
+        scores[scorer_id] = verdict.status
+        if verdict.reason:
+            reasons[scorer_id] = verdict.reason
+        metrics.add_score(target_id, scorer_id, verdict.status, sample_id, verdict.value)
+        if task_metrics is not None:
+            task_metrics.add(
+                trial,
+                scorer_id,
+                verdict.value,
+                verdict.status,
+                verdict.values,
+                _details(verdict) if details else None,
+            )
     metrics.add_trial(target_id, bundle["state"])
     rows.add_judged(bundle, scores, reasons, grading or None)
     return records
@@ -110,15 +114,13 @@ def _details(verdict: Verdict) -> Score:
     )
 
 
-_NOTHING = nullcontext()  # stateless and re-entrant: shared by every trial
-
-
-def _sandboxes_replayed(replay: Replay | None, trial_id: str) -> AbstractContextManager[object]:
+def _sandboxes_replayed(replay: Replay, trial_id: str) -> AbstractContextManager[object] | None:
     """While re-judging from evidence: the sandboxes the trial's scorers used, answering
-    from what they recorded (``assay.sandbox._replayed``); nothing otherwise."""
-    recorded = replay.sandboxes.get(trial_id) if replay is not None else None
-    if not recorded or replay is None:
-        return _NOTHING
+    from what they recorded (``assay.sandbox._replayed``); ``None`` if they used none.
+    Entered around each scorer (a ``Scope``: entered again as often as needed)."""
+    recorded = replay.sandboxes.get(trial_id)
+    if not recorded:
+        return None
     from assay.sandbox import sandbox_scope
     from assay.sandbox._replayed import replayed_sandboxes
 

@@ -64,7 +64,7 @@ class _Run:
         self, prepared: Prepared, options: RunOptions, *, resume: bool, hooks: HookSet
     ) -> None:
         self.spec = prepared.spec
-        self.hooks = hooks
+        self.hooks = hooks if hooks else None  # None: no HookSet.__bool__ twice a trial
         self.source = prepared.source
         self.dataset = prepared.dataset
         self.plan: Plan = plan(prepared.spec, prepared.dataset.ids)
@@ -179,7 +179,8 @@ class _Run:
 
     def recorder(self, trial_id: str) -> TrialRecorder:
         """A recorder for *trial_id*, continuing the numbering of an unfinished earlier try."""
-        recorder = self.writer.recorder(trial_id)
+        writer = self.writer  # writer.recorder, inlined (once a trial)
+        recorder = TrialRecorder(writer.log, writer.store, trial_id)
         if self.point is not None and trial_id in self.point.orphans:
             usage = self.point.orphan_usage.get(trial_id)
             recorder.resume_after(*self.point.orphans[trial_id], usage)
@@ -206,7 +207,7 @@ class _Run:
             trial, recorder, earlier, tries = item, self.recorder(item.trial_id), None, 0
         sample = self.dataset.sample(trial.sample_index)
         record = sample.to_record(self.spec.hidden_fields)
-        if self.hooks and not isinstance(item, Requeued):
+        if self.hooks is not None and not isinstance(item, Requeued):
             await self.hooks.emit("on_sample_start", sample_start(self.spec.evaluation, trial))
         with recorder.bound():  # one binding for the trial and its judging
             result = await run_trial(
@@ -245,8 +246,9 @@ class _Run:
                         records = await judging
                     await sandboxes.close()
         record_scores(self.writer, recorder, digest, records)
-        self.observe(trial.index, trial.target_id, bundle["state"], records)
-        if self.hooks:
+        if self.monitor is not None:  # a sequential gate
+            self.observe(trial.index, trial.target_id, bundle["state"], records)
+        if self.hooks is not None:
             await self.hooks.emit(
                 "on_sample_end", sample_end(self.spec.evaluation, trial, bundle, records)
             )
@@ -288,14 +290,10 @@ def record_scores(
     or those a crash lost after their bundle)."""
     for score in records:
         line = writer.write_score(score)
-        recorder.record("match", _match(score, digest, line), parent=recorder.root)
-
-
-def _match(score: dict[str, Any], bundle_digest: str, line: bytes) -> dict[str, Any]:
-    """The ``match`` event of a score: it binds the score record's exact bytes."""
-    return {
-        "scorer": score["scorer_id"],
-        "status": score["status"],
-        "bundle": bundle_digest,
-        "record": sha256_hex(line),
-    }
+        match = {  # the ``match`` event of a score: it binds the score record's exact bytes
+            "scorer": score["scorer_id"],
+            "status": score["status"],
+            "bundle": digest,
+            "record": sha256_hex(line),
+        }
+        recorder.record("match", match, parent=recorder.root)

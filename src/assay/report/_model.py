@@ -108,10 +108,13 @@ class TrialRows:
         summed from the bundle's record without a ``Usage`` made for it."""
         trial = bundle["trial"]
         target_id, record = trial["target_id"], bundle.get("usage")
-        self._count(target_id, None, grading)
+        totals = self.usage.get(target_id)
+        if totals is None or grading is not None:  # else nothing for _count to do
+            self._count(target_id, None, grading)
+            totals = self.usage[target_id]
         if record:
-            self.usage[target_id].add_record(record)
-        kept = self._place(all(status == "passed" for status in scores.values()))
+            totals.add_record(record)
+        kept = self._place(all(map("passed".__eq__, scores.values())))  # no genexpr frame
         if kept is not None:
             kept.append(
                 TrialRow(

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
+from assay._digest import canonical_json
 from assay._slots import retry_wait
 from assay.dataset import Sample
 from assay.evidence import TrialRecorder
@@ -27,6 +28,7 @@ from assay.run._retry import backoff_delay
 from assay.spec import RetryPolicy
 from assay.target import InfrastructureError, Target, TargetOutcome
 
+_JSON = "application/json"
 TrialState = Literal["completed", "blocked", "invalid", "requeued"]
 AttemptState = Literal["succeeded", "errored", "infra_failed", "cancelled"]
 
@@ -70,8 +72,14 @@ async def run_trial(
     """
     attempts: list[AttemptRecord] = list(earlier or [])
     if not attempts:
-        sample_ref = recorder.artifact("sample", _encode(sample_record), "application/json")
-        started = _trial_data(trial, sample_ref.sha256)
+        sample_ref = recorder.artifact("sample", canonical_json(sample_record), _JSON)
+        started = {
+            "index": trial.index,
+            "sample_id": trial.sample_id,
+            "target_id": trial.target_id,
+            "repetition": trial.repetition,
+            "sample": sample_ref.sha256,
+        }
         if recorder.last:
             started["resumed"] = True  # an earlier, unfinished try of this trial is logged
         recorder.root = recorder.record("trial_started", started, parent=None)
@@ -79,7 +87,8 @@ async def run_trial(
     state: TrialState = "invalid"
     first = len(attempts) + 1
     last = first + retry.max_attempts - 1
-    with recorder.scope(recorder.root):
+    outer, recorder.parent = recorder.parent, recorder.root  # recorder.scope, inlined
+    try:
         try:
             for number in range(first, last + 1):
                 record, outcome = await _attempt(number, sample, trial.repetition, target, recorder)
@@ -106,6 +115,8 @@ async def run_trial(
                 recorder.close()  # later record_event calls (a stray thread) are dropped
             else:
                 recorder.flush()  # its events so far reach the log while it waits
+    finally:
+        recorder.parent = outer
     return TrialResult(trial, state, attempts, canonical, outcome)
 
 
@@ -121,7 +132,8 @@ async def _attempt(
     number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
 ) -> tuple[AttemptRecord, TargetOutcome | None]:
     started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
-    with recorder.scope(started):
+    outer, recorder.parent = recorder.parent, started  # recorder.scope, inlined (per attempt)
+    try:
         try:
             outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
@@ -138,6 +150,8 @@ async def _attempt(
         recorder.record(
             "attempt_finished", {"attempt": number, "status": status, "outcome": outcome.kind}
         )
+    finally:
+        recorder.parent = outer
     return AttemptRecord(number, status, started), outcome
 
 
@@ -158,20 +172,3 @@ def _record_sampling(number: int, outcome: TargetOutcome, recorder: TrialRecorde
     if outcome.usage:
         data["usage"] = outcome.usage
     recorder.record("sampling", data)
-
-
-def _trial_data(trial: Trial, sample_sha: str) -> dict[str, Any]:
-    return {
-        "index": trial.index,
-        "sample_id": trial.sample_id,
-        "target_id": trial.target_id,
-        "repetition": trial.repetition,
-        "sample": sample_sha,
-    }
-
-
-_encoder = msgspec.json.Encoder(order="sorted")
-
-
-def _encode(value: Any) -> bytes:
-    return _encoder.encode(value)

@@ -46,7 +46,7 @@ async def generate_loop(
     choice = state.tool_choice
     while True:
         check_message_limit(state, message_limit)
-        tools = [t.schema for t in state.tools] or None
+        tools = [t.schema for t in state.tools] if state.tools else None
         call_config = config
         if tools is not None:
             call_config = (config or GenerateConfig()).merge(GenerateConfig(tool_choice=choice))

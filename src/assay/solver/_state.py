@@ -77,10 +77,6 @@ class Store(dict[str, Any]):
         self.pop(key, None)
 
 
-def _as_is(value: Any) -> Any:
-    return value
-
-
 def _output_fields(output: ModelOutput) -> dict[str, Any]:
     """``output.to_record()`` one level deep: its fields, the values left as they are
     for the encoder (``alternatives`` only when there are some, as there)."""
@@ -171,17 +167,22 @@ class TaskState:
         encoded as they are rather than made dicts first: the same bytes (the encoder
         sorts a struct's fields as it sorts dict keys), the evidence a solver target
         writes."""
-        return canonical_json(self._record(_as_is, _output_fields(self.output)))
+        return canonical_json(self._record(None, _output_fields(self.output)))
 
-    def _record(self, convert: Callable[[Any], Any], output: dict[str, Any]) -> dict[str, Any]:
+    def _record(
+        self, convert: Callable[[Any], Any] | None, output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The record's fields, *convert* applied to the structs (``None``: as they are)."""
+        parts = (self.input, self.messages, self.choices)
+        prompt, messages, choices = parts if convert is None else map(convert, parts)
         record: dict[str, Any] = {
             "model": self.model,
             "sample_id": self.sample_id,
             "epoch": self.epoch,
-            "input": convert(self.input),
-            "messages": convert(self.messages),
+            "input": prompt,
+            "messages": messages,
             "output": output,
-            "choices": convert(self.choices),
+            "choices": choices,
             "metadata": self.metadata,
             "store": self.store,
             "completed": self.completed,

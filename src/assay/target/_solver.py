@@ -14,7 +14,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from assay.solver import (
     TaskState,
     ToolCalls,
     generate_loop,
+    task_scorers,
     task_scorers_scope,
 )
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -147,45 +148,42 @@ class SolverTarget:
         self, holder: list[TaskState], epoch: int, environments: dict[str, SandboxEnvironment]
     ) -> None:
         """Run the solver chain with the trial's budget, epoch, sandboxes, the task's
-        scorers and approval policies in scope, within the time limit if there is one."""
-        state = holder[0]
+        scorers and approval policies in scope, within the time limit if there is one.
+        Sandboxes and approval are bound only when the trial has some or some are bound
+        already (``sandbox()`` and the approval check read no binding and an empty one
+        alike): most trials enter no scope for them."""
         generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
+        with budget_scope(Budget(self.limits)), epoch_scope(epoch), _scorers_scope(self.scorers):
+            if environments or self.approval or current_sandboxes() or approval_active():
+                with sandbox_scope(environments), approval_scope(self.approval):
+                    await self._run_plan(holder, plan, generate)
+            else:
+                await self._run_plan(holder, plan, generate)
+
+    async def _run_plan(self, holder: list[TaskState], plan: Chain, generate: Any) -> None:
+        """*plan* on ``holder[0]``, its last state left in *holder*; then the task's
+        ``cleanup``, its scopes still open."""
         time_limit = self.limits.time_limit
-        with (
-            budget_scope(Budget(self.limits)),
-            epoch_scope(epoch),  # epoch: part of the cache key
-            _sandboxes_scope(environments),
-            task_scorers_scope(self.scorers),
-            _approval_scope(self.approval),
-        ):
+        try:
+            if time_limit is None:  # no cancel scope to enter and leave for every trial
+                holder[0] = await plan(holder[0], generate)
+                return
             try:
-                if time_limit is None:  # no cancel scope to enter and leave for every trial
-                    holder[0] = await plan(state, generate)
-                    return
-                try:
-                    with anyio.fail_after(time_limit):
-                        holder[0] = await plan(state, generate)
-                except TimeoutError:
-                    raise LimitExceeded("time", time_limit, time_limit) from None
-            finally:
-                if self.cleanup is not None:  # Task(cleanup=): after the solvers, scopes open
-                    await self.cleanup(holder[0])
+                with anyio.fail_after(time_limit):
+                    holder[0] = await plan(holder[0], generate)
+            except TimeoutError:
+                raise LimitExceeded("time", time_limit, time_limit) from None
+        finally:
+            if self.cleanup is not None:  # Task(cleanup=): after the solvers, scopes open
+                await self.cleanup(holder[0])
 
 
-def _sandboxes_scope(environments: dict[str, SandboxEnvironment]) -> AbstractContextManager[Any]:
-    """``sandbox_scope(environments)``, or nothing to enter when the trial has none and
-    none are bound already (``sandbox()`` reads no binding and an empty one alike)."""
-    if environments or current_sandboxes():
-        return sandbox_scope(environments)
-    return _NOTHING
-
-
-def _approval_scope(policies: tuple[Any, ...]) -> AbstractContextManager[Any]:
-    """``approval_scope(policies)``, or nothing to enter when there are none and none
-    are in force already (no policy binding and an empty one are the same)."""
-    if policies or approval_active():
-        return approval_scope(policies)
+def _scorers_scope(scorers: tuple[Any, ...]) -> AbstractContextManager[Any]:
+    """``task_scorers_scope(scorers)``, or nothing to enter when the task has none and
+    none are bound already (``task_scorers()`` reads no binding and an empty one alike)."""
+    if scorers or task_scorers():
+        return task_scorers_scope(scorers)
     return _NOTHING
 
 
@@ -197,14 +195,16 @@ def _generate_for(
     model: Model, task_config: GenerateConfig, limits: Limits, holder: list[TaskState]
 ) -> Any:
     """The ``generate`` handed to solvers: task config, then the step's own settings;
-    the state's tools are run by ``generate_loop`` (which also keeps the message limit)."""
+    the state's tools are run by ``generate_loop`` (which also keeps the message limit).
+    It returns ``generate_loop``'s coroutine for the solver to await (no coroutine of
+    its own around it: one frame less a model call)."""
 
-    async def generate(
+    def generate(
         state: TaskState, tool_calls: ToolCalls = "loop", **config: Any
-    ) -> TaskState:
+    ) -> Coroutine[Any, Any, TaskState]:
         holder[0] = state
-        merged = task_config.merge(GenerateConfig(**config) if config else None)
-        return await generate_loop(state, model, merged, tool_calls, limits.message_limit)
+        merged = task_config.merge(GenerateConfig(**config)) if config else task_config
+        return generate_loop(state, model, merged, tool_calls, limits.message_limit)
 
     return generate
 
