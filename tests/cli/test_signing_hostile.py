@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import EXIT_CONFIG, EXIT_EVIDENCE, EXIT_PASSED
-from tests.cli.test_signing import ATTESTATION, keygen, shipping_run
+from tests.cli._signing import ATTESTATION, keygen, shipping_run
 from tests.helpers import MEMORY_CAP, SHIPPING, error_line, run_capped, run_cli
 
 

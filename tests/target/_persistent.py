@@ -23,6 +23,16 @@ for line in sys.stdin:
     print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
 """
 
+CHATTY = """
+import json, sys
+
+print("loading, before any call", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    print(f"working on {request['sample_id']}", file=sys.stderr, flush=True)
+    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
+"""
+
 QUICK_RETRY = {"max_attempts": 2, "initial_backoff": 0.01, "max_backoff": 0.02}
 
 

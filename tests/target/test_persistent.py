@@ -29,6 +29,7 @@ from tests.helpers import (
     write_module,
 )
 from tests.target._persistent import (
+    CHATTY,
     ECHO,
     attempts_of,
     error_details,
@@ -141,17 +142,6 @@ def test_a_pool_of_two_shares_the_calls(tmp_path: Path) -> None:
     served = [line.split() for line in log.read_text().splitlines()]
     assert sorted(sample for _, sample in served) == sorted(f"s{i}" for i in range(8))
     assert len({pid for pid, _ in served}) == 2
-
-
-CHATTY = """
-import json, sys
-
-print("loading, before any call", file=sys.stderr, flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    print(f"working on {request['sample_id']}", file=sys.stderr, flush=True)
-    print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
-"""
 
 
 @pytest.mark.doc(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import bundles_by_sample, edit_artifact, error_line, events_of, run_cli
-from tests.target.test_persistent import CHATTY, _pids, _samples, _spec
+from tests.target._persistent import CHATTY, logged_pids, program_spec, sample_list
 
 ONE_AND_DONE = """
 import json, os, sys
@@ -23,11 +23,11 @@ sys.stdout.write(json.dumps({"id": request["id"], "output": request["input"]})) 
 
 @pytest.mark.doc("docs/spec.md", "The program's last answer may end without a newline.")
 def test_a_last_answer_without_a_newline_answers_its_call(tmp_path: Path) -> None:
-    spec, log = _spec(tmp_path, ONE_AND_DONE, _samples("a", "b", "c"))
+    spec, log = program_spec(tmp_path, ONE_AND_DONE, sample_list("a", "b", "c"))
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, "-j", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(_pids(log)) == 3  # each call found the last process gone and started one
+    assert len(logged_pids(log)) == 3  # each call found the last process gone and started one
     assert events_of(run, "error") == []  # an ended program with no call in flight is no failure
 
 
@@ -37,7 +37,7 @@ def test_a_last_answer_without_a_newline_answers_its_call(tmp_path: Path) -> Non
     "program's, in the call's window) is shown as `stderr`, checked as its output is.",
 )
 def test_show_prints_the_stderr_of_the_calls_window(tmp_path: Path) -> None:
-    spec, _ = _spec(tmp_path, CHATTY, _samples("a", "b", "c"))
+    spec, _ = program_spec(tmp_path, CHATTY, sample_list("a", "b", "c"))
     run = tmp_path / "run"
     proc = run_cli("run", spec, "-o", run, "-j", "1")  # one call at a time: one line each
     assert proc.returncode == 0, proc.stdout + proc.stderr
