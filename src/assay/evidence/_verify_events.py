@@ -25,7 +25,15 @@ from assay._messages import say
 from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import BATCH, GENESIS
-from assay.evidence._verify_batch import check_batch, numbering
+from assay.evidence._verify_batch import (
+    BatchLine,
+    MatchLine,
+    check_batch,
+    check_events,
+    decode_line,
+    decode_match,
+    numbering,
+)
 from assay.evidence._verify_pack import Finding, file_digest
 from assay.evidence._verify_refs import REFERRING, RefBuilder, RefList, event_refs, raw
 
@@ -108,14 +116,7 @@ class _EventHead(msgspec.Struct, gc=False):
     data: msgspec.Raw
 
 
-class _MatchData(msgspec.Struct, gc=False):
-    """A ``match`` event's data, of which verify needs the score line's hash."""
-
-    record: Any = None
-
-
 _decode_head = msgspec.json.Decoder(_EventHead).decode
-_decode_match = msgspec.json.Decoder(_MatchData).decode
 SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
 
@@ -158,32 +159,49 @@ def _walk(
     bound: bytearray,
 ) -> None:
     """Walk the chain link by link (the hot loop of verify: kept flat on purpose, the
-    common kinds first; each trial's count and fold in one small list, one lookup)."""
+    common kinds first; each trial's count and fold in one small list, one lookup).
+
+    A batch or ``match`` line of the usual shape is decoded whole at once
+    (``decode_line``); any other line is read as an ``_EventHead`` and its data when
+    needed, which is what finds what is wrong with a line the first way cannot read."""
     findings = scan.findings
     prev = GENESIS
     referring = REFERRING
     sha256 = hashlib.sha256
+    fast, match_line, decode_error = decode_line, MatchLine, msgspec.DecodeError
     number = batched = 0
     for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
         for line in lines:
             number += 1
             try:
-                head = _decode_head(line)
-            except msgspec.DecodeError:
-                findings.append((f"{EVENTS}:{number}", "verify.not_record", {"kind": "event"}))
-                prev = sha256(line).hexdigest()
-                continue
+                head: Any = fast(line)
+            except decode_error:
+                head = None
+            if head is not None and head.trial is not None:  # a trial's batch or match
+                kind = BATCH if type(head) is BatchLine else "match"
+            else:
+                try:
+                    head = _decode_head(line)
+                except decode_error:
+                    where = f"{EVENTS}:{number}"
+                    findings.append((where, "verify.not_record", {"kind": "event"}))
+                    prev = sha256(line).hexdigest()
+                    continue
+                kind = head.type
             if head.prev != prev:
                 findings.append((f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1}))
             prev = sha256(line).hexdigest()
             trial = head.trial
             n = head.n
-            kind = head.type
             seen = running.get(trial)
             if seen is None:
                 seen = running[trial] = [0, None]
             if kind == BATCH:  # a trial's events up to its bundle, checked one by one
-                batched += check_batch(number, head, line, seen, refs, findings) - 1
+                if type(head) is BatchLine:
+                    count = check_events(number, head, head.data.events, line, seen, refs, findings)
+                else:
+                    count = check_batch(number, head, line, seen, refs, findings)
+                batched += count - 1
                 if trial is None:
                     continue
             else:
@@ -201,7 +219,8 @@ def _walk(
                     if kind.startswith("score_"):  # what scorers did
                         continue
                 elif kind == "match":  # after the sealed bundle: it binds its score line
-                    record = raw(_decode_match(head.data).record)
+                    data = head.data if type(head) is match_line else decode_match(head.data)
+                    record = raw(data.record)
                     if record is not None:  # else it cannot be any line's sha256
                         bound += record
                     continue
