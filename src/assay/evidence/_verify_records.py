@@ -60,6 +60,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     """Each bundle against its own digest, the plan and the artifacts (the hot loop of
     the main process: a bundle that passes every check builds no string)."""
     plan, bundles, pending, named = check.plan, check.bundles, Folds(), BundleRefs()
+    sha256, raw_type = hashlib.sha256, msgspec.Raw
+    lines, trials, folds, add_refs = pending.lines, pending.trials, pending.folds, named.add
     for number, line in check.lines(BUNDLES):
         read = read_bundle(line)
         if read is None:
@@ -71,13 +73,17 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         # a digest that matched is kept as read (the string exists already: no unpacking
         # here, no packing again for each score line); any other as ``_digest_key`` has it
         bundles[tid] = digest if actual == digest else _digest_key(digest)
-        named.add(number, tid, refs)
-        fold = fold_events(events)  # keyed now, while the event worker walks
-        if type(tid) is str:
-            pending.add(number, tid, fold_key(tid, fold))
+        add_refs(number, tid, refs)
+        if type(tid) is str and type(events) is raw_type:  # keyed now, while events walk
+            lines.append(number)  # ``Folds.add`` of ``fold_key(tid, fold_events(events))``
+            trials.append(tid)
+            folds += sha256(tid.encode() + sha256(events).digest()).digest()
+        elif type(tid) is str:
+            pending.add(number, tid, fold_key(tid, fold_events(events)))
         else:  # a number, say: not keyed (``check_bundle_events`` says why)
             pending.unkeyed.append(len(pending))
-            pending.add(number, tid, fold)
+            pending.add(number, tid, fold_events(events))
+    named.done()
     check.pending_folds, check.bundle_refs = pending, named
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"

@@ -196,6 +196,8 @@ class DigestSet:
         """The indexes of the digests of *packed* (end to end) that are not in the set,
         in order (a last partial digest is not asked)."""
         width = self._width
+        if self._same(packed):
+            return []  # asked in the order held (folds, scores): one comparison, no set
         left: set[bytes] = set()
         for chunk in _split(packed, width):
             left.update(chunk)
@@ -208,6 +210,13 @@ class DigestSet:
             return []
         wanted = (item for chunk in _split(packed, width) for item in chunk)
         return [index for index, digest in enumerate(wanted) if digest in left]
+
+    def _same(self, packed: bytes) -> bool:
+        """Whether *packed* is exactly the digests held, in the order added (each asked
+        is then held): a bundle's folds and the event pass's are in the same order
+        when trials' batches reach the log in the order their bundles do."""
+        parts = [part for part in self._packed() if part]
+        return len(parts) == 1 and len(parts[0]) == len(packed) and parts[0] == packed
 
 
 _BIG = 1 << 16  # packed digests this large are kept as they came, not copied
