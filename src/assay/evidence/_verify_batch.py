@@ -72,7 +72,6 @@ _COMMON = frozenset({"trial_started", "attempt_started", "attempt_finished", "tr
 def check_batch(
     number: int,
     head: Any,
-    line: bytes,
     seen: list[Any],
     refs: RefBuilder,
     found: list[Finding],
@@ -84,14 +83,13 @@ def check_batch(
     except msgspec.DecodeError:
         found.append((f"{EVENTS}:{number}", "verify.not_record", {"kind": "event"}))
         return 1  # a record, unread
-    return check_events(number, head, events, line, seen, refs, found)
+    return check_events(number, head, events, seen, refs, found)
 
 
 def check_events(
     number: int,
     head: Any,
     events: list[Any],
-    line: bytes,
     seen: list[Any],
     refs: RefBuilder,
     found: list[Finding],
@@ -105,19 +103,21 @@ def check_events(
     if trial is None or head.parent is not None or not events or head.n != events[-1].n:
         found.append((f"{EVENTS}:{number}", "verify.event_batch", {"n": head.n}))
     referring, common = REFERRING, _COMMON
-    models = b'"model"' in line
     last = seen[0]
     for event in events:
         n = event.n
         parent = event.parent
-        if n != last + 1 or parent is None or not 0 < parent < n:
+        if parent is None:  # a trial's first event (``numbering`` finds nothing)
+            if n != 1 or last:
+                numbering(number, trial, n, parent, event.type, last, found)
+        elif n != last + 1 or not 0 < parent < n:
             numbering(number, trial, n, parent, event.type, last, found)
         last = n
         kind = event.type
         if kind in common:  # most events: nothing more to check (one set lookup)
             continue
-        if kind == "sampling":
-            if models and b'"model"' in bytes(event.data):
+        if kind == "sampling":  # a model's call names artifacts (its data says "model")
+            if b'"model"' in bytes(event.data):
                 event_refs(number, event.data, refs)
             continue
         if kind in referring:

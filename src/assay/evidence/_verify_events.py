@@ -198,9 +198,9 @@ def _walk(
                 seen = running[trial] = [0, None]
             if kind == BATCH:  # a trial's events up to its bundle, checked one by one
                 if type(head) is BatchLine:
-                    count = check_events(number, head, head.data.events, line, seen, refs, findings)
+                    count = check_events(number, head, head.data.events, seen, refs, findings)
                 else:
-                    count = check_batch(number, head, line, seen, refs, findings)
+                    count = check_batch(number, head, seen, refs, findings)
                 batched += count - 1
                 if trial is None:
                     continue
