@@ -232,7 +232,8 @@ def read_scores(check: Checker) -> None:
             continue
         numbers.append(number)
         hashes += sha256(line).digest()
-        if not _names_bundle(bundles.get(score.trial_id), score.bundle_digest):
+        kept, digest = bundles.get(score.trial_id), score.bundle_digest
+        if (type(kept) is not str or kept != digest) and not _names_bundle(kept, digest):
             where = f"{SCORES}:{number}"
             check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
     check.result.scores = len(numbers)
