@@ -137,7 +137,7 @@ class BundleRefs:
         self.shas += shas
 
 
-_SETTLE = 4096  # bundles whose artifacts ``BundleRefs`` packs at once
+_SETTLE = 256  # bundles whose artifacts ``BundleRefs`` packs at once
 
 
 def _packed(shas: list[Any]) -> bytes | None:
