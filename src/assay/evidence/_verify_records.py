@@ -237,6 +237,7 @@ def read_scores(check: Checker) -> None:
             where = f"{SCORES}:{number}"
             check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
     check.result.scores = len(numbers)
+    check.bundles = {}  # compared with every score: freed now, not in verify's last steps
 
 
 def check_score_binding(check: Checker) -> None:
