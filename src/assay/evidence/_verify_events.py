@@ -49,7 +49,7 @@ class EventScan(msgspec.Struct):
     events: int = 0  # lines (the manifest's count)
     batched: int = 0  # events in batch lines beyond one a line: lines + batched = events
     head: str = GENESIS
-    # per trial, sha256 of its id (UTF-8) + the sha256 of [[n, hash], ...] of its events;
+    # per trial, sha256 of ``fold_start(trial)`` + [[n, hash], ...] of its events;
     # and the sha256 of each score line a ``match`` binds: 32 raw bytes each, end to end
     # (one msgpack binary to cross from the worker, not 200,000 objects)
     folds: bytes = b""
@@ -137,18 +137,25 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
         scan.readable, scan.events = False, 0
     scan.refs, scan.score_hashes = refs.done(), bytes(bound)
     folds = bytearray()
-    sha256 = hashlib.sha256
     for trial, (_, fold) in running.items():
         if fold is not None and trial is not None:  # a trial with no folded event has none
             fold.update(b"]")
-            folds += sha256(trial.encode() + fold.digest()).digest()
+            folds += fold.digest()
     scan.folds = bytes(folds)
     return scan
 
 
-def fold_key(trial: str, fold: bytes) -> bytes:
-    """What ``EventScan.folds`` holds for *trial*'s events folded to *fold*."""
-    return hashlib.sha256(trial.encode() + fold).digest()
+def fold_start(trial: str) -> bytes:
+    """What a trial's event list is hashed after, in ``EventScan.folds``: its id, its
+    length first (no id and list can then spell another id and list)."""
+    data = trial.encode()
+    return b"%d:" % len(data) + data
+
+
+def fold_key(trial: str, listed: bytes) -> bytes:
+    """What ``EventScan.folds`` holds for *trial* whose events are *listed* (the
+    canonical JSON ``[[n, "event hash"], ...]`` a bundle has): one SHA-256 of both."""
+    return hashlib.sha256(fold_start(trial) + listed).digest()
 
 
 def _walk(
@@ -230,7 +237,7 @@ def _walk(
                     event_refs(number, head.data, refs)
             fold = seen[1]
             if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
-                seen[1] = sha256(f'[[{n},"{prev}"]'.encode())
+                seen[1] = sha256(fold_start(trial) + f'[[{n},"{prev}"]'.encode())
             else:
                 fold.update(f',[{n},"{prev}"]'.encode())
     scan.events, scan.head, scan.batched = number, prev, batched

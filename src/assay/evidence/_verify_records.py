@@ -16,9 +16,9 @@ import msgspec
 
 from assay._digest import sha256_hex
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
-from assay.evidence._verify_bundles import fold_events, read_bundle
+from assay.evidence._verify_bundles import events_json, read_bundle
 from assay.evidence._verify_checker import BundleRefs, Checker, Folds
-from assay.evidence._verify_events import fold_key
+from assay.evidence._verify_events import fold_key, fold_start
 from assay.evidence._verify_packs import PackScan
 from assay.evidence._verify_refs import DigestSet, RefList, entries, raw
 
@@ -75,14 +75,14 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         bundles[tid] = digest if actual == digest else _digest_key(digest)
         add_refs(number, tid, refs)
         if type(tid) is str and type(events) is raw_type:  # keyed now, while events walk
-            lines.append(number)  # ``Folds.add`` of ``fold_key(tid, fold_events(events))``
+            lines.append(number)  # ``Folds.add`` of ``fold_key(tid, events_json(events))``
             trials.append(tid)
-            folds += sha256(tid.encode() + sha256(events).digest()).digest()
+            folds += sha256(fold_start(tid) + events).digest()
         elif type(tid) is str:
-            pending.add(number, tid, fold_key(tid, fold_events(events)))
+            pending.add(number, tid, fold_key(tid, events_json(events)))
         else:  # a number, say: not keyed (``check_bundle_events`` says why)
             pending.unkeyed.append(len(pending))
-            pending.add(number, tid, fold_events(events))
+            pending.add(number, tid, sha256(events_json(events)).digest())
     named.done()
     check.pending_folds, check.bundle_refs = pending, named
     check.result.bundles = len(pending)
@@ -201,7 +201,7 @@ def check_bundle_events(check: Checker) -> None:
     pass, which may have run in another process)."""
     folds = check.pending_folds
     for index in folds.unkeyed[:1]:  # the AttributeError keying it raises: unreadable
-        fold_key(folds.trials[index], b"")
+        fold_start(folds.trials[index])
     for index in check.trial_events.missing(bytes(folds.folds)):  # in bundle order
         number = check.line = folds.lines[index]
         where = f"{BUNDLES}:{number} (trial {folds.trials[index]})"
