@@ -35,7 +35,13 @@ from assay.evidence._verify_batch import (
     numbering,
 )
 from assay.evidence._verify_pack import Finding, file_digest
-from assay.evidence._verify_refs import REFERRING, RefBuilder, RefList, event_refs, raw
+from assay.evidence._verify_refs import (
+    REFERRING,
+    RefBuilder,
+    RefList,
+    event_refs,
+    packed_digests,
+)
 
 if TYPE_CHECKING:
     import subprocess
@@ -177,69 +183,76 @@ def _walk(
     sha256 = hashlib.sha256
     fast, match_line, decode_error = decode_line, MatchLine, msgspec.DecodeError
     number = batched = 0
-    for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
-        for line in lines:
-            number += 1
-            try:
-                head: Any = fast(line)
-            except decode_error:
-                head = None
-            if head is not None and head.trial is not None:  # a trial's batch or match
-                kind = BATCH if type(head) is BatchLine else "match"
-            else:
+    records: list[Any] = []  # what this block's ``match`` lines bind (packed per block)
+    try:
+        for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
+            if records:
+                bound += packed_digests(records)
+                records.clear()
+            for line in lines:
+                number += 1
                 try:
-                    head = _decode_head(line)
+                    head: Any = fast(line)
                 except decode_error:
-                    where = f"{EVENTS}:{number}"
-                    findings.append((where, "verify.not_record", {"kind": "event"}))
-                    prev = sha256(line).hexdigest()
-                    continue
-                kind = head.type
-            if head.prev != prev:
-                findings.append((f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1}))
-            prev = sha256(line).hexdigest()
-            trial = head.trial
-            n = head.n
-            seen = running.get(trial)
-            if seen is None:
-                seen = running[trial] = [0, None]
-            if kind == BATCH:  # a trial's events up to its bundle, checked one by one
-                if type(head) is BatchLine:
-                    count = check_events(number, head, head.data.events, seen, refs, findings)
+                    head = None
+                if head is not None and head.trial is not None:  # a trial's batch or match
+                    kind = BATCH if type(head) is BatchLine else "match"
                 else:
-                    count = check_batch(number, head, seen, refs, findings)
-                batched += count - 1
-                if trial is None:
-                    continue
-            else:
-                parent = head.parent
-                if n != seen[0] + 1 or parent is None or not 0 < parent < n:
-                    numbering(number, trial, n, parent, kind, seen[0], findings)
-                seen[0] = n
-                if trial is None:
-                    scan.run_tail = (kind, loads(head.data))
-                    if kind in SEQUENTIAL_EVENTS:
-                        scan.sequential.append((number, kind, scan.run_tail[1]))
-                    continue
-                if kind in referring:
-                    event_refs(number, head.data, refs)
-                    if kind.startswith("score_"):  # what scorers did
+                    try:
+                        head = _decode_head(line)
+                    except decode_error:
+                        where = f"{EVENTS}:{number}"
+                        findings.append((where, "verify.not_record", {"kind": "event"}))
+                        prev = sha256(line).hexdigest()
                         continue
-                elif kind == "match":  # after the sealed bundle: it binds its score line
-                    data = head.data if type(head) is match_line else decode_match(head.data)
-                    record = raw(data.record)
-                    if record is not None:  # else it cannot be any line's sha256
-                        bound += record
-                    continue
-                elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                    continue
-                elif kind == "sampling" and b'"model"' in line:
-                    event_refs(number, head.data, refs)
-            fold = seen[1]
-            if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
-                seen[1] = sha256(fold_start(trial) + f'[[{n},"{prev}"]'.encode())
-            else:
-                fold.update(f',[{n},"{prev}"]'.encode())
+                    kind = head.type
+                if head.prev != prev:
+                    findings.append(
+                        (f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1})
+                    )
+                prev = sha256(line).hexdigest()
+                trial = head.trial
+                n = head.n
+                seen = running.get(trial)
+                if seen is None:
+                    seen = running[trial] = [0, None]
+                if kind == BATCH:  # a trial's events up to its bundle, checked one by one
+                    if type(head) is BatchLine:
+                        count = check_events(number, head, head.data.events, seen, refs, findings)
+                    else:
+                        count = check_batch(number, head, seen, refs, findings)
+                    batched += count - 1
+                    if trial is None:
+                        continue
+                else:
+                    parent = head.parent
+                    if n != seen[0] + 1 or parent is None or not 0 < parent < n:
+                        numbering(number, trial, n, parent, kind, seen[0], findings)
+                    seen[0] = n
+                    if trial is None:
+                        scan.run_tail = (kind, loads(head.data))
+                        if kind in SEQUENTIAL_EVENTS:
+                            scan.sequential.append((number, kind, scan.run_tail[1]))
+                        continue
+                    if kind in referring:
+                        event_refs(number, head.data, refs)
+                        if kind.startswith("score_"):  # what scorers did
+                            continue
+                    elif kind == "match":  # after the sealed bundle: it binds its score line
+                        data = head.data if type(head) is match_line else decode_match(head.data)
+                        records.append(data.record)  # packed if a sha256 (else no line's hash)
+                        continue
+                    elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
+                        continue
+                    elif kind == "sampling" and b'"model"' in line:
+                        event_refs(number, head.data, refs)
+                fold = seen[1]
+                if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
+                    seen[1] = sha256(fold_start(trial) + f'[[{n},"{prev}"]'.encode())
+                else:
+                    fold.update(f',[{n},"{prev}"]'.encode())
+    finally:  # what was bound before a line that could not be read counts too
+        bound += packed_digests(records)
     scan.events, scan.head, scan.batched = number, prev, batched
 
 

@@ -109,6 +109,15 @@ class RefBuilder:
         return RefList(self.lines.tobytes(), fields, shas, list(self.names), self.odd)
 
 
+def packed_digests(shas: list[Any]) -> bytes:
+    """The 32 raw bytes of each of *shas* that ``raw`` packs, end to end, in order
+    (the others left out): at once when all are usual (``_packed_all``)."""
+    packed = _packed_all(shas)
+    if packed is not None:
+        return packed
+    return b"".join(data for data in map(raw, shas) if data is not None)
+
+
 _CALL = ("prompt", "output")
 _SETTLE = 4096  # entries checked at once by ``RefBuilder`` (memory stays flat)
 
