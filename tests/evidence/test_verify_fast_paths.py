@@ -40,12 +40,20 @@ def _tampered(run: Path) -> None:
     _edit(run, b"events", 1, lambda line: re.sub(rb'"trial":"[^"]+"', b'"trial":null', line))
     _edit(run, b"events", 2, lambda line: line.replace(b'"events":[', b'"eventz":[', 1))
     _edit(run, b"events", 3, lambda line: line.replace(b'{"n":2,', b'{"n":3,', 1))
+    for nth in (0, 3):  # a model's call: the artifacts it names are referenced
+        _edit(run, b"events", nth, _a_model_call)
+    _edit(run, b"events", 3, lambda line: re.sub(rb'"output":"[0-9a-f]{64}"', b'"output":7', line))
     _edit(run, b"events", 4, lambda line: line.replace(b'"parent":1,', b'"parent":9,', 1))
-    _edit(run, b"events", 5, lambda line: line.replace(b'"parent":null', b'"parent":1', 1))
-    _edit(run, b"events", 6, lambda line: line + b"\n" + line)  # a trial's events again
+    _edit(run, b"events", 4, lambda line: line.replace(b'"parent":null', b'"parent":1', 1))
+    _edit(run, b"events", 5, lambda line: line + b"\n" + line)  # a trial's events again
     _edit(run, b"match", 0, lambda line: re.sub(rb'"trial":"[^"]+"', b'"trial":null', line))
     _edit(run, b"match", 1, lambda line: re.sub(rb'"record":"(.)', rb'"record":"Z', line))
     _edit(run, b"match", 2, lambda line: re.sub(rb'"record":"([0-9a-f]+)"', b'"record":7', line))
+
+
+def _a_model_call(line: bytes) -> bytes:
+    """The batch *line* with its first ``sampling`` event made a model's call."""
+    return re.sub(rb'("type":"sampling","at":[0-9.]+,"data":\{)', rb'\1"model":"m",', line, count=1)
 
 
 def _one_decode_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,3 +157,46 @@ def test_digests_asked_in_the_order_held_are_all_found_and_others_are_not() -> N
     assert held.missing(b"".join(changed)) == [4000]
     assert held.missing(b"".join(reversed(known))) == []
     assert held.missing(b"".join(known[:-1])) == []
+
+
+def _line_of(run: Path, kind: bytes, nth: int) -> int:
+    lines = (run / "events.jsonl").read_bytes().split(b"\n")
+    return [i for i, line in enumerate(lines, 1) if b'"type":"%s"' % kind in line][nth]
+
+
+def test_a_trial_whose_events_start_again_is_named_out_of_order(run: Path) -> None:
+    number = _line_of(run, b"events", 2) + 1
+    _edit(run, b"events", 2, lambda line: line + b"\n" + line)
+    found = _verify_events.scan_events(str(run)).findings
+    assert (f"events.jsonl:{number}", "verify.event_order") in [f[:2] for f in found]
+
+
+def test_a_model_call_in_a_batch_names_its_prompt_then_its_output(run: Path) -> None:
+    number = _line_of(run, b"events", 1)
+    _edit(run, b"events", 1, _a_model_call)
+    line = (run / "events.jsonl").read_bytes().split(b"\n")[number - 1]
+    prompt = re.search(rb'"prompt":"([0-9a-f]{64})"', line)
+    output = re.search(rb'"output":"([0-9a-f]{64})"', line)
+    assert prompt and output
+    named = list(_verify_refs.entries(_verify_events.scan_events(str(run)).refs))
+    assert named == [
+        (number, "prompt", bytes.fromhex(prompt[1].decode())),
+        (number, "output", bytes.fromhex(output[1].decode())),
+    ]
+
+
+def test_what_matches_bound_before_an_unreadable_line_is_kept(run: Path) -> None:
+    _edit(run, b"match", 3, lambda line: re.sub(rb'"data":\{.*\}\}$', b'"data":[1]}', line))
+    scan = _verify_events.scan_events(str(run))
+    assert not scan.readable
+    assert len(scan.score_hashes) == 32 * 3  # the three matches before it
+
+
+@pytest.mark.parametrize(
+    "shas",
+    [[SHA.upper()], [SHA[:-2]], [7], [SHA[:-1] + " "], [SHA[:-1] + "é"], [SHA, SHA + "ab"]],
+)
+def test_digests_packed_at_once_are_only_what_raw_packs(shas: list[Any]) -> None:
+    assert _verify_refs._packed_all([SHA, *shas, SHA]) is None
+    assert _verify_checker._packed([SHA, *shas]) is None
+    assert _verify_refs._packed_all([SHA, f"{1:064x}"]) == bytes.fromhex(SHA + f"{1:064x}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -107,20 +108,18 @@ class BundleRefs:
     def done(self) -> None:
         """Pack the bundles taken but not packed yet (all of them, at the end)."""
         pending, self._pending = self._pending, []
-        shas = [sha for _, _, refs in pending for sha in refs.values()]
-        packed = _packed(shas)
+        maps = [refs for _, _, refs in pending]
+        packed = _packed(list(chain.from_iterable(map(dict.values, maps))))
         if packed is None:  # something odd somewhere: bundle by bundle
             for entry in pending:
                 self._one(*entry)
             return
-        known, kinds = self._known, self.kinds
-        for _, _, refs in pending:
-            names = tuple(refs)
-            kind = known.get(names)
-            if kind is None:
-                kind = known[names] = len(self.names)
+        known, named = self._known, list(map(tuple, maps))
+        for names in dict.fromkeys(named):  # name lists first seen here, in bundle order
+            if names not in known:
+                known[names] = len(self.names)
                 self.names.append(names)
-            kinds.append(kind)
+        self.kinds.extend(map(known.__getitem__, named))
         self.shas += packed
 
     def _one(self, number: int, trial: str, refs: dict[str, Any]) -> None:
