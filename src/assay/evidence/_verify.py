@@ -202,6 +202,8 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
     order = sample_order(spec, spec.dataset.samples)
     sample_ids: set[str] = set()
     current = ""
+    evaluation, count, ordered = spec.evaluation, len(targets), len(order)
+    shard, plan = check.shard, check.plan  # bound once: the loop runs per trial
     for number, line in check.lines(PLAN):
         index = number - 1
         try:
@@ -214,15 +216,15 @@ def _check_plan(check: Checker, spec: EvalSpec, manifest: dict[str, Any]) -> Non
                 check.problem(f"{PLAN}:{number}", "verify.not_record", kind="plan")
             current = str(sample_id)
             sample_ids.add(current)
-        target_id, repetition = targets[(index // reps) % len(targets)], index % reps + 1
-        tid = trial_id(spec.evaluation, target_id, str(sample_id), repetition)
+        target_id, repetition = targets[(index // reps) % count], index % reps + 1
+        tid = trial_id(evaluation, target_id, str(sample_id), repetition)
         position = index // per_sample
-        sample_index = order[position] if position < len(order) else position
+        sample_index = order[position] if position < ordered else position
         expected = _plan_line(_PlanLine(index, tid, sample_index, current, target_id, repetition))
         if line != expected:
             check.problem(f"{PLAN}:{number}", "verify.plan_line", trial=tid)
-        check.plan.add(tid)
-        if check.shard is not None and check.shard.holds(index, per_sample):
+        plan.add(tid)
+        if shard is not None and shard.holds(index, per_sample):
             check.part.add(tid)
     planned = spec.dataset.samples * per_sample
     check.result.trials = len(check.plan)

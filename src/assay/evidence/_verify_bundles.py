@@ -69,8 +69,7 @@ def line_digest(line: bytes, bundle: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(line.replace(member, b"", 1)).hexdigest()
 
 
-def fold_events(events: Any) -> bytes:
-    """SHA-256 of the bundle's event list as canonical JSON (its bytes as read, for the
-    usual line; encoded again, for a bundle read as a dict)."""
-    data = events if isinstance(events, msgspec.Raw) else fast_json(events)
-    return hashlib.sha256(data).digest()
+def events_json(events: Any) -> bytes:
+    """The bundle's event list as canonical JSON (its bytes as read, for the usual
+    line; encoded again, for a bundle read as a dict)."""
+    return bytes(events) if isinstance(events, msgspec.Raw) else fast_json(events)

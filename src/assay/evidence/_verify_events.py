@@ -25,9 +25,23 @@ from assay._messages import say
 from assay.evidence._framed import FrameError, blocks, evidence_size
 from assay.evidence._layout import EVENTS
 from assay.evidence._log import BATCH, GENESIS
-from assay.evidence._verify_batch import check_batch, numbering
+from assay.evidence._verify_batch import (
+    BatchLine,
+    MatchLine,
+    check_batch,
+    check_events,
+    decode_line,
+    decode_match,
+    numbering,
+)
 from assay.evidence._verify_pack import Finding, file_digest
-from assay.evidence._verify_refs import REFERRING, RefBuilder, RefList, event_refs, raw
+from assay.evidence._verify_refs import (
+    REFERRING,
+    RefBuilder,
+    RefList,
+    event_refs,
+    packed_digests,
+)
 
 if TYPE_CHECKING:
     import subprocess
@@ -41,7 +55,7 @@ class EventScan(msgspec.Struct):
     events: int = 0  # lines (the manifest's count)
     batched: int = 0  # events in batch lines beyond one a line: lines + batched = events
     head: str = GENESIS
-    # per trial, sha256 of its id (UTF-8) + the sha256 of [[n, hash], ...] of its events;
+    # per trial, sha256 of ``fold_start(trial)`` + [[n, hash], ...] of its events;
     # and the sha256 of each score line a ``match`` binds: 32 raw bytes each, end to end
     # (one msgpack binary to cross from the worker, not 200,000 objects)
     folds: bytes = b""
@@ -108,14 +122,7 @@ class _EventHead(msgspec.Struct, gc=False):
     data: msgspec.Raw
 
 
-class _MatchData(msgspec.Struct, gc=False):
-    """A ``match`` event's data, of which verify needs the score line's hash."""
-
-    record: Any = None
-
-
 _decode_head = msgspec.json.Decoder(_EventHead).decode
-_decode_match = msgspec.json.Decoder(_MatchData).decode
 SEQUENTIAL_EVENTS = frozenset({"look", "stopped", "not_run"})
 """The run-level events of a sequential gate, which verify re-derives from the scores."""
 
@@ -136,18 +143,25 @@ def scan_events(run: str, files: Sequence[str] = ()) -> EventScan:
         scan.readable, scan.events = False, 0
     scan.refs, scan.score_hashes = refs.done(), bytes(bound)
     folds = bytearray()
-    sha256 = hashlib.sha256
     for trial, (_, fold) in running.items():
         if fold is not None and trial is not None:  # a trial with no folded event has none
             fold.update(b"]")
-            folds += sha256(trial.encode() + fold.digest()).digest()
+            folds += fold.digest()
     scan.folds = bytes(folds)
     return scan
 
 
-def fold_key(trial: str, fold: bytes) -> bytes:
-    """What ``EventScan.folds`` holds for *trial*'s events folded to *fold*."""
-    return hashlib.sha256(trial.encode() + fold).digest()
+def fold_start(trial: str) -> bytes:
+    """What a trial's event list is hashed after, in ``EventScan.folds``: its id, its
+    length first (no id and list can then spell another id and list)."""
+    data = trial.encode()
+    return b"%d:" % len(data) + data
+
+
+def fold_key(trial: str, listed: bytes) -> bytes:
+    """What ``EventScan.folds`` holds for *trial* whose events are *listed* (the
+    canonical JSON ``[[n, "event hash"], ...]`` a bundle has): one SHA-256 of both."""
+    return hashlib.sha256(fold_start(trial) + listed).digest()
 
 
 def _walk(
@@ -158,62 +172,87 @@ def _walk(
     bound: bytearray,
 ) -> None:
     """Walk the chain link by link (the hot loop of verify: kept flat on purpose, the
-    common kinds first; each trial's count and fold in one small list, one lookup)."""
+    common kinds first; each trial's count and fold in one small list, one lookup).
+
+    A batch or ``match`` line of the usual shape is decoded whole at once
+    (``decode_line``); any other line is read as an ``_EventHead`` and its data when
+    needed, which is what finds what is wrong with a line the first way cannot read."""
     findings = scan.findings
     prev = GENESIS
     referring = REFERRING
     sha256 = hashlib.sha256
+    fast, match_line, decode_error = decode_line, MatchLine, msgspec.DecodeError
     number = batched = 0
-    for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
-        for line in lines:
-            number += 1
-            try:
-                head = _decode_head(line)
-            except msgspec.DecodeError:
-                findings.append((f"{EVENTS}:{number}", "verify.not_record", {"kind": "event"}))
-                prev = sha256(line).hexdigest()
-                continue
-            if head.prev != prev:
-                findings.append((f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1}))
-            prev = sha256(line).hexdigest()
-            trial = head.trial
-            n = head.n
-            kind = head.type
-            seen = running.get(trial)
-            if seen is None:
-                seen = running[trial] = [0, None]
-            if kind == BATCH:  # a trial's events up to its bundle, checked one by one
-                batched += check_batch(number, head, line, seen, refs, findings) - 1
-                if trial is None:
-                    continue
-            else:
-                parent = head.parent
-                if n != seen[0] + 1 or parent is None or not 0 < parent < n:
-                    numbering(number, trial, n, parent, kind, seen[0], findings)
-                seen[0] = n
-                if trial is None:
-                    scan.run_tail = (kind, loads(head.data))
-                    if kind in SEQUENTIAL_EVENTS:
-                        scan.sequential.append((number, kind, scan.run_tail[1]))
-                    continue
-                if kind in referring:
-                    event_refs(number, head.data, refs)
-                    if kind.startswith("score_"):  # what scorers did
+    records: list[Any] = []  # what this block's ``match`` lines bind (packed per block)
+    try:
+        for lines in line_chunks(Path(run) / EVENTS, EVENTS, findings):
+            if records:
+                bound += packed_digests(records)
+                records.clear()
+            for line in lines:
+                number += 1
+                try:
+                    head: Any = fast(line)
+                except decode_error:
+                    head = None
+                if head is not None and head.trial is not None:  # a trial's batch or match
+                    kind = BATCH if type(head) is BatchLine else "match"
+                else:
+                    try:
+                        head = _decode_head(line)
+                    except decode_error:
+                        where = f"{EVENTS}:{number}"
+                        findings.append((where, "verify.not_record", {"kind": "event"}))
+                        prev = sha256(line).hexdigest()
                         continue
-                elif kind == "match":  # after the sealed bundle: it binds its score line
-                    record = raw(_decode_match(head.data).record)
-                    if record is not None:  # else it cannot be any line's sha256
-                        bound += record
-                    continue
-                elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
-                    continue
-                elif kind == "sampling" and b'"model"' in line:
-                    event_refs(number, head.data, refs)
-            fold = seen[1]
-            if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
-                seen[1] = sha256(f'[[{n},"{prev}"]'.encode())
-            else:
-                fold.update(f',[{n},"{prev}"]'.encode())
+                    kind = head.type
+                if head.prev != prev:
+                    findings.append(
+                        (f"{EVENTS}:{number}", "verify.chain", {"previous": number - 1})
+                    )
+                prev = sha256(line).hexdigest()
+                trial = head.trial
+                n = head.n
+                seen = running.get(trial)
+                if seen is None:
+                    seen = running[trial] = [0, None]
+                if kind == BATCH:  # a trial's events up to its bundle, checked one by one
+                    if type(head) is BatchLine:
+                        count = check_events(number, head, head.data.events, seen, refs, findings)
+                    else:
+                        count = check_batch(number, head, seen, refs, findings)
+                    batched += count - 1
+                    if trial is None:
+                        continue
+                else:
+                    parent = head.parent
+                    if n != seen[0] + 1 or parent is None or not 0 < parent < n:
+                        numbering(number, trial, n, parent, kind, seen[0], findings)
+                    seen[0] = n
+                    if trial is None:
+                        scan.run_tail = (kind, loads(head.data))
+                        if kind in SEQUENTIAL_EVENTS:
+                            scan.sequential.append((number, kind, scan.run_tail[1]))
+                        continue
+                    if kind in referring:
+                        event_refs(number, head.data, refs)
+                        if kind.startswith("score_"):  # what scorers did
+                            continue
+                    elif kind == "match":  # after the sealed bundle: it binds its score line
+                        data = head.data if type(head) is match_line else decode_match(head.data)
+                        records.append(data.record)  # packed if a sha256 (else no line's hash)
+                        continue
+                    elif kind.startswith("score_"):  # what scorers did (_log.after_seal, inlined)
+                        continue
+                    elif kind == "sampling" and b'"model"' in line:
+                        event_refs(number, head.data, refs)
+                fold = seen[1]
+                if fold is None:  # the canonical JSON of [[n, hash], ...], as a bundle has it
+                    seen[1] = sha256(fold_start(trial) + f'[[{n},"{prev}"]'.encode())
+                else:
+                    fold.update(f',[{n},"{prev}"]'.encode())
+    finally:  # what was bound before a line that could not be read counts too
+        bound += packed_digests(records)
     scan.events, scan.head, scan.batched = number, prev, batched
 
 

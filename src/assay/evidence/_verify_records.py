@@ -16,9 +16,9 @@ import msgspec
 
 from assay._digest import sha256_hex
 from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
-from assay.evidence._verify_bundles import fold_events, read_bundle
+from assay.evidence._verify_bundles import events_json, read_bundle
 from assay.evidence._verify_checker import BundleRefs, Checker, Folds
-from assay.evidence._verify_events import fold_key
+from assay.evidence._verify_events import fold_key, fold_start
 from assay.evidence._verify_packs import PackScan
 from assay.evidence._verify_refs import DigestSet, RefList, entries, raw
 
@@ -60,6 +60,8 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
     """Each bundle against its own digest, the plan and the artifacts (the hot loop of
     the main process: a bundle that passes every check builds no string)."""
     plan, bundles, pending, named = check.plan, check.bundles, Folds(), BundleRefs()
+    sha256, raw_type = hashlib.sha256, msgspec.Raw
+    lines, trials, folds, add_refs = pending.lines, pending.trials, pending.folds, named.add
     for number, line in check.lines(BUNDLES):
         read = read_bundle(line)
         if read is None:
@@ -71,13 +73,17 @@ def check_bundles(check: Checker, manifest: dict[str, Any]) -> None:
         # a digest that matched is kept as read (the string exists already: no unpacking
         # here, no packing again for each score line); any other as ``_digest_key`` has it
         bundles[tid] = digest if actual == digest else _digest_key(digest)
-        named.add(number, tid, refs)
-        fold = fold_events(events)  # keyed now, while the event worker walks
-        if type(tid) is str:
-            pending.add(number, tid, fold_key(tid, fold))
+        add_refs(number, tid, refs)
+        if type(tid) is str and type(events) is raw_type:  # keyed now, while events walk
+            lines.append(number)  # ``Folds.add`` of ``fold_key(tid, events_json(events))``
+            trials.append(tid)
+            folds += sha256(fold_start(tid) + events).digest()
+        elif type(tid) is str:
+            pending.add(number, tid, fold_key(tid, events_json(events)))
         else:  # a number, say: not keyed (``check_bundle_events`` says why)
             pending.unkeyed.append(len(pending))
-            pending.add(number, tid, fold)
+            pending.add(number, tid, sha256(events_json(events)).digest())
+    named.done()
     check.pending_folds, check.bundle_refs = pending, named
     check.result.bundles = len(pending)
     complete = manifest.get("status") == "complete"
@@ -195,7 +201,7 @@ def check_bundle_events(check: Checker) -> None:
     pass, which may have run in another process)."""
     folds = check.pending_folds
     for index in folds.unkeyed[:1]:  # the AttributeError keying it raises: unreadable
-        fold_key(folds.trials[index], b"")
+        fold_start(folds.trials[index])
     for index in check.trial_events.missing(bytes(folds.folds)):  # in bundle order
         number = check.line = folds.lines[index]
         where = f"{BUNDLES}:{number} (trial {folds.trials[index]})"
@@ -226,10 +232,12 @@ def read_scores(check: Checker) -> None:
             continue
         numbers.append(number)
         hashes += sha256(line).digest()
-        if not _names_bundle(bundles.get(score.trial_id), score.bundle_digest):
+        kept, digest = bundles.get(score.trial_id), score.bundle_digest
+        if (type(kept) is not str or kept != digest) and not _names_bundle(kept, digest):
             where = f"{SCORES}:{number}"
             check.problem(where, "verify.score_bundle", rank=1, trial=score.trial_id)
     check.result.scores = len(numbers)
+    check.bundles = {}  # compared with every score: freed now, not in verify's last steps
 
 
 def check_score_binding(check: Checker) -> None:

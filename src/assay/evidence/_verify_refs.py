@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
+from msgspec.structs import astuple
 
 
 def raw(sha: Any) -> bytes | None:
@@ -41,14 +42,56 @@ class RefList(msgspec.Struct):
 
 
 class RefBuilder:
-    """Builds a ``RefList`` one entry at a time (the event pass's hot loop adds to it)."""
+    """Builds a ``RefList`` one entry at a time (the event pass's hot loop adds to it).
+
+    Entries are taken as they come and checked a few thousand at a time (``_settle``):
+    the usual ones, 64 lower-case hex digits each under a few field names, are packed
+    by one ``fromhex`` and one comparison in C; a batch holding anything else is
+    settled entry by entry (``_one``), which is what ``add`` did for each before."""
 
     def __init__(self) -> None:
         self.lines, self.fields, self.shas = array("q"), bytearray(), bytearray()
         self.names: dict[str, int] = {}
         self.odd: list[tuple[int, int, str, Any]] = []
+        self.pending_lines: list[int] = []  # entries not settled yet: line, field, sha
+        self.pending_fields: list[str] = []
+        self.pending_shas: list[Any] = []
 
     def add(self, number: int, field: str, sha: Any) -> None:
+        self.pending_lines.append(number)
+        self.pending_fields.append(field)
+        self.pending_shas.append(sha)
+        if len(self.pending_shas) >= _SETTLE:
+            self._settle()
+
+    def add_call(self, number: int, prompt: str, output: str) -> None:
+        """``add`` of a model call's ``prompt`` and ``output`` (the most common pair)."""
+        self.pending_lines += (number, number)
+        self.pending_fields += _CALL
+        shas = self.pending_shas
+        shas += (prompt, output)
+        if len(shas) >= _SETTLE:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Pack the pending entries, at once when they are all usual ones."""
+        lines, fields, shas = self.pending_lines, self.pending_fields, self.pending_shas
+        self.pending_lines, self.pending_fields, self.pending_shas = [], [], []
+        packed = _packed_all(shas)
+        names = self.names
+        if packed is not None:
+            added = [name for name in dict.fromkeys(fields) if name not in names]
+            if len(names) + len(added) <= 256:
+                for name in added:
+                    names[name] = len(names)
+                self.lines.extend(lines)
+                self.fields += bytes(map(names.__getitem__, fields))
+                self.shas += packed
+                return
+        for entry in zip(lines, fields, shas, strict=True):
+            self._one(*entry)
+
+    def _one(self, number: int, field: str, sha: Any) -> None:
         data = raw(sha)
         index = self.names.get(field)
         if index is None and data is not None and len(self.names) < 256:
@@ -61,8 +104,35 @@ class RefBuilder:
         self.shas += data
 
     def done(self) -> RefList:
+        self._settle()
         fields, shas = bytes(self.fields), bytes(self.shas)
         return RefList(self.lines.tobytes(), fields, shas, list(self.names), self.odd)
+
+
+def packed_digests(shas: list[Any]) -> bytes:
+    """The 32 raw bytes of each of *shas* that ``raw`` packs, end to end, in order
+    (the others left out): at once when all are usual (``_packed_all``)."""
+    packed = _packed_all(shas)
+    if packed is not None:
+        return packed
+    return b"".join(data for data in map(raw, shas) if data is not None)
+
+
+_CALL = ("prompt", "output")
+_SETTLE = 4096  # entries checked at once by ``RefBuilder`` (memory stays flat)
+
+
+def _packed_all(shas: list[Any]) -> bytes | None:
+    """The raw bytes of *shas* end to end if every one is what ``raw`` packs (64
+    lower-case hex digits; a ``str``), else None: one join, ``fromhex`` and ``hex``."""
+    try:
+        joined = "".join(shas)  # a TypeError for anything but strings
+        data = bytes.fromhex(joined)  # a ValueError for what is not hex
+    except (TypeError, ValueError):
+        return None
+    if shas and (set(map(type, shas)) != {str} or set(map(len, shas)) != {64}):
+        return None
+    return data if data.hex() == joined else None  # no upper case, no white space
 
 
 def entries(refs: RefList) -> Iterator[tuple[int, str, Any]]:
@@ -135,6 +205,8 @@ class DigestSet:
         """The indexes of the digests of *packed* (end to end) that are not in the set,
         in order (a last partial digest is not asked)."""
         width = self._width
+        if self._same(packed):
+            return []  # asked in the order held (folds, scores): one comparison, no set
         left: set[bytes] = set()
         for chunk in _split(packed, width):
             left.update(chunk)
@@ -147,6 +219,13 @@ class DigestSet:
             return []
         wanted = (item for chunk in _split(packed, width) for item in chunk)
         return [index for index, digest in enumerate(wanted) if digest in left]
+
+    def _same(self, packed: bytes) -> bool:
+        """Whether *packed* is exactly the digests held, in the order added (each asked
+        is then held): a bundle's folds and the event pass's are in the same order
+        when trials' batches reach the log in the order their bundles do."""
+        parts = [part for part in self._packed() if part]
+        return len(parts) == 1 and len(parts[0]) == len(packed) and parts[0] == packed
 
 
 _BIG = 1 << 16  # packed digests this large are kept as they came, not copied
@@ -181,8 +260,8 @@ class _Refs(msgspec.Struct, gc=False):
     input: Any = None
     stdout: Any = None
     stderr: Any = None
-    files: Any = None
     contents: Any = None  # a file a scorer read from the sandbox
+    files: Any = None  # last: ``astuple`` gives the others in ``_FIELDS`` order
 
 
 _decode_refs = msgspec.json.Decoder(_Refs).decode
@@ -194,18 +273,20 @@ REFERRING = frozenset(
     | {"score_tool_result"}
     | {prefix + kind for kind in _SANDBOX for prefix in ("", "score_")}
 )
-_FIELDS = (
-    *("prompt", "output", "arguments", "result"),
-    *("command", "input", "stdout", "stderr", "contents"),
-)
+_FIELDS = _Refs.__struct_fields__[:-1]  # each a sha256 (or a list of them); not ``files``
+_ONLY_TWO = (None,) * (len(_Refs.__struct_fields__) - 2)  # nothing after prompt, output
 
 
 def event_refs(number: int, data: msgspec.Raw, refs: RefBuilder) -> None:
-    """Note the artifacts the event at line *number* names in its *data*."""
+    """Note the artifacts the event at line *number* names in its *data* (all fields
+    read at once: a model call's two are the event pass's most common references)."""
     named = _decode_refs(data)
-    for field in _FIELDS:
-        sha = getattr(named, field)
-        if isinstance(sha, str):
+    values = astuple(named)
+    if values[2:] == _ONLY_TWO and type(values[0]) is str and type(values[1]) is str:
+        refs.add_call(number, values[0], values[1])  # a model call's: the usual entry
+        return
+    for field, sha in zip(_FIELDS, astuple(named), strict=False):  # ``files`` left out
+        if type(sha) is str:  # as decoded: a JSON string is a ``str``, never a subclass
             refs.add(number, field, sha)
     if isinstance(named.files, dict):
         for path, sha in named.files.items():
