@@ -17,6 +17,7 @@ from assay.errors import Interrupted, RunError
 from assay.hooks import HookSet, active_hooks
 from assay.model import Model, models_built
 from assay.model._registry import model_roles_scope
+from assay.pipeline._ahead import details_ahead, work_ahead
 from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
 from assay.pipeline._hooks import run_end_told, run_start
 from assay.pipeline._options import RunOptions
@@ -27,7 +28,6 @@ from assay.pipeline._rejudge import judge_finished
 from assay.pipeline._reports import remove_reports
 from assay.pipeline._run import STORAGE, _Run
 from assay.pipeline._sync import synchronous
-from assay.report._html import warm_up
 from assay.run import execute, first_error, run_until_signalled
 from assay.spec import LoadedSpec
 
@@ -56,8 +56,7 @@ async def _execute_run(
     prepared: Prepared, options: RunOptions, resume: bool, built: list[Model], hooks: HookSet
 ) -> RunOutcome:
     run = _Run(prepared, options, resume=resume, hooks=hooks)
-    if not options.dry_run:
-        warm_up()  # the report's template, loaded while the trials run
+    ahead = details_ahead(run)
     try:
         # spec.json first: a manifest never exists without the spec it names
         run.writer.write_spec(run.spec.canonical())
@@ -90,6 +89,8 @@ async def _execute_run(
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(run.flush_forever)
+                    if not options.dry_run:
+                        group.start_soon(work_ahead, run, ahead)
                     if options.progress is not None:
                         group.start_soon(
                             report_progress, partial(progress_of, run), options.progress
@@ -109,7 +110,7 @@ async def _execute_run(
             if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
                 run.seal("interrupted")
                 raise stopped
-        return conclude(run, "complete")
+        return conclude(run, "complete", ahead=ahead)
     except Interrupted:
         raise
     except RunError as exc:
