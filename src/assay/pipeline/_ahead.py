@@ -4,7 +4,8 @@ After the last answer a run renders its reports and seals its evidence; what of 
 is known earlier is done earlier, on the event loop while the trials wait (a network
 run at 200 connections leaves its core idle about half the time): the report's
 template is loaded (Jinja's import and the compiled template: about 15 ms of CPU),
-and the listed trials' details are read look by look (``DetailsAhead``). Neither
+and the listed trials' details are read, and their HTML made, look by look
+(``DetailsAhead``). Neither
 starts before ``AHEAD_AFTER``: the run's start (imports, plan, first calls) is on the
 critical path too, and a thread importing Jinja then would compete with it for the GIL.
 """
@@ -39,5 +40,5 @@ async def work_ahead(run: _Run, ahead: DetailsAhead | None) -> None:
     await anyio.sleep(AHEAD_AFTER)
     warm_up()
     while ahead is not None:
-        ahead.look({row.trial_id for row in run.rows.rows})
+        ahead.look(run.rows.rows)
         await anyio.sleep(AHEAD_AFTER)

@@ -90,7 +90,7 @@ def render_reports(
     return {
         "report.json": to_json(report),
         "report.md": to_markdown(report).encode("utf-8"),
-        "report.html": to_html(report, details).encode("utf-8"),
+        "report.html": to_html(report, details, ahead.made if ahead else None).encode("utf-8"),
     }
 
 

@@ -23,6 +23,8 @@ from assay.report._details import TrialDetail, _Shown, details_of, read_details,
 
 if TYPE_CHECKING:
     from assay.evidence._store import ArtifactStore
+    from assay.report._html import RowsMade
+    from assay.report._model import TrialRow
 
 FETCH_AT = 256
 """Shown bundles gathered before a look reads their artifacts: each read scans the
@@ -43,16 +45,21 @@ class DetailsAhead:
         self.seen = 0  # its size at the previous look
         self.shown: dict[str, _Shown] = {}  # lines read, their artifacts not yet
         self.details: dict[str, TrialDetail] = {}
+        self.made: RowsMade = {}  # the listed trials' HTML, made once their details are
         self.broken = False
 
-    def look(self, listed: set[str]) -> None:
-        """Read the lines that were in the file at the previous look: a trial's row is
+    def look(self, rows: list[TrialRow]) -> None:
+        """Read the lines that were in the file at the previous look (a trial's row is
         added when it is judged, after its line is queued, so a line is read once its
-        trial has had a look's time to be judged (a slower one is read at the end)."""
+        trial has had a look's time to be judged; a slower one is read at the end), and
+        make the HTML of the listed *rows* whose details are read."""
+        listed = {row.trial_id for row in rows}
         upto, self.seen = self.seen, self._size()
         self._read(listed, upto)
         if len(self.shown) >= FETCH_AT:
             self._fetch()
+        if not self.broken:
+            self._make(rows, listed)
 
     def finish(self, listed: set[str]) -> dict[str, TrialDetail]:
         """The details of the *listed* trials, once every line is in the file: the
@@ -97,6 +104,18 @@ class DetailsAhead:
             self.broken = True
         self.details.update(made)
         self.shown.clear()
+
+    def _make(self, rows: list[TrialRow], listed: set[str]) -> None:
+        """The HTML of the listed *rows* whose details are read (a row made of another
+        row or detail than the end's is made again there)."""
+        from assay.report._html import trial_row
+
+        for gone in self.made.keys() - listed:
+            del self.made[gone]
+        for row in rows:
+            detail = self.details.get(row.trial_id)
+            if detail is not None and row.trial_id not in self.made:
+                self.made[row.trial_id] = (row, detail, trial_row(row, detail))
 
     def _size(self) -> int:
         try:
