@@ -12,8 +12,8 @@ call's return; nothing of assay is imported before the call (the patches go in b
 import hook), so *start* includes the imports. Printed a run: *start* (call → first
 request), *flow* (first request → last answer) and its rate over the middle 80 % of
 the answers, *end* (last answer → return) with ``conclude`` and the fsyncs' wall time
-inside it, and samples/s over the whole call. ``--profile start|end`` writes a cProfile
-of that part of the last round's runs to ``prof-NAME-C-PART.pstats`` in the current
+inside it, and samples/s over the whole call. ``--profile start|end|after`` writes a cProfile
+of that part (``after``: from ``conclude``'s return) of the last round's runs to ``prof-NAME-C-PART.pstats`` in the current
 folder.
 """
 
@@ -74,6 +74,8 @@ def patch_execute(module):
             return conclude(*args, **kwargs)
         finally:
             marks["concluded"], marks["concluded_cpu"] = time.perf_counter(), cpu()
+            if profile == "after":
+                prof.enable()
     module.conclude = concluded
 
 PATCHES = {"assay.model._openai": patch_openai, "assay.pipeline._execute": patch_execute}
@@ -91,6 +93,14 @@ class Hook(importlib.abc.MetaPathFinder):
         return spec
 
 sys.meta_path.insert(0, Hook())
+import gc
+collections_ = []
+def on_gc(phase, info, started=[0.0]):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    else:
+        collections_.append((started[0], time.perf_counter(), info["generation"]))
+gc.callbacks.append(on_gc)
 fsync = os.fsync
 def timed_fsync(fd):
     begin = time.perf_counter()
@@ -108,7 +118,7 @@ results = assay.eval(task, model="openai/bench", task_args={"samples": samples},
                      model_args={"base_url": base_url}, log_dir=out,
                      max_samples=conns, max_connections=conns)
 end, end_cpu = time.perf_counter(), cpu()
-if profile == "end":
+if profile in ("end", "after"):
     prof.disable()
 if prof is not None:
     prof.dump_stats(prof_out)
@@ -117,6 +127,8 @@ low, high = len(answers) // 10, len(answers) - 1 - len(answers) // 10
 last = marks["last"]
 end_fsyncs = [(a, b) for a, b in fsyncs if a >= last]
 start_fsyncs = [(a, b) for a, b in fsyncs if b <= marks["first"]]
+gcs = {part: [(b - a, g) for a, b, g in collections_ if low <= a < high] for part, low, high in
+       (("start", begin, marks["first"]), ("flow", marks["first"], last), ("end", last, end))}
 print(json.dumps({
     "start": marks["first"] - begin, "start_cpu": marks["first_cpu"] - begin_cpu,
     "flow": last - marks["first"], "flow_cpu": marks["last_cpu"] - marks["first_cpu"],
@@ -127,6 +139,8 @@ print(json.dumps({
     "conclude": marks["concluded"] - marks["conclude"],
     "conclude_cpu": marks["concluded_cpu"] - marks["conclude_cpu"],
     "after_conclude": end - marks["concluded"],
+    **{f"gc_{part}": sum(d for d, _ in rows) for part, rows in gcs.items()},
+    **{f"gc2_{part}": sum(g == 2 for _, g in rows) for part, rows in gcs.items()},
     "fsyncs_start": len(start_fsyncs),
     "fsync_wall_start": sum(b - a for a, b in start_fsyncs),
     "fsyncs_end": len(end_fsyncs), "fsync_wall_end": sum(b - a for a, b in end_fsyncs),
@@ -163,7 +177,7 @@ def main() -> None:
     parser.add_argument("--connections", default="200,500")
     parser.add_argument("--samples", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--profile", choices=("", "start", "end"), default="")
+    parser.add_argument("--profile", choices=("", "start", "end", "after"), default="")
     args = parser.parse_args()
     variants = [(name, Path(src)) for name, _, src in (v.partition("=") for v in args.variant)]
     conns = [int(c) for c in args.connections.split(",")]

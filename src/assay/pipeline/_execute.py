@@ -13,6 +13,7 @@ from functools import partial
 import anyio
 import msgspec
 
+from assay._collector import freeze_survivors, survivors_frozen
 from assay.errors import Interrupted, RunError
 from assay.hooks import HookSet, active_hooks
 from assay.model import Model, models_built
@@ -29,6 +30,7 @@ from assay.pipeline._reports import remove_reports
 from assay.pipeline._run import STORAGE, _Run
 from assay.pipeline._sync import synchronous
 from assay.run import execute, first_error, run_until_signalled
+from assay.run._gc import collector_tuned
 from assay.spec import LoadedSpec
 
 
@@ -82,6 +84,7 @@ async def _execute_run(
         if finished:  # a resumed run: its finished trials were judged again above
             pending = (t for t in pending if t.trial_id not in finished)
         run.queue = WorkQueue(pending)
+        freeze_survivors()  # the start's objects (plan, dataset, modules) live on
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it
 
@@ -140,7 +143,8 @@ async def _execute_run(
 
 async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
     """Run *loaded* into a new run directory (or nowhere, with ``dry_run``)."""
-    return await execute_run(prepare_spec(loaded), options, resume=False)
+    with collector_tuned(), survivors_frozen():  # the start and end too, not only trials
+        return await execute_run(prepare_spec(loaded), options, resume=False)
 
 
 run_spec = synchronous(run_spec_async, "run_spec")
