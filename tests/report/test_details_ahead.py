@@ -57,10 +57,10 @@ def test_the_page_made_ahead_is_the_page_read_at_the_end(
     store = ArtifactStore(live / "artifacts", write=False)
     ahead = DetailsAhead(live, store)
     _append(live, b"".join(lines[:40]) + lines[40][:30])  # a torn line at the end
-    ahead.look(rows[:30])  # the first look reads nothing: its trials may be unjudged
+    ahead.look(rows[:40])  # the first look reads nothing: its trials may be unjudged
     _append(live, lines[40][30:] + b"".join(lines[41:80]))
-    ahead.look(rows[:30])  # reads the 40 lines of the previous look, keeps 30
-    assert len(ahead.made) == 30
+    ahead.look(rows[:40])  # reads the 40 whole lines there were at the previous look
+    assert len(ahead.made) == 40
     dropped = rows[5].trial_id  # no longer listed, then a later line of it is written
     again = json.loads(lines[5])
     again["observation"]["expected"] = "changed"
