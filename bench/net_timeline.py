@@ -9,26 +9,26 @@ A variant is ``NAME=SRC``, the ``src`` folder put first on ``PYTHONPATH``. The c
 marks (``time.perf_counter``, CLOCK_MONOTONIC, and the process's CPU by ``os.times``)
 the eval call's start, the provider's first call, every answer, ``conclude`` and the
 call's return; nothing of assay is imported before the call (the patches go in by an
-import hook), so *start* includes the imports. Printed a run: *start* (call → first
-request), *flow* (first request → last answer) and its rate over the middle 80 % of
-the answers, *end* (last answer → return) with ``conclude`` and the fsyncs' wall time
-inside it, and samples/s over the whole call. ``--profile start|end|after`` writes a cProfile
-of that part (``after``: from ``conclude``'s return) of the last round's runs to ``prof-NAME-C-PART.pstats`` in the current
-folder.
+import hook), so *start* includes the imports. Printed a run: *start* (call to first
+request), *flow* (first request to last answer) and its rate over the middle 80 % of
+the answers, *end* (last answer to return) with ``conclude`` inside it, the fsyncs'
+wall time and the cyclic collector's (``gc_*``) in each part, and samples/s over the
+whole call. ``--profile start|end|after`` writes a cProfile of that part (``after``:
+from ``conclude``'s return) of the last round's runs to ``prof-NAME-C-PART.pstats``
+in the current folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from _common import inspect_env
+from fixed_cost import child_figures
 from network import Server
 
 BENCH = Path(__file__).resolve().parent
@@ -158,12 +158,7 @@ def once(
     env = {**inspect_env(), "PYTHONPATH": str(src.resolve())}
     argv = [sys.executable, "-c", CHILD, TASK, str(out), str(samples), str(conns)]
     argv += [server.base_url, profile, prof]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    if done.returncode != 0:
-        raise SystemExit(f"child at {src} failed ({done.returncode}): {done.stderr[-2000:]}")
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    return child_figures(argv, env, out)
 
 
 SHOWN = ("start", "start_cpu", "fsync_wall_start", "flow", "flow_rate", "end", "end_cpu")

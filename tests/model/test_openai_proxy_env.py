@@ -5,14 +5,12 @@ same answer as urllib's whatever is set."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from assay.model._openai_http import proxy_for
+from tests.helpers import run_python
 
 URL = "http://10.1.2.3:8000/v1"
 
@@ -52,13 +50,12 @@ def test_the_proxy_is_the_one_urllib_names(
 
 def test_without_a_proxy_variable_urllib_request_is_not_imported() -> None:
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env["PYTHONPATH"] = str(Path(__file__).parents[2] / "src")
     code = (
         "import sys\n"
         "from assay.model import get_model\n"
         "get_model('openai/tiny', base_url='http://127.0.0.1:9/v1', api_key='sk-x')\n"
         "print('urllib.request' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    done = run_python(code, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"

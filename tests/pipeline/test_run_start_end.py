@@ -1,16 +1,16 @@
-"""The cyclic collector around a run's start and end (``assay._collector``): the
-objects a run's start made are frozen while its trials run (no collection walks them),
-given back when the call returns, and the collector is left as it was found."""
+"""A run's start and end (``assay._collector``, ``pipeline._ahead``): at its first
+model call the report's template is not loaded yet (a thread loading Jinja then would
+compete with the start for the GIL) and what the start made is frozen (no collection
+walks it while the trials run); it is given back when the call returns, and the
+collector is left as it was found."""
 
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from assay._collector import collection_paused, freeze_survivors, survivors_frozen
+from tests.helpers import run_python
 
 TASK = """
 import gc
@@ -20,17 +20,17 @@ from typing import Any
 from assay import Sample, Task, generate, match, task
 from assay.model import ChatMessage, GenerateConfig, MockAPI, modelapi
 
-SEEN: list[int] = []
+SEEN: list[str] = []
 
 
 def echo(messages: list[ChatMessage]) -> str:
     if not SEEN:
-        SEEN.append(gc.get_freeze_count())
-        print(f"frozen at the first call: {SEEN[0]}", file=sys.stderr)
+        SEEN.append(f"jinja2 {'jinja2' in sys.modules} frozen {gc.get_freeze_count()}")
+        print(f"at the first call: {SEEN[0]}", file=sys.stderr)
     return messages[-1].content
 
 
-@modelapi("frozen-check")
+@modelapi("first-call")
 def provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI:
     return MockAPI(name, config, outputs=echo)
 
@@ -38,7 +38,7 @@ def provider(name: str, config: GenerateConfig, **args: Any) -> MockAPI:
 @task
 def echoed() -> Task:
     samples = [Sample(input=f"q{i}", target=f"q{i}", id=f"s{i}") for i in range(20)]
-    return Task(dataset=samples, solver=[generate()], scorer=match(), model="frozen-check/v1")
+    return Task(dataset=samples, solver=[generate()], scorer=match(), model="first-call/v1")
 """
 
 CODE = """
@@ -52,15 +52,17 @@ print(f"after: frozen {gc.get_freeze_count()}, enabled {gc.isenabled()},"
 """
 
 
-def test_a_run_s_start_is_frozen_while_its_trials_run_and_given_back(tmp_path: Path) -> None:
+def test_at_the_first_call_no_template_and_the_start_frozen_then_given_back(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "task.py").write_text(TASK)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
-    argv = [sys.executable, "-c", CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "l")]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]
-    frozen = int(done.stderr.split("frozen at the first call: ")[1].split()[0])
-    assert frozen > 10_000  # the modules, the dataset, the plan
+    first = done.stderr.split("at the first call: ")[1].split()
+    assert first[:2] == ["jinja2", "False"]
+    assert int(first[3]) > 10_000  # the modules, the dataset, the plan
     assert "after: frozen 0, enabled True, threshold kept True" in done.stderr
+    assert list((tmp_path / "log").glob("*/report.html"))  # the template loaded later
 
 
 def test_a_pause_freezes_what_exists_and_leaves_a_collector_that_was_off_as_it_was() -> None:
