@@ -48,10 +48,12 @@ def _in_line_order(report: object, lines: list[bytes]) -> list[TrialRow]:
     return [by_id[json.loads(line)["trial"]["trial_id"]] for line in lines]
 
 
+@pytest.mark.parametrize("chunk", [1 << 20, 100])  # 100: every line longer than a read
 def test_the_page_made_ahead_is_the_page_read_at_the_end(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
     monkeypatch.setattr(_details_ahead, "FETCH_AT", 8)  # artifacts read at each look
+    monkeypatch.setattr(_details_ahead, "CHUNK", chunk)
     live, lines, report = _live(tmp_path)
     rows = _in_line_order(report, lines)
     store = ArtifactStore(live / "artifacts", write=False)

@@ -16,8 +16,9 @@ detail as ``read_details`` does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from assay.report._details import TrialDetail, _Shown, details_of, read_details, shown_bundles
 
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from assay.evidence._store import ArtifactStore
     from assay.report._html import RowsMade
     from assay.report._model import TrialRow
+
+CHUNK = 1 << 20
+"""Bytes of bundle lines read at a time."""
 
 FETCH_AT = 256
 """Shown bundles gathered before a look reads their artifacts: each read scans the
@@ -77,22 +81,41 @@ class DetailsAhead:
         listed that has a later line (its kept detail is then not its last)."""
         if self.broken or (upto is not None and upto <= self.read_to):
             return
+        wanted = listed | self.details.keys() | self.shown.keys()
         try:
             with open(self.bundles, "rb") as handle:
-                handle.seek(self.read_to)
-                data = handle.read(-1 if upto is None else upto - self.read_to)
-            whole = data.rfind(b"\n") + 1
-            lines = data[:whole].splitlines(keepends=True)
-            self.read_to += whole
-            for bundle in shown_bundles(lines, listed | self.details.keys() | self.shown.keys()):
-                trial_id = bundle.trial.trial_id
-                self.details.pop(trial_id, None)
-                if trial_id in listed:
-                    self.shown[trial_id] = bundle
-                else:
-                    self.shown.pop(trial_id, None)
+                for lines in self._lines(handle, upto):
+                    self._keep(shown_bundles(lines, wanted), listed)
         except (OSError, ValueError, KeyError):
             self.broken = True
+
+    def _lines(self, handle: BinaryIO, upto: int | None) -> Iterator[list[bytes]]:
+        """The whole lines from ``read_to`` up to byte *upto* (the end if None), about
+        ``CHUNK`` bytes at a time (a look may find a second's lines: read whole, they
+        and their copies would raise a big run's peak memory)."""
+        size = CHUNK
+        while upto is None or self.read_to < upto:
+            handle.seek(self.read_to)
+            data = handle.read(size if upto is None else min(size, upto - self.read_to))
+            whole = data.rfind(b"\n") + 1
+            if not whole:  # a line longer than the chunk, or a torn end: no whole line
+                if len(data) < size:
+                    return
+                size *= 2
+                continue
+            self.read_to += whole
+            size = CHUNK
+            yield data[:whole].splitlines(keepends=True)
+
+    def _keep(self, shown: list[_Shown], listed: set[str]) -> None:
+        """Keep the *shown* bundles of *listed* trials; forget a trial's earlier one."""
+        for bundle in shown:
+            trial_id = bundle.trial.trial_id
+            self.details.pop(trial_id, None)
+            if trial_id in listed:
+                self.shown[trial_id] = bundle
+            else:
+                self.shown.pop(trial_id, None)
 
     def _fetch(self) -> None:
         """Make the details of the bundles gathered (their artifacts read at once)."""
