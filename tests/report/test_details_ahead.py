@@ -111,3 +111,26 @@ def test_a_run_s_report_page_is_the_one_its_evidence_gives(tmp_path: Path) -> No
     details = read_details(run, {row.trial_id for row in report.trials})
     assert len(details) == len(SAMPLES)
     assert (run / "report.html").read_bytes() == to_html(report, details).encode()
+
+
+def test_a_look_that_fails_does_not_fail_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in a look (anything: it only saves time) stops the looks, and the end
+    reads every detail as before."""
+    import anyio
+
+    from assay.pipeline import _ahead
+
+    class Rows:
+        @property
+        def rows(self) -> list[TrialRow]:
+            raise RuntimeError("a look's own bug")
+
+    class Run:
+        rows = Rows()
+
+    monkeypatch.setattr(_ahead, "AHEAD_AFTER", 0)
+    ahead = DetailsAhead(tmp_path, ArtifactStore(tmp_path / "artifacts", write=False))
+    anyio.run(_ahead.work_ahead, Run(), ahead)  # returns: the looks stop
+    assert ahead.broken

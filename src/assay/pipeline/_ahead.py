@@ -40,5 +40,9 @@ async def work_ahead(run: _Run, ahead: DetailsAhead | None) -> None:
     await anyio.sleep(AHEAD_AFTER)
     warm_up()
     while ahead is not None:
-        ahead.look(run.rows.rows)
+        try:
+            ahead.look(run.rows.rows)
+        except Exception:  # a look only saves time: the end then reads everything
+            ahead.broken = True
+            return
         await anyio.sleep(AHEAD_AFTER)
