@@ -5,13 +5,14 @@ bundles and artifacts. At the end of a run that is a pass over every bundle line
 listed trials' lines decoded) and a read of their artifacts: about 20 ms of CPU at
 5,000 trials, on the path from the last answer to the sealed run. While the trials
 wait on a model the process has CPU to spare, so ``DetailsAhead`` reads the lines
-written since its last look, keeping the details of the trials listed at that moment;
-the end reads only what was written after the last look.
+written since its last look, keeping the details of the trials listed at that moment
+and making their HTML rows; the end reads only what was written after the last look.
 
 The page must not change by a byte: a kept detail is always made from its trial's
 last line in the file (a later line of a trial no longer listed drops what was kept),
 and whenever a listed trial has none kept, or a look failed, the end reads every
-detail as ``read_details`` does.
+detail as ``read_details`` does; a row made ahead is used only if made of the same row
+and detail as the end's (``_html.trial_rows``).
 """
 
 from __future__ import annotations
