@@ -78,11 +78,18 @@ def once(src: Path, samples: int, base: Path) -> dict[str, float]:
     """One fresh process: its start, end, conclude and total CPU seconds."""
     out = base / "log"
     env = {**os.environ, "PYTHONPATH": str(src.resolve())}
-    argv = [sys.executable, "-c", CHILD, str(samples), str(out), TASK]
+    return child_figures([sys.executable, "-c", CHILD, str(samples), str(out), TASK], env, out)
+
+
+def child_figures(argv: list[str], env: dict[str, str], out: Path) -> dict[str, float]:
+    """Run the child *argv*, remove the run folder *out* it wrote, return the figures
+    it printed as its last line (JSON)."""
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     subprocess.run(["rm", "-rf", str(out)], check=True)
     if done.returncode != 0:
-        raise SystemExit(f"child at {src} failed ({done.returncode}): {done.stderr[-2000:]}")
+        raise SystemExit(
+            f"child {env['PYTHONPATH']} failed ({done.returncode}): {done.stderr[-2000:]}"
+        )
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 

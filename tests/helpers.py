@@ -564,3 +564,21 @@ def graded_reply(payload: dict[str, Any]) -> str:
 def graded_task_file(folder: Path) -> Path:
     """``GRADED_TASK`` in a module no other test imports (Python caches by name)."""
     return write_module(folder, f"graded_{uuid.uuid4().hex[:12]}", GRADED_TASK)
+
+
+def run_python(
+    code: str, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` in a fresh process with this checkout's ``src`` on
+    ``PYTHONPATH`` (what a process imports, and when, cannot be seen from inside a
+    test's); *env* replaces the environment (this one's by default)."""
+    full_env = {**(os.environ if env is None else env)}
+    full_env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+    )

@@ -50,7 +50,10 @@ def lazy_exports(
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        from assay._collector import collection_paused
+
+        with collection_paused():  # what an import makes lives on: nothing to collect
+            value = getattr(importlib.import_module(module), name)
         namespace[name] = value
         return value
 

@@ -30,6 +30,7 @@ from assay.score import Metrics
 
 if TYPE_CHECKING:
     from assay.pipeline._run import _Run
+    from assay.report._details_ahead import DetailsAhead
 
 
 class RunOutcome(msgspec.Struct):
@@ -63,9 +64,12 @@ def stopped_run(run: _Run, cause: RunError) -> RunError:
         return cause
 
 
-def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcome:
+def conclude(
+    run: _Run, status: str, cause: RunError | None = None, ahead: DetailsAhead | None = None
+) -> RunOutcome:
     """Judge what the run has (metrics, gate, reports), record it and seal the run as
-    *status*; a run stopped by *cause* has its gate ``stopped``, naming it."""
+    *status*; a run stopped by *cause* has its gate ``stopped``, naming it. *ahead*:
+    the listed trials' details, read while the run went on."""
     run.concluding = True
     metrics = run.metrics.build()
     run.writer.flush()  # every score line on disk before they are read back
@@ -87,7 +91,7 @@ def conclude(run: _Run, status: str, cause: RunError | None = None) -> RunOutcom
     task_metrics = run.task_metrics.build(run.dataset.ids) if run.task_metrics else {}
     scores = _scores_of(path)
     report = build_report(run.spec, status, metrics, gate, run.rows, task_metrics, scores)
-    rendered = render_reports(report, path, run.writer.store)
+    rendered = render_reports(report, path, run.writer.store, ahead)
     run.writer.write_files(rendered)
     run.writer.flush()
     if path is not None:  # the indexes are a finished run's: a resume would outdate them

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
+from assay._collector import survivors_frozen
 from assay._registry import json_safe
 from assay.dataset import Sample, select
 from assay.errors import AssayError, ConfigError, Interrupted
@@ -50,6 +51,7 @@ from assay.pipeline._solver_option import with_solver
 from assay.pipeline._sync import synchronous
 from assay.pipeline._task_prepare import TaskSettings, prepare_task
 from assay.run import first_error
+from assay.run._gc import collector_tuned
 from assay.task import Task, load_tasks
 
 
@@ -87,6 +89,13 @@ async def eval_async(
     Tasks added while it runs (``enqueue_task`` or a *task_source*) run in later batches;
     the eval ends when a batch adds none.
     """
+    with collector_tuned(), survivors_frozen():  # the start and end too, not only trials
+        return await _eval_async(tasks, model, task_source, options)
+
+
+async def _eval_async(
+    tasks: TaskInput, model: Any, task_source: TaskSource | None, options: dict[str, Any]
+) -> list[EvalResult]:
     opts = eval_options(options)
     load_hooks()  # a broken hook plugin stops the eval here, not each unit
     cache = ResponseCache(expiry=opts.cache_expiry).open() if opts.cache else None

@@ -13,10 +13,12 @@ from functools import partial
 import anyio
 import msgspec
 
+from assay._collector import freeze_survivors, survivors_frozen
 from assay.errors import Interrupted, RunError
 from assay.hooks import HookSet, active_hooks
 from assay.model import Model, models_built
 from assay.model._registry import model_roles_scope
+from assay.pipeline._ahead import details_ahead, work_ahead
 from assay.pipeline._conclude import RunOutcome, conclude, stopped_run
 from assay.pipeline._hooks import run_end_told, run_start
 from assay.pipeline._options import RunOptions
@@ -27,8 +29,8 @@ from assay.pipeline._rejudge import judge_finished
 from assay.pipeline._reports import remove_reports
 from assay.pipeline._run import STORAGE, _Run
 from assay.pipeline._sync import synchronous
-from assay.report._html import warm_up
 from assay.run import execute, first_error, run_until_signalled
+from assay.run._gc import collector_tuned
 from assay.spec import LoadedSpec
 
 
@@ -56,8 +58,7 @@ async def _execute_run(
     prepared: Prepared, options: RunOptions, resume: bool, built: list[Model], hooks: HookSet
 ) -> RunOutcome:
     run = _Run(prepared, options, resume=resume, hooks=hooks)
-    if not options.dry_run:
-        warm_up()  # the report's template, loaded while the trials run
+    ahead = details_ahead(run)
     try:
         # spec.json first: a manifest never exists without the spec it names
         run.writer.write_spec(run.spec.canonical())
@@ -83,6 +84,7 @@ async def _execute_run(
         if finished:  # a resumed run: its finished trials were judged again above
             pending = (t for t in pending if t.trial_id not in finished)
         run.queue = WorkQueue(pending)
+        freeze_survivors()  # the start's objects (plan, dataset, modules) live on
         if run.monitor is not None and run.monitor.stopped:
             run.queue.stop()  # a resumed run whose finished trials already decide it
 
@@ -90,6 +92,8 @@ async def _execute_run(
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(run.flush_forever)
+                    if not options.dry_run:
+                        group.start_soon(work_ahead, run, ahead)
                     if options.progress is not None:
                         group.start_soon(
                             report_progress, partial(progress_of, run), options.progress
@@ -109,7 +113,7 @@ async def _execute_run(
             if await run_until_signalled(work, farewell=f"assay: {stopped.one_line()}"):
                 run.seal("interrupted")
                 raise stopped
-        return conclude(run, "complete")
+        return conclude(run, "complete", ahead=ahead)
     except Interrupted:
         raise
     except RunError as exc:
@@ -139,7 +143,8 @@ async def _execute_run(
 
 async def run_spec_async(loaded: LoadedSpec, options: RunOptions) -> RunOutcome:
     """Run *loaded* into a new run directory (or nowhere, with ``dry_run``)."""
-    return await execute_run(prepare_spec(loaded), options, resume=False)
+    with collector_tuned(), survivors_frozen():  # the start and end too, not only trials
+        return await execute_run(prepare_spec(loaded), options, resume=False)
 
 
 run_spec = synchronous(run_spec_async, "run_spec")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay import __version__
 from assay.compare import compare_targets
@@ -14,6 +14,9 @@ from assay.gate import GateDecision
 from assay.report import Report, TrialRows, to_html, to_json, to_markdown
 from assay.score import Metrics
 from assay.spec import EvalSpec
+
+if TYPE_CHECKING:
+    from assay.report._details_ahead import DetailsAhead
 
 
 def build_report(
@@ -70,19 +73,24 @@ def _grading_usage(spec: EvalSpec, rows: TrialRows) -> dict[str, dict[str, Usage
 
 
 def render_reports(
-    report: Report, run: Path | None = None, store: ArtifactStore | None = None
+    report: Report,
+    run: Path | None = None,
+    store: ArtifactStore | None = None,
+    ahead: DetailsAhead | None = None,
 ) -> dict[str, bytes]:
     """``report.json``, ``report.md`` and ``report.html`` as bytes; the HTML's trials
     open on their input, expected answer and answer, read from the run at *run* (its
     bundles and artifacts flushed; ``None`` for a dry run: scores only), through
-    *store* when it is the run's own, still writing."""
+    *store* when it is the run's own, still writing; by *ahead* (the same texts) when
+    they were read while the run went on."""
     from assay.report._details import read_details
 
-    details = read_details(run, {row.trial_id for row in report.trials}, store)
+    listed = {row.trial_id for row in report.trials}
+    details = ahead.finish(listed) if ahead is not None else read_details(run, listed, store)
     return {
         "report.json": to_json(report),
         "report.md": to_markdown(report).encode("utf-8"),
-        "report.html": to_html(report, details).encode("utf-8"),
+        "report.html": to_html(report, details, ahead.made if ahead else None).encode("utf-8"),
     }
 
 

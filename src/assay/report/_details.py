@@ -10,6 +10,7 @@ evidence the run has just flushed, for the trials it lists. Each text is cut at
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,28 +62,43 @@ def read_details(
     from assay.evidence._store import ArtifactStore
 
     reader = store or ArtifactStore(run / ARTIFACTS, write=False)
-    shown: list[_Shown] = []
+    try:
+        with open_evidence(run / BUNDLES) as handle:
+            shown = shown_bundles(handle, trial_ids)
+        return details_of(shown, reader)
+    except (OSError, ValueError, KeyError):
+        return {}  # the page still has the scores; the texts are a convenience
+    finally:
+        if store is None:
+            reader.close()
+
+
+def shown_bundles(lines: Iterable[bytes], trial_ids: set[str]) -> list[_Shown]:
+    """The parts a detail needs of the whole bundle *lines* of the trials *trial_ids*,
+    in file order (a torn last line is left out)."""
+    ids = {trial_id.encode() for trial_id in trial_ids}
+    return [
+        bundle
+        for line in lines
+        if line.endswith(b"\n")
+        and _may_be(line, ids)
+        and (bundle := _shown.decode(line)).trial.trial_id in trial_ids
+    ]
+
+
+def details_of(shown: list[_Shown], reader: ArtifactStore) -> dict[str, TrialDetail]:
+    """The details of the *shown* bundles, their sample and output artifacts read at
+    once from *reader*; a trial's last bundle wins. An artifact that cannot be read
+    ends it: the details made until then."""
     details: dict[str, TrialDetail] = {}
     try:
-        ids = {trial_id.encode() for trial_id in trial_ids}
-        with open_evidence(run / BUNDLES) as handle:
-            for line in handle:
-                if (
-                    line.endswith(b"\n")
-                    and _may_be(line, ids)
-                    and (bundle := _shown.decode(line)).trial.trial_id in trial_ids
-                ):
-                    shown.append(bundle)
         wanted = {b.artifacts["sample"] for b in shown if b.artifacts.get("sample")}
         wanted.update(b.observation["output"] for b in shown if b.observation.get("output"))
         contents = reader.get_many(wanted)
         for bundle in shown:
             details[bundle.trial.trial_id] = _detail(bundle, contents)
     except (OSError, ValueError, KeyError):
-        return details  # the page still has the scores; the texts are a convenience
-    finally:
-        if store is None:
-            reader.close()
+        pass  # the page still has the scores; the texts are a convenience
     return details
 
 

@@ -12,8 +12,8 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable
-from functools import cache
-from typing import TYPE_CHECKING
+from functools import cache, partial
+from typing import TYPE_CHECKING, TypeAlias
 
 from assay.report._chart import interval_chart
 from assay.report._details import TrialDetail
@@ -112,9 +112,12 @@ def trial_filters(report: Report) -> dict[str, list[str]]:
     return {"states": list(states), "scores": sorted(scores), "targets": list(targets)}
 
 
-def to_html(report: Report, details: dict[str, TrialDetail] | None = None) -> str:
+def to_html(
+    report: Report, details: dict[str, TrialDetail] | None = None, made: RowsMade | None = None
+) -> str:
     """A standalone HTML page; every value is escaped by the template engine. *details*
-    (by trial id) are what each listed trial shows when opened."""
+    (by trial id) are what each listed trial shows when opened; *made*: listed trials'
+    HTML made while the run went on (``trial_rows``)."""
     template = _environment().get_template("report.html.j2")
     script, script_hash = page_script()
     return template.render(
@@ -131,46 +134,65 @@ def to_html(report: Report, details: dict[str, TrialDetail] | None = None) -> st
         omitted_note=omitted_note(report),
         script=script,
         script_hash=script_hash,
-        trial_rows=trial_rows,
+        trial_rows=trial_rows if not made else partial(trial_rows, made=made),
     )
 
 
-def trial_rows(rows: Iterable[TrialRow], details: dict[str, TrialDetail]) -> Markup:
+RowsMade: TypeAlias = dict[str, tuple[TrialRow, TrialDetail | None, str]]
+"""Listed trials' HTML made ahead (``trial_row``), by trial id, with what it was made of."""
+
+
+def trial_rows(
+    rows: Iterable[TrialRow], details: dict[str, TrialDetail], made: RowsMade | None = None
+) -> Markup:
     """The page's listed trials, each a ``<details>`` that opens on its texts and
     scores, every value escaped as the template escapes it. Made here, not by a Jinja
     loop: a report lists up to a thousand trials, and the loop's per-row machinery
-    (a context, a ``set``, the nested loop) was two thirds of rendering the page."""
-    from markupsafe import Markup, escape
+    (a context, a ``set``, the nested loop) was two thirds of rendering the page.
+    *made*: rows made while the run went on, used when made of the same row and detail."""
+    from markupsafe import Markup
 
     out = []
     for row in rows:
-        state, target = escape(row.state), escape(row.target_id)
-        out.append(
-            f'<details class="trial" data-state="{state}" data-target="{target}"'
-            f' data-scores="{escape(scores_json(row.scores))}">\n'
-            f'<summary>{escape(row.index)} · <span class="badge {state}">{state}</span>'
-            f" <code>{escape(row.trial_id)}</code> {target} · sample {escape(row.sample_id)}"
-            f" · rep {escape(row.repetition)} · {score_badges(row.scores)}</summary>\n<dl>\n"
-        )
         detail = details.get(row.trial_id)
-        if detail:
-            out.append(
-                f"<dt>input</dt><dd><pre>{escape(detail.input)}</pre></dd>\n"
-                f"<dt>expected</dt><dd><pre>{escape(detail.expected)}</pre></dd>\n"
-                f"<dt>answer</dt><dd><pre>{escape(detail.answer)}</pre></dd>\n"
-            )
-            if detail.failure:
-                out.append(f"<dt>failure</dt><dd><pre>{escape(detail.failure)}</pre></dd>")
-        for scorer_id, status in row.scores.items():
-            reason = row.reasons.get(scorer_id)
-            shown = f"<pre>{escape(reason)}</pre>" if reason else ""
-            badge = escape(status)
-            out.append(
-                f'<dt><span class="badge {badge}">{badge}</span> {escape(scorer_id)}</dt>'
-                f"<dd>{shown}</dd>\n"
-            )
-        out.append("</dl>\n</details>\n")
+        ahead = made.get(row.trial_id) if made else None
+        if ahead is not None and ahead[0] == row and ahead[1] == detail:
+            out.append(ahead[2])
+        else:
+            out.append(trial_row(row, detail))
     return Markup("".join(out))
+
+
+def trial_row(row: TrialRow, detail: TrialDetail | None) -> str:
+    """One listed trial's ``<details>`` (see ``trial_rows``)."""
+    from markupsafe import escape
+
+    state, target = escape(row.state), escape(row.target_id)
+    out = [
+        f'<details class="trial" data-state="{state}" data-target="{target}"'
+        f' data-scores="{escape(scores_json(row.scores))}">\n'
+        f'<summary>{escape(row.index)} · <span class="badge {state}">{state}</span>'
+        f" <code>{escape(row.trial_id)}</code> {target} · sample {escape(row.sample_id)}"
+        f" · rep {escape(row.repetition)} · {score_badges(row.scores)}</summary>\n<dl>\n"
+    ]
+    if detail:
+        out.append(
+            f"<dt>input</dt><dd><pre>{escape(detail.input)}</pre></dd>\n"
+            f"<dt>expected</dt><dd><pre>{escape(detail.expected)}</pre></dd>\n"
+            f"<dt>answer</dt><dd><pre>{escape(detail.answer)}</pre></dd>\n"
+        )
+        if detail.failure:
+            out.append(f"<dt>failure</dt><dd><pre>{escape(detail.failure)}</pre></dd>")
+    for scorer_id, status in row.scores.items():
+        reason = row.reasons.get(scorer_id)
+        shown = f"<pre>{escape(reason)}</pre>" if reason else ""
+        badge = escape(status)
+        out.append(
+            f'<dt><span class="badge {badge}">{badge}</span> {escape(scorer_id)}</dt>'
+            f"<dd>{shown}</dd>\n"
+        )
+    out.append("</dl>\n</details>\n")
+    return "".join(out)
 
 
 def scores_json(scores: dict[str, str]) -> str:

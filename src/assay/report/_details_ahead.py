@@ -1,0 +1,149 @@
+"""The listed trials' details read while the run goes on, not after its last answer.
+
+report.html opens each listed trial on its texts (``_details``), read back from the
+bundles and artifacts. At the end of a run that is a pass over every bundle line (the
+listed trials' lines decoded) and a read of their artifacts: about 20 ms of CPU at
+5,000 trials, on the path from the last answer to the sealed run. While the trials
+wait on a model the process has CPU to spare, so ``DetailsAhead`` reads the lines
+written since its last look, keeping the details of the trials listed at that moment
+and making their HTML rows; the end reads only what was written after the last look.
+
+The page must not change by a byte: a kept detail is always made from its trial's
+last line in the file (a later line of a trial no longer listed drops what was kept),
+and whenever a listed trial has none kept, or a look failed, the end reads every
+detail as ``read_details`` does; a row made ahead is used only if made of the same row
+and detail as the end's (``_html.trial_rows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from assay.report._details import TrialDetail, _Shown, details_of, read_details, shown_bundles
+
+if TYPE_CHECKING:
+    from assay.evidence._store import ArtifactStore
+    from assay.report._html import RowsMade
+    from assay.report._model import TrialRow
+
+CHUNK = 1 << 20
+"""Bytes of bundle lines read at a time."""
+
+FETCH_AT = 256
+"""Shown bundles gathered before a look reads their artifacts: each read scans the
+store's index of every artifact, so a run whose listed trials trickle in (failures past
+the cap) does it a bounded number of times; the rest is read at the end."""
+
+
+class DetailsAhead:
+    """The details of a live run's listed trials, gathered look by look."""
+
+    def __init__(self, run: Path, store: ArtifactStore) -> None:
+        from assay.evidence._layout import BUNDLES
+
+        self.run = run
+        self.store = store
+        self.bundles = run / BUNDLES
+        self.read_to = 0  # bytes of bundles.jsonl read (whole lines)
+        self.seen = 0  # its size at the previous look
+        self.shown: dict[str, _Shown] = {}  # lines read, their artifacts not yet
+        self.details: dict[str, TrialDetail] = {}
+        self.made: RowsMade = {}  # the listed trials' HTML, made once their details are
+        self.broken = False
+
+    def look(self, rows: list[TrialRow]) -> None:
+        """Read the lines that were in the file at the previous look (a trial's row is
+        added when it is judged, after its line is queued, so a line is read once its
+        trial has had a look's time to be judged; a slower one is read at the end), and
+        make the HTML of the listed *rows* whose details are read."""
+        listed = {row.trial_id for row in rows}
+        upto, self.seen = self.seen, self._size()
+        self._read(listed, upto)
+        if len(self.shown) >= FETCH_AT:
+            self._fetch()
+        if not self.broken:
+            self._make(rows, listed)
+
+    def finish(self, listed: set[str]) -> dict[str, TrialDetail]:
+        """The details of the *listed* trials, once every line is in the file: the
+        lines after the last look read now, or everything read again (as
+        ``read_details``) if a look failed or a listed trial was missed."""
+        self._read(listed, None)
+        self._fetch()
+        if self.broken or not listed <= self.details.keys():
+            return read_details(self.run, listed, self.store)
+        return {trial_id: self.details[trial_id] for trial_id in listed}
+
+    def _read(self, listed: set[str], upto: int | None) -> None:
+        """Read the whole lines from ``read_to`` up to byte *upto* (the end if None):
+        keep the listed trials' bundles, drop what was kept of a trial no longer
+        listed that has a later line (its kept detail is then not its last)."""
+        if self.broken or (upto is not None and upto <= self.read_to):
+            return
+        wanted = listed | self.details.keys() | self.shown.keys()
+        try:
+            with open(self.bundles, "rb") as handle:
+                for lines in self._lines(handle, upto):
+                    self._keep(shown_bundles(lines, wanted), listed)
+        except (OSError, ValueError, KeyError):
+            self.broken = True
+
+    def _lines(self, handle: BinaryIO, upto: int | None) -> Iterator[list[bytes]]:
+        """The whole lines from ``read_to`` up to byte *upto* (the end if None), about
+        ``CHUNK`` bytes at a time (a look may find a second's lines: read whole, they
+        and their copies would raise a big run's peak memory)."""
+        size = CHUNK
+        while upto is None or self.read_to < upto:
+            handle.seek(self.read_to)
+            data = handle.read(size if upto is None else min(size, upto - self.read_to))
+            whole = data.rfind(b"\n") + 1
+            if not whole:  # a line longer than the chunk, or a torn end: no whole line
+                if len(data) < size:
+                    return
+                size *= 2
+                continue
+            self.read_to += whole
+            size = CHUNK
+            yield data[:whole].splitlines(keepends=True)
+
+    def _keep(self, shown: list[_Shown], listed: set[str]) -> None:
+        """Keep the *shown* bundles of *listed* trials; forget a trial's earlier one."""
+        for bundle in shown:
+            trial_id = bundle.trial.trial_id
+            self.details.pop(trial_id, None)
+            if trial_id in listed:
+                self.shown[trial_id] = bundle
+            else:
+                self.shown.pop(trial_id, None)
+
+    def _fetch(self) -> None:
+        """Make the details of the bundles gathered (their artifacts read at once)."""
+        if self.broken or not self.shown:
+            return
+        shown = list(self.shown.values())
+        made = details_of(shown, self.store)
+        if len(made) < len(shown):  # an artifact could not be read: say so at the end
+            self.broken = True
+        self.details.update(made)
+        self.shown.clear()
+
+    def _make(self, rows: list[TrialRow], listed: set[str]) -> None:
+        """The HTML of the listed *rows* whose details are read (a row made of another
+        row or detail than the end's is made again there)."""
+        from assay.report._html import trial_row
+
+        for gone in self.made.keys() - listed:
+            del self.made[gone]
+        for row in rows:
+            detail = self.details.get(row.trial_id)
+            if detail is not None and row.trial_id not in self.made:
+                self.made[row.trial_id] = (row, detail, trial_row(row, detail))
+
+    def _size(self) -> int:
+        try:
+            return self.bundles.stat().st_size
+        except OSError:
+            self.broken = True
+            return 0

@@ -1,0 +1,136 @@
+"""The listed trials' details and HTML read while a run goes on (``DetailsAhead``): the
+page made from them is the page ``read_details`` gives at the end, byte for byte,
+whatever the looks saw (torn lines, a trial listed then dropped, a later line of a
+trial, a line that cannot be read)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import ArtifactStore
+from assay.evidence._framed import read_evidence
+from assay.report import _details_ahead, read_report, to_html
+from assay.report._details import read_details
+from assay.report._details_ahead import DetailsAhead
+from assay.report._model import TrialRow
+from tests.helpers import run_spec_at, unique_callable_spec
+
+ANSWERS = """
+def answer(text):
+    return text if not text.endswith("7") else "seven"
+"""
+SAMPLES = [{"id": f"s{i:03d}", "input": f"q{i}", "expected": f"q{i}"} for i in range(120)]
+
+
+def _live(tmp_path: Path) -> tuple[Path, list[bytes], object]:
+    """A finished run's report, and a folder with its artifacts and no bundles yet, to
+    write its bundle lines into as a live run does."""
+    spec = unique_callable_spec(tmp_path / "spec", ANSWERS, samples=SAMPLES, gate={})
+    run_spec_at(spec, tmp_path / "run")
+    live = tmp_path / "live"
+    shutil.copytree(tmp_path / "run" / "artifacts", live / "artifacts")
+    lines = read_evidence(tmp_path / "run" / "bundles.jsonl").splitlines(keepends=True)
+    return live, lines, read_report(tmp_path / "run")
+
+
+def _append(live: Path, data: bytes) -> None:
+    with open(live / "bundles.jsonl", "ab") as handle:
+        handle.write(data)
+
+
+def _in_line_order(report: object, lines: list[bytes]) -> list[TrialRow]:
+    """The report's rows in the order of their bundle lines (the order trials finish)."""
+    by_id = {row.trial_id: row for row in report.trials}  # type: ignore[attr-defined]
+    return [by_id[json.loads(line)["trial"]["trial_id"]] for line in lines]
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 100])  # 100: every line longer than a read
+def test_the_page_made_ahead_is_the_page_read_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(_details_ahead, "FETCH_AT", 8)  # artifacts read at each look
+    monkeypatch.setattr(_details_ahead, "CHUNK", chunk)
+    live, lines, report = _live(tmp_path)
+    rows = _in_line_order(report, lines)
+    store = ArtifactStore(live / "artifacts", write=False)
+    ahead = DetailsAhead(live, store)
+    _append(live, b"".join(lines[:40]) + lines[40][:30])  # a torn line at the end
+    ahead.look(rows[:40])  # the first look reads nothing: its trials may be unjudged
+    _append(live, lines[40][30:] + b"".join(lines[41:80]))
+    ahead.look(rows[:40])  # reads the 40 whole lines there were at the previous look
+    assert len(ahead.made) == 40
+    dropped = rows[5].trial_id  # no longer listed, then a later line of it is written
+    again = json.loads(lines[5])
+    again["observation"]["expected"] = "changed"
+    changed = json.loads(lines[10])  # a listed trial's later line: its detail changes
+    changed["observation"]["expected"] = "changed too"
+    late = (json.dumps(again) + "\n" + json.dumps(changed) + "\n").encode()
+    _append(live, late + b"".join(lines[80:]))
+    ahead.look([r for r in rows if r.trial_id != dropped])
+    ahead.look([r for r in rows if r.trial_id != dropped])
+    assert dropped not in ahead.details
+    assert len(ahead.made) > 60  # most were made ahead
+
+    kept = {r.trial_id for r in rows if r.trial_id != dropped}
+    assert ahead.finish(kept) == read_details(live, kept, store)
+    assert not ahead.broken and kept <= ahead.details.keys()  # none read again
+    assert ahead.details[rows[10].trial_id].expected == "changed too"
+    page = to_html(report, ahead.finish(kept), ahead.made)  # type: ignore[arg-type]
+    assert page == to_html(report, read_details(live, kept, store))  # type: ignore[arg-type]
+
+    listed = {r.trial_id for r in rows}  # the dropped trial listed again: all read again
+    assert ahead.finish(listed) == read_details(live, listed, store)
+    assert ahead.finish(listed)[dropped].expected == "changed"
+
+
+def test_a_line_that_cannot_be_read_makes_the_end_read_as_before(tmp_path: Path) -> None:
+    live, lines, report = _live(tmp_path)
+    rows = _in_line_order(report, lines)
+    store = ArtifactStore(live / "artifacts", write=False)
+    ahead = DetailsAhead(live, store)
+    listed = {r.trial_id for r in rows}
+    _append(live, b"".join(lines[:50]) + b'{"not a bundle": 1}\n')
+    ahead.look(rows)
+    _append(live, b"".join(lines[50:]))
+    ahead.look(rows)
+    assert ahead.broken
+    assert ahead.finish(listed) == read_details(live, listed, store) == {}
+
+
+def test_a_run_s_report_page_is_the_one_its_evidence_gives(tmp_path: Path) -> None:
+    """A run long enough for several looks: report.html as read_details makes it."""
+    slow = "import time\n\ndef answer(text):\n    time.sleep(0.02)\n    return text\n"
+    spec = unique_callable_spec(tmp_path / "spec", slow, samples=SAMPLES, gate={})
+    run_spec_at(spec, tmp_path / "run", max_concurrency=4)
+    run = tmp_path / "run"
+    report = read_report(run)
+    details = read_details(run, {row.trial_id for row in report.trials})
+    assert len(details) == len(SAMPLES)
+    assert (run / "report.html").read_bytes() == to_html(report, details).encode()
+
+
+def test_a_look_that_fails_does_not_fail_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in a look (anything: it only saves time) stops the looks, and the end
+    reads every detail as before."""
+    import anyio
+
+    from assay.pipeline import _ahead
+
+    class Rows:
+        @property
+        def rows(self) -> list[TrialRow]:
+            raise RuntimeError("a look's own bug")
+
+    class Run:
+        rows = Rows()
+
+    monkeypatch.setattr(_ahead, "AHEAD_AFTER", 0)
+    ahead = DetailsAhead(tmp_path, ArtifactStore(tmp_path / "artifacts", write=False))
+    anyio.run(_ahead.work_ahead, Run(), ahead)  # returns: the looks stop
+    assert ahead.broken
