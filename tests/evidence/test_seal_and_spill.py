@@ -54,6 +54,8 @@ def _bundle(**changes: Any) -> dict[str, Any]:
         {"events": []},
         {"events": None},  # no event list at all: encoded the plain way
         {"canonical_attempt": None, "attempts": [], "artifacts": {}},
+        {"epoch": 2},  # a key added later that sorts between digest and events
+        {"cluster": {"a": 1, "events": [1]}},  # ... or before them, holding an event list
     ],
 )
 def test_a_sealed_line_is_the_canonical_json_of_the_bundle_with_its_digest(

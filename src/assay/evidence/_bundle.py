@@ -19,6 +19,13 @@ JSON_MEDIA = "application/json"
 
 _EVENTS = b',"events":['
 """Where ``digest`` goes in a bundle's canonical JSON: just before its event list."""
+_SPLICED = frozenset(
+    {"artifacts", "attempts", "canonical_attempt", "digest", "events", "observation"}
+    | {"schema", "state", "trial", "usage"}
+)
+"""The keys a bundle may have for ``digest`` to be put before ``events``: none sorts
+between the two, and those before them hold no ``events`` list. Any other key (a field
+added later) and the bundle is encoded again, so the line stays canonical."""
 
 
 def seal_bundle(bundle: dict[str, Any]) -> tuple[bytes, str]:
@@ -28,12 +35,12 @@ def seal_bundle(bundle: dict[str, Any]) -> tuple[bytes, str]:
     ``events`` (encoding the bundle twice cost a microsecond a trial): the keys that
     sort before it (``artifacts``, ``attempts``, ``canonical_attempt``) hold no list
     under an ``events`` key, so the first ``,"events":[`` is the bundle's own. A bundle
-    without an event list is encoded again."""
+    without an event list, or with a key not in ``_SPLICED``, is encoded again."""
     body = canonical_json(bundle)
     digest = "sha256:" + sha256_hex(body)
     bundle["digest"] = digest
     at = body.find(_EVENTS)
-    if at < 0:
+    if at < 0 or not bundle.keys() <= _SPLICED:
         return canonical_json(bundle), digest
     return b'%s,"digest":"%s"%s' % (body[:at], digest.encode(), body[at:]), digest
 
