@@ -43,7 +43,7 @@ def cpu():
 
 task, out, samples, conns, base_url, profile, prof_out = sys.argv[1:8]
 samples, conns = int(samples), int(conns)
-marks, answers, fsyncs = {}, [], []
+marks, answers, fsyncs, sent, wrote = {}, [], [], [], []
 prof = None
 if profile:
     import cProfile
@@ -56,6 +56,7 @@ def patch_openai(module):
             marks["first"], marks["first_cpu"] = time.perf_counter(), cpu()
             if profile == "start":
                 prof.disable()
+        sent.append(time.perf_counter())
         try:
             return await generate(self, *args, **kwargs)
         finally:
@@ -78,7 +79,18 @@ def patch_execute(module):
                 prof.enable()
     module.conclude = concluded
 
-PATCHES = {"assay.model._openai": patch_openai, "assay.pipeline._execute": patch_execute}
+def patch_direct(module):
+    send = module.DirectPost._send
+    def timed_send(self, *args, **kwargs):
+        wrote.append(time.perf_counter())
+        return send(self, *args, **kwargs)
+    module.DirectPost._send = timed_send
+
+PATCHES = {
+    "assay.model._openai_direct": patch_direct,
+    "assay.model._openai": patch_openai,
+    "assay.pipeline._execute": patch_execute,
+}
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -144,6 +156,13 @@ print(json.dumps({
     "fsyncs_start": len(start_fsyncs),
     "fsync_wall_start": sum(b - a for a, b in start_fsyncs),
     "fsyncs_end": len(end_fsyncs), "fsync_wall_end": sum(b - a for a, b in end_fsyncs),
+    "round1": sent[min(conns, samples) - 1] - marks["first"],
+    "answer1": answers[0] - marks["first"],
+    "wrote1": wrote[0] - marks["first"],
+    "wrote_round1": wrote[min(conns, samples) - 1] - marks["first"],
+    "answer_round1": answers[min(conns, samples) - 1] - marks["first"],
+    "second_lag": sent[min(conns, samples)] - answers[0],
+    "round2": sent[min(2 * conns, samples) - 1] - marks["first"],
     "total": end - begin, "cpu": end_cpu - begin_cpu, "rate": samples / (end - begin),
     "cpu_ms": 1000 * (end_cpu - begin_cpu) / samples,
 }))
@@ -161,7 +180,8 @@ def once(
     return child_figures(argv, env, out)
 
 
-SHOWN = ("start", "start_cpu", "fsync_wall_start", "flow", "flow_rate", "end", "end_cpu")
+SHOWN = ("start", "start_cpu", "fsync_wall_start", "round1", "to_10", "flow", "flow_rate")
+SHOWN += ("end", "end_cpu")
 SHOWN += ("conclude",)
 SHOWN += ("conclude_cpu", "fsync_wall_end", "rate", "cpu_ms")
 
