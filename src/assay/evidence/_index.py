@@ -231,10 +231,19 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
     code runs per record but the slicing; each bucket is sorted whole at the end: the
     bytes of one sort of it all. (numpy sorted a 400,000-record index in 0.1 s against
     Python's 0.23 s, but importing it adds 16 MB to the run's peak memory.)"""
+    chunks = iter(chunks)
+    head = bytearray()
+    for chunk in chunks:  # a run's worth that fits in what the buckets may hold
+        head += chunk
+        if len(head) > 256 * _SPILL:  # more than the buckets may hold before they spill
+            break
+    else:  # all of it: one sort, no buckets, no scratch (half the CPU at 10,000 records)
+        _write_whole(index, b"".join(sorted(_split(bytes(head), width))))
+        return
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
     with tempfile.TemporaryFile(dir=index.parent) as spill:
-        for chunk in chunks:
+        for chunk in itertools.chain((bytes(head),), chunks):
             for bucket, records in _bucketed(chunk, width):
                 buffer = buffers[bucket]
                 buffer += records
@@ -253,7 +262,15 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                out.write(b"".join(sorted(_split(data, width))))
+                out.write(b"".join(sorted(_split(bytes(data), width))))
+    os.replace(temp, index)
+
+
+def _write_whole(index: Path, data: bytes) -> None:
+    """*index* written at once, under a temporary name then renamed (as above)."""
+    temp = index.with_name(f".{index.name}.tmp")
+    with open(temp, "wb") as out:
+        out.write(data)
     os.replace(temp, index)
 
 
