@@ -170,7 +170,7 @@ def test_an_index_sorted_a_chunk_at_a_time_has_the_bytes_of_one_sort(
 def test_an_index_that_fits_in_the_buckets_is_sorted_without_a_scratch_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run's index of up to 512 kB (a 5,000-trial run's pack records) is sorted at
+    """A run's index of up to 1 MiB (a 5,000-trial run's pack records) is sorted at
     once in memory: no scratch file, half the CPU of the buckets' way; the bytes are
     those of one sort, and only the index is left in the folder."""
     import random
@@ -181,7 +181,7 @@ def test_an_index_that_fits_in_the_buckets_is_sorted_without_a_scratch_file(
 
     monkeypatch.setattr(tempfile, "TemporaryFile", no_scratch)
     rng = random.Random(3)
-    records = [rng.randbytes(48) for _ in range(10_000)]
+    records = [rng.randbytes(48) for _ in range(20_000)]
     chunks = [b"".join(records[i : i + 4096]) for i in range(0, len(records), 4096)]
     _index._write_sorted(chunks, 48, tmp_path / "pack-0001.idx")
     assert (tmp_path / "pack-0001.idx").read_bytes() == b"".join(sorted(records))
