@@ -13,9 +13,12 @@ import hook), so *start* includes the imports. Printed a run: *start* (call to f
 request), *flow* (first request to last answer) and its rate over the middle 80 % of
 the answers, *end* (last answer to return) with ``conclude`` inside it, the fsyncs'
 wall time and the cyclic collector's (``gc_*``) in each part, and samples/s over the
-whole call. ``--profile start|end|after`` writes a cProfile of that part (``after``:
-from ``conclude``'s return) of the last round's runs to ``prof-NAME-C-PART.pstats``
-in the current folder.
+whole call. The first round (the ramp), from the first call: ``round1`` the C-th call
+into the provider, ``wrote1`` / ``wrote_round1`` the first and C-th request written
+(the direct pool's ``_send``), ``answer1`` / ``answer_round1``, ``round2`` the 2C-th
+call, ``second_lag`` the first answer to the (C+1)-th call. ``--profile
+start|end|after`` writes a cProfile of that part (``after``: from ``conclude``'s
+return) of the last round's runs to ``prof-NAME-C-PART.pstats`` in the current folder.
 """
 
 from __future__ import annotations
