@@ -13,9 +13,12 @@ import hook), so *start* includes the imports. Printed a run: *start* (call to f
 request), *flow* (first request to last answer) and its rate over the middle 80 % of
 the answers, *end* (last answer to return) with ``conclude`` inside it, the fsyncs'
 wall time and the cyclic collector's (``gc_*``) in each part, and samples/s over the
-whole call. ``--profile start|end|after`` writes a cProfile of that part (``after``:
-from ``conclude``'s return) of the last round's runs to ``prof-NAME-C-PART.pstats``
-in the current folder.
+whole call. The first round (the ramp), from the first call: ``round1`` the C-th call
+into the provider, ``wrote1`` / ``wrote_round1`` the first and C-th request written
+(the direct pool's ``_send``), ``answer1`` / ``answer_round1``, ``round2`` the 2C-th
+call, ``second_lag`` the first answer to the (C+1)-th call. ``--profile
+start|end|after`` writes a cProfile of that part (``after``: from ``conclude``'s
+return) of the last round's runs to ``prof-NAME-C-PART.pstats`` in the current folder.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def cpu():
 
 task, out, samples, conns, base_url, profile, prof_out = sys.argv[1:8]
 samples, conns = int(samples), int(conns)
-marks, answers, fsyncs = {}, [], []
+marks, answers, fsyncs, sent, wrote = {}, [], [], [], []
 prof = None
 if profile:
     import cProfile
@@ -56,6 +59,7 @@ def patch_openai(module):
             marks["first"], marks["first_cpu"] = time.perf_counter(), cpu()
             if profile == "start":
                 prof.disable()
+        sent.append(time.perf_counter())
         try:
             return await generate(self, *args, **kwargs)
         finally:
@@ -78,7 +82,18 @@ def patch_execute(module):
                 prof.enable()
     module.conclude = concluded
 
-PATCHES = {"assay.model._openai": patch_openai, "assay.pipeline._execute": patch_execute}
+def patch_direct(module):
+    send = module.DirectPost._send
+    def timed_send(self, *args, **kwargs):
+        wrote.append(time.perf_counter())
+        return send(self, *args, **kwargs)
+    module.DirectPost._send = timed_send
+
+PATCHES = {
+    "assay.model._openai_direct": patch_direct,
+    "assay.model._openai": patch_openai,
+    "assay.pipeline._execute": patch_execute,
+}
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -144,6 +159,13 @@ print(json.dumps({
     "fsyncs_start": len(start_fsyncs),
     "fsync_wall_start": sum(b - a for a, b in start_fsyncs),
     "fsyncs_end": len(end_fsyncs), "fsync_wall_end": sum(b - a for a, b in end_fsyncs),
+    "round1": sent[min(conns, samples) - 1] - marks["first"],
+    "answer1": answers[0] - marks["first"],
+    "wrote1": wrote[0] - marks["first"],
+    "wrote_round1": wrote[min(conns, samples) - 1] - marks["first"],
+    "answer_round1": answers[min(conns, samples) - 1] - marks["first"],
+    "second_lag": sent[min(conns, samples)] - answers[0],
+    "round2": sent[min(2 * conns, samples) - 1] - marks["first"],
     "total": end - begin, "cpu": end_cpu - begin_cpu, "rate": samples / (end - begin),
     "cpu_ms": 1000 * (end_cpu - begin_cpu) / samples,
 }))
@@ -161,7 +183,8 @@ def once(
     return child_figures(argv, env, out)
 
 
-SHOWN = ("start", "start_cpu", "fsync_wall_start", "flow", "flow_rate", "end", "end_cpu")
+SHOWN = ("start", "start_cpu", "fsync_wall_start", "round1", "to_10", "flow", "flow_rate")
+SHOWN += ("end", "end_cpu")
 SHOWN += ("conclude",)
 SHOWN += ("conclude_cpu", "fsync_wall_end", "rate", "cpu_ms")
 

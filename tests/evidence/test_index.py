@@ -36,6 +36,8 @@ def test_pack_index_finds_every_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill: int
 ) -> None:
     monkeypatch.setattr(_index, "_SPILL", spill)  # 64: every bucket goes to scratch
+    if spill == 64:
+        monkeypatch.setattr(_index, "_AT_ONCE", 0)  # by the buckets, not sorted at once
     pack, payloads = _pack(tmp_path, 3000)
     index = write_pack_index(pack)
     assert index.stat().st_size == 3000 * 48
@@ -54,6 +56,7 @@ def test_pack_index_finds_every_record(
 
 def test_bundle_index_finds_every_trial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_index, "_SPILL", 40)
+    monkeypatch.setattr(_index, "_AT_ONCE", 0)  # by the buckets, not sorted at once
     bundles = tmp_path / "bundles.jsonl"
     ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(2000)]
     lines = [
@@ -140,11 +143,13 @@ def test_store_entries_name_each_payload_where_it_is(tmp_path: Path) -> None:
             assert handle.read(size) == data
 
 
+@pytest.mark.parametrize("at_once", [1 << 20, 4096])
 @pytest.mark.parametrize("width", [48, 20])
 def test_an_index_sorted_a_chunk_at_a_time_has_the_bytes_of_one_sort(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int, at_once: int
 ) -> None:
-    """Each chunk sorted and cut into buckets, each bucket sorted at the end: the same
+    """Each chunk sorted and cut into buckets, each bucket sorted at the end (records
+    over what is sorted at once: ``at_once`` 4096), or all sorted at once: the same
     bytes as one sort of every record, with records that share their first bytes or
     are stored twice, and buckets spilled to scratch."""
     import random
@@ -157,5 +162,27 @@ def test_an_index_sorted_a_chunk_at_a_time_has_the_bytes_of_one_sort(
     rng.shuffle(records)
     chunks = [b"".join(records[i : i + 700]) for i in range(0, len(records), 700)]
     monkeypatch.setattr(_index, "_SPILL", 4096)
+    monkeypatch.setattr(_index, "_AT_ONCE", at_once)
     _index._write_sorted(chunks, width, tmp_path / "numpy.idx")
     assert (tmp_path / "numpy.idx").read_bytes() == b"".join(sorted(records))
+
+
+def test_an_index_that_fits_in_the_buckets_is_sorted_without_a_scratch_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's index of up to 1 MiB (a 5,000-trial run's pack records) is sorted at
+    once in memory: no scratch file, half the CPU of the buckets' way; the bytes are
+    those of one sort, and only the index is left in the folder."""
+    import random
+    import tempfile
+
+    def no_scratch(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a scratch file for an index that fits in memory")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_scratch)
+    rng = random.Random(3)
+    records = [rng.randbytes(48) for _ in range(20_000)]
+    chunks = [b"".join(records[i : i + 4096]) for i in range(0, len(records), 4096)]
+    _index._write_sorted(chunks, 48, tmp_path / "pack-0001.idx")
+    assert (tmp_path / "pack-0001.idx").read_bytes() == b"".join(sorted(records))
+    assert [p.name for p in tmp_path.iterdir()] == ["pack-0001.idx"]

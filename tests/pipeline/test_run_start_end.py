@@ -21,12 +21,21 @@ from assay import Sample, Task, generate, match, task
 from assay.model import ChatMessage, GenerateConfig, MockAPI, modelapi
 
 SEEN: list[str] = []
+LATER = (  # a baseline's comparison, verification, resume, rescoring, eval sets
+    "assay.gate._baseline",
+    "assay.evidence._verify_folder",
+    "assay.evidence._verify_checker",
+    "assay.pipeline._rescore",
+    "assay.pipeline._eval_set",
+)
 
 
 def echo(messages: list[ChatMessage]) -> str:
     if not SEEN:
         SEEN.append(f"jinja2 {'jinja2' in sys.modules} frozen {gc.get_freeze_count()}")
         print(f"at the first call: {SEEN[0]}", file=sys.stderr)
+        later = [m for m in LATER if m in sys.modules]
+        print(f"loaded for later at the first call: {later}", file=sys.stderr)
     return messages[-1].content
 
 
@@ -95,3 +104,13 @@ def test_survivors_are_frozen_only_inside_a_run_and_given_back_by_the_last_one()
         assert gc.get_count()[0] < 50  # the young generation left (nearly) empty
     finally:
         gc.unfreeze()
+
+
+def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path) -> None:
+    """The start imports what a run needs: not the baseline comparison (a run with
+    ``no_regression``), the verify chain, rescoring or eval sets (``assay.pipeline`` and
+    ``assay.gate`` export lazily): 18 fewer modules before the first request."""
+    (tmp_path / "task.py").write_text(TASK)
+    done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "loaded for later at the first call: []" in done.stderr, done.stderr[-3000:]

@@ -155,3 +155,24 @@ def test_outside_a_run_a_retry_wait_is_a_plain_sleep() -> None:
             await retry_wait(0)
 
     anyio.run(main)
+
+
+def test_the_first_trials_go_on_while_the_later_ones_start() -> None:
+    """Workers start in waves of ``WAVE``: between waves the loop runs, so the first
+    trials reach their model (their requests go out) while the later ones start; in
+    one wave of 200 the first request waited for all 200 trials to start."""
+    from assay.run._executor import WAVE
+
+    events: list[tuple[str, int]] = []
+    limit = 3 * WAVE
+
+    async def work(item: int) -> None:
+        events.append(("start", item))
+        await anyio.lowlevel.checkpoint()  # the trial's first call into its model
+        events.append(("on", item))
+
+    anyio.run(execute, range(limit), work, limit)
+    assert sorted(i for kind, i in events if kind == "start") == list(range(limit))
+    last_start = events.index(("start", limit - 1))
+    assert ("on", 0) in events[:last_start]  # the first went on before the last started
+    assert events.index(("start", WAVE - 1)) < events.index(("on", 0))  # a wave at once

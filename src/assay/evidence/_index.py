@@ -219,6 +219,10 @@ def _pack_entries(pack: Path) -> Iterator[bytes]:
 # buckets fill evenly); a bucket's records wait in memory up to _SPILL bytes, then go
 # to a scratch file. So sealing a run of any size holds a few MB, not every record.
 _SPILL = 8_192
+_AT_ONCE = 1 << 20
+"""Records up to this many bytes are sorted at once, in memory (a 5,000-trial network
+run's 20,000 pack records: 960 kB); the sort holds about five times as much for a
+moment. Over it, the chunks read so far go to the buckets one at a time."""
 _BUCKETS = [bytes([first]) for first in range(1, 256)]
 
 
@@ -231,10 +235,21 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
     code runs per record but the slicing; each bucket is sorted whole at the end: the
     bytes of one sort of it all. (numpy sorted a 400,000-record index in 0.1 s against
     Python's 0.23 s, but importing it adds 16 MB to the run's peak memory.)"""
+    chunks = iter(chunks)
+    head: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        head.append(chunk)
+        size += len(chunk)
+        if size > _AT_ONCE:
+            break
+    else:  # all of it: one sort, no buckets, no scratch (half the CPU at 10,000 records)
+        _write_whole(index, b"".join(sorted(_split(b"".join(head), width))))
+        return
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
     with tempfile.TemporaryFile(dir=index.parent) as spill:
-        for chunk in chunks:
+        for chunk in itertools.chain(_drained(head), chunks):
             for bucket, records in _bucketed(chunk, width):
                 buffer = buffers[bucket]
                 buffer += records
@@ -253,7 +268,22 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                out.write(b"".join(sorted(_split(data, width))))
+                out.write(b"".join(sorted(_split(bytes(data), width))))
+    os.replace(temp, index)
+
+
+def _drained(chunks: list[bytes]) -> Iterator[bytes]:
+    """*chunks* in order, each let go of as it is handed on."""
+    chunks.reverse()
+    while chunks:
+        yield chunks.pop()
+
+
+def _write_whole(index: Path, data: bytes) -> None:
+    """*index* written at once, under a temporary name then renamed (as above)."""
+    temp = index.with_name(f".{index.name}.tmp")
+    with open(temp, "wb") as out:
+        out.write(data)
     os.replace(temp, index)
 
 

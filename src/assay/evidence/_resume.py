@@ -22,11 +22,10 @@ from assay._digest import loads, sha256_hex
 from assay.evidence._bundle import bundle_digest
 from assay.evidence._framed import expand_run
 from assay.evidence._index import BUNDLE_INDEX, pack_index
-from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, SCORES
+from assay.evidence._layout import ARTIFACTS, BUNDLES, EVENTS, LEFTOVER, SCORES
 from assay.evidence._log import GENESIS, after_seal, events_in
 from assay.evidence._pack import PackError, pack_names, scan_headers, whole_length
 from assay.evidence._usage import Usage
-from assay.evidence._verify_folder import LEFTOVER
 
 
 class ResumePoint(msgspec.Struct):

@@ -23,6 +23,7 @@ from assay.evidence._layout import (
     ATTESTATION,
     BUNDLES,
     EVENTS,
+    LEFTOVER,
     LOCK,
     MANIFEST,
     PLAN,
@@ -44,9 +45,6 @@ KNOWN_FILES = frozenset(
 _PACK_FILE = re.compile(r"pack-[0-9]{4,}\.(bin|idx|bin\.zst)")
 _HEX2 = re.compile(r"[0-9a-f]{2}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-LEFTOVER = re.compile(r"\..+\.tmp")
-"""A file being written under a temporary name (``.NAME.tmp``) before it is renamed
-into place: a kill leaves one behind, which the next ``assay resume`` removes."""
 
 
 def check_manifest_bytes(check: Checker) -> None:

@@ -172,12 +172,10 @@ class DirectPost:
         ssl = self._ssl_context() if self._tls else None
         host = self._host if self._tls else None
         try:
-            await asyncio.wait_for(
-                self._loop.create_connection(
+            async with asyncio.timeout(CONNECT_TIMEOUT if timeout is None else timeout):
+                await self._loop.create_connection(
                     lambda: conn, self._host, self._port, ssl=ssl, server_hostname=host
-                ),
-                CONNECT_TIMEOUT if timeout is None else timeout,
-            )
+                )
         except TimeoutError:
             raise InfrastructureError("timeout", f"no answer from {self._where}") from None
         except OSError as exc:  # refused, unreachable, unknown host, TLS

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.gate import Baseline, Regression, compare_with_baseline, no_baseline
+from assay.gate._regression import Baseline, Regression
 from assay.spec import EvalSpec, resolve_folder_inside
 
 FIELD = "gate.no_regression.baseline"
@@ -55,6 +55,9 @@ def regression_of(
         path = baseline_path(spec, spec_folder, given)
     except ConfigError as exc:  # e.g. a symlink out of the spec's folder
         return Regression(Baseline(str(rule.baseline), problem=exc.one_line()))
+    # the comparison reads and verifies the baseline run: its modules load only here
+    from assay.gate._baseline import compare_with_baseline, no_baseline
+
     if path is None:
         return no_baseline()
     if records is None:

@@ -53,7 +53,6 @@ from assay.model._prices import current_prices
 from assay.model._registry import model_roles_scope
 from assay.pipeline._judge import observation_of
 from assay.pipeline._prepared import Prepared
-from assay.pipeline._resume import spec_changes
 from assay.pipeline._task_prepare import rebuild_frozen
 from assay.score import AnyScorer, Observation, Verdict, score_observation
 from assay.spec import EvalSpec
@@ -161,6 +160,8 @@ def _check_rebuildable(prepared: Prepared) -> None:
     spec = prepared.spec
     rebuilt = rebuild_frozen(spec)
     if rebuilt.spec.digest != spec.digest:
+        from assay.pipeline._resume import spec_changes  # resume's, not a plain run's start
+
         changed = spec_changes(msgspec.to_builtins(spec), rebuilt.spec)
         reason = (
             f"the task rebuilt from its file is not this one ({changed}), so a worker "
