@@ -348,11 +348,26 @@ def start_cli(
     )
 
 
-def run_blocked_at_last_trial(tmp_path: Path, source: str) -> tuple[subprocess.Popen[bytes], Path]:
-    """``assay run`` (our own child, ``-j 1``) of a 3-sample spec whose one target is
-    ``answer`` in *source*, a module whose last trial (``s2``) waits for a ``go`` file
-    beside it: the process and its run folder, once that trial has started."""
-    write_module(tmp_path, "blocking", source)
+BLOCKED_AT_LAST = """
+import pathlib, time
+
+def answer(text):
+    if text == "q2":  # the last trial waits for the test to let it go
+        gate = pathlib.Path(__file__).with_name("go")
+        while not gate.exists():
+            time.sleep(0.01)
+    return {answer}
+"""
+
+
+def run_blocked_at_last_trial(
+    tmp_path: Path, answer: str = "text"
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """``assay run`` (our own child, ``-j 1``) of a 3-sample spec whose one target
+    answers with the expression *answer* (of its input ``text``), its last trial
+    (``s2``) waiting for a ``go`` file beside the module: the process and its run
+    folder, once that trial has started."""
+    write_module(tmp_path, "blocking", BLOCKED_AT_LAST.format(answer=answer))
     spec = simple_spec(tmp_path, targets=[{"id": "t", "callable": "blocking:answer"}])
     run = tmp_path / "run"
     process = subprocess.Popen(

@@ -358,20 +358,8 @@ def test_a_stopped_run_is_one_error_testcase(tmp_path: Path) -> None:
     assert error.get("message", "").startswith("stopped: 1 trial(s) errored"), error.attrib
 
 
-BLOCKING = """
-import pathlib, time
-
-def answer(text):
-    if text == "q2":  # the last trial waits for the test to let it go
-        gate = pathlib.Path(__file__).with_name("go")
-        while not gate.exists():
-            time.sleep(0.01)
-    return "wrong" if text == "q0" else text
-"""
-
-
 def test_resume_writes_the_junit_of_the_run_it_finishes(tmp_path: Path) -> None:
-    process, run = run_blocked_at_last_trial(tmp_path, BLOCKING)
+    process, run = run_blocked_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
     try:
         process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
         process.communicate(timeout=60)

@@ -30,17 +30,6 @@ from tests.helpers import (
     write_module,
 )
 
-BLOCKING = """
-import pathlib, time
-
-def answer(text):
-    if text == "q2":  # the last trial waits for the test to let it go
-        gate = pathlib.Path(__file__).with_name("go")
-        while not gate.exists():
-            time.sleep(0.01)
-    return text
-"""
-
 
 @pytest.mark.doc(
     "docs/cli.md",
@@ -89,7 +78,7 @@ def test_sign_refuses_a_running_run_and_signs_it_once_interrupted(
 
 
 def _blocked_at_its_last_trial(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    return run_blocked_at_last_trial(tmp_path, BLOCKING)
+    return run_blocked_at_last_trial(tmp_path)
 
 
 def _interrupted_at_its_last_trial(tmp_path: Path) -> Path:
