@@ -27,6 +27,7 @@ from assay.pipeline._eval import (
     Place,
     Placement,
     TaskInput,
+    Unit,
     _resolve_tasks,
     _run_name,
     _run_unit,
@@ -44,7 +45,6 @@ from assay.pipeline._prepared import Prepared
 from assay.pipeline._resume import resume_run_async
 from assay.pipeline._sync import synchronous
 from assay.run import first_error
-from assay.task import Task
 
 DEFAULT_RETRY_ATTEMPTS = 10
 """Inspect's default: a unit is tried up to ten more times."""
@@ -121,9 +121,6 @@ def _remove_errored_runs(log_dir: Path, results: list[EvalResult]) -> None:
             for run in runs:
                 if not run.clean and run.path not in done:
                     shutil.rmtree(run.path)
-
-
-Unit = tuple[Task, dict[str, Any] | None, Model]
 
 
 async def _run_units(
