@@ -134,3 +134,80 @@ def test_a_look_that_fails_does_not_fail_the_run(
     ahead = DetailsAhead(tmp_path, ArtifactStore(tmp_path / "artifacts", write=False))
     anyio.run(_ahead.work_ahead, Run(), ahead)  # returns: the looks stop
     assert ahead.broken
+
+
+def test_lines_handed_over_give_the_page_read_at_the_end_without_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh run hands over its listed trials' lines as it judges them: the details
+    are those ``read_details`` gives, and the file is never read for them."""
+    monkeypatch.setattr(_details_ahead, "FETCH_AT", 8)
+    live, lines, report = _live(tmp_path)
+    rows = _in_line_order(report, lines)
+    ahead = DetailsAhead(live, ArtifactStore(live / "artifacts", write=False), handed=True)
+    for line in lines[:60]:
+        ahead.offer(line)
+    ahead.look(rows[:60])
+    assert len(ahead.made) == 60
+    for line in lines[60:]:
+        ahead.offer(line)
+    listed = {r.trial_id for r in rows[10:]}  # ten listed, then dropped
+    made = ahead.finish(listed)
+
+    assert not (live / "bundles.jsonl").exists() and not ahead.broken
+    _append(live, b"".join(lines))
+    assert made == read_details(live, listed, ArtifactStore(live / "artifacts", write=False))
+
+
+@pytest.mark.parametrize("cap", [1000, 40])  # 40: failures past the cap evict passing rows
+def test_a_fresh_run_s_page_is_made_of_the_lines_it_handed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int
+) -> None:
+    from assay.pipeline import _ahead
+    from assay.report import _model
+
+    read: list[object] = []
+
+    def never(*args: object) -> object:
+        read.append(args)
+        raise AssertionError("a fresh run read its bundle lines back")
+
+    monkeypatch.setattr(_model, "MAX_TRIAL_ROWS", cap)
+    monkeypatch.setattr(_ahead, "AHEAD_AFTER", 0.005)
+    monkeypatch.setattr(_details_ahead, "FETCH_AT", 8)
+    monkeypatch.setattr(_details_ahead, "shown_bundles", never)
+    monkeypatch.setattr(_details_ahead, "read_details", never)
+    slow = "import time\n\ndef answer(text):\n    time.sleep(0.002)\n" + ANSWERS.split(":", 1)[1]
+    spec = unique_callable_spec(tmp_path / "spec", slow, samples=SAMPLES, gate={})
+    run_spec_at(spec, tmp_path / "run", max_concurrency=4)
+
+    run = tmp_path / "run"
+    report = read_report(run)
+    assert len(report.trials) == min(cap, len(SAMPLES))
+    assert any(row.scores != {"exact": "passed"} for row in report.trials)
+    details = read_details(run, {row.trial_id for row in report.trials})
+    assert (run / "report.html").read_bytes() == to_html(report, details).encode()
+    assert read == []
+
+
+def test_a_resumed_run_reads_its_earlier_trials_lines_for_its_page(tmp_path: Path) -> None:
+    import signal
+
+    from tests.helpers import run_blocked_at_last_trial, run_cli
+
+    process, run = run_blocked_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
+    try:
+        process.send_signal(signal.SIGINT)  # sealed as interrupted, s0 and s1 finished
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    (tmp_path / "go").touch()
+    resumed = run_cli("resume", run, cwd=tmp_path)
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr  # s0 is wrong
+
+    report = read_report(run)
+    details = read_details(run, {row.trial_id for row in report.trials})
+    assert len(details) == 3 and {d.answer for d in details.values()} >= {"wrong", "q1"}
+    assert (run / "report.html").read_bytes() == to_html(report, details).encode()

@@ -27,11 +27,17 @@ AHEAD_AFTER = 0.2
 
 
 def details_ahead(run: _Run) -> DetailsAhead | None:
-    """The reader of *run*'s listed trials' details (None for a dry run)."""
+    """The reader of *run*'s listed trials' details (None for a dry run). A fresh run
+    hands it the lines of its listed trials as they are judged (``run.ahead``); a
+    resumed one lets it read them from the file."""
     from assay.report._details_ahead import DetailsAhead
 
     path = run.writer.path
-    return None if path is None else DetailsAhead(path, run.writer.store)
+    if path is None:
+        return None
+    ahead = DetailsAhead(path, run.writer.store, handed=run.point is None)
+    run.ahead = ahead if ahead.handed else None
+    return ahead
 
 
 async def work_ahead(run: _Run, ahead: DetailsAhead | None) -> None:

@@ -48,6 +48,7 @@ from assay.score import MetricsBuilder
 from assay.target import Target
 
 if TYPE_CHECKING:
+    from assay.report._details_ahead import DetailsAhead
     from assay.sandbox._lifecycle import TrialSandboxes
 
 STORAGE = "run.storage"
@@ -89,6 +90,7 @@ class _Run:
             self.spec.gate.confidence_level,
         )
         self.rows = TrialRows(self.shard_size)
+        self.ahead: DetailsAhead | None = None  # takes the listed trials' lines (_ahead)
         self.monitor = (
             Monitor(SequentialPlan(self.spec, list(self.scorers)))
             if self.spec.gate.stopping is not None
@@ -245,6 +247,8 @@ class _Run:
                     with bound(sandboxes):
                         records = await judging
                     await sandboxes.close()
+        if self.ahead is not None and self.rows.kept_last:  # the report lists it
+            self.ahead.offer(line)
         record_scores(self.writer, recorder, digest, records)
         if self.monitor is not None:  # a sequential gate
             self.observe(trial.index, trial.target_id, bundle["state"], records)

@@ -81,6 +81,7 @@ class TrialRows:
         self.failing: list[TrialRow] = []
         self.passing: list[TrialRow] = []
         self.omitted = 0
+        self.kept_last = False  # whether the last row added is listed (``DetailsAhead``)
         self.usage: dict[str, Usage] = {}
         self.grading: dict[str, dict[str, Usage]] = {}
 
@@ -115,6 +116,7 @@ class TrialRows:
         if record:
             totals.add_record(record)
         kept = self._place(all(map("passed".__eq__, scores.values())))  # no genexpr frame
+        self.kept_last = kept is not None
         if kept is not None:
             kept.append(
                 TrialRow(
