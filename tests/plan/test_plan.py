@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -89,6 +91,33 @@ def test_a_large_plan_costs_nothing_until_walked() -> None:
     assert the_plan.denominators() == {"a": 10_000_000, "b": 10_000_000, "c": 10_000_000}
     first = next(iter(the_plan))
     assert (first.index, first.sample_id, first.target_id, first.repetition) == (0, "0", "a", 1)
+
+
+class _CountingSha256:
+    """``hashlib`` as the plan module sees it, counting the SHA-256s it starts."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def sha256(self, data: bytes = b"") -> Any:
+        self.made += 1
+        return hashlib.sha256(data)
+
+
+def test_a_walked_plan_hashes_nothing_the_next_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run walks its plan twice (``plan.jsonl``, then the trials): the ids are hashed
+    on the first whole walk only; a walk left half-way keeps nothing."""
+    the_plan = plan(make_spec("ev", ["a", "b"], 2), ["s1", "s2", "s3"])
+    counting = _CountingSha256()
+    monkeypatch.setattr("assay.plan._plan.hashlib", counting)
+    walk = iter(the_plan)
+    half = [next(walk) for _ in range(5)]
+    first = list(the_plan)
+    second = list(the_plan)
+    assert counting.made == 5 + len(the_plan)
+    assert first == second and first[:5] == half
+    for x in second:
+        assert x.trial_id == trial_id("ev", x.target_id, x.sample_id, x.repetition)
 
 
 def test_plan_is_the_same_in_another_process(tmp_path: Path) -> None:

@@ -125,8 +125,9 @@ class RunWriter:
         if self.path is not None:
             write_atomic(self.path / SPEC, canonical)
 
-    def write_plan_line(self, record: dict[str, Any]) -> None:
-        """Append one planned trial."""
+    def write_plan_line(self, record: Any) -> None:
+        """Append one planned trial: a ``Trial`` (a struct encodes as the dict of its
+        fields, in order: the same bytes, without the dict made for every trial)."""
         if self.path is not None:
             self._files[PLAN].write(fast_json(record) + b"\n")
 

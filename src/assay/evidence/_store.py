@@ -105,14 +105,15 @@ class ArtifactStore:
 
     def put(self, data: bytes, media: str) -> ArtifactRef:
         """Store *data* (if new) and return its reference."""
-        digest = hashlib.sha256(data).hexdigest()
+        raw = hashlib.sha256(data).digest()  # the index entry's bytes, hex for the name
+        digest = raw.hex()
         size = len(data)
         if self._write:
             if size < LOOSE_MIN:
                 if digest in self._recent:  # stored recently: not again
                     self._recent.move_to_end(digest)
                 else:
-                    self._append(digest, data)
+                    self._append(digest, raw, data)
             elif self._queue is not None:
                 self._raise_failure()
                 self._queue.put((digest, data))
@@ -120,7 +121,7 @@ class ArtifactStore:
                 self._write_once(digest, data)
         return ArtifactRef(digest, size, media)
 
-    def _append(self, digest: str, data: bytes) -> None:
+    def _append(self, digest: str, raw: bytes, data: bytes) -> None:
         """Append a pack record, not stored recently (4 a trivial trial: ``record_bytes``
         and ``pack_entry`` inlined, the index entry kept in memory until a chunk of them
         is spilled)."""
@@ -136,7 +137,7 @@ class ArtifactStore:
         self._pack.write(record)
         self._pack_size += len(record)
         spill = self._spill  # the payload ends one byte (\n) before the record
-        spill += PACK_ENTRY.pack(bytes.fromhex(digest), self._pack_size - size - 1, size)
+        spill += PACK_ENTRY.pack(raw, self._pack_size - size - 1, size)
         if len(spill) >= SPILL_AT:
             self._spill_entries()
 

@@ -29,7 +29,7 @@ import anyio
 from assay._infra import InfrastructureError, backoff_delay
 from assay._slots import retry_wait
 from assay.evidence import current_recorder
-from assay.model._budget import current_budget
+from assay.model._budget import _budget
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage
@@ -69,7 +69,7 @@ async def call_with_retries(
     """Ask *api* through *gate*, retrying infrastructure failures; see the module doc."""
     retries = DEFAULT_MAX_RETRIES if config.max_retries is None else config.max_retries
     initial = DEFAULT_BACKOFF if config.retry_backoff is None else config.retry_backoff
-    budget = current_budget()
+    budget = _budget.get()  # current_budget(), without a frame around it (every call)
     failed = 0
     while True:
         started = time.monotonic()

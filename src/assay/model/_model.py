@@ -19,8 +19,8 @@ import msgspec
 
 from assay._digest import canonical_json, sha256_hex
 from assay.evidence import current_recorder
-from assay.model._budget import current_budget
-from assay.model._cache import current_cache
+from assay.model._budget import _budget
+from assay.model._cache import _cache
 from assay.model._cache_key import shown_url
 from assay.model._calls import ModelError, call_with_retries
 from assay.model._config import GenerateConfig
@@ -28,11 +28,17 @@ from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage, user_message, with_images_inlined
 from assay.model._output import ModelOutput
 from assay.model._prices import cost_of
-from assay.model._replay import current_replay
+from assay.model._replay import _replay
 from assay.model._scoped_limits import charge_scoped_limits
 
 DEFAULT_MAX_CONNECTIONS = 10
 _JSON = "application/json"
+
+# ``current_replay``, ``current_cache`` and ``current_budget`` without a Python frame
+# around each: the context variables' own ``get``, asked on every model call.
+_replay_now = _replay.get
+_cache_now = _cache.get
+_budget_now = _budget.get
 
 
 class ModelAPI(Protocol):
@@ -87,13 +93,13 @@ class Model:
         except ValueError as exc:
             raise ModelError(None, self.name, str(exc)) from None
         merged = self.config.merge(config)
-        replay = current_replay()
+        replay = _replay_now()
         if replay is not None:
             prompt = canonical_json({"messages": messages, "tools": tools or [], "config": merged})
             recorded = replay.answer(self.name, sha256_hex(prompt))
             if recorded is not None:
                 return recorded
-        cache = current_cache()  # response cache: answer before waiting for a connection
+        cache = _cache_now()  # response cache: answer before waiting for a connection
         key = cache.key(self, messages, tools, merged) if cache is not None else ""
         cached = cache.get(key) if cache is not None else None
         if cached is not None:
@@ -116,7 +122,7 @@ class Model:
         so a limit cuts a trial off at the same point whether or not the cache answered)."""
         cost = cost_of(self.name, output.usage)
         self._record(messages, tools, config, output, cost)
-        budget = current_budget()
+        budget = _budget_now()
         if budget is not None:
             budget.spend(output.usage, cost or 0.0)
         charge_scoped_limits(len(messages), output.usage)

@@ -35,8 +35,17 @@ def trial_id(evaluation: str, target_id: str, sample_id: str, repetition: int) -
     The coordinates are hashed as a JSON array, so no choice of ids can make two
     different trials spell the same key.
     """
+    return "t-" + _id_digest(evaluation, target_id, sample_id, repetition).hex()
+
+
+def _id_digest(evaluation: str, target_id: str, sample_id: str, repetition: int) -> bytes:
+    """The 12 bytes of SHA-256 a trial id spells in hex."""
     key = _encode([evaluation, target_id, sample_id, repetition])
-    return "t-" + hashlib.sha256(key).hexdigest()[:24]
+    return hashlib.sha256(key).digest()[:ID_BYTES]
+
+
+ID_BYTES = 12
+"""Bytes of a trial id's digest (24 hex digits)."""
 
 
 def sample_order(spec: EvalSpec, samples: int) -> Sequence[int]:
@@ -55,9 +64,12 @@ class Plan:
     """The trials of a spec, in plan order: sample-major, then target, then repetition.
 
     Trials are generated, not stored, so a plan of a million trials costs nothing until
-    it is walked. Interleaving targets per sample keeps drifts (a slower machine later in
-    the run) from favouring one target. Samples come in file order, or in a seeded random
-    order for a sequential gate (``sample_order``); all trials of a sample stay together.
+    it is walked; a whole walk keeps the ids' digests (12 bytes a trial, in one buffer),
+    so the next walk hashes nothing (a run walks its plan twice: ``plan.jsonl``, then
+    the trials; one SHA-256 a trial less). Interleaving targets per sample keeps drifts
+    (a slower machine later in the run) from favouring one target. Samples come in file
+    order, or in a seeded random order for a sequential gate (``sample_order``); all
+    trials of a sample stay together.
     """
 
     def __init__(self, spec: EvalSpec, sample_ids: Sequence[str]) -> None:
@@ -65,20 +77,31 @@ class Plan:
         self.sample_ids = sample_ids
         self.target_ids = [t.id for t in spec.targets]
         self.order = sample_order(spec, len(sample_ids))
+        self._digests: bytearray | None = None  # of every trial id, once a walk has ended
 
     def __len__(self) -> int:
         return len(self.sample_ids) * len(self.target_ids) * self.spec.repetitions
 
     def __iter__(self) -> Iterator[Trial]:
         evaluation = self.spec.evaluation
-        index = 0
+        known = self._digests  # an earlier walk's: sliced, not hashed again
+        made = bytearray()
+        index = at = 0
         for sample_index in self.order:
             sample_id = self.sample_ids[sample_index]
             for target_id in self.target_ids:
                 for repetition in range(1, self.spec.repetitions + 1):
-                    tid = trial_id(evaluation, target_id, sample_id, repetition)
+                    if known is None:
+                        digest = _id_digest(evaluation, target_id, sample_id, repetition)
+                        made += digest
+                        tid = "t-" + digest.hex()
+                    else:
+                        tid = "t-" + known[at : at + ID_BYTES].hex()
                     yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
                     index += 1
+                    at += ID_BYTES
+        if known is None:  # walked to the end: the next walk hashes nothing
+            self._digests = made
 
     @property
     def per_sample(self) -> int:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from assay._registry import json_safe
-from assay.score._score import InvalidScoreValue, PythonScorer, Score, value_to_float
+from assay.score._score import InvalidScoreValue, PythonScorer, Score, _to_float, value_to_float
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
 from assay.solver._state import state_from_json, state_scope
 
@@ -65,9 +65,10 @@ class _Adapted:
             score = await self.scorer(state, state.target)
         if not isinstance(score, Score):
             raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
-        values = keyed_values(score.value)
+        given = score.value  # a scalar, the common case, goes straight to its conversion
+        values = keyed_values(given) if isinstance(given, dict | list | tuple) else None
         if values is None:
-            value = value_to_float(score.value)
+            value = _to_float(given)  # value_to_float's work, without its no-argument form
             passed = value >= 1.0
         else:
             value = math.fsum(values.values()) / len(values)

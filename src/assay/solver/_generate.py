@@ -42,7 +42,8 @@ async def generate_loop(
     """Ask *model* about ``state.messages`` with the state's tools, run the tools it
     calls (see the module docstring), and return the state with every message appended
     and ``state.output`` the last answer."""
-    check_tool_calls(tool_calls)
+    if tool_calls != "loop":  # the default needs no check (every model call comes here)
+        check_tool_calls(tool_calls)
     choice = state.tool_choice
     while True:
         check_message_limit(state, message_limit)

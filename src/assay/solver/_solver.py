@@ -76,8 +76,9 @@ class Chain:
         generate_token = _generate.set(generate)
         try:
             for step in self.solvers:
-                state = await step(state, generate)
-                _current.set(state)  # a step may return another state object
+                given, state = state, await step(state, generate)
+                if state is not given:  # a step may return another state object
+                    _current.set(state)
                 if state.completed:
                     break
         finally:

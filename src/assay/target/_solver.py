@@ -158,6 +158,8 @@ class SolverTarget:
             if environments or self.approval or current_sandboxes() or approval_active():
                 with sandbox_scope(environments), approval_scope(self.approval):
                     await self._run_plan(holder, plan, generate)
+            elif self.limits.time_limit is None and self.cleanup is None:
+                holder[0] = await plan(holder[0], generate)  # _run_plan's, one coroutine less
             else:
                 await self._run_plan(holder, plan, generate)
 
