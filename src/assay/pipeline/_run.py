@@ -43,7 +43,8 @@ from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._trial_sandboxes import RunSandboxes, bound
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
-from assay.run import run_trial
+from assay.run import TrialResult, run_trial
+from assay.run._companion import Judging
 from assay.score import MetricsBuilder
 from assay.target import Target
 
@@ -186,21 +187,27 @@ class _Run:
             recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
-    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[None]]:
+    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[Judging | None]]:
         """What the executor calls per trial: ``trial``, or straight ``_trial`` when the
         run has no sandboxes (no context manager, nor a coroutine more, per trial)."""
         return self.trial if self.sandboxes.needed else partial(self._trial, sandboxes=None)
 
-    async def trial(self, item: Trial | Requeued) -> None:
-        """Run one trial (or continue a re-queued one), then seal, judge and count it."""
+    async def trial(self, item: Trial | Requeued) -> Judging | None:
+        """Run one trial (or continue a re-queued one); what is left to do once its answer
+        is in (seal, judge, count) is done, or returned for the executor to do after the
+        next trial's request is out (``_trial``)."""
         if not self.sandboxes.needed:  # no async context manager to enter per trial
-            await self._trial(item, None)
-            return
+            return await self._trial(item, None)
         trial_id = item.trial.trial_id if isinstance(item, Requeued) else item.trial_id
         async with self.sandboxes.around(trial_id) as sandboxes:
-            await self._trial(item, sandboxes)
+            return await self._trial(item, sandboxes)
 
-    async def _trial(self, item: Trial | Requeued, sandboxes: TrialSandboxes | None) -> None:
+    async def _trial(
+        self, item: Trial | Requeued, sandboxes: TrialSandboxes | None
+    ) -> Judging | None:
+        """Run the trial to its answer. Its judging is returned to be done later
+        (``assay.run._companion``) unless scorers need its sandboxes or a sequential gate
+        must see it before another trial starts."""
         if isinstance(item, Requeued):
             trial, recorder, earlier, tries = item.trial, item.recorder, item.attempts, item.tries
         else:
@@ -209,7 +216,7 @@ class _Run:
         record = sample.to_record(self.spec.hidden_fields)
         if self.hooks is not None and not isinstance(item, Requeued):
             await self.hooks.emit("on_sample_start", sample_start(self.spec.evaluation, trial))
-        with recorder.bound():  # one binding for the trial and its judging
+        with recorder.bound():
             result = await run_trial(
                 trial,
                 sample,
@@ -227,8 +234,24 @@ class _Run:
                     with recorder.scope(recorder.root):
                         await sandboxes.close()
                 self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
-                return
-            bundle = bundle_of(result, recorder, record["expected"])
+                return None
+        judging = partial(self._judge, result, recorder, record["expected"], sandboxes)
+        if sandboxes is None and self.monitor is None:
+            return judging
+        await judging()
+        return None
+
+    async def _judge(
+        self,
+        result: TrialResult,
+        recorder: TrialRecorder,
+        expected: Any,
+        sandboxes: TrialSandboxes | None,
+    ) -> None:
+        """Seal a trial whose answer is in, judge it and count it."""
+        trial = result.trial
+        with recorder.bound():
+            bundle = bundle_of(result, recorder, expected)
             self.retries += max(0, len(bundle["attempts"]) - 1)
             line, digest = seal_bundle(bundle)
             self.writer.write_bundle(line)

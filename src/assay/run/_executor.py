@@ -25,6 +25,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from assay._slots import PARKED_PER_SLOT, Lease, TrialSlots, bind
+from assay.run._companion import Companion, Judging
 from assay.run._gc import collector_tuned
 from assay.run._groups import first_error
 
@@ -33,19 +34,24 @@ WAVE = 32
 """Workers started at a time; between waves the loop runs (module doc)."""
 
 
-async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
-    """Run ``work(item)`` for every item, at most *limit* working at a time."""
+async def execute(
+    items: Iterable[T], work: Callable[[T], Awaitable[Judging | None]], limit: int
+) -> None:
+    """Run ``work(item)`` for every item, at most *limit* working at a time; what it
+    returns to be judged later goes to the worker's ``Companion`` (module doc)."""
     iterator = iter(items)
     checkpoint = _checkpoint()
     limit = max(1, limit)
     most = limit * (1 + PARKED_PER_SLOT)
     workers = 0
+    judges = limit if limit > 1 else 0  # companions at most; -j 1 judges before the next
     exhausted = False
     group: anyio.abc.TaskGroup | None = None
 
     async def worker() -> None:
-        nonlocal exhausted
+        nonlocal exhausted, judges
         bind(Lease(slots))
+        companion: Companion | None = None
         while True:
             await slots.start()
             try:
@@ -53,14 +59,26 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
                     item = next(iterator)
                 except StopIteration:
                     exhausted = True
-                    return
-                await work(item)
+                    break
+                judging = await work(item)
             finally:
                 slots.finish()
+            if judging is not None:
+                if companion is None and judges and group is not None:
+                    judges -= 1
+                    companion = Companion()
+                    group.start_soon(companion.run)
+                if companion is not None:  # the next trial's request goes out first
+                    await companion.hand(judging)
+                    continue
+                await judging()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
-            # run ends. One checkpoint per trial lets the loop clean up as it goes.
+            # run ends. One checkpoint per trial lets the loop clean up as it goes (a
+            # companion's hand waits for the judging before, so it pauses too).
             await checkpoint()
+        if companion is not None:
+            await companion.hand(None)
 
     def grow() -> None:
         """A trial parked: one more worker may start a trial in its place."""
