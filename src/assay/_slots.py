@@ -102,7 +102,7 @@ def bind(lease: Lease) -> None:
 
 def unbind() -> None:
     """The current task holds no slot: its retry waits are plain sleeps (a trial being
-    judged after its slot went to the next, ``assay.run._companion``)."""
+    judged after its slot went to the next, ``assay.run._judges``)."""
     _lease.set(None)
 
 

@@ -44,7 +44,7 @@ from assay.pipeline._trial_sandboxes import RunSandboxes, bound
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
 from assay.run import TrialResult, run_trial
-from assay.run._companion import Judging
+from assay.run._judges import Judging
 from assay.score import MetricsBuilder
 from assay.target import Target
 
@@ -206,7 +206,7 @@ class _Run:
         self, item: Trial | Requeued, sandboxes: TrialSandboxes | None
     ) -> Judging | None:
         """Run the trial to its answer. Its judging is returned to be done later
-        (``assay.run._companion``) unless scorers need its sandboxes or a sequential gate
+        (``assay.run._judges``) unless scorers need its sandboxes or a sequential gate
         must see it before another trial starts."""
         if isinstance(item, Requeued):
             trial, recorder, earlier, tries = item.trial, item.recorder, item.attempts, item.tries

@@ -25,9 +25,9 @@ import anyio.abc
 import anyio.lowlevel
 
 from assay._slots import PARKED_PER_SLOT, Lease, TrialSlots, bind
-from assay.run._companion import Companion, Judging
 from assay.run._gc import collector_tuned
 from assay.run._groups import first_error
+from assay.run._judges import Judges, Judging
 
 T = TypeVar("T")
 WAVE = 32
@@ -38,20 +38,19 @@ async def execute(
     items: Iterable[T], work: Callable[[T], Awaitable[Judging | None]], limit: int
 ) -> None:
     """Run ``work(item)`` for every item, at most *limit* working at a time; what it
-    returns to be judged later goes to the worker's ``Companion`` (module doc)."""
+    returns is judged after the worker's next item has started (``_judges``)."""
     iterator = iter(items)
     checkpoint = _checkpoint()
     limit = max(1, limit)
     most = limit * (1 + PARKED_PER_SLOT)
-    workers = 0
-    judges = limit if limit > 1 else 0  # companions at most; -j 1 judges before the next
+    workers = alive = 0
     exhausted = False
     group: anyio.abc.TaskGroup | None = None
 
     async def worker() -> None:
-        nonlocal exhausted, judges
+        nonlocal exhausted, alive
         bind(Lease(slots))
-        companion: Companion | None = None
+        alive += 1
         while True:
             await slots.start()
             try:
@@ -63,22 +62,15 @@ async def execute(
                 judging = await work(item)
             finally:
                 slots.finish()
-            if judging is not None:
-                if companion is None and judges and group is not None:
-                    judges -= 1
-                    companion = Companion()
-                    group.start_soon(companion.run)
-                if companion is not None:  # the next trial's request goes out first
-                    await companion.hand(judging)
-                    continue
+            if judging is not None and not judges.hand(judging):
                 await judging()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
-            # run ends. One checkpoint per trial lets the loop clean up as it goes (a
-            # companion's hand waits for the judging before, so it pauses too).
+            # run ends. One checkpoint per trial lets the loop clean up as it goes.
             await checkpoint()
-        if companion is not None:
-            await companion.hand(None)
+        alive -= 1
+        if not alive:
+            judges.close()
 
     def grow() -> None:
         """A trial parked: one more worker may start a trial in its place."""
@@ -87,7 +79,12 @@ async def execute(
             workers += 1
             group.start_soon(worker)
 
+    def judge() -> None:
+        if group is not None:
+            group.start_soon(judges.drain)
+
     slots = TrialSlots(limit, grow)
+    judges = Judges(limit if limit > 1 else 0, judge)  # -j 1: judged before the next
     try:
         with collector_tuned():
             async with anyio.create_task_group() as group:
