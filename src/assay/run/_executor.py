@@ -62,11 +62,15 @@ async def execute(
                 judging = await work(item)
             finally:
                 slots.finish()
-            if judging is not None and not judges.hand(judging):
+            if judging is not None:
+                if judges.hand(judging):
+                    continue  # the next item starts at once, before this one is judged
                 await judging()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
-            # run ends. One checkpoint per trial lets the loop clean up as it goes.
+            # run ends. One checkpoint per trial lets the loop clean up as it goes (or
+            # per `limit + 1` trials handed to the judges: once `limit` wait, one is
+            # judged here and the loop runs).
             await checkpoint()
         alive -= 1
         if not alive:
