@@ -60,12 +60,13 @@ async def execute(
                     exhausted = True
                     break
                 judging = await work(item)
+                if judging is not None and not judges.hand(judging):
+                    await judging()  # `limit` are handed already: judged in its slot
+                    judging = None
             finally:
                 slots.finish()
             if judging is not None:
-                if judges.hand(judging):
-                    continue  # the next item starts at once, before this one is judged
-                await judging()
+                continue  # the next item starts at once, before this one is judged
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
             # run ends. One checkpoint per trial lets the loop clean up as it goes (or

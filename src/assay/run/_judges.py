@@ -8,7 +8,9 @@ next, the last woken trial's next request would wait for every earlier trial's j
 worker hands what is left of its trial (``Judging``) to ``Judges`` and starts its next
 trial at once; a judge task drains the handed trials in the order they came, in one
 pass of the loop when none of them waits on anything. A judging that waits (a
-model-graded scorer's call) keeps its judge: the next trial handed wakes another.
+model-graded scorer's call) keeps its judge: before each judging with more queued
+behind it, the judge wakes another to take the rest if it waits (at most one more
+wakeup a pass when none does), and a trial handed meanwhile wakes another too.
 
 At most ``most`` trials are handed and not yet judged; past that a worker judges its
 trial itself before starting the next, as it did before, so memory stays bounded.
@@ -48,12 +50,16 @@ class Judges:
         self.handed += 1
         self._queue.append(judging)
         if not self._waking:
-            self._waking = True
-            if self._idle:
-                self._idle.popleft().set()
-            else:
-                self._start()
+            self._wake()
         return True
+
+    def _wake(self) -> None:
+        """Wake a judge (an idle one, else a new one) to drain the queue."""
+        self._waking = True
+        if self._idle:
+            self._idle.popleft().set()
+        else:
+            self._start()
 
     def close(self) -> None:
         """No trial will be handed any more: the judges end once the queue is empty."""
@@ -68,6 +74,8 @@ class Judges:
             self._waking = False  # trials handed from now on wake another judge
             while self._queue:
                 judging = self._queue.popleft()
+                if self._queue and not self._waking:
+                    self._wake()  # if this judging waits, another judge takes the rest
                 await judging()
                 self.handed -= 1
             if self.closed:
