@@ -41,6 +41,10 @@ class Log:
         return work
 
 
+@pytest.mark.doc(
+    "docs/cli.md",
+    "A trial whose answer is in gives its place to the next trial before it is judged",
+)
 def test_the_next_trial_starts_before_the_last_one_is_judged() -> None:
     log, limit = Log(), 2
     anyio.run(execute, range(6), log.work(), limit)
@@ -55,12 +59,14 @@ def test_the_next_trial_starts_before_the_last_one_is_judged() -> None:
         assert log.at("answer", item) < log.at("judged", item)
 
 
+@pytest.mark.doc("docs/cli.md", "With `-j 1` or a sequential gate, a trial is judged in its place.")
 def test_with_one_at_a_time_each_trial_is_judged_before_the_next_starts() -> None:
     log = Log()
     anyio.run(execute, range(3), log.work(), 1)
     assert log.events == [(k, i) for i in range(3) for k in ("start", "answer", "judged")]
 
 
+@pytest.mark.doc("docs/cli.md", "so up to `-j` more trials are being judged meanwhile")
 def test_a_judging_that_waits_keeps_its_judge_and_at_most_limit_are_handed() -> None:
     """Judgings wait (as a model-graded scorer's calls do) until every item has been
     judged or is being judged: past ``limit`` handed, a worker judges its trial itself,
