@@ -1,9 +1,12 @@
 """``_Run``: what one run keeps (writers, targets, scorers, counters) and does per trial.
 
-Each finished trial is sealed into a bundle, scored and counted at once, so the run keeps
-counters and a bounded list of report rows, never the whole result set, in memory. The
-same code finishes a resumed run: trials already finished are judged again from their
-bundles (``_rejudge.py``) and only the rest are run. ``_execute.py`` drives it, spec →
+Each finished trial is sealed into a bundle, scored and counted as soon as its worker's
+next trial has sent its request (``assay.run._judges``), so the run keeps counters and a
+bounded list of report rows, never the whole result set, in memory. A crash between a
+trial's answer and its bundle leaves it unfinished, as a crash during the trial does:
+resume runs it again, numbering on after the events it logged. The same code finishes a
+resumed run: trials already finished are judged again from their bundles
+(``_rejudge.py``) and only the rest are run. ``_execute.py`` drives it, spec →
 plan → trials → evidence → scores → gate → reports.
 """
 

@@ -10,7 +10,9 @@ plan index every result carries. The garbage collector is tuned while items run
 (``_gc``). The workers start ``WAVE`` at a time with the loop run in between: a
 network run's first requests then go out while its later trials start (at 500
 connections the first request waited 53 ms for all 500 trials to start, 11 ms in
-waves), so its first answers come back sooner.
+waves), so its first answers come back sooner. What ``work`` returns once an item's
+answer is in (its judging) is done after the worker's next item has started
+(``_judges``).
 """
 
 from __future__ import annotations
