@@ -67,13 +67,9 @@ async def execute(
                     judging = None
             finally:
                 slots.finish()
-            if judging is not None:
-                continue  # the next item starts at once, before this one is judged
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
-            # run ends. One checkpoint per trial lets the loop clean up as it goes (or
-            # per `limit + 1` trials handed to the judges: once `limit` wait, one is
-            # judged here and the loop runs).
+            # run ends. One checkpoint per trial lets the loop clean up as it goes.
             await checkpoint()
         alive -= 1
         if not alive:
@@ -91,7 +87,7 @@ async def execute(
             group.start_soon(judges.drain)
 
     slots = TrialSlots(limit, grow)
-    judges = Judges(limit if limit > 1 else 0, judge)  # -j 1: judged before the next
+    judges = Judges(limit if limit > 1 else 0, judge, _soon())  # -j 1: judged in place
     try:
         with collector_tuned():
             async with anyio.create_task_group() as group:
@@ -104,6 +100,15 @@ async def execute(
         # Several workers may fail at once for one reason (a sink over its failure rate):
         # the caller wants that reason, not a group of copies.
         raise first_error(errors) from None
+
+
+def _soon() -> Callable[[Callable[[], None]], object]:
+    """Run a callback after the loop's current pass (asyncio's ``call_soon``), or at once
+    where there is none to reach (trio)."""
+    try:
+        return asyncio.get_running_loop().call_soon
+    except RuntimeError:  # not asyncio (trio)
+        return lambda callback: callback()
 
 
 def _checkpoint() -> Callable[[], Awaitable[None]]:

@@ -32,10 +32,13 @@ Judging = Callable[[], Awaitable[None]]
 class Judges:
     """The trials handed to be judged, and the tasks judging them (module doc)."""
 
-    __slots__ = ("_idle", "_queue", "_start", "_waking", "closed", "handed", "most")
+    __slots__ = ("_idle", "_queue", "_soon", "_start", "_waking", "closed", "handed", "most")
 
-    def __init__(self, most: int, start: Callable[[], None]) -> None:
+    def __init__(
+        self, most: int, start: Callable[[], None], soon: Callable[[Callable[[], None]], object]
+    ) -> None:
         self.most = most
+        self._soon = soon  # runs a callback after the loop's current pass
         self.handed = 0  # handed and not yet judged
         self.closed = False
         self._start = start  # starts one more ``drain`` task
@@ -50,7 +53,8 @@ class Judges:
         self.handed += 1
         self._queue.append(judging)
         if not self._waking:
-            self._wake()
+            self._waking = True
+            self._soon(self._wake)  # after this pass: its workers' next trials go first
         return True
 
     def _wake(self) -> None:
