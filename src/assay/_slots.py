@@ -100,12 +100,6 @@ def bind(lease: Lease) -> None:
     _lease.set(lease)
 
 
-def unbind() -> None:
-    """The current task holds no slot: its retry waits are plain sleeps (a trial being
-    judged after its slot went to the next, ``assay.run._judges``)."""
-    _lease.set(None)
-
-
 async def retry_wait(seconds: float) -> None:
     """Sleep *seconds* before a retry, the trial's slot free meanwhile (see the module
     doc); a plain sleep outside a run or for a pinned trial."""

@@ -65,7 +65,7 @@ def test_a_trial_waiting_to_retry_lets_others_run_up_to_the_limit() -> None:
     assert items.most == limit  # never more working than the limit
 
 
-@pytest.mark.doc("docs/cli.md", "so at most 9 × `-j` trials are working or waiting")
+@pytest.mark.doc("docs/cli.md", "so at most 9 × `-j` trials are in memory")
 def test_parked_trials_are_bounded_so_memory_is() -> None:
     started: list[int] = []
     limit = 2

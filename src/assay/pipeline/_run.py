@@ -1,12 +1,9 @@
 """``_Run``: what one run keeps (writers, targets, scorers, counters) and does per trial.
 
-Each finished trial is sealed into a bundle, scored and counted as soon as its worker's
-next trial has sent its request (``assay.run._judges``), so the run keeps counters and a
-bounded list of report rows, never the whole result set, in memory. A crash between a
-trial's answer and its bundle leaves it unfinished, as a crash during the trial does:
-resume runs it again, numbering on after the events it logged. The same code finishes a
-resumed run: trials already finished are judged again from their bundles
-(``_rejudge.py``) and only the rest are run. ``_execute.py`` drives it, spec →
+Each finished trial is sealed into a bundle, scored and counted at once, so the run keeps
+counters and a bounded list of report rows, never the whole result set, in memory. The
+same code finishes a resumed run: trials already finished are judged again from their
+bundles (``_rejudge.py``) and only the rest are run. ``_execute.py`` drives it, spec →
 plan → trials → evidence → scores → gate → reports.
 """
 
@@ -46,8 +43,7 @@ from assay.pipeline._queue import Requeued, WorkQueue
 from assay.pipeline._trial_sandboxes import RunSandboxes, bound
 from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
-from assay.run import TrialResult, run_trial
-from assay.run._judges import Judging
+from assay.run import run_trial
 from assay.score import MetricsBuilder
 from assay.target import Target
 
@@ -190,27 +186,21 @@ class _Run:
             recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
-    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[Judging | None]]:
+    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[None]]:
         """What the executor calls per trial: ``trial``, or straight ``_trial`` when the
         run has no sandboxes (no context manager, nor a coroutine more, per trial)."""
         return self.trial if self.sandboxes.needed else partial(self._trial, sandboxes=None)
 
-    async def trial(self, item: Trial | Requeued) -> Judging | None:
-        """Run one trial (or continue a re-queued one); what is left to do once its answer
-        is in (seal, judge, count) is done, or returned for the executor to do after the
-        next trial's request is out (``_trial``)."""
+    async def trial(self, item: Trial | Requeued) -> None:
+        """Run one trial (or continue a re-queued one), then seal, judge and count it."""
         if not self.sandboxes.needed:  # no async context manager to enter per trial
-            return await self._trial(item, None)
+            await self._trial(item, None)
+            return
         trial_id = item.trial.trial_id if isinstance(item, Requeued) else item.trial_id
         async with self.sandboxes.around(trial_id) as sandboxes:
-            return await self._trial(item, sandboxes)
+            await self._trial(item, sandboxes)
 
-    async def _trial(
-        self, item: Trial | Requeued, sandboxes: TrialSandboxes | None
-    ) -> Judging | None:
-        """Run the trial to its answer. Its judging is returned to be done later
-        (``assay.run._judges``) unless scorers need its sandboxes or a sequential gate
-        must see it before another trial starts."""
+    async def _trial(self, item: Trial | Requeued, sandboxes: TrialSandboxes | None) -> None:
         if isinstance(item, Requeued):
             trial, recorder, earlier, tries = item.trial, item.recorder, item.attempts, item.tries
         else:
@@ -219,7 +209,7 @@ class _Run:
         record = sample.to_record(self.spec.hidden_fields)
         if self.hooks is not None and not isinstance(item, Requeued):
             await self.hooks.emit("on_sample_start", sample_start(self.spec.evaluation, trial))
-        with recorder.bound():
+        with recorder.bound():  # one binding for the trial and its judging
             result = await run_trial(
                 trial,
                 sample,
@@ -237,24 +227,8 @@ class _Run:
                     with recorder.scope(recorder.root):
                         await sandboxes.close()
                 self.queue.later.append(Requeued(trial, recorder, result.attempts, tries + 1))
-                return None
-        judging = partial(self._judge, result, recorder, record["expected"], sandboxes)
-        if sandboxes is None and self.monitor is None:
-            return judging
-        await judging()
-        return None
-
-    async def _judge(
-        self,
-        result: TrialResult,
-        recorder: TrialRecorder,
-        expected: Any,
-        sandboxes: TrialSandboxes | None,
-    ) -> None:
-        """Seal a trial whose answer is in, judge it and count it."""
-        trial = result.trial
-        with recorder.bound():
-            bundle = bundle_of(result, recorder, expected)
+                return
+            bundle = bundle_of(result, recorder, record["expected"])
             self.retries += max(0, len(bundle["attempts"]) - 1)
             line, digest = seal_bundle(bundle)
             self.writer.write_bundle(line)

@@ -10,9 +10,7 @@ plan index every result carries. The garbage collector is tuned while items run
 (``_gc``). The workers start ``WAVE`` at a time with the loop run in between: a
 network run's first requests then go out while its later trials start (at 500
 connections the first request waited 53 ms for all 500 trials to start, 11 ms in
-waves), so its first answers come back sooner. What ``work`` returns once an item's
-answer is in (its judging) is done after the worker's next item has started
-(``_judges``).
+waves), so its first answers come back sooner.
 """
 
 from __future__ import annotations
@@ -29,30 +27,25 @@ import anyio.lowlevel
 from assay._slots import PARKED_PER_SLOT, Lease, TrialSlots, bind
 from assay.run._gc import collector_tuned
 from assay.run._groups import first_error
-from assay.run._judges import Judges, Judging
 
 T = TypeVar("T")
 WAVE = 32
 """Workers started at a time; between waves the loop runs (module doc)."""
 
 
-async def execute(
-    items: Iterable[T], work: Callable[[T], Awaitable[Judging | None]], limit: int
-) -> None:
-    """Run ``work(item)`` for every item, at most *limit* working at a time; what it
-    returns is judged after the worker's next item has started (``_judges``)."""
+async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
+    """Run ``work(item)`` for every item, at most *limit* working at a time."""
     iterator = iter(items)
     checkpoint = _checkpoint()
     limit = max(1, limit)
     most = limit * (1 + PARKED_PER_SLOT)
-    workers = alive = 0
+    workers = 0
     exhausted = False
     group: anyio.abc.TaskGroup | None = None
 
     async def worker() -> None:
-        nonlocal exhausted, alive
+        nonlocal exhausted
         bind(Lease(slots))
-        alive += 1
         while True:
             await slots.start()
             try:
@@ -60,20 +53,14 @@ async def execute(
                     item = next(iterator)
                 except StopIteration:
                     exhausted = True
-                    break
-                judging = await work(item)
-                if judging is not None and not judges.hand(judging):
-                    await judging()  # `limit` are handed already: judged in its slot
-                    judging = None
+                    return
+                await work(item)
             finally:
                 slots.finish()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
             # run ends. One checkpoint per trial lets the loop clean up as it goes.
             await checkpoint()
-        alive -= 1
-        if not alive:
-            judges.close()
 
     def grow() -> None:
         """A trial parked: one more worker may start a trial in its place."""
@@ -82,12 +69,7 @@ async def execute(
             workers += 1
             group.start_soon(worker)
 
-    def judge() -> None:
-        if group is not None:
-            group.start_soon(judges.drain)
-
     slots = TrialSlots(limit, grow)
-    judges = Judges(limit if limit > 1 else 0, judge, _soon())  # -j 1: judged in place
     try:
         with collector_tuned():
             async with anyio.create_task_group() as group:
@@ -100,15 +82,6 @@ async def execute(
         # Several workers may fail at once for one reason (a sink over its failure rate):
         # the caller wants that reason, not a group of copies.
         raise first_error(errors) from None
-
-
-def _soon() -> Callable[[Callable[[], None]], object]:
-    """Run a callback after the loop's current pass (asyncio's ``call_soon``), or at once
-    where there is none to reach (trio)."""
-    try:
-        return asyncio.get_running_loop().call_soon
-    except RuntimeError:  # not asyncio (trio)
-        return lambda callback: callback()
 
 
 def _checkpoint() -> Callable[[], Awaitable[None]]:
