@@ -145,3 +145,40 @@ def test_an_error_on_the_thread_leaves_the_whole_compaction_to_the_seal(tmp_path
         assert (run / name).is_file() and not framed(run / name).exists(), name
         if name != "events.jsonl":
             assert not _temp(run, name).exists(), name
+
+
+def test_the_seal_syncs_the_files_together_each_before_its_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sealed files' fsyncs wait on the disk together (one journal commit, not one
+    a file), and each ``.zst`` is on disk before it is renamed into place."""
+    import threading
+
+    run = tmp_path / "run"
+    (run / "artifacts").mkdir(parents=True)
+    _grow(run, 0, 200)
+    ahead = Compactor(run, frame=FRAME)
+    ahead.poke()
+    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    # all five fsyncs must be waiting at once for any to go on (one after the other,
+    # the first would wait for the others in vain: the barrier breaks, the test fails)
+    together = threading.Barrier(len(NAMES), timeout=10)
+    synced: list[str] = []
+    fsync, replace = os.fsync, os.replace
+
+    def waiting_fsync(descriptor: int) -> None:
+        together.wait()
+        fsync(descriptor)
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+
+    def checked_replace(source: Path, target: Path) -> None:
+        assert str(source) in synced, f"{source} renamed before it was synced"
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", waiting_fsync)
+    monkeypatch.setattr(os, "replace", checked_replace)
+    with ThreadPoolExecutor(2) as workers:
+        assert ahead.finish(1, workers) == set(NAMES)
+    assert len(synced) == len(NAMES)
+    for name in NAMES:
+        assert framed(run / name).is_file() and not (run / name).exists(), name
