@@ -27,6 +27,12 @@ LATER = (  # a baseline's comparison, verification, resume, rescoring, eval sets
     "assay.evidence._verify_checker",
     "assay.pipeline._rescore",
     "assay.pipeline._eval_set",
+    "assay.target._persistent",  # program targets: a Python task's target is its solver
+    "assay.target._subprocess",
+    "assay.target._callable",
+    "assay.target._http",
+    "assay.dataset._loaders",  # file and hub loaders: these samples are made in Python
+    "assay.dataset._hf",
 )
 
 
@@ -109,7 +115,9 @@ def test_survivors_are_frozen_only_inside_a_run_and_given_back_by_the_last_one()
 def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path) -> None:
     """The start imports what a run needs: not the baseline comparison (a run with
     ``no_regression``), the verify chain, rescoring or eval sets (``assay.pipeline`` and
-    ``assay.gate`` export lazily): 18 fewer modules before the first request."""
+    ``assay.gate`` export lazily), the program targets (``build_target`` imports each
+    kind for its kind) or the dataset loaders (``assay.dataset`` exports them lazily):
+    30 fewer modules before the first request."""
     (tmp_path / "task.py").write_text(TASK)
     done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]
