@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence._compactor import Compactor
+from assay.evidence._durable import THREADS
 from assay.evidence._framed import compact, framed, open_evidence
 from tests.helpers import wait_for
 
@@ -177,7 +178,7 @@ def test_the_seal_syncs_the_files_together_each_before_its_rename(
 
     monkeypatch.setattr(os, "fsync", waiting_fsync)
     monkeypatch.setattr(os, "replace", checked_replace)
-    with ThreadPoolExecutor(2) as workers:
+    with ThreadPoolExecutor(THREADS) as workers:  # the seal's threads
         assert ahead.finish(1, workers) == set(NAMES)
     assert len(synced) == len(NAMES)
     for name in NAMES:

@@ -6,6 +6,7 @@ collector is left as it was found."""
 
 from __future__ import annotations
 
+import ast
 import gc
 from pathlib import Path
 
@@ -122,3 +123,33 @@ def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path
     done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "loaded for later at the first call: []" in done.stderr, done.stderr[-3000:]
+
+
+THREADS_CODE = """
+import sys, threading
+names = []
+start = threading.Thread.start
+def counted(self):
+    names.append(self.name.rsplit("_", 1)[0])
+    start(self)
+threading.Thread.start = counted
+import assay
+result = assay.eval(sys.argv[1], log_dir=sys.argv[2])[0]
+assert result.status == "success", result.error
+print({name: names.count(name) for name in ("assay-seal", "assay-sync", "assay-compact")})
+"""
+
+
+def test_the_seal_compresses_and_syncs_on_one_set_of_threads(tmp_path: Path) -> None:
+    """Sealing starts its threads once (``assay-seal``, at most ``THREADS``) for the
+    compaction's last frames, the sealed files' fsyncs and the folder's, not a set for
+    each: a thread's start waits for the thread to run, which on a loaded machine is
+    a wait for the GIL and a core."""
+    from assay.evidence._durable import THREADS
+
+    (tmp_path / "task.py").write_text(TASK)
+    done = run_python(THREADS_CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    started = ast.literal_eval(done.stdout.strip())
+    assert 0 < started["assay-seal"] <= THREADS, started
+    assert started["assay-sync"] <= 3 and started["assay-compact"] == 0, started  # reports

@@ -130,7 +130,7 @@ class Compactor:
                 with contextlib.suppress(OSError):  # a full disk: the plain file stays
                     if _seal_file(state, threshold, self._frame, workers):
                         sealed.append(state)
-            synced = _synced(sealed)
+            synced = _synced(sealed, workers)
         finally:
             for state in states.values():
                 state.close()
@@ -210,7 +210,7 @@ def _seal_file(state: _Ahead, threshold: int, frame: int, workers: Executor) -> 
     return True
 
 
-def _synced(states: list[_Ahead]) -> list[_Ahead]:
+def _synced(states: list[_Ahead], workers: Executor) -> list[_Ahead]:
     """The *states* whose ``.zst`` reached the disk: their fsyncs issued together. One
     that failed (a full disk, say) stays plain, as a failed write does."""
     if not states:
@@ -223,7 +223,7 @@ def _synced(states: list[_Ahead]) -> list[_Ahead]:
         except OSError:
             failed.append(state)
 
-    at_once(sync, states)
+    at_once(sync, states, workers)
     return [state for state in states if state not in failed]
 
 

@@ -11,18 +11,29 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 _T = TypeVar("_T")
 
+THREADS = 8
+"""fsyncs waiting at once, at most."""
 
-def at_once(work: Callable[[_T], None], items: list[_T]) -> None:
-    """*work* on each of *items*, on threads (each waits on the disk, not the GIL); the
-    first error is raised once all are done."""
+
+def at_once(work: Callable[[_T], None], items: list[_T], pool: Executor | None = None) -> None:
+    """*work* on each of *items*, on threads (each waits on the disk, not the GIL): on
+    *pool* (the seal's, its threads started once for all its batches), else on threads
+    started here; the first error is raised once all are done."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(8, len(items) or 1), "assay-sync") as pool:
+    if pool is not None:
         for _ in pool.map(work, items):
+            pass
+        return
+    with ThreadPoolExecutor(min(THREADS, len(items) or 1), "assay-sync") as threads:
+        for _ in threads.map(work, items):
             pass
 
 

@@ -23,12 +23,12 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
 from assay.evidence._compactor import Compactor
-from assay.evidence._durable import at_once, sync_path
+from assay.evidence._durable import THREADS, at_once, sync_path
 from assay.evidence._framed import compact_run, open_evidence
 from assay.evidence._index import bundle_entry
 from assay.evidence._layout import (
@@ -46,6 +46,9 @@ from assay.evidence._log import GENESIS, EventLog, FileSink, LineSink
 from assay.evidence._recorder import BATCH_SECONDS, TrialRecorder
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 
 class RunWriter:
@@ -217,11 +220,15 @@ class RunWriter:
             status = manifest.get("status")
             complete = status == "complete"
             if status in ("complete", "interrupted"):
+                from concurrent.futures import ThreadPoolExecutor
+
                 ahead, self._ahead = self._ahead, None
-                # before the manifest: a kill here leaves a run to resume
-                compact_run(self.path, ahead)
-            if complete:
-                _sync_tree(self.path)
+                # one set of threads for the seal's compression and fsync batches
+                with ThreadPoolExecutor(THREADS, "assay-seal") as pool:
+                    # before the manifest: a kill here leaves a run to resume
+                    compact_run(self.path, ahead, pool)
+                    if complete:
+                        _sync_tree(self.path, pool)
             write_atomic(self.path / MANIFEST, canonical_json(manifest))
             if complete:
                 sync_path(self.path)  # the rename itself
@@ -259,7 +266,7 @@ class RunWriter:
             self._lock = None
 
 
-def _sync_tree(root: Path) -> None:
+def _sync_tree(root: Path, pool: Executor) -> None:
     """fsync every file and folder under *root*: a dozen files, and any loose artifacts
     (64 KB or more each). The kernel has been writing them back while the run went on,
     so this waits for little: 0.18 s of wall and 0.04 s of CPU right after a
@@ -270,7 +277,7 @@ def _sync_tree(root: Path) -> None:
     for folder, _, files in os.walk(root):
         paths.extend(Path(folder, name) for name in files)
         paths.append(Path(folder))
-    at_once(sync_path, paths)
+    at_once(sync_path, paths, pool)
 
 
 def _temp_name(path: Path) -> Path:
