@@ -115,6 +115,25 @@ def test_a_hash_collision_is_not_a_duplicate(monkeypatch: pytest.MonkeyPatch) ->
         freeze([Sample(input=1, id="x"), Sample(input=2, id="y"), Sample(input=3, id="x")], "m")
 
 
+@pytest.mark.parametrize("first", [2, 6])  # met while in the set, or past it
+def test_ids_past_the_small_set_are_checked_by_their_hashes(
+    monkeypatch: pytest.MonkeyPatch, first: int
+) -> None:
+    """The first ``SMALL`` ids are held in a set, the rest by hash (and the set's moved
+    there): a duplicate is refused wherever the two fall, with both positions."""
+    from assay.dataset import _ids
+
+    monkeypatch.setattr(_ids, "SMALL", 4)
+    samples = [Sample(input=i, id=f"x{i}") for i in range(1, 10)]
+    assert len(freeze(samples, "mem")) == 9
+    again = Sample(input=0, id=f"x{first}")
+    with pytest.raises(ConfigError) as caught:
+        freeze([*samples, again], "mem")
+    assert caught.value.params["line"] == 10 and caught.value.params["first"] == first
+    monkeypatch.setattr(_ids, "hash", lambda value: 42, raising=False)  # all collide
+    assert len(freeze(samples, "mem")) == 9
+
+
 def test_the_compact_stores() -> None:
     lines = SpilledLines()
     for i in range(3000):
