@@ -12,7 +12,6 @@ from array import array
 from assay.dataset._spill import HashSet, PackedText
 from assay.errors import ConfigError
 
-
 SMALL = 10_000
 """Ids checked in a Python ``set`` up to this many (about 1 MB: a C lookup each, a
 fifth of the ``HashSet``'s Python-level probing, 3 ms of a 5,000-sample run's start);
