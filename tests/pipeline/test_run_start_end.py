@@ -34,6 +34,8 @@ LATER = (  # a baseline's comparison, verification, resume, rescoring, eval sets
     "assay.target._http",
     "assay.dataset._loaders",  # file and hub loaders: these samples are made in Python
     "assay.dataset._hf",
+    "assay.sandbox._bwrap",  # the sandbox providers: these samples have none
+    "assay.sandbox._local",
 )
 
 
@@ -117,8 +119,9 @@ def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path
     """The start imports what a run needs: not the baseline comparison (a run with
     ``no_regression``), the verify chain, rescoring or eval sets (``assay.pipeline`` and
     ``assay.gate`` export lazily), the program targets (``build_target`` imports each
-    kind for its kind) or the dataset loaders (``assay.dataset`` exports them lazily):
-    30 fewer modules before the first request."""
+    kind for its kind), the dataset loaders (``assay.dataset`` exports them lazily) or
+    the sandbox providers (made by name when first asked for): 40 fewer modules before
+    the first request."""
     (tmp_path / "task.py").write_text(TASK)
     done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]

@@ -127,8 +127,9 @@ class RunWriter:
         if self.path is not None:
             write_atomic(self.path / SPEC, canonical)
 
-    def write_plan_line(self, record: dict[str, Any]) -> None:
-        """Append one planned trial."""
+    def write_plan_line(self, record: Any) -> None:
+        """Append one planned trial: a ``Trial`` encodes as its fields in order, the
+        bytes of its ``asdict`` without the dict (a fifth of a 5,000-trial plan's CPU)."""
         if self.path is not None:
             self._files[PLAN].write(fast_json(record) + b"\n")
 

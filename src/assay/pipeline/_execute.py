@@ -11,7 +11,6 @@ import contextlib
 from functools import partial
 
 import anyio
-import msgspec
 
 from assay._collector import freeze_survivors, survivors_frozen
 from assay.errors import Interrupted, RunError
@@ -66,7 +65,7 @@ async def _execute_run(
         if resume:
             remove_reports(run.writer.path)
         for trial in run.plan:
-            run.writer.write_plan_line(msgspec.structs.asdict(trial))
+            run.writer.write_plan_line(trial)
         run.writer.plan_written()
         finished = await judge_finished(run)
         if run.point is not None:
