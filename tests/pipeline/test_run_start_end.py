@@ -36,6 +36,9 @@ LATER = (  # a baseline's comparison, verification, resume, rescoring, eval sets
     "assay.dataset._hf",
     "assay.sandbox._bwrap",  # the sandbox providers: these samples have none
     "assay.sandbox._local",
+    "assay.model._anthropic",  # the other providers: this run's is its own
+    "assay.model._google",
+    "assay.model._local",
 )
 
 
@@ -120,8 +123,8 @@ def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path
     ``no_regression``), the verify chain, rescoring or eval sets (``assay.pipeline`` and
     ``assay.gate`` export lazily), the program targets (``build_target`` imports each
     kind for its kind), the dataset loaders (``assay.dataset`` exports them lazily) or
-    the sandbox providers (made by name when first asked for): 40 fewer modules before
-    the first request."""
+    the sandbox providers (made by name when first asked for) or the model providers
+    other than the run's: 45 fewer modules before the first request."""
     (tmp_path / "task.py").write_text(TASK)
     done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]
