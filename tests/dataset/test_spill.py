@@ -77,6 +77,20 @@ def test_views_give_what_the_list_gives(tmp_path: Path) -> None:
         assert freeze(got, "x").digest == freeze(want, "x").digest
 
 
+@pytest.mark.parametrize("number", [False, True])
+def test_walking_a_view_gives_what_indexing_it_gives(number: bool) -> None:
+    """A view's walk (a run's start walks its samples twice) is its items by index:
+    with *number*, a sample without an id gets its position in the base + 1."""
+    from assay.dataset._memory import SampleView
+
+    base = [Sample(input=i, id=None if i % 3 else f"s{i}") for i in range(20)]
+    view = SampleView(base, range(1, 20, 2), number=number)
+    assert list(view) == [view[i] for i in range(len(view))]
+    named = {3: "s3", 9: "s9", 15: "s15"}
+    want = [named.get(p, p + 1 if number else None) for p in range(1, 20, 2)]
+    assert [sample.id for sample in view] == want
+
+
 def test_freezing_a_loaded_dataset_keeps_the_digest_it_always_had(tmp_path: Path) -> None:
     lazy = _loaded(tmp_path)
     samples = list(lazy)
