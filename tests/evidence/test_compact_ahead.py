@@ -40,6 +40,19 @@ def _grow(run: Path, start: int, count: int) -> None:
             handle.write(_lines(name, start, count))
 
 
+def _started(tmp_path: Path) -> tuple[Path, Compactor]:
+    """A "run" with 200 lines in each file, its compactor started and poked, once every
+    file's first frames are compressed into its temporary file."""
+    run = tmp_path / "run"
+    (run / "artifacts").mkdir(parents=True)
+    _grow(run, 0, 200)
+    ahead = Compactor(run, frame=FRAME)
+    ahead.poke()
+    # every file's whole frames are compressed while the "run" goes on: the .tmp grows
+    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    return run, ahead
+
+
 def _compact_whole(plain: bytes, folder: Path) -> bytes:
     """What ``compact`` writes for *plain*: the seal's bytes without compaction ahead."""
     folder.mkdir()
@@ -56,13 +69,7 @@ def _compact_whole(plain: bytes, folder: Path) -> bytes:
 def test_frames_compacted_ahead_make_the_bytes_and_digests_of_a_compaction_at_seal(
     tmp_path: Path,
 ) -> None:
-    run = tmp_path / "run"
-    (run / "artifacts").mkdir(parents=True)
-    _grow(run, 0, 200)
-    ahead = Compactor(run, frame=FRAME)
-    ahead.poke()
-    # every file's whole frames are compressed while the "run" goes on: the .tmp grows
-    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    run, ahead = _started(tmp_path)
     written = {n: _temp(run, n).stat().st_size for n in NAMES}
     _grow(run, 200, 500)  # more lines, and the last ones straddle a frame
     ahead.poke()
@@ -155,12 +162,7 @@ def test_the_seal_syncs_the_files_together_each_before_its_rename(
     a file), and each ``.zst`` is on disk before it is renamed into place."""
     import threading
 
-    run = tmp_path / "run"
-    (run / "artifacts").mkdir(parents=True)
-    _grow(run, 0, 200)
-    ahead = Compactor(run, frame=FRAME)
-    ahead.poke()
-    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    run, ahead = _started(tmp_path)
     # all five fsyncs must be waiting at once for any to go on (one after the other,
     # the first would wait for the others in vain: the barrier breaks, the test fails)
     together = threading.Barrier(len(NAMES), timeout=10)
