@@ -14,7 +14,8 @@ request), *flow* (first request to last answer) and its rate over the middle 80 
 the answers, *end* (last answer to return) with ``conclude`` inside it, the fsyncs'
 wall time (``fsync_wall_*``: their times summed, so fsyncs waited for together count
 each; ``fsync_span_end``: the end's first fsync to its last) and the cyclic
-collector's (``gc_*``) in each part, and samples/s over the whole call. The first round (the ramp), from the first call: ``round1`` the C-th call
+collector's (``gc_*``) in each part, and samples/s over the whole call. The first
+round (the ramp), from the first call: ``round1`` the C-th call
 into the provider, ``wrote1`` / ``wrote_round1`` the first and C-th request written
 (the direct pool's ``_send``), ``answer1`` / ``answer_round1``, ``round2`` the 2C-th
 call, ``second_lag`` the first answer to the (C+1)-th call. ``--profile
