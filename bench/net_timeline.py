@@ -12,8 +12,10 @@ call's return; nothing of assay is imported before the call (the patches go in b
 import hook), so *start* includes the imports. Printed a run: *start* (call to first
 request), *flow* (first request to last answer) and its rate over the middle 80 % of
 the answers, *end* (last answer to return) with ``conclude`` inside it, the fsyncs'
-wall time and the cyclic collector's (``gc_*``) in each part, and samples/s over the
-whole call. The first round (the ramp), from the first call: ``round1`` the C-th call
+wall time (``fsync_wall_*``: their times summed, so fsyncs waited for together count
+each; ``fsync_span_end``: the end's first fsync to its last) and the cyclic
+collector's (``gc_*``) in each part, and samples/s over the whole call. The first
+round (the ramp), from the first call: ``round1`` the C-th call
 into the provider, ``wrote1`` / ``wrote_round1`` the first and C-th request written
 (the direct pool's ``_send``), ``answer1`` / ``answer_round1``, ``round2`` the 2C-th
 call, ``second_lag`` the first answer to the (C+1)-th call. ``--profile
@@ -159,6 +161,7 @@ print(json.dumps({
     "fsyncs_start": len(start_fsyncs),
     "fsync_wall_start": sum(b - a for a, b in start_fsyncs),
     "fsyncs_end": len(end_fsyncs), "fsync_wall_end": sum(b - a for a, b in end_fsyncs),
+    "fsync_span_end": max(b for _, b in end_fsyncs) - min(a for a, _ in end_fsyncs),
     "round1": sent[min(conns, samples) - 1] - marks["first"],
     "answer1": answers[0] - marks["first"],
     "wrote1": wrote[0] - marks["first"],
@@ -186,7 +189,7 @@ def once(
 SHOWN = ("start", "start_cpu", "fsync_wall_start", "round1", "to_10", "flow", "flow_rate")
 SHOWN += ("end", "end_cpu")
 SHOWN += ("conclude",)
-SHOWN += ("conclude_cpu", "fsync_wall_end", "rate", "cpu_ms")
+SHOWN += ("conclude_cpu", "fsync_wall_end", "fsync_span_end", "rate", "cpu_ms")
 
 
 def main() -> None:

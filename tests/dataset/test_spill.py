@@ -77,6 +77,20 @@ def test_views_give_what_the_list_gives(tmp_path: Path) -> None:
         assert freeze(got, "x").digest == freeze(want, "x").digest
 
 
+@pytest.mark.parametrize("number", [False, True])
+def test_walking_a_view_gives_what_indexing_it_gives(number: bool) -> None:
+    """A view's walk (a run's start walks its samples twice) is its items by index:
+    with *number*, a sample without an id gets its position in the base + 1."""
+    from assay.dataset._memory import SampleView
+
+    base = [Sample(input=i, id=None if i % 3 else f"s{i}") for i in range(20)]
+    view = SampleView(base, range(1, 20, 2), number=number)
+    assert list(view) == [view[i] for i in range(len(view))]
+    named = {3: "s3", 9: "s9", 15: "s15"}
+    want = [named.get(p, p + 1 if number else None) for p in range(1, 20, 2)]
+    assert [sample.id for sample in view] == want
+
+
 def test_freezing_a_loaded_dataset_keeps_the_digest_it_always_had(tmp_path: Path) -> None:
     lazy = _loaded(tmp_path)
     samples = list(lazy)
@@ -113,6 +127,25 @@ def test_a_hash_collision_is_not_a_duplicate(monkeypatch: pytest.MonkeyPatch) ->
     assert len(frozen) == 50
     with pytest.raises(ConfigError):
         freeze([Sample(input=1, id="x"), Sample(input=2, id="y"), Sample(input=3, id="x")], "m")
+
+
+@pytest.mark.parametrize("first", [2, 6])  # met while in the set, or past it
+def test_ids_past_the_small_set_are_checked_by_their_hashes(
+    monkeypatch: pytest.MonkeyPatch, first: int
+) -> None:
+    """The first ``SMALL`` ids are held in a set, the rest by hash (and the set's moved
+    there): a duplicate is refused wherever the two fall, with both positions."""
+    from assay.dataset import _ids
+
+    monkeypatch.setattr(_ids, "SMALL", 4)
+    samples = [Sample(input=i, id=f"x{i}") for i in range(1, 10)]
+    assert len(freeze(samples, "mem")) == 9
+    again = Sample(input=0, id=f"x{first}")
+    with pytest.raises(ConfigError) as caught:
+        freeze([*samples, again], "mem")
+    assert caught.value.params["line"] == 10 and caught.value.params["first"] == first
+    monkeypatch.setattr(_ids, "hash", lambda value: 42, raising=False)  # all collide
+    assert len(freeze(samples, "mem")) == 9
 
 
 def test_the_compact_stores() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from assay.evidence._compactor import Compactor
+from assay.evidence._durable import THREADS
 from assay.evidence._framed import compact, framed, open_evidence
 from tests.helpers import wait_for
 
@@ -39,6 +40,19 @@ def _grow(run: Path, start: int, count: int) -> None:
             handle.write(_lines(name, start, count))
 
 
+def _started(tmp_path: Path) -> tuple[Path, Compactor]:
+    """A "run" with 200 lines in each file, its compactor started and poked, once every
+    file's first frames are compressed into its temporary file."""
+    run = tmp_path / "run"
+    (run / "artifacts").mkdir(parents=True)
+    _grow(run, 0, 200)
+    ahead = Compactor(run, frame=FRAME)
+    ahead.poke()
+    # every file's whole frames are compressed while the "run" goes on: the .tmp grows
+    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    return run, ahead
+
+
 def _compact_whole(plain: bytes, folder: Path) -> bytes:
     """What ``compact`` writes for *plain*: the seal's bytes without compaction ahead."""
     folder.mkdir()
@@ -55,13 +69,7 @@ def _compact_whole(plain: bytes, folder: Path) -> bytes:
 def test_frames_compacted_ahead_make_the_bytes_and_digests_of_a_compaction_at_seal(
     tmp_path: Path,
 ) -> None:
-    run = tmp_path / "run"
-    (run / "artifacts").mkdir(parents=True)
-    _grow(run, 0, 200)
-    ahead = Compactor(run, frame=FRAME)
-    ahead.poke()
-    # every file's whole frames are compressed while the "run" goes on: the .tmp grows
-    assert wait_for(lambda: all(_temp(run, n).is_file() for n in NAMES), timeout=30)
+    run, ahead = _started(tmp_path)
     written = {n: _temp(run, n).stat().st_size for n in NAMES}
     _grow(run, 200, 500)  # more lines, and the last ones straddle a frame
     ahead.poke()
@@ -145,3 +153,35 @@ def test_an_error_on_the_thread_leaves_the_whole_compaction_to_the_seal(tmp_path
         assert (run / name).is_file() and not framed(run / name).exists(), name
         if name != "events.jsonl":
             assert not _temp(run, name).exists(), name
+
+
+def test_the_seal_syncs_the_files_together_each_before_its_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sealed files' fsyncs wait on the disk together (one journal commit, not one
+    a file), and each ``.zst`` is on disk before it is renamed into place."""
+    import threading
+
+    run, ahead = _started(tmp_path)
+    # all five fsyncs must be waiting at once for any to go on (one after the other,
+    # the first would wait for the others in vain: the barrier breaks, the test fails)
+    together = threading.Barrier(len(NAMES), timeout=10)
+    synced: list[str] = []
+    fsync, replace = os.fsync, os.replace
+
+    def waiting_fsync(descriptor: int) -> None:
+        together.wait()
+        fsync(descriptor)
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+
+    def checked_replace(source: Path, target: Path) -> None:
+        assert str(source) in synced, f"{source} renamed before it was synced"
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", waiting_fsync)
+    monkeypatch.setattr(os, "replace", checked_replace)
+    with ThreadPoolExecutor(THREADS) as workers:  # the seal's threads
+        assert ahead.finish(1, workers) == set(NAMES)
+    assert len(synced) == len(NAMES)
+    for name in NAMES:
+        assert framed(run / name).is_file() and not (run / name).exists(), name

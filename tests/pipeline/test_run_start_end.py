@@ -6,6 +6,7 @@ collector is left as it was found."""
 
 from __future__ import annotations
 
+import ast
 import gc
 from pathlib import Path
 
@@ -27,6 +28,17 @@ LATER = (  # a baseline's comparison, verification, resume, rescoring, eval sets
     "assay.evidence._verify_checker",
     "assay.pipeline._rescore",
     "assay.pipeline._eval_set",
+    "assay.target._persistent",  # program targets: a Python task's target is its solver
+    "assay.target._subprocess",
+    "assay.target._callable",
+    "assay.target._http",
+    "assay.dataset._loaders",  # file and hub loaders: these samples are made in Python
+    "assay.dataset._hf",
+    "assay.sandbox._bwrap",  # the sandbox providers: these samples have none
+    "assay.sandbox._local",
+    "assay.model._anthropic",  # the other providers: this run's is its own
+    "assay.model._google",
+    "assay.model._local",
 )
 
 
@@ -109,8 +121,41 @@ def test_survivors_are_frozen_only_inside_a_run_and_given_back_by_the_last_one()
 def test_at_the_first_call_what_only_other_runs_use_is_not_loaded(tmp_path: Path) -> None:
     """The start imports what a run needs: not the baseline comparison (a run with
     ``no_regression``), the verify chain, rescoring or eval sets (``assay.pipeline`` and
-    ``assay.gate`` export lazily): 18 fewer modules before the first request."""
+    ``assay.gate`` export lazily), the program targets (``build_target`` imports each
+    kind for its kind), the dataset loaders (``assay.dataset`` exports them lazily) or
+    the sandbox providers (made by name when first asked for) or the model providers
+    other than the run's: 45 fewer modules before the first request."""
     (tmp_path / "task.py").write_text(TASK)
     done = run_python(CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "loaded for later at the first call: []" in done.stderr, done.stderr[-3000:]
+
+
+THREADS_CODE = """
+import sys, threading
+names = []
+start = threading.Thread.start
+def counted(self):
+    names.append(self.name.rsplit("_", 1)[0])
+    start(self)
+threading.Thread.start = counted
+import assay
+result = assay.eval(sys.argv[1], log_dir=sys.argv[2])[0]
+assert result.status == "success", result.error
+print({name: names.count(name) for name in ("assay-seal", "assay-sync", "assay-compact")})
+"""
+
+
+def test_the_seal_compresses_and_syncs_on_one_set_of_threads(tmp_path: Path) -> None:
+    """Sealing starts its threads once (``assay-seal``, at most ``THREADS``) for the
+    compaction's last frames, the sealed files' fsyncs and the folder's, not a set for
+    each: a thread's start waits for the thread to run, which on a loaded machine is
+    a wait for the GIL and a core."""
+    from assay.evidence._durable import THREADS
+
+    (tmp_path / "task.py").write_text(TASK)
+    done = run_python(THREADS_CODE, f"{tmp_path / 'task.py'}@echoed", str(tmp_path / "log"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    started = ast.literal_eval(done.stdout.strip())
+    assert 0 < started["assay-seal"] <= THREADS, started
+    assert started["assay-sync"] <= 3 and started["assay-compact"] == 0, started  # reports

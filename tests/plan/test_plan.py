@@ -167,3 +167,25 @@ def test_two_runs_plan_identical_trials(tmp_path: Path) -> None:
         t.trial_id for t in plan(loaded.spec, loaded.dataset.ids)
     ]
     assert [line["index"] for line in lines] == list(range(6))
+
+
+@given(
+    st.integers(0, 2**40),
+    st.text(max_size=30),
+    st.text(max_size=30),
+    st.integers(1, 1000),
+)
+@settings(max_examples=50, deadline=None)
+def test_a_plan_line_is_the_trials_fields_in_order_as_before(
+    index: int, sample_id: str, target_id: str, repetition: int
+) -> None:
+    """The writer encodes the ``Trial`` itself (no dict made): the same bytes as its
+    ``asdict``, which is what plan.jsonl always held."""
+    import msgspec
+
+    from assay._digest import fast_json
+
+    trial = Trial(
+        index, trial_id("e", target_id, sample_id, repetition), 3, sample_id, target_id, repetition
+    )
+    assert fast_json(trial) == fast_json(msgspec.structs.asdict(trial))

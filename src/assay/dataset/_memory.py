@@ -94,8 +94,14 @@ class SampleView(Sequence[Sample]):
         return sample
 
     def __iter__(self) -> Iterator[Sample]:
-        for index in range(len(self.positions)):
-            yield self[index]
+        # what ``self[index]`` gives, without its call and checks a sample: a run's
+        # start walks a task's samples twice (sandboxes, then the freeze)
+        base, number = self.base, self.number
+        for position in self.positions:
+            sample = base[position]
+            if number and sample.id is None:
+                sample = msgspec.structs.replace(sample, id=position + 1)
+            yield sample
 
 
 def _is_lazy(samples: Sequence[Sample]) -> bool:

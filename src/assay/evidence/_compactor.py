@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from assay.evidence._durable import at_once
 from assay.evidence._framed import (
     FRAME,
     _compress,
@@ -113,28 +114,33 @@ class Compactor:
 
     def finish(self, threshold: int, workers: Executor) -> set[str]:
         """Compact, as ``compact`` would, each file ahead of *threshold* bytes or more:
-        its last frames on *workers*, the seek table, fsync, rename, the plain file
-        removed. The names of the files it took care of (compacted or left plain)."""
+        its last frames on *workers* and the seek table; then every such ``.zst`` is
+        synced, the fsyncs together (one journal commit, not one a file); then each is
+        renamed into place and its plain file removed. Each file's ``.zst`` is on disk
+        before its rename, as with ``compact``; the files do not depend on each other.
+        The names of the files it took care of (compacted or left plain)."""
         self.stop()
         if self._broken:  # a frame may be half written: the seal compacts every file
             self.discard()
             return set()
-        handled = set()
-        for name, state in list(self._files.items()):
-            del self._files[name]
-            handled.add(name)
-            try:
-                done = _seal_file(state, threshold, self._frame, workers)
-            except OSError:  # a full disk, say: the plain file is whole, and evidence as it is
-                done = False
-            finally:
+        states, self._files = self._files, {}
+        sealed: list[_Ahead] = []
+        try:
+            for state in states.values():
+                with contextlib.suppress(OSError):  # a full disk: the plain file stays
+                    if _seal_file(state, threshold, self._frame, workers):
+                        sealed.append(state)
+            synced = _synced(sealed, workers)
+        finally:
+            for state in states.values():
                 state.close()
-            if done:
+        for state in states.values():
+            if state in synced:
                 os.replace(state.temp, framed(state.path))
                 state.path.unlink()
             else:
                 state.temp.unlink(missing_ok=True)
-        return handled
+        return set(states)
 
     def discard(self) -> None:
         """Stop and remove what was written ahead (the run is not being sealed)."""
@@ -191,7 +197,8 @@ class Compactor:
 
 
 def _seal_file(state: _Ahead, threshold: int, frame: int, workers: Executor) -> bool:
-    """Write the rest of *state*'s file and its seek table; False if it stays plain."""
+    """Write the rest of *state*'s file and its seek table (not synced yet); False if
+    it stays plain."""
     if os.fstat(state.source.fileno()).st_size < threshold:
         return False
     state.source.seek(state.done)
@@ -200,8 +207,24 @@ def _seal_file(state: _Ahead, threshold: int, frame: int, workers: Executor) -> 
         state.entries += table_entry(len(packed), plain)
     state.out.write(seek_table(bytes(state.entries)))
     state.out.flush()
-    os.fsync(state.out.fileno())
     return True
+
+
+def _synced(states: list[_Ahead], workers: Executor) -> list[_Ahead]:
+    """The *states* whose ``.zst`` reached the disk: their fsyncs issued together. One
+    that failed (a full disk, say) stays plain, as a failed write does."""
+    if not states:
+        return []
+    failed: list[_Ahead] = []
+
+    def sync(state: _Ahead) -> None:
+        try:
+            os.fsync(state.out.fileno())
+        except OSError:
+            failed.append(state)
+
+    at_once(sync, states, workers)
+    return [state for state in states if state not in failed]
 
 
 def _temp_of(path: Path) -> Path:

@@ -340,14 +340,16 @@ def compacted_names(run: Path) -> list[str]:
     ]
 
 
-def compact_run(run: Path, ahead: Compactor | None = None) -> None:
+def compact_run(run: Path, ahead: Compactor | None = None, pool: Executor | None = None) -> None:
     """Compact the sealed run at *run*: its record files and packs of at least
     ``compact_threshold()`` bytes (the indexes stay plain: a lookup maps them).
-    *ahead*: what compacted their frames while the run went on (it is finished here)."""
+    *ahead*: what compacted their frames while the run went on (it is finished here).
+    *pool*: threads to compress and sync on (``AHEAD`` at least), else started here."""
     from concurrent.futures import ThreadPoolExecutor
 
     threshold = compact_threshold()
-    with ThreadPoolExecutor(AHEAD, "assay-compact") as workers:  # started once, not per file
+    with contextlib.ExitStack() as stack:  # threads started once for all the files
+        workers = pool or stack.enter_context(ThreadPoolExecutor(AHEAD, "assay-compact"))
         done = ahead.finish(threshold, workers) if ahead is not None else set()
         for name in compacted_names(run):
             if name not in done:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any
 
 from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
 from assay.evidence._compactor import Compactor
+from assay.evidence._durable import THREADS, at_once, sync_path
 from assay.evidence._framed import compact_run, open_evidence
 from assay.evidence._index import bundle_entry
 from assay.evidence._layout import (
@@ -46,7 +47,8 @@ from assay.evidence._recorder import BATCH_SECONDS, TrialRecorder
 from assay.evidence._resume import ResumePoint, find_resume_point
 from assay.evidence._store import ArtifactStore
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 
 class RunWriter:
@@ -146,7 +148,7 @@ class RunWriter:
         handle.flush()
         os.fsync(handle.fileno())
         os.replace(_temp_name(self.path / PLAN), self.path / PLAN)
-        _sync_path(self.path)
+        sync_path(self.path)
         if self._ahead is None:  # the files it reads are the run's own from here on
             self._ahead = Compactor(self.path)
             self._ahead.poke()
@@ -219,21 +221,25 @@ class RunWriter:
             status = manifest.get("status")
             complete = status == "complete"
             if status in ("complete", "interrupted"):
+                from concurrent.futures import ThreadPoolExecutor
+
                 ahead, self._ahead = self._ahead, None
-                # before the manifest: a kill here leaves a run to resume
-                compact_run(self.path, ahead)
-            if complete:
-                _sync_tree(self.path)
+                # one set of threads for the seal's compression and fsync batches
+                with ThreadPoolExecutor(THREADS, "assay-seal") as pool:
+                    # before the manifest: a kill here leaves a run to resume
+                    compact_run(self.path, ahead, pool)
+                    if complete:
+                        _sync_tree(self.path, pool)
             write_atomic(self.path / MANIFEST, canonical_json(manifest))
             if complete:
-                _sync_path(self.path)  # the rename itself
+                sync_path(self.path)  # the rename itself
 
     def write_files(self, files: dict[str, bytes]) -> None:
         """Write derived files (the reports) atomically, by name, their fsyncs waited
         for together."""
         if self.path is not None:
             folder = self.path
-            _at_once(lambda name: write_atomic(folder / name, files[name]), list(files))
+            at_once(lambda name: write_atomic(folder / name, files[name]), list(files))
 
     def close(self) -> None:
         """Flush queued lines, close every file and release the lock."""
@@ -261,7 +267,7 @@ class RunWriter:
             self._lock = None
 
 
-def _sync_tree(root: Path) -> None:
+def _sync_tree(root: Path, pool: Executor) -> None:
     """fsync every file and folder under *root*: a dozen files, and any loose artifacts
     (64 KB or more each). The kernel has been writing them back while the run went on,
     so this waits for little: 0.18 s of wall and 0.04 s of CPU right after a
@@ -272,26 +278,7 @@ def _sync_tree(root: Path) -> None:
     for folder, _, files in os.walk(root):
         paths.extend(Path(folder, name) for name in files)
         paths.append(Path(folder))
-    _at_once(_sync_path, paths)
-
-
-def _at_once(work: Callable[[_T], None], items: list[_T]) -> None:
-    """*work* on each of *items*, on threads (each waits on the disk, not the GIL); the
-    first error is raised once all are done."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(min(8, len(items) or 1), "assay-sync") as pool:
-        for _ in pool.map(work, items):
-            pass
-
-
-def _sync_path(path: Path) -> None:
-    """fsync a file or a folder (a folder's entries: a rename in it is then durable)."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    at_once(sync_path, paths, pool)
 
 
 def _temp_name(path: Path) -> Path:

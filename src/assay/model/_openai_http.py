@@ -20,14 +20,13 @@ classified by its root cause (what the socket said), not by the SDK's class alon
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from assay._infra import InfrastructureError
 from assay.errors import ConfigError
+from assay.model._proxy import proxy_for
 
 TRANSPORTS = ("direct", "aiohttp", "httpx")
 SHARD = 32
@@ -59,25 +58,6 @@ def sdk_transport(model: str, requested: str, sdk: Any) -> str:
     if requested == "sdk":
         return "aiohttp" if usable else "httpx"
     return requested
-
-
-def proxy_for(url: str) -> str | None:
-    """The proxy the environment (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, ...)
-    names for *url*, as the SDK's HTTP clients read it; None when there is none.
-    Without a ``*_proxy`` variable (any case) on Linux there is none, and urllib.request
-    (http.client, email: 7 ms of CPU at a run's start) is not imported to say so."""
-    if sys.platform not in ("darwin", "win32") and not any(
-        value and name.lower().endswith("_proxy") for name, value in os.environ.items()
-    ):
-        return None  # urllib reads only the environment here: it would find none
-    import urllib.request
-
-    parts = urlsplit(url)
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
-        return None
-    return str(proxy)
 
 
 def client_count(transport: str, connections: int) -> int:

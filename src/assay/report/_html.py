@@ -91,9 +91,11 @@ def page_script() -> tuple[str, str]:
     """(the filter script's text, its CSP source ``'sha256-…'``): the Content-Security-
     Policy runs that exact script and nothing else, so text from a run can never run
     even if it got past escaping."""
-    from importlib.resources import files
+    import pkgutil  # the package's loader reads the file: 0.6 ms, importlib.resources 2
 
-    text = (files("assay.report") / "templates" / SCRIPT_NAME).read_text(encoding="utf-8")
+    data = pkgutil.get_data("assay.report", f"templates/{SCRIPT_NAME}")
+    assert data is not None  # None only for a loader that cannot read data
+    text = data.decode("utf-8")
     digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
     return text, f"'sha256-{digest}'"
 

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from assay.spec import TargetSpec
-from assay.target._base import Target
-from assay.target._callable import CallableTarget
-from assay.target._http import HttpTarget
-from assay.target._persistent import PersistentTarget
-from assay.target._subprocess import SubprocessTarget
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from assay.spec import TargetSpec
+    from assay.target._base import Target
 
 
 def build_target(spec: TargetSpec, root: Path) -> Target:
-    """Make the target a spec describes; *root* is the spec's folder."""
+    """Make the target a spec describes; *root* is the spec's folder. Each kind's module
+    is imported here, for its kind only: a Python task's run (its target is the solver)
+    never loads the programs' machinery (subprocesses, a sandbox, reaping)."""
     if spec.kind == "callable":
+        from assay.target._callable import CallableTarget
+
         return CallableTarget(spec, root)
     if spec.kind == "http":
+        from assay.target._http import HttpTarget
+
         return HttpTarget(spec)
     if spec.protocol == "jsonl":
+        from assay.target._persistent import PersistentTarget
+
         return PersistentTarget(spec, root)
+    from assay.target._subprocess import SubprocessTarget
+
     return SubprocessTarget(spec, root)
