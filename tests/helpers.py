@@ -392,6 +392,22 @@ def run_blocked_at_last_trial(
     return process, run
 
 
+def interrupted_at_last_trial(tmp_path: Path, answer: str = "text") -> Path:
+    """``run_blocked_at_last_trial``'s run, sealed ``interrupted`` by Ctrl-C (SIGINT to
+    our own child) while its last trial waited: ``s0`` and ``s1`` finished, ``s2`` not."""
+    import signal
+
+    process, run = run_blocked_at_last_trial(tmp_path, answer)
+    try:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return run
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 30.0, step: float = 0.002) -> bool:
     """Poll *predicate* until it holds (True) or *timeout* seconds pass (False)."""
     import time

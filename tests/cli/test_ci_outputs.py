@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -34,8 +33,8 @@ from tests.helpers import (
     bundles_by_sample,
     edit_artifact,
     error_line,
+    interrupted_at_last_trial,
     quiz_tasks,
-    run_blocked_at_last_trial,
     run_cli,
     simple_spec,
     unique_callable_spec,
@@ -359,14 +358,7 @@ def test_a_stopped_run_is_one_error_testcase(tmp_path: Path) -> None:
 
 
 def test_resume_writes_the_junit_of_the_run_it_finishes(tmp_path: Path) -> None:
-    process, run = run_blocked_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
-    try:
-        process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
-        process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    run = interrupted_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
     (tmp_path / "go").touch()
     junit = tmp_path / "junit.xml"
     proc = run_cli("resume", run, "--junit", junit, cwd=tmp_path)

@@ -24,6 +24,7 @@ from tests.helpers import (
     REPO,
     SHIPPING,
     error_line,
+    interrupted_at_last_trial,
     quiz_tasks,
     run_blocked_at_last_trial,
     run_cli,
@@ -81,22 +82,9 @@ def _blocked_at_its_last_trial(tmp_path: Path) -> tuple[subprocess.Popen[bytes],
     return run_blocked_at_last_trial(tmp_path)
 
 
-def _interrupted_at_its_last_trial(tmp_path: Path) -> Path:
-    """A run sealed ``interrupted`` (Ctrl-C) while its last trial waited for ``go``."""
-    process, run = _blocked_at_its_last_trial(tmp_path)
-    try:
-        process.send_signal(signal.SIGINT)  # our own child: sealed as interrupted
-        process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return run
-
-
 @pytest.mark.doc("docs/cli.md", "`resume --sign KEY` does the same for the run it finishes")
 def test_resume_sign_signs_the_run_it_finishes(tmp_path: Path, keys: dict[str, Path]) -> None:
-    run = _interrupted_at_its_last_trial(tmp_path)
+    run = interrupted_at_last_trial(tmp_path)
     proc = run_cli("sign", run, "--key", keys["ci"])
     assert proc.returncode == EXIT_PASSED, proc.stdout + proc.stderr
     (tmp_path / "go").touch()  # the last trial may answer now
@@ -119,7 +107,7 @@ def test_resume_sign_signs_the_run_it_finishes(tmp_path: Path, keys: dict[str, P
 def test_resume_without_sign_leaves_a_stale_signature_that_trust_refuses(
     tmp_path: Path, keys: dict[str, Path]
 ) -> None:
-    run = _interrupted_at_its_last_trial(tmp_path)
+    run = interrupted_at_last_trial(tmp_path)
     assert run_cli("sign", run, "--key", keys["ci"]).returncode == EXIT_PASSED
     (tmp_path / "go").touch()  # the last trial may answer now
     proc = run_cli("resume", run, cwd=tmp_path)

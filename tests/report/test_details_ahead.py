@@ -191,18 +191,9 @@ def test_a_fresh_run_s_page_is_made_of_the_lines_it_handed_over(
 
 
 def test_a_resumed_run_reads_its_earlier_trials_lines_for_its_page(tmp_path: Path) -> None:
-    import signal
+    from tests.helpers import interrupted_at_last_trial, run_cli
 
-    from tests.helpers import run_blocked_at_last_trial, run_cli
-
-    process, run = run_blocked_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
-    try:
-        process.send_signal(signal.SIGINT)  # sealed as interrupted, s0 and s1 finished
-        process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    run = interrupted_at_last_trial(tmp_path, '"wrong" if text == "q0" else text')
     (tmp_path / "go").touch()
     resumed = run_cli("resume", run, cwd=tmp_path)
     assert resumed.returncode == 1, resumed.stdout + resumed.stderr  # s0 is wrong
