@@ -36,6 +36,7 @@ CONFIGS = [
     GenerateConfig(extra_body={"model": "other", "y": 1}),  # model's place kept
     GenerateConfig(extra_body={"messages": []}),
     GenerateConfig(extra_body={}),
+    GenerateConfig(seed=1, logprobs=True, extra_body={"z": 1, "seed": 2}),
 ]
 TOOL = {"name": "add", "description": "adds", "parameters": {"type": "object"}}
 
