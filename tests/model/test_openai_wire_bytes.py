@@ -14,7 +14,7 @@ import pytest
 from assay.model import ChatMessage, GenerateConfig
 from assay.model._config import ResponseSchema
 from assay.model._content import ContentImage, ContentText
-from assay.model._http1 import Answer, _framing, header_fields
+from assay.model._http1 import SEARCH_FROM, Answer, _framing, header_fields
 from assay.model._messages import ToolCall
 from assay.model._openai_wire import encode_request, parse_completion, request_params
 
@@ -58,6 +58,7 @@ HEADS = [
     "HTTP/1.1 200 OK",
     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5",
     "HTTP/1.1 200 OK\r\nCONTENT-LENGTH: 5\r\nConnection: Keep-Alive\r\nSet-Cookie: a=1",
+    "HTTP/1.1 200 OK\r\nx-set-cookie: a=1",  # names it, sets none
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\nContent-Encoding: GZIP",
     "HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length:   7  ",  # the last wins
     "HTTP/1.1 200 OK\r\ncontent-length : 5\r\nconnection: close",  # space before colon
@@ -72,22 +73,29 @@ HEADS = [
 ]
 
 
+PAD = "\r\nx-pad: " + "p" * SEARCH_FROM  # a head this long is read by byte search
+
+
+@pytest.mark.parametrize("pad", ["", PAD], ids=["short", "long"])
 @pytest.mark.parametrize("text", HEADS, ids=range(len(HEADS)))
-def test_the_framing_read_by_search_is_the_header_dicts(text: str) -> None:
-    head = text.encode("latin-1")
-    fields = header_fields(head)[0]
+def test_the_framing_read_by_search_is_the_header_dicts(text: str, pad: str) -> None:
+    line, _, rest = text.partition("\r\n")
+    head = (line + pad + ("\r\n" + rest if rest else "")).encode("latin-1")
+    fields, cookies = header_fields(head)
     names = ("connection", "content-encoding", "transfer-encoding")
     expected = [fields.get(n, "").lower() for n in names] + [fields.get("content-length")]
-    found = list(_framing(head, head.lower()))
+    found = _framing(head)
     assert [*(v.lower() for v in found[:3]), found[3]] == expected
+    assert found[4] in (None, (fields, cookies))
+    assert found[5] or not cookies  # True: look for them (Answer.cookies)
 
 
 def test_an_answers_headers_are_read_when_asked_for() -> None:
     head = b"HTTP/1.1 429 Slow\r\nRetry-After: 3\r\nSet-Cookie: a=1\r\nset-cookie: b=2"
-    answer = Answer(429, head, b"{}", cookies=True)
+    answer = Answer(429, head, b"{}", None, True)
     assert answer.headers == {"retry-after": "3"}
     assert answer.cookies == ["a=1", "b=2"]
-    assert Answer(200, b"HTTP/1.1 200 OK\r\nX: 1", b"", cookies=False).cookies == []
+    assert Answer(200, b"HTTP/1.1 200 OK\r\nX: 1", b"", None, False).cookies == []
 
 
 def test_several_choices_become_alternatives() -> None:

@@ -39,17 +39,18 @@ class Dropped(Exception):
 
 class Answer:
     """A complete answer: status, headers (names in lower case; ``set-cookie`` kept apart,
-    as it may repeat) and the body, decompressed. The headers are read from the raw head
-    when first asked for: a 2xx answer's caller never does, and building the dict was
-    most of the head's parse (4 of 6 µs for an OpenAI-like 14 headers)."""
+    as it may repeat) and the body, decompressed. A long head's headers are read from it
+    when first asked for (``_framing``): a 2xx answer's caller never does."""
 
     __slots__ = ("_fields", "_head", "_named_cookies", "content", "status_code")
 
-    def __init__(self, status: int, head: bytes, content: bytes, cookies: bool = True) -> None:
+    def __init__(
+        self, status: int, head: bytes, content: bytes, fields: Fields | None, cookies: bool
+    ) -> None:
         self.status_code = status
         self._head = head  # status line and header lines, as received
+        self._fields = fields  # the headers and cookies, if read already
         self._named_cookies = cookies  # False: the head does not say "set-cookie"
-        self._fields: tuple[dict[str, str], list[str]] | None = None
         self.content = content
 
     @property
@@ -71,13 +72,17 @@ class Answer:
         """The body as text (UTF-8; bytes that are not are replaced)."""
         return self.content.decode("utf-8", "replace")
 
-    def _parsed(self) -> tuple[dict[str, str], list[str]]:
+    def _parsed(self) -> Fields:
         if self._fields is None:
             self._fields = header_fields(self._head)
         return self._fields
 
 
-def header_fields(head: bytes) -> tuple[dict[str, str], list[str]]:
+Fields = tuple[dict[str, str], list[str]]
+"""The header fields by lower-case name, and the ``set-cookie`` values apart."""
+
+
+def header_fields(head: bytes) -> Fields:
     """The header lines of *head* (after its status line): the fields by lower-case name,
     and the ``set-cookie`` values apart."""
     headers: dict[str, str] = {}
@@ -106,6 +111,7 @@ class Connection(asyncio.BufferedProtocol):
         self._buffer = bytearray()
         self._status: int | None = None  # of the answer whose head is read
         self._raw_head = b""
+        self._fields: Fields | None = None  # its headers, when read line by line
         self._cookies = False  # whether that head names set-cookie
         self._coding = ""  # Content-Encoding, lower case ("" when none)
         self._body_at = 0
@@ -166,7 +172,8 @@ class Connection(asyncio.BufferedProtocol):
         status = self._status
         if status is not None and self._length is None and not self._chunked:
             body = _decoded(bytes(self._buffer[self._body_at :]), self._coding)
-            self._settle(Answer(status, self._raw_head, body, self._cookies))  # ran to the end
+            answer = Answer(status, self._raw_head, body, self._fields, self._cookies)
+            self._settle(answer)  # a body that ran to the end
             return
         if exc is None:
             self._fail(Dropped("the server closed the connection before answering"))
@@ -217,7 +224,8 @@ class Connection(asyncio.BufferedProtocol):
             del buffer[:end]
         else:
             return None  # read until the connection closes
-        return Answer(status, self._raw_head, _decoded(body, self._coding), self._cookies)
+        body = _decoded(body, self._coding)
+        return Answer(status, self._raw_head, body, self._fields, self._cookies)
 
     def _read_head(self, head: bytes) -> int | None:
         """The status of *head*, and how its body is framed read; None for an interim
@@ -230,10 +238,8 @@ class Connection(asyncio.BufferedProtocol):
         status = int(status_text)
         if 100 <= status < 200:
             return None
-        lower = head.lower()
-        connection, coding, chunked, length = _framing(head, lower)
-        self._coding, self._cookies = coding.lower(), b"set-cookie" in lower
-        connection = connection.lower()
+        connection, coding, chunked, length, self._fields, self._cookies = _framing(head)
+        self._coding, connection = coding.lower(), connection.lower()
         self._keep = "close" not in connection and (
             version != "HTTP/1.0" or "keep-alive" in connection
         )
@@ -258,14 +264,22 @@ class _Unusual(Exception):
     line."""
 
 
-def _framing(head: bytes, lower: bytes) -> tuple[str, str, str, str | None]:
+SEARCH_FROM = 224
+"""Bytes of head from which its framing is found by byte search (``_framing``); a
+shorter head is split into lines (``header_fields``), which costs less for a few lines
+and more for many: in instructions (callgrind), 21 k against 28 k for the 3 lines of
+``bench/server.py`` (105 bytes), 58 k against 42 k for an OpenAI-like 14 (479 bytes)."""
+
+
+def _framing(head: bytes) -> tuple[str, str, str, str | None, Fields | None, bool]:
     """``connection``, ``content-encoding`` and ``transfer-encoding`` ("" when absent)
-    and ``content-length`` of *head* (*lower* is ``head.lower()``), as ``header_fields``
-    gives them. Found by byte search, not by splitting the head into a dict (the last of
-    a repeated field wins in both): 1 µs for 3 header lines against 1.4, 1.3 for 14
-    against 5. A head where the search could read a field otherwise than the dict
-    (spaces around a name, a line without a colon) is read line by line."""
-    if _FOLDED.search(lower) is None:
+    and ``content-length`` of *head*, as ``header_fields`` gives them; then the fields
+    if they were read, and whether the head names ``set-cookie``. A long head is read by
+    byte search, not split into a dict (the last of a repeated field wins in both);
+    where the search could read a field otherwise than the dict (spaces around a name,
+    a line without a colon), line by line."""
+    lower = head.lower() if len(head) >= SEARCH_FROM else b""
+    if lower and _FOLDED.search(lower) is None:
         try:
             connection = _field(lower, b"\r\nconnection") or ""
             if b"-encoding" in lower:
@@ -273,12 +287,14 @@ def _framing(head: bytes, lower: bytes) -> tuple[str, str, str, str | None]:
                 chunked = _field(lower, b"\r\ntransfer-encoding") or ""
             else:
                 coding = chunked = ""
-            return connection, coding, chunked, _field(lower, b"\r\ncontent-length")
+            length = _field(lower, b"\r\ncontent-length")
+            return connection, coding, chunked, length, None, b"set-cookie" in lower
         except _Unusual:
             pass
-    fields = header_fields(head)[0]
-    framing = [fields.get(n, "") for n in ("connection", "content-encoding", "transfer-encoding")]
-    return framing[0], framing[1], framing[2], fields.get("content-length")
+    fields = header_fields(head)
+    get = fields[0].get
+    framing = (get("connection", ""), get("content-encoding", ""), get("transfer-encoding", ""))
+    return *framing, get("content-length"), fields, bool(fields[1])
 
 
 def _field(lower: bytes, name: bytes) -> str | None:
