@@ -85,9 +85,14 @@ Fields = tuple[dict[str, str], list[str]]
 def header_fields(head: bytes) -> Fields:
     """The header lines of *head* (after its status line): the fields by lower-case name,
     and the ``set-cookie`` values apart."""
+    return _fields_of(head.decode("latin-1").split("\r\n"))
+
+
+def _fields_of(lines: list[str]) -> Fields:
+    """``header_fields`` of a head split into *lines* (the status line first)."""
     headers: dict[str, str] = {}
     cookies: list[str] = []
-    for line in head.decode("latin-1").split("\r\n")[1:]:
+    for line in lines[1:]:
         name, _, value = line.partition(":")
         name = name.strip().lower()
         if name == "set-cookie":
@@ -230,16 +235,29 @@ class Connection(asyncio.BufferedProtocol):
     def _read_head(self, head: bytes) -> int | None:
         """The status of *head*, and how its body is framed read; None for an interim
         (1xx) answer."""
-        eol = head.find(b"\r\n")
-        first = (head if eol < 0 else head[:eol]).decode("latin-1")
+        lines = head.decode("latin-1").split("\r\n") if len(head) < SEARCH_FROM else None
+        if lines is None:
+            eol = head.find(b"\r\n")
+            first = (head if eol < 0 else head[:eol]).decode("latin-1")
+        else:
+            first = lines[0]
         version, status_text = first.split(" ", 2)[:2]
         if not version.startswith("HTTP/1."):
             raise ValueError(f"not an HTTP/1.x answer: {first[:40]!r}")
         status = int(status_text)
         if 100 <= status < 200:
             return None
-        connection, coding, chunked, length, self._fields, self._cookies = _framing(head)
-        self._coding, connection = coding.lower(), connection.lower()
+        found = _searched(head) if lines is None else None
+        if found is None:  # a short head, or one to read line by line after all
+            fields = self._fields = _fields_of(lines or head.decode("latin-1").split("\r\n"))
+            get = fields[0].get
+            connection, coding = get("connection", "").lower(), get("content-encoding", "")
+            chunked, length = get("transfer-encoding", ""), get("content-length")
+            self._cookies = bool(fields[1])
+        else:
+            connection, coding, chunked, length, self._cookies = found
+            self._fields = None
+        self._coding = coding.lower()
         self._keep = "close" not in connection and (
             version != "HTTP/1.0" or "keep-alive" in connection
         )
@@ -265,36 +283,34 @@ class _Unusual(Exception):
 
 
 SEARCH_FROM = 224
-"""Bytes of head from which its framing is found by byte search (``_framing``); a
+"""Bytes of head from which its framing is found by byte search (``_searched``); a
 shorter head is split into lines (``header_fields``), which costs less for a few lines
-and more for many: in instructions (callgrind), 21 k against 28 k for the 3 lines of
-``bench/server.py`` (105 bytes), 58 k against 42 k for an OpenAI-like 14 (479 bytes)."""
+and more for many: in instructions (callgrind), 21 k for the 3 lines of
+``bench/server.py`` (105 bytes) split, 58 k against 42 k searched for an OpenAI-like
+14 (479 bytes)."""
 
 
-def _framing(head: bytes) -> tuple[str, str, str, str | None, Fields | None, bool]:
-    """``connection``, ``content-encoding`` and ``transfer-encoding`` ("" when absent)
-    and ``content-length`` of *head*, as ``header_fields`` gives them; then the fields
-    if they were read, and whether the head names ``set-cookie``. A long head is read by
-    byte search, not split into a dict (the last of a repeated field wins in both);
-    where the search could read a field otherwise than the dict (spaces around a name,
-    a line without a colon), line by line."""
-    lower = head.lower() if len(head) >= SEARCH_FROM else b""
-    if lower and _FOLDED.search(lower) is None:
-        try:
-            connection = _field(lower, b"\r\nconnection") or ""
-            if b"-encoding" in lower:
-                coding = _field(lower, b"\r\ncontent-encoding") or ""
-                chunked = _field(lower, b"\r\ntransfer-encoding") or ""
-            else:
-                coding = chunked = ""
-            length = _field(lower, b"\r\ncontent-length")
-            return connection, coding, chunked, length, None, b"set-cookie" in lower
-        except _Unusual:
-            pass
-    fields = header_fields(head)
-    get = fields[0].get
-    framing = (get("connection", ""), get("content-encoding", ""), get("transfer-encoding", ""))
-    return *framing, get("content-length"), fields, bool(fields[1])
+def _searched(head: bytes) -> tuple[str, str, str, str | None, bool] | None:
+    """``connection`` (lower case), ``content-encoding`` and ``transfer-encoding`` (""
+    when absent), ``content-length`` as ``header_fields`` gives them, and whether *head*
+    names ``set-cookie``: found by byte search in the lowered head, not by splitting it
+    into a dict (the last of a repeated field wins in both). None where the search could
+    read a field otherwise than the dict (spaces around a name, a line without a
+    colon): the head is then read line by line."""
+    lower = head.lower()
+    if _FOLDED.search(lower) is not None:
+        return None
+    try:
+        connection = _field(lower, b"\r\nconnection") or ""
+        if b"-encoding" in lower:
+            coding = _field(lower, b"\r\ncontent-encoding") or ""
+            chunked = _field(lower, b"\r\ntransfer-encoding") or ""
+        else:
+            coding = chunked = ""
+        length = _field(lower, b"\r\ncontent-length")
+    except _Unusual:
+        return None
+    return connection, coding, chunked, length, b"set-cookie" in lower
 
 
 def _field(lower: bytes, name: bytes) -> str | None:
