@@ -42,7 +42,7 @@ class Answer:
     as it may repeat) and the body, decompressed. A long head's headers are read from it
     when first asked for (``_framing``): a 2xx answer's caller never does."""
 
-    __slots__ = ("_fields", "_head", "_named_cookies", "content", "status_code")
+    __slots__ = ("_fields", "_head", "content", "cookies", "status_code")
 
     def __init__(
         self, status: int, head: bytes, content: bytes, fields: Fields | None, cookies: bool
@@ -50,22 +50,14 @@ class Answer:
         self.status_code = status
         self._head = head  # status line and header lines, as received
         self._fields = fields  # the headers and cookies, if read already
-        self._named_cookies = cookies  # False: the head does not say "set-cookie"
         self.content = content
+        self.cookies = self._parsed()[1] if cookies else []  # *cookies*: "set-cookie" is named
 
     @property
     def headers(self) -> dict[str, str]:
         """The header fields but ``set-cookie``, by lower-case name (the last of a name
         repeated)."""
         return self._parsed()[0]
-
-    @property
-    def cookies(self) -> list[str]:
-        """The ``set-cookie`` values, in order (none without reading every line when the
-        head does not name one)."""
-        if not self._named_cookies:
-            return []
-        return self._parsed()[1]
 
     @property
     def text(self) -> str:
