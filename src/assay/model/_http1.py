@@ -51,7 +51,7 @@ class Answer:
         self._head = head  # status line and header lines, as received
         self._fields = fields  # the headers and cookies, if read already
         self.content = content
-        self.cookies = self._parsed()[1] if cookies else []  # *cookies*: "set-cookie" is named
+        self.cookies = self._parsed()[1] if cookies else _NONE  # *cookies*: it names set-cookie
 
     @property
     def headers(self) -> dict[str, str]:
@@ -69,6 +69,9 @@ class Answer:
             self._fields = header_fields(self._head)
         return self._fields
 
+
+_NONE: list[str] = []
+"""The cookies of an answer that sets none (shared: read, never changed)."""
 
 Fields = tuple[dict[str, str], list[str]]
 """The header fields by lower-case name, and the ``set-cookie`` values apart."""
