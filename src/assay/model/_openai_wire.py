@@ -98,8 +98,54 @@ _STOP: dict[str | None, StopReason] = {
 def encode_request(
     model: str, messages: list[ChatMessage], tools: list[dict[str, Any]], config: GenerateConfig
 ) -> bytes:
-    """The JSON body of one call (msgspec encodes it several times faster than ``json``)."""
+    """The JSON body of one call (msgspec encodes it several times faster than ``json``).
+    Without tools, the bytes of ``request_params`` are put together from the part before
+    the messages and the part after them, kept from the last call with the same model
+    and config, and the messages encoded as they are when they are plain text (no dict
+    made for the request or for a message: 2 of the 6 µs a call spent here)."""
+    if not tools:
+        parts = _body_parts(model, config)
+        if parts is not None:
+            return b"".join((parts[0], _encode_messages(messages), parts[1]))
     return _encode(request_params(model, messages, tools, config))
+
+
+def _encode_messages(messages: list[ChatMessage]) -> bytes:
+    """``[wire_message(m) for m in messages]`` encoded; a text message without tool calls
+    is encoded from the struct itself (its fields but the defaults are role and
+    content: the wire form)."""
+    for message in messages:
+        if (
+            type(message) is not ChatMessage
+            or type(message.content) is not str
+            or message.tool_calls is not None
+            or message.tool_call_id is not None
+        ):
+            return _encode([wire_message(m) for m in messages])
+    return _encode(messages)
+
+
+_Parts = tuple[bytes, bytes] | None
+_last_parts: tuple[str, GenerateConfig | None, _Parts] = ("", None, None)
+"""The model, config and body parts ``_body_parts`` gave last (one tuple: threads may
+race to replace it)."""
+
+
+def _body_parts(model: str, config: GenerateConfig) -> _Parts:
+    """The body's bytes before and after its messages, when it has no tools; None when
+    ``extra_body`` sets ``model`` or ``messages`` (the dict keeps such a key's place)."""
+    global _last_parts
+    last = _last_parts
+    if last[1] is config and last[0] == model:
+        return last[2]
+    sampling, output, extra = _config_params(config)
+    parts: _Parts = None
+    if not extra or ("model" not in extra and "messages" not in extra):
+        rest = {**sampling, **output, **(extra or {})}  # request_params' order
+        tail = b"," + _encode(rest)[1:] if rest else b"}"
+        parts = (b'{"model":' + _encode(model) + b',"messages":', tail)
+    _last_parts = (model, config, parts)
+    return parts
 
 
 _PLAIN_FIELDS = (
@@ -123,9 +169,19 @@ UNSUPPORTED = ("effort",)
 nearest)."""
 
 
+_last_refused: tuple[GenerateConfig | None, list[str]] = (None, [])
+
+
 def unsupported(config: GenerateConfig) -> list[str]:
-    """The fields *config* sets that chat completions cannot take."""
-    return [f for f in UNSUPPORTED if getattr(config, f) is not None]
+    """The fields *config* sets that chat completions cannot take (not to be changed:
+    the list is kept for the next call with the same config, which is frozen)."""
+    global _last_refused
+    last = _last_refused
+    if last[0] is config:
+        return last[1]
+    refused = [f for f in UNSUPPORTED if getattr(config, f) is not None]
+    _last_refused = (config, refused)
+    return refused
 
 
 def header_lines(headers: dict[str, str] | None) -> bytes:
@@ -258,24 +314,28 @@ def parse_completion(body: bytes, fallback_model: str) -> ModelOutput:
         completion = _decode_completion(body)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ValueError(f"not a chat completion ({exc})") from None
-    if not completion.choices:
+    choices = completion.choices
+    if not choices:
         raise ValueError("a chat completion without choices")
-    first, *others = [_choice(c) for c in completion.choices]
+    message, stop, logprobs = _choice(choices[0])
+    others = [ChatCompletionChoice(*_choice(c)) for c in choices[1:]] if len(choices) > 1 else None
     usage = completion.usage
     return ModelOutput(
-        model=completion.model or fallback_model,
-        message=first.message,
-        stop_reason=first.stop_reason,
-        usage=ModelUsage(
+        completion.model or fallback_model,
+        message,
+        stop,
+        ModelUsage(
             (usage.prompt_tokens or 0) if usage else 0,
             (usage.completion_tokens or 0) if usage else 0,
         ),
-        logprobs=first.logprobs,
-        alternatives=others or None,
+        False,
+        logprobs,
+        others,
     )
 
 
-def _choice(choice: _Choice) -> ChatCompletionChoice:
+def _choice(choice: _Choice) -> tuple[ChatMessage, StopReason, list[Logprob] | None]:
+    """A choice's message, stop reason and logprobs."""
     wire = choice.message
     calls = [_tool_call(c) for c in wire.tool_calls] if wire.tool_calls else None
     text = wire.content if wire.content is not None else (wire.refusal or "")
@@ -284,8 +344,7 @@ def _choice(choice: _Choice) -> ChatCompletionChoice:
         [ContentReasoning(reasoning), ContentText(text)] if reasoning else text
     )
     message = ChatMessage("assistant", content, calls)
-    stop = _STOP.get(choice.finish_reason, "unknown")
-    return ChatCompletionChoice(message, stop, _logprobs(choice.logprobs))
+    return message, _STOP.get(choice.finish_reason, "unknown"), _logprobs(choice.logprobs)
 
 
 def _tool_call(call: _ToolCall) -> ToolCall:
