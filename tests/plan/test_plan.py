@@ -120,6 +120,18 @@ def test_a_walked_plan_hashes_nothing_the_next_time(monkeypatch: pytest.MonkeyPa
         assert x.trial_id == trial_id("ev", x.target_id, x.sample_id, x.repetition)
 
 
+def test_a_plan_past_the_kept_size_keeps_no_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``KEPT_UP_TO`` trials a walk keeps nothing: a million-trial run's memory
+    follows its concurrency, not its plan; its walks hash the ids each time."""
+    monkeypatch.setattr("assay.plan._plan.KEPT_UP_TO", 11)
+    the_plan = plan(make_spec("ev", ["a", "b"], 2), ["s1", "s2", "s3"])  # 12 trials
+    counting = _CountingSha256()
+    monkeypatch.setattr("assay.plan._plan.hashlib", counting)
+    first, second = list(the_plan), list(the_plan)
+    assert counting.made == 2 * len(the_plan) and first == second
+    assert the_plan._digests is None
+
+
 def test_plan_is_the_same_in_another_process(tmp_path: Path) -> None:
     path = simple_spec(
         tmp_path,

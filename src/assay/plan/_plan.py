@@ -47,6 +47,11 @@ def _id_digest(evaluation: str, target_id: str, sample_id: str, repetition: int)
 ID_BYTES = 12
 """Bytes of a trial id's digest (24 hex digits)."""
 
+KEPT_UP_TO = 250_000
+"""Trials of the largest plan whose ids' digests a walk keeps (3 MB): a bigger plan
+hashes them again, so a million-trial run's memory still follows its concurrency, not
+its plan (issue 18's driver, ≤ 150 MB at 1,000,000 trials)."""
+
 
 def sample_order(spec: EvalSpec, samples: int) -> Sequence[int]:
     """The dataset positions in plan order: file order, or, for a sequential gate, a
@@ -64,12 +69,12 @@ class Plan:
     """The trials of a spec, in plan order: sample-major, then target, then repetition.
 
     Trials are generated, not stored, so a plan of a million trials costs nothing until
-    it is walked; a whole walk keeps the ids' digests (12 bytes a trial, in one buffer),
-    so the next walk hashes nothing (a run walks its plan twice: ``plan.jsonl``, then
-    the trials; one SHA-256 a trial less). Interleaving targets per sample keeps drifts
-    (a slower machine later in the run) from favouring one target. Samples come in file
-    order, or in a seeded random order for a sequential gate (``sample_order``); all
-    trials of a sample stay together.
+    it is walked; a whole walk of a plan of up to ``KEPT_UP_TO`` trials keeps the ids'
+    digests (12 bytes a trial, in one buffer), so the next walk hashes nothing (a run
+    walks its plan twice: ``plan.jsonl``, then the trials; one SHA-256 a trial less).
+    Interleaving targets per sample keeps drifts (a slower machine later in the run)
+    from favouring one target. Samples come in file order, or in a seeded random order
+    for a sequential gate (``sample_order``); all trials of a sample stay together.
     """
 
     def __init__(self, spec: EvalSpec, sample_ids: Sequence[str]) -> None:
@@ -85,6 +90,7 @@ class Plan:
     def __iter__(self) -> Iterator[Trial]:
         evaluation = self.spec.evaluation
         known = self._digests  # an earlier walk's: sliced, not hashed again
+        keep = known is None and len(self) <= KEPT_UP_TO
         made = bytearray()
         index = at = 0
         for sample_index in self.order:
@@ -93,14 +99,15 @@ class Plan:
                 for repetition in range(1, self.spec.repetitions + 1):
                     if known is None:
                         digest = _id_digest(evaluation, target_id, sample_id, repetition)
-                        made += digest
+                        if keep:
+                            made += digest
                         tid = "t-" + digest.hex()
                     else:
                         tid = "t-" + known[at : at + ID_BYTES].hex()
                     yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
                     index += 1
                     at += ID_BYTES
-        if known is None:  # walked to the end: the next walk hashes nothing
+        if keep:  # walked to the end: the next walk hashes nothing
             self._digests = made
 
     @property
