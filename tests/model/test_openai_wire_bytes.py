@@ -116,7 +116,7 @@ def test_an_answers_headers_are_read_when_asked_for() -> None:
     answer = Answer(429, head, b"{}", None, True)
     assert answer.headers == {"retry-after": "3"}
     assert answer.cookies == ["a=1", "b=2"]
-    assert Answer(200, b"HTTP/1.1 200 OK\r\nX: 1", b"", None, False).cookies == []
+    assert Answer(200, b"HTTP/1.1 200 OK\r\nX: 1", b"", None, False).cookies == ()
 
 
 def test_several_choices_become_alternatives() -> None:

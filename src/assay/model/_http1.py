@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 MAX_HEAD = 64 * 1024
@@ -51,7 +52,8 @@ class Answer:
         self._head = head  # status line and header lines, as received
         self._fields = fields  # the headers and cookies, if read already
         self.content = content
-        self.cookies = self._parsed()[1] if cookies else _NONE  # *cookies*: it names set-cookie
+        # *cookies*: the head names set-cookie
+        self.cookies: Sequence[str] = self._parsed()[1] if cookies else _NONE
 
     @property
     def headers(self) -> dict[str, str]:
@@ -70,8 +72,8 @@ class Answer:
         return self._fields
 
 
-_NONE: list[str] = []
-"""The cookies of an answer that sets none (shared: read, never changed)."""
+_NONE: tuple[str, ...] = ()
+"""The cookies of an answer that sets none (shared, so it cannot be changed)."""
 
 Fields = tuple[dict[str, str], list[str]]
 """The header fields by lower-case name, and the ``set-cookie`` values apart."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -186,7 +187,7 @@ class DirectPost:
     def _dropped(self, detail: str) -> InfrastructureError:
         return InfrastructureError("connection", f"{self._where}: {self._scrub(detail)}")
 
-    def _keep_cookies(self, values: list[str]) -> None:
+    def _keep_cookies(self, values: Sequence[str]) -> None:
         """Keep the cookies the server set (one origin, so domain and path do not
         matter); a cookie set to expire now or earlier is forgotten."""
         from email.utils import parsedate_to_datetime
