@@ -29,7 +29,7 @@ import anyio
 
 from assay.errors import ConfigError
 
-TESTED_WITH = "3.57.0"
+TESTED_WITH = "3.60.0"
 """The newest openai release the prepared POST is tested with (``tests/model``)."""
 
 _DROPPED_HEADERS = (b"content-length", b"transfer-encoding", b"cookie")
