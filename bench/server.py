@@ -18,6 +18,14 @@ the sequence. The issue-18 mix is ``429=0.1,500=0.1,reset=0.05,stall=0.05``.
 It is an asyncio Protocol over raw HTTP/1.1 with keep-alive (no framework, no coroutine
 per request): a request is parsed as its bytes arrive and answered from a timer, so one
 core serves thousands of requests a second at 500 connections.
+
+Its loop waits in ``select(2)``, to the microsecond (``--selector select``, the
+default): asyncio's epoll selector rounds every wait up to the next millisecond, so each
+timer fired 0.76 ms late on average (measured on this machine with 200 timers re-armed
+every 50 ms: mean 0.76 ms, p90 1.05 ms; with select 0.11 and 0.13 ms), and a "50 ms"
+answer took 50.8 ms, which alone kept 200 connections under 3,940/s. ``select`` takes
+descriptors below 1,024: for more than about 1,000 connections at once, ``--selector
+epoll``.
 """
 
 from __future__ import annotations
@@ -27,9 +35,11 @@ import asyncio
 import json
 import random
 import resource
+import selectors
 import signal
 import sys
 import time
+from functools import partial
 
 STATS = {"requests": 0, "connections": 0, "open": 0, "max_open": 0, "faults": 0}
 FAULTS: list[tuple[float, str]] = []  # (cumulative probability, kind), from --faults
@@ -278,10 +288,24 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before answering")
     parser.add_argument("--faults", default="", help="e.g. 429=0.1,500=0.1,reset=0.05,stall=0.05")
     parser.add_argument("--seed", type=int, default=0, help="of the faults' random sequence")
+    parser.add_argument(
+        "--selector",
+        choices=("select", "epoll"),
+        default="select",
+        help="select: timers to the microsecond, up to ~1,000 connections (module doc)",
+    )
     args = parser.parse_args()
     FAULTS.extend(_parse_faults(args.faults))
     RNG.seed(args.seed)
-    asyncio.run(main_async(args.port, args.latency))
+    with asyncio.Runner(loop_factory=partial(_loop, args.selector)) as runner:
+        runner.run(main_async(args.port, args.latency))
+
+
+def _loop(selector: str) -> asyncio.AbstractEventLoop:
+    """The server's loop: waiting in ``select(2)`` or asyncio's default (epoll)."""
+    if selector == "select":
+        return asyncio.SelectorEventLoop(selectors.SelectSelector())
+    return asyncio.new_event_loop()
 
 
 if __name__ == "__main__":
