@@ -5,7 +5,7 @@ is known earlier is done earlier, on the event loop while the trials wait (a net
 run at 200 connections leaves its core idle about half the time): the report's
 template is loaded (Jinja's import and the compiled template: about 15 ms of CPU),
 and the listed trials' details are read, and their HTML made, look by look
-(``DetailsAhead``). Neither
+(``DetailsAhead``), a slice at a time with the loop run between slices. Neither
 starts before ``AHEAD_AFTER``: the run's start (imports, plan, first calls) is on the
 critical path too, and a thread importing Jinja then would compete with it for the GIL.
 """
@@ -47,7 +47,8 @@ async def work_ahead(run: _Run, ahead: DetailsAhead | None) -> None:
     warm_up()
     while ahead is not None:
         try:
-            ahead.look(run.rows.rows)
+            for _ in ahead.looking(run.rows.rows):
+                await anyio.sleep(0)  # the answers that came meanwhile go first
         except Exception:  # a look only saves time: the end then reads everything
             ahead.broken = True
             return
