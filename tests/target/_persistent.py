@@ -23,6 +23,16 @@ for line in sys.stdin:
     print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
 """
 
+ONCE_HEAD = """
+import json, os, signal, sys, time
+
+log, marker = sys.argv[1], sys.argv[2]
+with open(log, "a") as handle:
+    handle.write(f"{os.getpid()}\\n")
+"""
+"""The start of a program that misbehaves once: it logs its pid (``logged_pids``), and
+the *marker* file it makes says it has misbehaved (its restart then behaves)."""
+
 CHATTY = """
 import json, sys
 

@@ -31,6 +31,7 @@ from tests.helpers import (
 from tests.target._persistent import (
     CHATTY,
     ECHO,
+    ONCE_HEAD,
     attempts_of,
     error_details,
     logged_pids,
@@ -258,13 +259,9 @@ def test_under_bwrap_a_crash_is_the_programs_exit_and_the_others_still_answer(
     assert all("exited with code 3" in d and "dying" in d for d in details)
 
 
-STOP_ONCE = """
-import json, os, signal, sys, time
-
-log, marker = sys.argv[1], sys.argv[2]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-for line in sys.stdin:
+STOP_ONCE = (
+    ONCE_HEAD
+    + """for line in sys.stdin:
     request = json.loads(line)
     if request["input"] == "q2" and not os.path.exists(marker):
         open(marker, "w").close()
@@ -272,6 +269,7 @@ for line in sys.stdin:
         time.sleep(600)
     print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
 """
+)
 
 
 @pytest.mark.doc("docs/spec.md", "`assay resume` and `assay verify` treat its runs as any other")

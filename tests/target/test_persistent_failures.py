@@ -16,6 +16,7 @@ from tests.helpers import (
     run_cli,
 )
 from tests.target._persistent import (
+    ONCE_HEAD,
     attempts_of,
     error_details,
     logged_pids,
@@ -23,12 +24,9 @@ from tests.target._persistent import (
     sample_list,
 )
 
-CRASH_ONCE = """
-import json, os, sys
-
-log, marker, original = sys.argv[1], sys.argv[2], sys.argv[3]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
+CRASH_ONCE = (
+    ONCE_HEAD
+    + """original = sys.argv[3]
 for line in sys.stdin:
     request = json.loads(line)
     if request["input"] == "boom" and not os.path.exists(marker):
@@ -41,6 +39,7 @@ for line in sys.stdin:
         os._exit(3)
     print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
 """
+)
 
 
 @pytest.mark.doc(
@@ -67,13 +66,9 @@ def test_a_crash_mid_call_restarts_the_program_and_retries_the_call(tmp_path: Pa
     assert process_gone(first) and process_gone(second)
 
 
-CRASH_WITH_THREE_IN_FLIGHT = """
-import json, os, sys
-
-log, marker = sys.argv[1], sys.argv[2]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-held = []
+CRASH_WITH_THREE_IN_FLIGHT = (
+    ONCE_HEAD
+    + """held = []
 for line in sys.stdin:
     held.append(json.loads(line))
     if len(held) < 3:
@@ -85,6 +80,7 @@ for line in sys.stdin:
         print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
     held = []
 """
+)
 
 
 @pytest.mark.doc(
@@ -104,19 +100,16 @@ def test_a_crash_fails_every_call_in_flight_and_each_is_retried(tmp_path: Path) 
     assert len(logged_pids(log)) == 2
 
 
-HANG_ONCE = """
-import json, os, sys, time
-
-log, marker = sys.argv[1], sys.argv[2]
-with open(log, "a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-for line in sys.stdin:
+HANG_ONCE = (
+    ONCE_HEAD
+    + """for line in sys.stdin:
     request = json.loads(line)
     if request["input"] == "hang" and not os.path.exists(marker):
         open(marker, "w").close()
         time.sleep(600)
     print(json.dumps({"id": request["id"], "output": request["input"]}), flush=True)
 """
+)
 
 
 @pytest.mark.doc(
