@@ -112,7 +112,41 @@ def _patch_no_timed_flush() -> None:
     run_module.FLUSH_EVERY = 1e9  # type: ignore[misc]
 
 
+def _patch_no_solve() -> None:
+    """The solver chain and the model not run: each trial's target answers at once with
+    the first trial's recorded state (same bytes, so the judge and evidence do the same
+    work). With ``no-judge`` and plain runs it splits a trivial trial's CPU by layer
+    (``bench/ab_task.py --variant all=src --variant nosolve=src+no-solve ...``)."""
+    from assay.target._base import TargetOutcome
+    from assay.target._solver import SolverTarget
+
+    original = SolverTarget.call
+    first: list[TargetOutcome] = []
+
+    async def call(self: Any, sample: Any, epoch: int = 1) -> TargetOutcome:
+        if not first:
+            first.append(await original(self, sample, epoch))
+        return TargetOutcome("answered", first[0].output, first[0].media)
+
+    SolverTarget.call = call  # type: ignore[method-assign]
+
+
+def _patch_no_judge() -> None:
+    """No scorer run, no metrics nor report rows kept: each trial's judging returns one
+    passed score record at once (its score line and ``match`` event are still written).
+    The run's report is then empty of scores: for splitting CPU by layer only."""
+    import assay.pipeline._run as run_module
+
+    async def judge(bundle: Any, *args: Any) -> list[dict[str, Any]]:
+        trial = bundle["trial"]
+        return [{"scorer_id": "match", "status": "passed", "trial_id": trial["trial_id"]}]
+
+    run_module.judge = judge  # type: ignore[assignment]
+
+
 PATCHES = {
+    "no-solve": _patch_no_solve,
+    "no-judge": _patch_no_judge,
     "no-timed-flush": _patch_no_timed_flush,
     "no-evidence-writes": _patch_no_evidence_writes,
     "no-gc": _patch_no_gc,
