@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from assay.evidence import _index
+from assay.evidence._buckets import Buckets
 from assay.evidence._index import (
+    BUNDLE_ENTRY,
     bundle_entry,
     find_bundle_line,
     find_in_pack_index,
@@ -94,6 +96,12 @@ def test_a_bundle_index_from_the_writers_records_is_the_one_read_from_the_file(
             offset += len(line)
         made = tmp_path / f"made-{start_line}.idx"
         write_bundle_index(bundles, made, (start, records))
+        assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
+        bucketed = Buckets(BUNDLE_ENTRY.size, tmp_path)  # as the run's writer keeps them
+        for at in range(0, len(records), BUNDLE_ENTRY.size):
+            bucketed.add(bytes(records[at : at + BUNDLE_ENTRY.size]))
+        write_bundle_index(bundles, made, (start, bucketed))
+        bucketed.close()
         assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
 
 

@@ -3,8 +3,9 @@ plain way (issue 19, item 1): each must give exactly the plain way's bytes.
 
 - ``seal_bundle`` puts ``"digest"`` into the digested canonical JSON instead of encoding
   the bundle a second time;
-- ``ArtifactStore`` keeps a pack's index entries in memory and spills them a chunk at a
-  time instead of one buffered write per record.
+- ``ArtifactStore`` keeps a pack's index entries in 256 buckets by first byte as it
+  writes, spilling each to a scratch file past ``HELD`` bytes, and the seal sorts each
+  bucket alone instead of every record.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from typing import Any
 import pytest
 
 from assay._digest import canonical_json
-from assay.evidence import ArtifactStore, _index, seal_bundle
+from assay.evidence import ArtifactStore, _buckets, _index, _store, seal_bundle
 from assay.evidence._pack import scan_headers
-from assay.evidence._store import SPILL_AT
 
 
 def _bundle(**changes: Any) -> dict[str, Any]:
@@ -69,16 +69,23 @@ def test_a_sealed_line_is_the_canonical_json_of_the_bundle_with_its_digest(
     assert line == canonical_json(bundle)
 
 
-def test_spilled_index_entries_name_every_record_of_a_long_pack(tmp_path: Path) -> None:
+def test_spilled_index_entries_name_every_record_of_a_long_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = 2 * _index.PACK_ENTRY.size  # a bucket spills every second record
+    monkeypatch.setattr(_store, "HELD", held)  # the store's inlined ``Buckets.add``
+    monkeypatch.setattr(_buckets, "HELD", held)
+    monkeypatch.setattr(_store, "RECENT", 64)
     root = tmp_path / "artifacts"
     store = ArtifactStore(root)
-    count = 3 * SPILL_AT // _index.PACK_ENTRY.size + 7  # spilled three times, some held
+    count = 3 * 256 * 2 + 7  # each bucket spilled about three times, some held
     refs = [store.put(b"payload %d" % n, "text/plain") for n in range(count)]
-    store.put(b"payload 5", "text/plain")  # stored recently: no second record
+    store.put(b"payload %d" % (count - 5), "text/plain")  # stored recently: not again
     wanted = [refs[0].sha256, refs[count // 2].sha256, refs[-1].sha256]
     found = store.get_many(wanted)  # the pack being written: through the entries
     assert found == {refs[i].sha256: b"payload %d" % i for i in (0, count // 2, count - 1)}
     store.put(b"after", "text/plain")  # the writer goes on after reading its entries
+    store.put(b"payload 0", "text/plain")  # long forgotten: a second record, same bucket
     ((name, entries),) = store.written_packs().items()
     written = _index.write_pack_index(root / name, entries).read_bytes()
     store.close()
@@ -86,5 +93,5 @@ def test_spilled_index_entries_name_every_record_of_a_long_pack(tmp_path: Path) 
     copy.parent.mkdir()
     copy.write_bytes((root / name).read_bytes())
     assert written == _index.write_pack_index(copy).read_bytes()  # scanned from the pack
-    assert len(written) == _index.PACK_ENTRY.size * (count + 1)
-    assert sum(1 for _ in scan_headers(root / name)) == count + 1
+    assert len(written) == _index.PACK_ENTRY.size * (count + 2)
+    assert sum(1 for _ in scan_headers(root / name)) == count + 2

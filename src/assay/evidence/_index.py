@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
+from assay.evidence._buckets import Buckets
 from assay.evidence._framed import open_evidence
 from assay.evidence._pack import PackError, scan_headers
 
@@ -35,19 +36,29 @@ _CHUNK = 4096
 """Index records handled at a time when sealing."""
 _BUNDLE = struct.Struct(">12sQ")  # trial id (the 24 hex digits as bytes), line offset
 PACK_ENTRY = _PACK = struct.Struct(">32sQQ")  # sha256, payload offset, size
+BUNDLE_ENTRY = _BUNDLE
 BUNDLE_INDEX = "bundles.idx"
 
 
 def write_bundle_index(
-    bundles: Path, index: Path, known: tuple[int, bytes | bytearray] | None = None
+    bundles: Path, index: Path, known: tuple[int, bytes | bytearray | Buckets] | None = None
 ) -> None:
     """Index *bundles* (a JSONL file of bundles) by trial id. *known*: ``(start,
     records)``, the ``bundle_entry`` records of the lines from byte *start* on, made
-    by the run's writer as it wrote them (the lines before *start* are read)."""
+    by the run's writer as it wrote them, maybe in their buckets already (the lines
+    before *start* are read)."""
+    if known is not None and isinstance(buckets := known[1], Buckets):
+        start = known[0]
+        for chunk in _bundle_entries(bundles, start) if start else ():
+            for at in range(0, len(chunk), _BUNDLE.size):
+                buckets.add(chunk[at : at + _BUNDLE.size])
+        buckets.write_sorted(index)
+        return
     if known is None:
         chunks = _bundle_entries(bundles)
     else:
         start, records = known
+        assert not isinstance(records, Buckets)  # for mypy: taken above
         step = _CHUNK * _BUNDLE.size
         written = (bytes(records[at : at + step]) for at in range(0, len(records), step))
         chunks = itertools.chain(_bundle_entries(bundles, start) if start else (), written)
@@ -104,13 +115,16 @@ def pack_entry(sha256: str, offset: int, size: int) -> bytes:
     return _PACK.pack(bytes.fromhex(sha256), offset, size)
 
 
-def write_pack_index(pack: Path, entries: Iterable[bytes] | None = None) -> Path:
+def write_pack_index(pack: Path, entries: Iterable[bytes] | Buckets | None = None) -> Path:
     """Index one pack by digest; returns the index path (``.idx`` beside the pack).
     *entries* (``pack_entry`` records, in any order): what its writer recorded as it
-    wrote it, in chunks of whole records; without them the pack is scanned (a tenth of
-    a big run's sealing)."""
+    wrote it, in chunks of whole records or already in their buckets; without them the
+    pack is scanned (a tenth of a big run's sealing)."""
     index = pack_index(pack)
-    _write_sorted(_pack_entries(pack) if entries is None else entries, _PACK.size, index)
+    if isinstance(entries, Buckets):
+        entries.write_sorted(index)
+    else:
+        _write_sorted(_pack_entries(pack) if entries is None else entries, _PACK.size, index)
     return index
 
 

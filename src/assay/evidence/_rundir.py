@@ -27,10 +27,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from assay._digest import canonical_json, fast_json, file_sha256, loads
 from assay.errors import EvidenceError, RunError
+from assay.evidence._buckets import Buckets
 from assay.evidence._compactor import Compactor
 from assay.evidence._durable import THREADS, at_once, sync_path
 from assay.evidence._framed import compact_run, open_evidence
-from assay.evidence._index import bundle_entry
+from assay.evidence._index import BUNDLE_ENTRY, bundle_entry
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -74,7 +75,7 @@ class RunWriter:
         self._ahead: Compactor | None = None  # compacting whole frames while the run goes
         self._bundles_at = 0  # where the bundle lines this writer appends start
         self._bundles_end = 0  # and end: the offset of the next one
-        self._bundle_index = bytearray()  # their bundles.idx records (bundle_entry)
+        self._bundle_index: Buckets | None = None  # their bundles.idx records (_buckets)
         sinks: list[LineSink] = list(extra_sinks)
         self.resume_point: ResumePoint | None = None
         head, count = GENESIS, 0
@@ -107,6 +108,7 @@ class RunWriter:
             for name in (BUNDLES, SCORES):
                 mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run
                 self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
+            self._bundle_index = Buckets(BUNDLE_ENTRY.size, path)
             self._bundles_at = os.fstat(self._files[BUNDLES].fileno()).st_size
             self._bundles_end = self._bundles_at
             # The plan is derived from the spec: a resumed run simply writes it again, under
@@ -195,15 +197,18 @@ class RunWriter:
         writes the index without reading the file back (a tenth of a 5,000-sample run's
         sealing)."""
         offset, records = self._bundles_end, self._bundle_index
+        assert records is not None  # made with the files
         for line in lines:
-            records += bundle_entry(line, offset)
+            if entry := bundle_entry(line, offset):
+                records.add(entry)
             offset += len(line)
         self._bundles_end = offset
 
-    def bundle_entries(self) -> tuple[int, bytearray]:
+    def bundle_entries(self) -> tuple[int, Buckets] | None:
         """Where the bundle lines this writer wrote start, and their bundles.idx records
         (``write_bundle_index``'s *known*)."""
-        return self._bundles_at, self._bundle_index
+        records = self._bundle_index
+        return (self._bundles_at, records) if records is not None else None
 
     def digest(self, name: str) -> str:
         """The SHA-256 (hex) of the record file *name* as it is now (flushed): from the
@@ -262,6 +267,8 @@ class RunWriter:
         for handle in self._files.values():
             handle.close()
         self._files.clear()
+        if self._bundle_index is not None:
+            self._bundle_index.close()
         if self._lock is not None:
             self._lock.close()
             self._lock = None

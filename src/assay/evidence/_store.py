@@ -11,15 +11,15 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
-import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
 import msgspec
 
+from assay.evidence._buckets import HELD, Buckets
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import (
     PACK_ENTRY,
@@ -39,9 +39,6 @@ from assay.evidence._pack import (
 )
 from assay.evidence._pack_format import MAGIC
 
-SPILL_AT = PACK_ENTRY.size * 1024
-"""Bytes of pack index entries kept in memory before they go to the scratch file
-(48 KiB: a write of a buffered file per record cost more than the entry itself)."""
 RECENT = 16_384
 """Digests remembered for de-duplication; memory stays flat however long the run.
 
@@ -83,8 +80,8 @@ class ArtifactStore:
         self._pack: IO[bytes] | None = None
         self._pack_name = ""
         self._pack_size = 0
-        self._entries: IO[bytes] | None = None  # pack_entry per record written, unnamed
-        self._spill = bytearray()  # entries not in ``_entries`` yet
+        self._entries: Buckets | None = None  # pack_entry per record written (_buckets)
+        self._held: list[bytearray] = []  # ``_entries.held``, looked up once
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._index: dict[str, PackRecord] | None = None
         self._finders: dict[str, PackFinder] | None = None
@@ -123,8 +120,8 @@ class ArtifactStore:
 
     def _append(self, digest: str, raw: bytes, data: bytes) -> None:
         """Append a pack record, not stored recently (4 a trivial trial: ``record_bytes``
-        and ``pack_entry`` inlined, the index entry kept in memory until a chunk of them
-        is spilled)."""
+        and ``pack_entry`` inlined, the index entry put in its bucket, ``Buckets.add``
+        inlined)."""
         recent = self._recent
         recent[digest] = None
         if len(recent) > RECENT:
@@ -136,32 +133,25 @@ class ArtifactStore:
         record = b"%s%s %d\n%s\n" % (MAGIC, digest.encode(), size, data)  # record_bytes
         self._pack.write(record)
         self._pack_size += len(record)
-        spill = self._spill  # the payload ends one byte (\n) before the record
-        spill += PACK_ENTRY.pack(raw, self._pack_size - size - 1, size)
-        if len(spill) >= SPILL_AT:
-            self._spill_entries()
+        held = self._held[raw[0]]  # the payload ends one byte (\n) before the record
+        held += PACK_ENTRY.pack(raw, self._pack_size - size - 1, size)
+        if len(held) >= HELD:
+            self._entries.spill(raw[0])  # type: ignore[union-attr]  # made with the pack
 
     def _open_pack(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self._pack_name = next_pack_name(self.root)
         self._pack = open(self.root / self._pack_name, "ab", buffering=1 << 20)  # noqa: SIM115
-        self._entries = tempfile.TemporaryFile(dir=self.root)  # noqa: SIM115
+        self._entries = Buckets(PACK_ENTRY.size, self.root)
+        self._held = self._entries.held
 
-    def _spill_entries(self) -> None:
-        """Write the index entries kept in memory to the scratch file."""
-        if self._spill and self._entries is not None:
-            self._entries.write(self._spill)
-            self._spill.clear()
-
-    def written_packs(self) -> dict[str, Iterator[bytes]]:
+    def written_packs(self) -> dict[str, Buckets]:
         """The pack this store wrote, with its index entries as recorded while writing
         (so sealing need not read the pack back): ``{name: entries}``, or nothing."""
         if self._pack is None or self._entries is None:
             return {}
         self._pack.flush()
-        self._spill_entries()
-        self._entries.flush()
-        return {self._pack_name: _entries_of(self._entries)}
+        return {self._pack_name: self._entries}
 
     def get_many(self, digests: Iterable[str]) -> dict[str, bytes]:
         """The artifacts *digests* by digest (those not stored are left out), found in
@@ -171,7 +161,8 @@ class ArtifactStore:
         found: dict[str, bytes] = {}
         for name in pack_names(self.root) if wanted else ():
             if name == self._pack_name and self._entries is not None:
-                chunks = self._written_chunks()  # being written: what was recorded
+                self._pack.flush()  # type: ignore[union-attr]  # being written: what
+                chunks = self._entries.chunks()  # was recorded
             else:
                 chunks = index_chunks(self.root / name)
             with open_evidence(self.root / name) as handle:  # plain, or compacted at seal
@@ -183,20 +174,6 @@ class ArtifactStore:
                 with open(loose, "rb") as handle:
                     found[name] = handle.read()
         return found
-
-    def _written_chunks(self) -> Iterator[bytes]:
-        """The ``pack_entry`` records this store spilled, some thousands at a time."""
-        assert self._pack is not None and self._entries is not None
-        self._pack.flush()
-        self._spill_entries()
-        self._entries.flush()
-        self._entries.seek(0)
-        step = PACK_ENTRY.size * 4096
-        try:
-            while chunk := self._entries.read(step):
-                yield chunk
-        finally:
-            self._entries.seek(0, 2)  # back at the end, for more writes
 
     def get(self, sha256: str) -> bytes:
         """Read the artifact with digest *sha256* (not verified; see ``verify``)."""
@@ -339,13 +316,3 @@ class ArtifactStore:
         finally:
             os.close(fd)
         os.replace(temp, final)
-
-
-def _entries_of(spill: IO[bytes]) -> Iterator[bytes]:
-    """The fixed-size ``pack_entry`` records of *spill*, read from its start, some
-    thousands at a time (each chunk a whole number of records)."""
-    size = PACK_ENTRY.size
-    spill.seek(0)
-    while chunk := spill.read(size * 4096):
-        yield chunk
-    spill.seek(0, 2)  # back at the end, for more writes

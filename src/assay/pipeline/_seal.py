@@ -17,12 +17,13 @@ from assay.evidence import (
     write_bundle_index,
     write_pack_index,
 )
+from assay.evidence._buckets import Buckets
 
 
 def write_indexes(
     path: Path,
-    known: Mapping[str, Iterable[bytes]] | None = None,
-    bundles: tuple[int, bytes | bytearray] | None = None,
+    known: Mapping[str, Iterable[bytes] | Buckets] | None = None,
+    bundles: tuple[int, bytes | bytearray | Buckets] | None = None,
 ) -> list[str]:
     """Write the bundle and pack indexes of a sealed run; their names, for the manifest.
     *known*: the index entries of packs this process wrote (the others are scanned);

@@ -1,0 +1,91 @@
+"""A pack index's records kept in 256 buckets by first byte as the pack is written.
+
+A pack index is sorted by digest (``_index``). Sorting the records only at the seal
+meant sorting each few thousand as they were read, cutting them by first byte, then
+sorting each bucket again: at 100,000 trials (400,000 records) about 0.2 s of the seal,
+more than half of it. The writer already touches each record once, as it appends it;
+putting it in its bucket there costs one index more, and leaves the seal one sort of
+each bucket, a 256th of the records at a time.
+
+A bucket's records wait in memory up to ``HELD`` bytes, then go to an unnamed scratch
+file, so the memory is flat (at most 256 × ``HELD``) however long the run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+HELD = 8_192
+"""Bytes of one bucket's records kept in memory before they go to the scratch file."""
+
+
+class Buckets:
+    """Fixed-size records of *width* bytes, by first byte; ``held[b]`` is bucket *b*'s
+    part still in memory (the writer appends to it and calls ``spill(b)`` past ``HELD``)."""
+
+    __slots__ = ("_directory", "_file", "_size", "_spilled", "held", "width")
+
+    def __init__(self, width: int, directory: Path) -> None:
+        self.width = width
+        self.held = [bytearray() for _ in range(256)]
+        self._spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
+        self._directory = directory
+        self._file: IO[bytes] | None = None
+        self._size = 0
+
+    def add(self, record: bytes) -> None:
+        """Keep *record* (the store's hot path inlines this)."""
+        held = self.held[record[0]]
+        held += record
+        if len(held) >= HELD:
+            self.spill(record[0])
+
+    def spill(self, bucket: int) -> None:
+        """Move bucket *bucket*'s held records to the scratch file."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(dir=self._directory)  # noqa: SIM115
+        held = self.held[bucket]
+        self._spilled[bucket].append((self._size, len(held)))
+        self._file.write(held)
+        self._size += len(held)
+        held.clear()
+
+    def bucket(self, bucket: int) -> bytes:
+        """Every record of *bucket*, in the order they came."""
+        parts = []
+        if self._spilled[bucket]:
+            assert self._file is not None
+            self._file.flush()  # pread reads the file, not the write buffer
+            fd = self._file.fileno()
+            parts = [os.pread(fd, size, start) for start, size in self._spilled[bucket]]
+        parts.append(bytes(self.held[bucket]))
+        return b"".join(parts)
+
+    def chunks(self) -> Iterator[bytes]:
+        """Every record, a bucket at a time (each chunk a whole number of records)."""
+        for bucket in range(256):
+            if self.held[bucket] or self._spilled[bucket]:
+                yield self.bucket(bucket)
+
+    def write_sorted(self, index: Path) -> None:
+        """Write every record to *index* in byte order: each bucket sorted alone, the
+        buckets in order. Under a temporary name then renamed, so a kill while sealing
+        leaves no torn index that a reader would trust."""
+        width = self.width
+        temp = index.with_name(f".{index.name}.tmp")
+        with open(temp, "wb") as out:
+            for data in self.chunks():
+                records = [data[at : at + width] for at in range(0, len(data), width)]
+                records.sort()
+                out.write(b"".join(records))
+        os.replace(temp, index)
+
+    def close(self) -> None:
+        """Drop the scratch file (the records are gone with it)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
