@@ -57,7 +57,7 @@ class MockAPI:
         for message in messages:  # a loop, not sum(genexpr): once a call
             words_in += len(message.text.split())
         usage = ModelUsage(words_in, len(text.split()))
-        return ModelOutput.from_content(self.name, text, usage)
+        return ModelOutput(self.name, ChatMessage("assistant", text), usage=usage)  # from_content
 
 
 @modelapi("mock")

@@ -22,7 +22,7 @@ from assay.evidence._recorder import _current as _recorder
 from assay.model._budget import _budget
 from assay.model._cache import _cache
 from assay.model._cache_key import shown_url
-from assay.model._calls import ModelError, call_with_retries
+from assay.model._calls import ModelError, call_with_retries, settle_try
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage, user_message, with_images_inlined
@@ -100,6 +100,38 @@ class Model:
         except ValueError as exc:
             raise ModelError(None, self.name, str(exc)) from None
         merged = self.config.merge(config)
+        if _replay_now() is not None or _cache_now() is not None:
+            return await self._generate_kept(messages, tools, merged)
+        listed = tools or []
+        gate = self.gate
+        generation = gate.enter() if merged.timeout is None else None
+        if generation is None:  # a wait, or a timeout: the retry loop from the start
+            output = await call_with_retries(
+                self.api, gate, self.name, messages, listed, merged, self._rng
+            )
+        else:  # a free slot, no timeout: the first try here (one frame less a call)
+            failure = None
+            try:
+                output = await self.api.generate(messages, listed, merged)
+            except BaseException as exc:
+                failure = settle_try(gate, generation, self.name, 1, exc)
+            else:
+                gate.succeeded(generation)
+                gate.release()
+            if failure is not None:  # retried as call_with_retries retries its own
+                output = await call_with_retries(
+                    self.api, gate, self.name, messages, listed, merged, self._rng, failure
+                )
+        return self._finish(messages, tools, merged, output)
+
+    async def _generate_kept(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        merged: GenerateConfig,
+    ) -> ModelOutput:
+        """``generate`` with a replay or a response cache in force: a recorded or cached
+        answer if there is one, else the call (its answer kept in the cache)."""
         replay = _replay_now()
         if replay is not None:
             prompt = self._prompt_json(messages, tools, merged)

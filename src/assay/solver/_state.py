@@ -15,7 +15,7 @@ import msgspec
 
 from assay._digest import canonical_json
 from assay._scope import Scope
-from assay.model import ChatMessage, ModelOutput, user_message
+from assay.model import ChatMessage, ModelOutput
 from assay.solver._tools import Tool, ToolInfo
 
 
@@ -105,13 +105,13 @@ class TaskState:
         self.epoch = epoch
         self.input = input
         self.target = target
-        self.messages: list[ChatMessage] = (
-            [user_message(input)] if isinstance(input, str) else list(input)
+        self.messages: list[ChatMessage] = (  # user_message's and empty's, inlined
+            [ChatMessage("user", input)] if isinstance(input, str) else list(input)
         )
         self.choices = [Choice(c, None, i) for i, c in enumerate(choices)] if choices else []
         self.metadata: dict[str, Any] = dict(metadata) if metadata else {}
         self._store = Store()
-        self.output = ModelOutput.empty(model)
+        self.output = ModelOutput(model, ChatMessage("assistant", ""))
         self.completed = False
         self.limit: str | None = None
         self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)

@@ -23,7 +23,7 @@ import anyio
 import msgspec
 
 from assay.approval._apply import active as approval_active
-from assay.approval._apply import approval_scope
+from assay.approval._apply import _policies, approval_scope
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.model import (
@@ -40,6 +40,7 @@ from assay.model import (
 )
 from assay.model._content import Content, is_url
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
+from assay.sandbox._context import _current as _sandboxes
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
 from assay.model._budget import _budget
@@ -53,6 +54,7 @@ from assay.solver import (
     task_scorers,
     task_scorers_scope,
 )
+from assay.solver._judge import _scorers
 from assay.solver._solver import _generate, is_plain_generate
 from assay.solver._state import _current as _state
 from assay.solver._tool_calls import check_message_limit
@@ -183,12 +185,15 @@ class SolverTarget:
         epoch_token = _epoch.set(epoch)
         state_token = _state.set(state)
         generate_token = _generate.set(generate)
+        scorers = _scorers.set(self.scorers)  # _scorers_scope's binding, or the same view
         try:
-            check_message_limit(state, limits.message_limit)
+            if limits.message_limit is not None:
+                check_message_limit(state, limits.message_limit)
             output = await self.model.generate(state.messages, tools=None, config=self.config)
             state.output = output
             state.messages.append(output.message)
         finally:
+            _scorers.reset(scorers)
             _generate.reset(generate_token)
             _state.reset(state_token)
             _epoch.reset(epoch_token)
@@ -221,18 +226,24 @@ def _answered(state: TaskState) -> TargetOutcome:
 def _lean(target: SolverTarget) -> bool:
     """Whether *target*'s trials may take ``_solve_lean``: a plan of one plain
     ``generate()`` (a fresh state has no tools, so one model call is all it does), no
-    time limit, cleanup, sandboxes, approval policies or scorers to bind. A sample with
-    its own sandboxes, or bindings made outside the trial (``_bound``), still take the
-    general path."""
+    time limit, cleanup, sandboxes or approval policies. A sample with its own
+    sandboxes, or bindings made outside the trial (``_bound``), still take the general
+    path. The task's scorers are bound by both (the lean path always: binding none
+    where none are bound is the same view as not binding)."""
     plain = is_plain_generate(target.plan) and target.limits.time_limit is None
-    bound = target.cleanup or target.sandboxes or target.approval or target.scorers
-    return plain and not bound
+    return plain and not (target.cleanup or target.sandboxes or target.approval)
 
 
 def _bound() -> bool:
-    """Whether sandboxes, approval policies or task scorers are bound outside the
-    trial: the general path binds the trial's own (none) over them for its solvers."""
-    return bool(current_sandboxes() or approval_active() or task_scorers())
+    """Whether sandboxes or approval policies are bound outside the trial: the general
+    path binds the trial's own (none) over them for its solvers."""
+    return bool(_sandboxes_now() or _policies_now())
+
+
+# ``current_sandboxes`` and ``approval.active`` read without a frame around each: asked
+# on every trial that may take the lean path.
+_sandboxes_now = _sandboxes.get
+_policies_now = _policies.get
 
 
 def _scorers_scope(scorers: tuple[Any, ...]) -> AbstractContextManager[Any]:
