@@ -93,8 +93,7 @@ async def call_with_retries(
         except BaseException as exc:
             failure = settle_try(gate, generation, model, failed + 1, exc)
         else:
-            gate.succeeded(generation)
-            gate.release()
+            gate.answered(generation)
             return output
 
 

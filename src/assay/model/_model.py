@@ -116,8 +116,7 @@ class Model:
             except BaseException as exc:
                 failure = settle_try(gate, generation, self.name, 1, exc)
             else:
-                gate.succeeded(generation)
-                gate.release()
+                gate.answered(generation)
             if failure is not None:  # retried as call_with_retries retries its own
                 output = await call_with_retries(
                     self.api, gate, self.name, messages, listed, merged, self._rng, failure

@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 import msgspec
 
-from assay.approval._apply import active as approval_active
 from assay.approval._apply import _policies, approval_scope
+from assay.approval._apply import active as approval_active
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.model import (
@@ -38,13 +38,13 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
+from assay.model._budget import _budget
+from assay.model._cache_key import _epoch
 from assay.model._content import Content, is_url
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
 from assay.sandbox._context import _current as _sandboxes
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
-from assay.model._budget import _budget
-from assay.model._cache_key import _epoch
 from assay.solver import (
     Chain,
     Target,
@@ -91,10 +91,16 @@ class SolverTarget:
         self.approval = tuple(approval)  # tool-call approval policies (assay.approval)
         self.cleanup = cleanup  # Task(cleanup=...): after the solvers, sandboxes still open
         self._lean = _lean(self)  # decided once: see _solve_lean
+        # what the lean path hands the model: None for a config that sets nothing (the
+        # model's own then, as merging an empty one gives, without comparing them)
+        self._lean_config = None if self.config == GenerateConfig() else self.config
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
-        prompt, unusable = _as_input(sample.input, self.files_base)
+        value = sample.input  # text, the common case, needs no _as_input
+        prompt, unusable = (
+            (value, None) if type(value) is str else _as_input(value, self.files_base)
+        )
         state = TaskState(
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
@@ -189,7 +195,7 @@ class SolverTarget:
         try:
             if limits.message_limit is not None:
                 check_message_limit(state, limits.message_limit)
-            output = await self.model.generate(state.messages, tools=None, config=self.config)
+            output = await self.model.generate(state.messages, tools=None, config=self._lean_config)
             state.output = output
             state.messages.append(output.message)
         finally:
