@@ -27,7 +27,7 @@ from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage, user_message, with_images_inlined
 from assay.model._output import ModelOutput
-from assay.model._prices import cost_of
+from assay.model._prices import get_price
 from assay.model._replay import _replay
 from assay.model._scoped_limits import _active as _scoped
 from assay.model._scoped_limits import charge_scoped_limits
@@ -159,7 +159,8 @@ class Model:
         """Price the call, record it and charge the trial's budget (a cached answer too,
         so a limit cuts a trial off at the same point whether or not the cache answered)."""
         usage = output.usage
-        cost = cost_of(self.name, usage)
+        price = get_price(self.name)  # cost_of's, inlined (once a call)
+        cost = None if price is None else price.cost(usage)
         recorder = _recorder_now()
         if recorder is not None:
             self._record(recorder, messages, tools, config, output, cost)
