@@ -99,7 +99,7 @@ class Model:
             messages = with_images_inlined(messages)
         except ValueError as exc:
             raise ModelError(None, self.name, str(exc)) from None
-        merged = self.config.merge(config)
+        merged = self.config if config is None else self.config.merge(config)
         if _replay_now() is not None or _cache_now() is not None:
             return await self._generate_kept(messages, tools, merged)
         listed = tools or []

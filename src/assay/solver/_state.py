@@ -77,15 +77,6 @@ class Store(dict[str, Any]):
         self.pop(key, None)
 
 
-def _output_fields(output: ModelOutput) -> dict[str, Any]:
-    """``output.to_record()`` one level deep: its fields, the values left as they are
-    for the encoder (``alternatives`` only when there are some, as there)."""
-    fields = msgspec.structs.asdict(output)
-    if output.alternatives is None:
-        del fields["alternatives"]
-    return fields
-
-
 class TaskState:
     """The state of one trial as the solver chain works on it."""
 
@@ -167,7 +158,10 @@ class TaskState:
         encoded as they are rather than made dicts first: the same bytes (the encoder
         sorts a struct's fields as it sorts dict keys), the evidence a solver target
         writes."""
-        return canonical_json(self._record(None, _output_fields(self.output)))
+        output = msgspec.structs.asdict(self.output)  # to_record's, one level deep
+        if self.output.alternatives is None:  # only when there are some, as there
+            del output["alternatives"]
+        return canonical_json(self._record(None, output))
 
     def _record(
         self, convert: Callable[[Any], Any] | None, output: dict[str, Any]

@@ -118,7 +118,7 @@ class SolverTarget:
         failure = None
         try:
             own = sample.sandbox
-            if self._lean and not own and not _bound():
+            if self._lean and not own and not (_sandboxes_now() or _policies_now()):
                 await self._solve_lean(holder, epoch)
                 return _answered(state)
             specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
@@ -233,21 +233,16 @@ def _lean(target: SolverTarget) -> bool:
     """Whether *target*'s trials may take ``_solve_lean``: a plan of one plain
     ``generate()`` (a fresh state has no tools, so one model call is all it does), no
     time limit, cleanup, sandboxes or approval policies. A sample with its own
-    sandboxes, or bindings made outside the trial (``_bound``), still take the general
+    sandboxes, or bindings made outside the trial, still take the general
     path. The task's scorers are bound by both (the lean path always: binding none
     where none are bound is the same view as not binding)."""
     plain = is_plain_generate(target.plan) and target.limits.time_limit is None
     return plain and not (target.cleanup or target.sandboxes or target.approval)
 
 
-def _bound() -> bool:
-    """Whether sandboxes or approval policies are bound outside the trial: the general
-    path binds the trial's own (none) over them for its solvers."""
-    return bool(_sandboxes_now() or _policies_now())
-
-
-# ``current_sandboxes`` and ``approval.active`` read without a frame around each: asked
-# on every trial that may take the lean path.
+# Sandboxes or approval policies bound outside the trial send it the general way, which
+# binds the trial's own (none) over them for its solvers: ``current_sandboxes`` and
+# ``approval.active`` read without a frame around each (asked every trial).
 _sandboxes_now = _sandboxes.get
 _policies_now = _policies.get
 
