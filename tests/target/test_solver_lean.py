@@ -23,7 +23,7 @@ from assay.solver._solver import current_generate
 from assay.solver._state import current_state
 from assay.target._solver import SolverTarget
 from assay.target._solver import _lean as takes_lean_path
-from tests.helpers import artifact_bytes, bundles_by_sample, events_of
+from tests.helpers import artifact_bytes, events_of, read_jsonl
 
 
 def _context(messages: list[ChatMessage]) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def _context(messages: list[ChatMessage]) -> dict[str, Any]:
     }
 
 
-def _run(tmp_path: Path, name: str) -> tuple[Path, list[dict[str, Any]]]:
+def _run(tmp_path: Path, name: str, limit: int) -> tuple[Path, list[dict[str, Any]]]:
     seen: list[dict[str, Any]] = []
 
     def answer(messages: list[ChatMessage]) -> str:
@@ -58,7 +58,7 @@ def _run(tmp_path: Path, name: str) -> tuple[Path, list[dict[str, Any]]]:
         model_args={"outputs": answer},
         log_dir=tmp_path / name,
         max_samples=1,
-        message_limit=10,
+        message_limit=limit,
     )
     assert result.status == "success", result.error
     assert result.path is not None
@@ -70,8 +70,10 @@ def _evidence(run: Path) -> dict[str, Any]:
     calls = [e["data"] for e in events_of(run, "sampling") if "model" in e["data"]]
     return {
         "states": {
-            key: artifact_bytes(run, bundle["observation"]["output"])
-            for key, bundle in sorted(bundles_by_sample(run).items())
+            (b["trial"]["sample_id"], b["trial"]["repetition"]): artifact_bytes(
+                run, b["observation"]["output"]
+            )
+            for b in read_jsonl(run / "bundles.jsonl")
         },
         "calls": calls,
         "prompts": [artifact_bytes(run, c["prompt"]) for c in calls],
@@ -79,8 +81,9 @@ def _evidence(run: Path) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("limit", [10, 1])  # 1: the limit ends each trial before the call
 def test_a_plain_generate_plan_runs_no_chain_and_ends_as_the_general_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
     chained: list[int] = []
     through_chain = Chain.__call__
@@ -90,18 +93,24 @@ def test_a_plain_generate_plan_runs_no_chain_and_ends_as_the_general_path(
         return await through_chain(self, state, generate)
 
     monkeypatch.setattr(Chain, "__call__", counted)
-    lean_run, lean_seen = _run(tmp_path, "lean")
+    lean_run, lean_seen = _run(tmp_path, "lean", limit)
     assert chained == []  # the lean path: no chain for any of the six trials
     monkeypatch.setattr(solver_target, "_lean", lambda target: False)
-    general_run, general_seen = _run(tmp_path, "general")
+    general_run, general_seen = _run(tmp_path, "general", limit)
     assert len(chained) == 6  # every trial through the chain
     assert lean_seen == general_seen
+    lean, general = _evidence(lean_run), _evidence(general_run)
+    assert lean == general
+    if limit == 1:
+        assert lean_seen == [] and lean["calls"] == []
+        assert all(b'"limit":"message"' in state for state in lean["states"].values())
+        return
     assert sorted(s["epoch"] for s in lean_seen) == [1, 1, 1, 2, 2, 2]
     assert {(s["scorers"], s["generate"], s["same_messages"]) for s in lean_seen} == {
         (1, True, True)
     }
     assert lean_seen[0]["budget"] == (Limits(message_limit=10), 0)
-    assert _evidence(lean_run) == _evidence(general_run)
+    assert len(lean["calls"]) == len(lean["states"]) == 6
 
 
 def _target(plan: list[Any], **options: Any) -> SolverTarget:
