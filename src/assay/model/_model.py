@@ -39,12 +39,13 @@ DEFAULT_MAX_CONNECTIONS = 10
 _JSON = "application/json"
 _PROMPT = b'{"config":%s,"messages":%s,"tools":%s}'
 
-# ``current_replay``, ``current_cache``, ``current_budget`` (and the others) without a Python frame
-# around each: the context variables' own ``get``, asked on every model call.
+# ``current_replay``, ``current_cache``, ``current_budget``, ``current_recorder`` and the
+# scoped limits without a Python frame around each: the context variables' own ``get``,
+# asked on every model call.
 _replay_now = _replay.get
 _cache_now = _cache.get
 _budget_now = _budget.get
-_recorder_now = _recorder.get  # current_recorder()'s
+_recorder_now = _recorder.get
 _scoped_now = _scoped.get
 
 
