@@ -203,3 +203,34 @@ def test_it_counts_the_servers_failures_in_a_row_until_any_call_succeeds() -> No
     assert (gate.failures_in_a_row, gate.decreases) == (3, 0)
     gate.succeeded(gate.generation - 1)
     assert gate.failures_in_a_row == 0
+
+
+def _counters(gate: AdaptiveGate) -> tuple[object, ...]:
+    return tuple(getattr(gate, name) for name in AdaptiveGate.__slots__ if name != "_waiters")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_answered_is_succeeded_then_release(seed: int) -> None:
+    """A model call ends with ``answered`` (one call, not two): the gate's counters,
+    limit and windows move exactly as with ``succeeded`` then ``release``, throttled
+    windows and all."""
+    rng = random.Random(seed)
+    one, two = AdaptiveGate(6), AdaptiveGate(6)
+    for step in range(3_000):
+        share = 0.8 if step % 1_000 < 200 else 0.1  # bursts, then a few at random
+        generation = one.enter()
+        assert generation == two.enter()
+        if generation is None:  # full: free a slot in both
+            one.release()
+            two.release()
+            continue
+        if rng.random() < share:
+            for gate in (one, two):
+                gate.throttled(generation)
+                gate.release()
+        else:
+            one.answered(generation)
+            two.succeeded(generation)
+            two.release()
+        assert _counters(one) == _counters(two)
+    assert one.decreases > 0 and one.limit > 1  # halved and grown back on the way

@@ -59,7 +59,10 @@ class Budget:
 
     def spend(self, usage: ModelUsage, cost: float) -> None:
         """Add one call's usage; raise LimitExceeded once a limit is passed."""
-        self.usage = self.usage + usage
+        spent = self.usage  # ModelUsage.__add__, inlined (a call a model call)
+        self.usage = ModelUsage(
+            spent.input_tokens + usage.input_tokens, spent.output_tokens + usage.output_tokens
+        )
         self.cost += cost
         self.calls += 1
         limits = self.limits

@@ -65,58 +65,79 @@ async def call_with_retries(
     tools: list[dict[str, Any]],
     config: GenerateConfig,
     rng: random.Random,
+    failure: InfrastructureError | None = None,
 ) -> ModelOutput:
-    """Ask *api* through *gate*, retrying infrastructure failures; see the module doc."""
-    retries = DEFAULT_MAX_RETRIES if config.max_retries is None else config.max_retries
-    initial = DEFAULT_BACKOFF if config.retry_backoff is None else config.retry_backoff
-    budget = _budget.get()  # current_budget(), without a frame around it (every call)
+    """Ask *api* through *gate*, retrying infrastructure failures; see the module doc.
+    With *failure*, the call's first try was made by the caller (``Model.generate``'s
+    fast path, settled with ``settle_try``) and failed so: the retries follow it.
+    A call that finds a slot free at once has waited for nothing: the clock and the
+    trial's budget are read only when it must wait (for a slot or a retry)."""
     failed = 0
     while True:
-        started = time.monotonic()
+        if failure is not None:
+            failed += 1
+            step = max(1, min(failed, gate.failures_in_a_row))  # the server's, not the call's
+            delay = _next_delay(model, failed, step, config, failure, rng)
+            await retry_wait(delay)  # the trial's slot goes to another meanwhile
+            _waited(delay)
         generation = gate.enter()
         if generation is None:
+            started = time.monotonic()
             generation = await gate.acquire()
-        if budget is not None:
-            budget.waited += time.monotonic() - started
+            _waited(time.monotonic() - started)
         try:  # no timeout: the provider's coroutine awaited here, not through _ask's
             if config.timeout is None:
                 output = await api.generate(messages, tools, config)
             else:
                 output = await _ask(api, messages, tools, config)
-        except InfrastructureError as exc:
+        except BaseException as exc:
+            failure = settle_try(gate, generation, model, failed + 1, exc)
+        else:
+            gate.answered(generation)
+            return output
+
+
+def settle_try(
+    gate: AdaptiveGate, generation: int, model: str, call: int, exc: BaseException
+) -> InfrastructureError:
+    """After try number *call* (of the window *generation*) raised *exc*: tell the gate,
+    give its slot back, and return *exc* if a retry may fix it (an InfrastructureError);
+    otherwise raise it again (a ``ModelError`` recorded first: the call stops)."""
+    try:
+        if isinstance(exc, InfrastructureError):
             if exc.status == 429:
                 gate.throttled(generation)
             else:
                 gate.failed()
-            failure = exc
-        except ModelError as exc:
-            _record(model, failed + 1, "stop", exc)
-            raise
-        else:
-            gate.succeeded(generation)
-            return output
-        finally:
-            gate.release()
-        failed += 1
-        step = max(1, min(failed, gate.failures_in_a_row))  # the server's, not the call's
-        delay = _next_delay(model, failed, step, retries, failure, initial, rng)
-        await retry_wait(delay)  # the trial's slot goes to another meanwhile
-        if budget is not None:
-            budget.waited += delay
+            return exc
+        if isinstance(exc, ModelError):
+            _record(model, call, "stop", exc)
+        raise exc
+    finally:
+        gate.release()
+
+
+def _waited(seconds: float) -> None:
+    """Count *seconds* spent waiting (a slot, a backoff) in the trial's budget, which
+    the working limit leaves out."""
+    budget = _budget.get()  # current_budget(), without a frame around it
+    if budget is not None:
+        budget.waited += seconds
 
 
 def _next_delay(
     model: str,
     failed: int,
     step: int,
-    retries: int,
+    config: GenerateConfig,
     failure: InfrastructureError,
-    initial: float,
     rng: random.Random,
 ) -> float:
     """Record the failed call; return the seconds to wait before the next one (the
     server's ``Retry-After``, else the backoff at *step*), or raise once the retries are
-    spent."""
+    spent (``config.max_retries``, else ``DEFAULT_MAX_RETRIES``)."""
+    retries = DEFAULT_MAX_RETRIES if config.max_retries is None else config.max_retries
+    initial = DEFAULT_BACKOFF if config.retry_backoff is None else config.retry_backoff
     if failed > retries:
         _record(model, failed, "give_up", failure)
         raise InfrastructureError(

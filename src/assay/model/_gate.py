@@ -112,6 +112,20 @@ class AdaptiveGate:
             if self._returned >= self._window_size:
                 self._next_window()
 
+    def answered(self, generation: int) -> None:
+        """``succeeded(generation)`` then ``release()``, as one call: a call's common
+        end (at the limit and with nobody waiting, a few counters)."""
+        self.failures_in_a_row = 0
+        self.in_flight -= 1
+        if self.limit < self.maximum:
+            self.limit = min(float(self.maximum), self.limit + 1.0 / self.limit)
+        if generation == self.generation:
+            self._returned += 1
+            if self._returned >= self._window_size:
+                self._next_window()
+        if self._waiters:
+            self._wake()
+
     def throttled(self, generation: int) -> None:
         """A call started in *generation* was rate-limited: halve the limit if its window
         now holds a burst (a call from an older window is part of a decision made)."""

@@ -53,9 +53,11 @@ class MockAPI:
         if isinstance(answer, ModelOutput):
             return answer
         text = str(answer)
-        words_in = sum(len(m.text.split()) for m in messages)
+        words_in = 0
+        for message in messages:  # a loop, not sum(genexpr): once a call
+            words_in += len(message.text.split())
         usage = ModelUsage(words_in, len(text.split()))
-        return ModelOutput.from_content(self.name, text, usage)
+        return ModelOutput(self.name, ChatMessage("assistant", text), usage=usage)  # from_content
 
 
 @modelapi("mock")

@@ -13,32 +13,40 @@ waiting for a connection; every call is priced from the price table (``_prices``
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from assay._digest import canonical_json, sha256_hex
-from assay.evidence import current_recorder
+from assay.evidence._recorder import _current as _recorder
 from assay.model._budget import _budget
 from assay.model._cache import _cache
 from assay.model._cache_key import shown_url
-from assay.model._calls import ModelError, call_with_retries
+from assay.model._calls import ModelError, call_with_retries, settle_try
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage, user_message, with_images_inlined
 from assay.model._output import ModelOutput
-from assay.model._prices import cost_of
+from assay.model._prices import get_price
 from assay.model._replay import _replay
+from assay.model._scoped_limits import _active as _scoped
 from assay.model._scoped_limits import charge_scoped_limits
+
+if TYPE_CHECKING:
+    from assay.evidence import TrialRecorder
 
 DEFAULT_MAX_CONNECTIONS = 10
 _JSON = "application/json"
+_PROMPT = b'{"config":%s,"messages":%s,"tools":%s}'
 
-# ``current_replay``, ``current_cache`` and ``current_budget`` without a Python frame
-# around each: the context variables' own ``get``, asked on every model call.
+# ``current_replay``, ``current_cache``, ``current_budget``, ``current_recorder`` and the
+# scoped limits without a Python frame around each: the context variables' own ``get``,
+# asked on every model call.
 _replay_now = _replay.get
 _cache_now = _cache.get
 _budget_now = _budget.get
+_recorder_now = _recorder.get
+_scoped_now = _scoped.get
 
 
 class ModelAPI(Protocol):
@@ -92,10 +100,41 @@ class Model:
             messages = with_images_inlined(messages)
         except ValueError as exc:
             raise ModelError(None, self.name, str(exc)) from None
-        merged = self.config.merge(config)
+        merged = self.config if config is None else self.config.merge(config)
+        if _replay_now() is not None or _cache_now() is not None:
+            return await self._generate_kept(messages, tools, merged)
+        listed = tools or []
+        gate = self.gate
+        generation = gate.enter() if merged.timeout is None else None
+        if generation is None:  # a wait, or a timeout: the retry loop from the start
+            output = await call_with_retries(
+                self.api, gate, self.name, messages, listed, merged, self._rng
+            )
+        else:  # a free slot, no timeout: the first try here (one frame less a call)
+            failure = None
+            try:
+                output = await self.api.generate(messages, listed, merged)
+            except BaseException as exc:
+                failure = settle_try(gate, generation, self.name, 1, exc)
+            else:
+                gate.answered(generation)
+            if failure is not None:  # retried as call_with_retries retries its own
+                output = await call_with_retries(
+                    self.api, gate, self.name, messages, listed, merged, self._rng, failure
+                )
+        return self._finish(messages, tools, merged, output)
+
+    async def _generate_kept(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        merged: GenerateConfig,
+    ) -> ModelOutput:
+        """``generate`` with a replay or a response cache in force: a recorded or cached
+        answer if there is one, else the call (its answer kept in the cache)."""
         replay = _replay_now()
         if replay is not None:
-            prompt = canonical_json({"messages": messages, "tools": tools or [], "config": merged})
+            prompt = self._prompt_json(messages, tools, merged)
             recorded = replay.answer(self.name, sha256_hex(prompt))
             if recorded is not None:
                 return recorded
@@ -120,12 +159,17 @@ class Model:
     ) -> ModelOutput:
         """Price the call, record it and charge the trial's budget (a cached answer too,
         so a limit cuts a trial off at the same point whether or not the cache answered)."""
-        cost = cost_of(self.name, output.usage)
-        self._record(messages, tools, config, output, cost)
+        usage = output.usage
+        price = get_price(self.name)  # cost_of's, inlined (once a call)
+        cost = None if price is None else price.cost(usage)
+        recorder = _recorder_now()
+        if recorder is not None:
+            self._record(recorder, messages, tools, config, output, cost)
         budget = _budget_now()
         if budget is not None:
-            budget.spend(output.usage, cost or 0.0)
-        charge_scoped_limits(len(messages), output.usage)
+            budget.spend(usage, cost or 0.0)
+        if _scoped_now():  # a block's limits (``with token_limit(...)``) to count
+            charge_scoped_limits(len(messages), usage)
         return output
 
     async def aclose(self) -> None:
@@ -136,22 +180,34 @@ class Model:
         if closer is not None and self.gate.in_flight == 0:
             await closer()
 
+    def _prompt_json(
+        self,
+        messages: list[ChatMessage],
+        tools: list[dict[str, Any]] | None,
+        config: GenerateConfig,
+    ) -> bytes:
+        """``canonical_json({"messages": messages, "tools": tools or [], "config":
+        config})`` (the prompt artifact, the replay key), joined from its values'
+        encodings in the keys' sorted order: the same bytes, without a dict whose keys
+        the encoder sorts on every call."""
+        listed = canonical_json(tools) if tools else b"[]"
+        return _PROMPT % (canonical_json(config), canonical_json(messages), listed)
+
     def _record(
         self,
+        recorder: TrialRecorder,
         messages: list[ChatMessage],
         tools: list[dict[str, Any]] | None,
         config: GenerateConfig,
         output: ModelOutput,
         cost: float | None = None,
     ) -> None:
-        recorder = current_recorder()
-        if recorder is None:
-            return
-        prompt = {"messages": messages, "tools": tools or [], "config": config}
+        """The call's ``sampling`` event, its prompt and answer stored as artifacts."""
+        store = recorder.store
         data: dict[str, Any] = {
             "model": self.name,
-            "prompt": recorder.store.put(canonical_json(prompt), _JSON).sha256,
-            "output": recorder.store.put(output.record_json(), _JSON).sha256,
+            "prompt": store.put(self._prompt_json(messages, tools, config), _JSON).sha256,
+            "output": store.put(output.record_json(), _JSON).sha256,
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
             "cost": cost,

@@ -22,7 +22,7 @@ from assay.model import assistant_message as assistant_msg
 from assay.model import system_message as system_msg
 from assay.model import user_message as user_msg
 from assay.solver._generate import ToolCalls, check_tool_calls
-from assay.solver._solver import Generate, Solver, solver, stateless
+from assay.solver._solver import Generate, Solver, plain_generate, solver, stateless
 from assay.solver._state import TaskState
 from assay.solver._tool_def import ToolDef
 from assay.solver._tools import Tool
@@ -95,7 +95,8 @@ def generate(tool_calls: ToolCalls = "loop", cache: bool = False, **config: Any)
         with cache_scope(ResponseCache().open()):
             return await generate(state, tool_calls=tool_calls, **config)
 
-    return stateless(solve)
+    stateless(solve)
+    return plain_generate(solve) if not cache and not config else solve
 
 
 @solver

@@ -119,6 +119,24 @@ def stateless(step: F) -> F:
     return step
 
 
+_PLAIN_GENERATE = "__assay_plain_generate__"
+
+
+def plain_generate(step: F) -> F:
+    """Mark *step* (``generate()`` without settings or ``cache``) as doing nothing but
+    ``await generate(state)``: a plan of that one step may be run by its target as one
+    model call (``SolverTarget``'s lean path), with the same result."""
+    setattr(step, _PLAIN_GENERATE, True)
+    return step
+
+
+def is_plain_generate(plan: Chain) -> bool:
+    """Whether *plan* is one ``generate()`` step marked ``plain_generate`` (nothing else:
+    no other step that could add tools, messages or settings)."""
+    steps = plan.solvers
+    return len(steps) == 1 and getattr(steps[0], _PLAIN_GENERATE, False) is True
+
+
 def fresh_solver(step: Solver) -> Solver:
     """A fresh instance of *step* for one trial.
 

@@ -15,7 +15,7 @@ import msgspec
 
 from assay._digest import canonical_json
 from assay._scope import Scope
-from assay.model import ChatMessage, ModelOutput, user_message
+from assay.model import ChatMessage, ModelOutput
 from assay.solver._tools import Tool, ToolInfo
 
 
@@ -77,15 +77,6 @@ class Store(dict[str, Any]):
         self.pop(key, None)
 
 
-def _output_fields(output: ModelOutput) -> dict[str, Any]:
-    """``output.to_record()`` one level deep: its fields, the values left as they are
-    for the encoder (``alternatives`` only when there are some, as there)."""
-    fields = msgspec.structs.asdict(output)
-    if output.alternatives is None:
-        del fields["alternatives"]
-    return fields
-
-
 class TaskState:
     """The state of one trial as the solver chain works on it."""
 
@@ -105,13 +96,13 @@ class TaskState:
         self.epoch = epoch
         self.input = input
         self.target = target
-        self.messages: list[ChatMessage] = (
-            [user_message(input)] if isinstance(input, str) else list(input)
+        self.messages: list[ChatMessage] = (  # user_message's and empty's, inlined
+            [ChatMessage("user", input)] if isinstance(input, str) else list(input)
         )
         self.choices = [Choice(c, None, i) for i, c in enumerate(choices)] if choices else []
         self.metadata: dict[str, Any] = dict(metadata) if metadata else {}
         self._store = Store()
-        self.output = ModelOutput.empty(model)
+        self.output = ModelOutput(model, ChatMessage("assistant", ""))
         self.completed = False
         self.limit: str | None = None
         self.tools: list[Tool] = []  # offered to the model by generate (see use_tools)
@@ -167,7 +158,10 @@ class TaskState:
         encoded as they are rather than made dicts first: the same bytes (the encoder
         sorts a struct's fields as it sorts dict keys), the evidence a solver target
         writes."""
-        return canonical_json(self._record(None, _output_fields(self.output)))
+        output = msgspec.structs.asdict(self.output)  # to_record's, one level deep
+        if self.output.alternatives is None:  # only when there are some, as there
+            del output["alternatives"]
+        return canonical_json(self._record(None, output))
 
     def _record(
         self, convert: Callable[[Any], Any] | None, output: dict[str, Any]

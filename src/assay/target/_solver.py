@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 import msgspec
 
+from assay.approval._apply import _policies, approval_scope
 from assay.approval._apply import active as approval_active
-from assay.approval._apply import approval_scope
 from assay.dataset import Sample
 from assay.errors import AssayError
 from assay.model import (
@@ -38,8 +38,11 @@ from assay.model import (
     budget_scope,
     epoch_scope,
 )
+from assay.model._budget import _budget
+from assay.model._cache_key import _epoch
 from assay.model._content import Content, is_url
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
+from assay.sandbox._context import _current as _sandboxes
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
 from assay.sandbox._spec import SandboxSpec, sandbox_specs
 from assay.solver import (
@@ -51,6 +54,10 @@ from assay.solver import (
     task_scorers,
     task_scorers_scope,
 )
+from assay.solver._judge import _scorers
+from assay.solver._solver import _generate, is_plain_generate
+from assay.solver._state import _current as _state
+from assay.solver._tool_calls import check_message_limit
 from assay.target._base import InfrastructureError, TargetOutcome
 
 STATE_MEDIA = "application/vnd.assay.state+json"
@@ -83,10 +90,17 @@ class SolverTarget:
         self.scorers = tuple(scorers)  # the judge of react(attempts=...) (task_scorers)
         self.approval = tuple(approval)  # tool-call approval policies (assay.approval)
         self.cleanup = cleanup  # Task(cleanup=...): after the solvers, sandboxes still open
+        self._lean = _lean(self)  # decided once: see _solve_lean
+        # what the lean path hands the model: None for a config that sets nothing (the
+        # model's own then, as merging an empty one gives, without comparing them)
+        self._lean_config = None if self.config == GenerateConfig() else self.config
 
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
-        prompt, unusable = _as_input(sample.input, self.files_base)
+        value = sample.input  # text, the common case, needs no _as_input
+        prompt, unusable = (
+            (value, None) if type(value) is str else _as_input(value, self.files_base)
+        )
         state = TaskState(
             model=self.model.name,
             sample_id=sample.id if sample.id is not None else 0,
@@ -104,6 +118,9 @@ class SolverTarget:
         failure = None
         try:
             own = sample.sandbox
+            if self._lean and not own and not (_sandboxes_now() or _policies_now()):
+                await self._solve_lean(holder, epoch)
+                return _answered(state)
             specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
             if not specs:  # no exit stack to enter and leave for every trial
                 await self._solve(holder, epoch, {})
@@ -122,11 +139,10 @@ class SolverTarget:
         except Exception as exc:
             failure = f"raised {type(exc).__name__}: {exc}"
         state = holder[0]
-        state.completed = True
-        data = state.to_json()
         if failure is not None:
-            return TargetOutcome("error", data, STATE_MEDIA, failure=failure)
-        return TargetOutcome("answered", data, STATE_MEDIA)
+            state.completed = True
+            return TargetOutcome("error", state.to_json(), STATE_MEDIA, failure=failure)
+        return _answered(state)
 
     async def _open_sandboxes(
         self, sample: Sample, specs: tuple[SandboxSpec, ...], stack: AsyncExitStack
@@ -163,6 +179,32 @@ class SolverTarget:
             else:
                 await self._run_plan(holder, plan, generate)
 
+    async def _solve_lean(self, holder: list[TaskState], epoch: int) -> None:
+        """``_solve`` for a plan of one plain ``generate()`` with nothing to bind (see
+        ``_lean``), in one frame: what ``Chain``, the ``generate`` step and
+        ``generate_loop`` do for a state without tools, the same context variables set
+        around the model call (the trial's budget, epoch, state and ``generate``)."""
+        state = holder[0]
+        limits = self.limits
+        generate = _generate_for(self.model, self.config, limits, holder)
+        budget = _budget.set(Budget(limits))
+        epoch_token = _epoch.set(epoch)
+        state_token = _state.set(state)
+        generate_token = _generate.set(generate)
+        scorers = _scorers.set(self.scorers)  # _scorers_scope's binding, or the same view
+        try:
+            if limits.message_limit is not None:
+                check_message_limit(state, limits.message_limit)
+            output = await self.model.generate(state.messages, tools=None, config=self._lean_config)
+            state.output = output
+            state.messages.append(output.message)
+        finally:
+            _scorers.reset(scorers)
+            _generate.reset(generate_token)
+            _state.reset(state_token)
+            _epoch.reset(epoch_token)
+            _budget.reset(budget)
+
     async def _run_plan(self, holder: list[TaskState], plan: Chain, generate: Any) -> None:
         """*plan* on ``holder[0]``, its last state left in *holder*; then the task's
         ``cleanup``, its scopes still open."""
@@ -179,6 +221,30 @@ class SolverTarget:
         finally:
             if self.cleanup is not None:  # Task(cleanup=): after the solvers, scopes open
                 await self.cleanup(holder[0])
+
+
+def _answered(state: TaskState) -> TargetOutcome:
+    """The outcome of a trial whose solvers ran to their end (or to a limit)."""
+    state.completed = True
+    return TargetOutcome("answered", state.to_json(), STATE_MEDIA)
+
+
+def _lean(target: SolverTarget) -> bool:
+    """Whether *target*'s trials may take ``_solve_lean``: a plan of one plain
+    ``generate()`` (a fresh state has no tools, so one model call is all it does), no
+    time limit, cleanup, sandboxes or approval policies. A sample with its own
+    sandboxes, or bindings made outside the trial, still take the general
+    path. The task's scorers are bound by both (the lean path always: binding none
+    where none are bound is the same view as not binding)."""
+    plain = is_plain_generate(target.plan) and target.limits.time_limit is None
+    return plain and not (target.cleanup or target.sandboxes or target.approval)
+
+
+# Sandboxes or approval policies bound outside the trial send it the general way, which
+# binds the trial's own (none) over them for its solvers: ``current_sandboxes`` and
+# ``approval.active`` read without a frame around each (asked every trial).
+_sandboxes_now = _sandboxes.get
+_policies_now = _policies.get
 
 
 def _scorers_scope(scorers: tuple[Any, ...]) -> AbstractContextManager[Any]:
