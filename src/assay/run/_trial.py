@@ -82,12 +82,13 @@ async def run_trial(
         }
         if recorder.last:
             started["resumed"] = True  # an earlier, unfinished try of this trial is logged
-        recorder.root = recorder.record("trial_started", started, parent=None)
+        recorder.root = recorder.own("trial_started", started, None)
     outcome: TargetOutcome | None = None
     state: TrialState = "invalid"
     first = len(attempts) + 1
     last = first + retry.max_attempts - 1
-    outer, recorder.parent = recorder.parent, recorder.root  # recorder.scope, inlined
+    root = recorder.root
+    outer, recorder.parent = recorder.parent, root  # recorder.scope, inlined
     try:
         try:
             for number in range(first, last + 1):
@@ -111,8 +112,8 @@ async def run_trial(
                     "canonical_attempt": canonical,
                     "attempts": len(attempts),
                 }
-                recorder.record("trial_finished", summary)
-                recorder.close()  # later record_event calls (a stray thread) are dropped
+                # later record_event calls (a stray thread) are dropped
+                recorder.finish(summary, root)
             else:
                 recorder.flush()  # its events so far reach the log while it waits
     finally:
@@ -131,44 +132,48 @@ def _delay(record: AttemptRecord, retry: RetryPolicy, failed: int, rng: random.R
 async def _attempt(
     number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
 ) -> tuple[AttemptRecord, TargetOutcome | None]:
-    started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
-    outer, recorder.parent = recorder.parent, started  # recorder.scope, inlined (per attempt)
+    outer = recorder.parent
+    started = recorder.own("attempt_started", {"attempt": number, "target": target.id}, outer)
+    recorder.parent = started  # recorder.scope, inlined (per attempt)
     try:
         try:
             outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
             detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
-            recorder.record("error", {**detail, "detail": exc.detail})
-            recorder.record("attempt_finished", {**detail, "status": "infra_failed"})
+            recorder.own("error", {**detail, "detail": exc.detail}, started)
+            recorder.own("attempt_finished", {**detail, "status": "infra_failed"}, started)
             record = AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
             return record, None
         except anyio.get_cancelled_exc_class():
-            recorder.record("attempt_finished", {"attempt": number, "status": "cancelled"})
+            recorder.own("attempt_finished", {"attempt": number, "status": "cancelled"}, started)
             raise
-        _record_sampling(number, outcome, recorder)
         status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
-        recorder.record(
-            "attempt_finished", {"attempt": number, "status": status, "outcome": outcome.kind}
-        )
+        output = recorder.artifact("output", outcome.output, outcome.media).sha256
+        data: dict[str, Any] = {
+            "attempt": number,
+            "prompt": recorder.artifacts["sample"],
+            "output": output,
+            "outcome": outcome.kind,
+        }
+        if outcome.failure is not None or outcome.exit_code is not None or outcome.stderr:
+            _sampling_extras(data, outcome, recorder)
+        if outcome.usage:
+            data["usage"] = outcome.usage
+            recorder.usage.add_sampling(data)
+        recorder.own("sampling", data, started)
+        finished = {"attempt": number, "status": status, "outcome": outcome.kind}
+        recorder.own("attempt_finished", finished, started)
     finally:
         recorder.parent = outer
     return AttemptRecord(number, status, started), outcome
 
 
-def _record_sampling(number: int, outcome: TargetOutcome, recorder: TrialRecorder) -> None:
-    output = recorder.artifact("output", outcome.output, outcome.media)
-    data: dict[str, Any] = {
-        "attempt": number,
-        "prompt": recorder.artifacts["sample"],
-        "output": output.sha256,
-        "outcome": outcome.kind,
-    }
+def _sampling_extras(data: dict[str, Any], outcome: TargetOutcome, recorder: TrialRecorder) -> None:
+    """What a program's answer adds to its ``sampling`` event: why it failed, its exit
+    code, its stderr (an artifact), in that order."""
     if outcome.failure is not None:
         data["failure"] = outcome.failure
     if outcome.exit_code is not None:
         data["exit_code"] = outcome.exit_code
     if outcome.stderr:
         data["stderr"] = recorder.artifact("stderr", outcome.stderr, "text/plain").sha256
-    if outcome.usage:
-        data["usage"] = outcome.usage
-    recorder.record("sampling", data)
