@@ -144,6 +144,16 @@ class TrialRecorder:
                 return None
             return self.record(kind, data)
 
+    def match(self, data: dict[str, Any]) -> int:
+        """``record("match", data, parent=self.root)``: a score's event, a line of its own
+        after the trial's batch (the run's path, once a score: no checks of its type)."""
+        with self._lock:
+            n = self.last = self.last + 1
+            if self._batch:
+                self._flush()
+            self._log.append_held(self.trial_id, n, self.root, "match", data)
+            return n
+
     def _line(self, n: int, parent: int | None, kind: str, data: dict[str, Any]) -> int:
         """Log one event as a line of its own: what comes after the bundle (a ``match``,
         a scorer's ``score_*``), after any batch still held, so numbers stay in order."""
@@ -210,6 +220,11 @@ class TrialRecorder:
         ref = self.store.put(data, media)
         self.artifacts[name] = ref.sha256
         return ref
+
+    def stored(self, name: str, data: bytes) -> str:
+        """``artifact`` returning the digest alone (the trial's own artifacts)."""
+        digest = self.artifacts[name] = self.store.put_digest(data)
+        return digest
 
     def scope(self, n: int) -> _Parent:
         """Make event *n* the default parent of events recorded inside the block."""

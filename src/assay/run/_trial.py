@@ -28,7 +28,6 @@ from assay.run._retry import backoff_delay
 from assay.spec import RetryPolicy
 from assay.target import InfrastructureError, Target, TargetOutcome
 
-_JSON = "application/json"
 TrialState = Literal["completed", "blocked", "invalid", "requeued"]
 AttemptState = Literal["succeeded", "errored", "infra_failed", "cancelled"]
 
@@ -72,13 +71,13 @@ async def run_trial(
     """
     attempts: list[AttemptRecord] = list(earlier or [])
     if not attempts:
-        sample_ref = recorder.artifact("sample", canonical_json(sample_record), _JSON)
+        sample_sha = recorder.stored("sample", canonical_json(sample_record))
         started = {
             "index": trial.index,
             "sample_id": trial.sample_id,
             "target_id": trial.target_id,
             "repetition": trial.repetition,
-            "sample": sample_ref.sha256,
+            "sample": sample_sha,
         }
         if recorder.last:
             started["resumed"] = True  # an earlier, unfinished try of this trial is logged
@@ -148,11 +147,10 @@ async def _attempt(
             recorder.own("attempt_finished", {"attempt": number, "status": "cancelled"}, started)
             raise
         status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
-        output = recorder.artifact("output", outcome.output, outcome.media).sha256
         data: dict[str, Any] = {
             "attempt": number,
             "prompt": recorder.artifacts["sample"],
-            "output": output,
+            "output": recorder.stored("output", outcome.output),
             "outcome": outcome.kind,
         }
         if outcome.failure is not None or outcome.exit_code is not None or outcome.stderr:
@@ -176,4 +174,4 @@ def _sampling_extras(data: dict[str, Any], outcome: TargetOutcome, recorder: Tri
     if outcome.exit_code is not None:
         data["exit_code"] = outcome.exit_code
     if outcome.stderr:
-        data["stderr"] = recorder.artifact("stderr", outcome.stderr, "text/plain").sha256
+        data["stderr"] = recorder.stored("stderr", outcome.stderr)
