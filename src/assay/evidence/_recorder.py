@@ -20,10 +20,15 @@ from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
+CURRENT = _current
+"""The recorder of the trial running in this context (``bound`` sets it): the run's lean
+trial path sets and resets it itself, without a ``Scope`` made a trial."""
 # The recorder whose scorers run in this context: set by ``scoring_phase`` in the scoring
 # task, so its scorers (and threads they start) see it, and a stray thread of the trial's
 # target, whose context was copied before, does not.
 _scoring_in: ContextVar[TrialRecorder | None] = ContextVar("assay_scoring", default=None)
+SCORING = _scoring_in
+"""The recorder whose scorers run in this context (``scoring_phase`` sets it)."""
 BATCH_EVENTS = 64
 """A batch line is written once it holds this many events (an agent's long trial is not
 held in memory whole), at ``trial_finished``, and when the trial is closed or requeued."""

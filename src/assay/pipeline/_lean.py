@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import TrialRecorder, seal_bundle
+from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
 from assay.plan import Trial
@@ -60,7 +61,8 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
         recorder = TrialRecorder(log, store, trial.trial_id)
         sample = sample_at(trial.sample_index)
         record = sample.to_record(hidden)
-        with recorder.bound():  # one binding for the trial and its judging
+        bound = CURRENT.set(recorder)  # recorder.bound(), for the trial and its judging
+        try:
             result = await run_trial(
                 trial, sample, record, targets[trial.target_id], recorder, retry, rng
             )
@@ -79,8 +81,16 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
                 task_metrics,
                 raw,
             )
-            with recorder.scoring_phase(), epoch_scope(trial.repetition):
-                records = await judging
+            outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
+            scoring = SCORING.set(recorder)  # inlined
+            try:
+                with epoch_scope(trial.repetition):
+                    records = await judging
+            finally:
+                SCORING.reset(scoring)
+                recorder.parent = outer
+        finally:
+            CURRENT.reset(bound)
         if run.ahead is not None and rows.kept_last:  # the report lists it
             run.ahead.offer(line)
         record_scores(writer, recorder, digest, records)
