@@ -114,6 +114,8 @@ class TrialRecorder:
             if not batch:
                 self._log.holding[self] = at
             batch.append({"n": n, "parent": parent, "type": kind, "at": at, "data": data})
+            if kind == "sampling":
+                self.usage.add_sampling(data)
             if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
                 self._flush()
             return n

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 import time
-from hashlib import sha256
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -157,7 +157,6 @@ async def _attempt(
             _sampling_extras(data, outcome, recorder)
         if outcome.usage:
             data["usage"] = outcome.usage
-            recorder.usage.add_sampling(data)
         recorder.own("sampling", data, started)
         finished = {"attempt": number, "status": status, "outcome": outcome.kind}
         recorder.own("attempt_finished", finished, started)
