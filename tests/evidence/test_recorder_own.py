@@ -20,13 +20,14 @@ def _trial(folder: Path, shortcuts: bool) -> tuple[list[dict[str, Any]], TrialRe
     started = {"index": 0, "sample_id": "s", "target_id": "t", "repetition": 1}
     attempt = {"attempt": 1, "target": "t"}
     sampling = {"attempt": 1, "prompt": "p", "output": "o", "usage": {"input_tokens": 2}}
+    ended = {"attempt": 1, "status": "succeeded", "outcome": "answered"}
     summary = {"state": "completed", "canonical_attempt": 1, "attempts": 1}
     match = {"scorer": "exact", "status": "passed", "bundle": "b", "record": "r"}
     if shortcuts:
         recorder.stored("sample", b"sample bytes")
         recorder.root = recorder.own("trial_started", started, None)
         n = recorder.own("attempt_started", attempt, recorder.root)
-        recorder.own("sampling", sampling, n)
+        recorder.own_two("sampling", sampling, "attempt_finished", ended, n)
         recorder.finish(summary, recorder.root)
         recorder.match(match)
     else:
@@ -34,6 +35,7 @@ def _trial(folder: Path, shortcuts: bool) -> tuple[list[dict[str, Any]], TrialRe
         recorder.root = recorder.record("trial_started", started, parent=None)
         n = recorder.record("attempt_started", attempt, parent=recorder.root)
         recorder.record("sampling", sampling, parent=n)
+        recorder.record("attempt_finished", ended, parent=n)
         recorder.record("trial_finished", summary, parent=recorder.root)
         recorder.close()
         recorder.record("match", match, parent=recorder.root)
@@ -57,16 +59,19 @@ def _untimed(lines: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize("batched", [True, False], ids=["batched", "line an event"])
+@pytest.mark.parametrize(
+    ("limit", "lines"),
+    [(64, 2), (0, 6), (3, 3), (2, 4)],
+    ids=["batched", "line an event", "cut inside a pair", "cut after a pair"],
+)
 def test_the_shortcuts_log_what_record_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batched: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lines: int
 ) -> None:
-    if not batched:
-        monkeypatch.setattr(TrialRecorder, "batch_limit", 0)
+    monkeypatch.setattr(TrialRecorder, "batch_limit", limit)
     general, plain = _trial(tmp_path / "record", shortcuts=False)
     short, fast = _trial(tmp_path / "shortcuts", shortcuts=True)
     assert _untimed(short) == _untimed(general)
-    assert len(general) == (2 if batched else 5)
+    assert len(general) == lines  # batches of `limit` events, then the match line
     assert fast.artifacts == plain.artifacts and fast.usage == plain.usage
     assert fast.closed and plain.closed
     assert [n for n, _ in fast.events] == [n for n, _ in plain.events]

@@ -120,6 +120,34 @@ class TrialRecorder:
                 self._flush()
             return n
 
+    def own_two(
+        self, kind: str, data: dict[str, Any], then: str, then_data: dict[str, Any], parent: int
+    ) -> None:
+        """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
+        ``error``, then its ``attempt_finished``): one hold of the lock, one clock read;
+        the batch is cut where ``own`` would cut it."""
+        if not self.batch_limit:
+            self.record(kind, data, parent)
+            self.record(then, then_data, parent)
+            return
+        with self._lock:
+            n = self.last + 1
+            self.last = n + 1
+            at = time.time_ns() // 1000 / 1e6
+            batch = self._batch
+            if not batch:
+                self._log.holding[self] = at
+            batch.append({"n": n, "parent": parent, "type": kind, "at": at, "data": data})
+            if kind == "sampling":
+                self.usage.add_sampling(data)
+            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
+                self._flush()  # rare: the second event starts the next batch
+                batch = self._batch
+                self._log.holding[self] = at
+            batch.append({"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data})
+            if len(batch) >= self.batch_limit:
+                self._flush()
+
     def finish(self, summary: dict[str, Any], parent: int | None) -> None:
         """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
         one hold of the lock): its batch goes to the log, later stray events are dropped."""

@@ -139,8 +139,8 @@ async def _attempt(
             outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
             detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
-            recorder.own("error", {**detail, "detail": exc.detail}, started)
-            recorder.own("attempt_finished", {**detail, "status": "infra_failed"}, started)
+            error, finished = {**detail, "detail": exc.detail}, {**detail, "status": "infra_failed"}
+            recorder.own_two("error", error, "attempt_finished", finished, started)
             record = AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
             return record, None
         except anyio.get_cancelled_exc_class():
@@ -157,9 +157,8 @@ async def _attempt(
             _sampling_extras(data, outcome, recorder)
         if outcome.usage:
             data["usage"] = outcome.usage
-        recorder.own("sampling", data, started)
         finished = {"attempt": number, "status": status, "outcome": outcome.kind}
-        recorder.own("attempt_finished", finished, started)
+        recorder.own_two("sampling", data, "attempt_finished", finished, started)
     finally:
         recorder.parent = outer
     return AttemptRecord(number, status, started), outcome
