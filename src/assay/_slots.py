@@ -60,7 +60,7 @@ class TrialSlots:
     def finish(self) -> None:
         """A working trial is done: its slot goes to whoever waits."""
         self.working -= 1
-        self._wake()
+        self.wake()
 
     def park(self) -> None:
         """A working trial sleeps before a retry: its slot is free meanwhile."""
@@ -75,7 +75,8 @@ class TrialSlots:
         self.parked -= 1
         self.working += 1
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Count waiters in while slots are free, longest first."""
         while self.waiting and self.working < self.limit:
             self.working += 1
             self.waiting.hand_over()

@@ -63,8 +63,7 @@ async def _execute_run(
         run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
         if resume:
             remove_reports(run.writer.path)
-        for trial in run.plan:
-            run.writer.write_plan_line(trial)
+        run.writer.write_plan(run.plan)
         run.writer.plan_written()
         finished = await judge_finished(run)
         if run.point is not None:

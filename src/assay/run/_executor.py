@@ -62,7 +62,9 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
                     return
                 await work(item)
             finally:
-                slots.finish()
+                slots.working -= 1  # slots.finish, inlined: a slot goes to a waiter if any
+                if slots.waiting:
+                    slots.wake()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
             # run ends. A checkpoint every CHECKPOINT_EVERY trials lets the loop clean up
