@@ -18,6 +18,7 @@ import pytest
 
 import assay.pipeline._run as run_module
 from assay.evidence import verify_run
+from assay.evidence._pack_format import MAGIC
 from assay.pipeline._lean import lean_fits
 from tests.helpers import (
     FAST_RETRY,
@@ -26,26 +27,7 @@ from tests.helpers import (
     run_spec_at,
     unique_callable_spec,
 )
-
-MIXED = """
-import assay
-
-calls = {}
-
-
-def answer(text):
-    calls[text] = calls.get(text, 0) + 1
-    assay.record_event("extra", {"call": calls[text], "text": text})
-    if text == "flaky" and calls[text] == 1:
-        raise ConnectionError("reset by peer")
-    if text == "down":
-        raise ConnectionError("refused")
-    if text == "crash":
-        raise ValueError("boom")
-    if text == "wrong":
-        return "nope"
-    return text
-"""
+from tests.pipeline.test_evidence_invariants import MIXED  # every kind of trial
 
 KINDS = ["ok", "flaky", "wrong", "crash", "down", "ok2"]
 TIMED = {"at", "prev", "seq", "digest", "bundle", "record", "bundle_digest", "events"}
@@ -71,13 +53,13 @@ def _evidence(run: Path) -> dict[str, Any]:
     def lines(name: str) -> list[str]:
         return sorted(json.dumps(_untimed(r), sort_keys=True) for r in read_jsonl(run / name))
 
-    packs = sorted((run / "artifacts").glob("pack-*"))
+    packs = sorted((run / "artifacts").glob("pack-*.bin"))
     return {
         "events": sorted(events),
         "bundles": lines("bundles.jsonl"),
         "scores": lines("scores.jsonl"),
         "plan": (run / "plan.jsonl").read_bytes(),
-        "artifacts": sorted(b"".join(p.read_bytes() for p in packs).split(b"ASSAY-PACK ")),
+        "artifacts": sorted(b"".join(p.read_bytes() for p in packs).split(MAGIC)),  # records
     }
 
 

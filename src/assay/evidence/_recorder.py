@@ -124,48 +124,44 @@ class TrialRecorder:
         self, kind: str, data: dict[str, Any], then: str, then_data: dict[str, Any], parent: int
     ) -> None:
         """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
-        ``error``, then its ``attempt_finished``): one hold of the lock, one clock read;
-        the batch is cut where ``own`` would cut it."""
+        ``error``, then its ``attempt_finished``): one hold of the lock, one clock read,
+        when both fit the batch; else ``own`` twice, which cuts the batch between them."""
         if not self.batch_limit:
             self.record(kind, data, parent)
             self.record(then, then_data, parent)
             return
         with self._lock:
+            batch = self._batch
+            at = time.time_ns() // 1000 / 1e6
+            if len(batch) + 2 > self.batch_limit or (
+                batch and at - batch[0]["at"] >= BATCH_SECONDS
+            ):
+                self.own(kind, data, parent)  # rare: the first would end the batch
+                self.own(then, then_data, parent)
+                return
             n = self.last + 1
             self.last = n + 1
-            at = time.time_ns() // 1000 / 1e6
-            batch = self._batch
             if not batch:
                 self._log.holding[self] = at
-            batch.append({"n": n, "parent": parent, "type": kind, "at": at, "data": data})
+            batch += (
+                {"n": n, "parent": parent, "type": kind, "at": at, "data": data},
+                {"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data},
+            )
             if kind == "sampling":
                 self.usage.add_sampling(data)
-            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
-                self._flush()  # rare: the second event starts the next batch
-                batch = self._batch
-                self._log.holding[self] = at
-            batch.append({"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data})
+            if then == "sampling":
+                self.usage.add_sampling(then_data)
             if len(batch) >= self.batch_limit:
                 self._flush()
 
     def finish(self, summary: dict[str, Any], parent: int | None) -> None:
         """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
         one hold of the lock): its batch goes to the log, later stray events are dropped."""
-        if not self.batch_limit:
-            self.record("trial_finished", summary, parent)
-            self.close()
-            return
         with self._lock:
-            n = self.last = self.last + 1
-            at = time.time_ns() // 1000 / 1e6
-            batch = self._batch
-            if not batch:
-                self._log.holding[self] = at
-            batch.append(
-                {"n": n, "parent": parent, "type": "trial_finished", "at": at, "data": summary}
-            )
+            self.own("trial_finished", summary, parent)
             self.closed = True
-            self._flush()
+            if self._batch:
+                self._flush()
 
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
         """Like ``record``, but dropped (``None``) once the trial is closed, unless it
