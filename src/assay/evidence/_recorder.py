@@ -157,11 +157,19 @@ class TrialRecorder:
     def finish(self, summary: dict[str, Any], parent: int | None) -> None:
         """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
         one hold of the lock): its batch goes to the log, later stray events are dropped."""
-        with self._lock:
-            self.own("trial_finished", summary, parent)
+        if not self.batch_limit:
+            self.record("trial_finished", summary, parent)
+            self.close()
+            return
+        with self._lock:  # own("trial_finished"), inlined: the batch is written at once
+            n = self.last = self.last + 1
+            ended = {"n": n, "parent": parent, "type": "trial_finished"}
+            ended.update(at=time.time_ns() // 1000 / 1e6, data=summary)
+            if not self._batch:
+                self._log.holding[self] = ended["at"]  # _flush takes it off
+            self._batch.append(ended)
             self.closed = True
-            if self._batch:
-                self._flush()
+            self._flush()
 
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
         """Like ``record``, but dropped (``None``) once the trial is closed, unless it
