@@ -163,10 +163,11 @@ class TrialRecorder:
             return
         with self._lock:  # own("trial_finished"), inlined: the batch is written at once
             n = self.last = self.last + 1
-            ended = {"n": n, "parent": parent, "type": "trial_finished"}
-            ended.update(at=time.time_ns() // 1000 / 1e6, data=summary)
+            at = time.time_ns() // 1000 / 1e6
             if not self._batch:
-                self._log.holding[self] = ended["at"]  # _flush takes it off
+                self._log.holding[self] = at  # _flush takes it off
+            ended: dict[str, Any] = {"n": n, "parent": parent, "type": "trial_finished"}
+            ended.update(at=at, data=summary)
             self._batch.append(ended)
             self.closed = True
             self._flush()
