@@ -257,9 +257,8 @@ class TrialRecorder:
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         """Store *data* and remember it under *name* for the bundle."""
-        ref = self.store.put(data, media)
-        self.artifacts[name] = ref.sha256
-        return ref
+        digest = self.artifacts[name] = self.store.put_digest(data)  # store.put, inlined
+        return ArtifactRef(digest, len(data), media)
 
     def stored(self, name: str, data: bytes) -> str:
         """``artifact`` returning the digest alone (the trial's own artifacts)."""
