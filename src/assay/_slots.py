@@ -41,31 +41,31 @@ class TrialSlots:
     """At most ``limit`` trials start while ``working`` is at the limit; parked trials
     give their slot back and take it again without waiting."""
 
-    __slots__ = ("_waiters", "grow", "limit", "parked", "working")
+    __slots__ = ("grow", "limit", "parked", "waiting", "working")
 
     def __init__(self, limit: int, grow: Callable[[], None] | None = None) -> None:
         self.limit = max(1, limit)
         self.working = 0
         self.parked = 0
         self.grow = grow  # called as a trial parks: the executor may add a worker
-        self._waiters = Waiters()
+        self.waiting = Waiters()  # the executor's worker reads it (``start``, inlined)
 
     async def start(self) -> None:
         """Wait until a new trial may start, and count it working."""
-        if self.working < self.limit and not self._waiters:
+        if self.working < self.limit and not self.waiting:
             self.working += 1
             return
-        await self._waiters.wait(self.finish)
+        await self.waiting.wait(self.finish)
 
     def finish(self) -> None:
         """A working trial is done: its slot goes to whoever waits."""
         self.working -= 1
-        self._wake()
+        self.wake()
 
     def park(self) -> None:
         """A working trial sleeps before a retry: its slot is free meanwhile."""
         self.parked += 1
-        idle = bool(self._waiters)  # a worker waits to start a trial: it takes the slot
+        idle = bool(self.waiting)  # a worker waits to start a trial: it takes the slot
         self.finish()
         if not idle and self.grow is not None:
             self.grow()
@@ -75,10 +75,11 @@ class TrialSlots:
         self.parked -= 1
         self.working += 1
 
-    def _wake(self) -> None:
-        while self._waiters and self.working < self.limit:
+    def wake(self) -> None:
+        """Count waiters in while slots are free, longest first."""
+        while self.waiting and self.working < self.limit:
             self.working += 1
-            self._waiters.hand_over()
+            self.waiting.hand_over()
 
 
 class Lease:

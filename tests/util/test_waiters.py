@@ -38,7 +38,7 @@ class Pool:
 
 def trial_slots() -> Pool:
     slots = TrialSlots(1)
-    return Pool(slots.start, slots.finish, lambda: slots.working, slots._waiters)
+    return Pool(slots.start, slots.finish, lambda: slots.working, slots.waiting)
 
 
 def connection_gate() -> Pool:

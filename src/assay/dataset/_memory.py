@@ -233,10 +233,12 @@ def spill(
     lines = SpilledLines()
     check = IdCheck(display)
     digest = hashlib.sha256()
+    # bound once: this loop runs once a sample, before the run's first trial
+    add_id, add_line, update = check.add, lines.append, digest.update
     for number, (position, sample) in enumerate(samples, start=1):
         if sample.id is None:
             sample = msgspec.structs.replace(sample, id=number)
-        check.add(sample.id, position)  # type: ignore[arg-type]  # set just above
+        add_id(sample.id, position)  # type: ignore[arg-type]  # set just above
         try:
             line = _encode(sample)
         except (TypeError, msgspec.EncodeError) as exc:  # an image, an array: said here
@@ -244,11 +246,12 @@ def spill(
                 "dataset.sample_json", path=display, line=position, reason=str(exc)
             ) from None
         if number > 1:
-            digest.update(b"\n")
-        digest.update(line)
-        for image in _image_files(sample.input):
-            digest.update(b"\x00image " + image.encode() + b" " + _file_digest(image))
-        lines.append(line)
+            update(b"\n")
+        update(line)
+        if isinstance(sample.input, list):  # chat messages: they may name image files
+            for image in _image_files(sample.input):
+                update(b"\x00image " + image.encode() + b" " + _file_digest(image))
+        add_line(line)
     return lines, "sha256:" + digest.hexdigest(), check.done()
 
 

@@ -9,6 +9,7 @@ always points at the exact evidence it judged.
 
 from __future__ import annotations
 
+from hashlib import sha256
 from typing import Any
 
 from assay._digest import canonical_json, loads, sha256_hex
@@ -37,7 +38,7 @@ def seal_bundle(bundle: dict[str, Any]) -> tuple[bytes, str]:
     under an ``events`` key, so the first ``,"events":[`` is the bundle's own. A bundle
     without an event list, or with a key not in ``_SPLICED``, is encoded again."""
     body = canonical_json(bundle)
-    digest = "sha256:" + sha256_hex(body)
+    digest = "sha256:" + sha256(body).hexdigest()
     bundle["digest"] = digest
     at = body.find(_EVENTS)
     if at < 0 or not bundle.keys() <= _SPLICED:

@@ -58,6 +58,9 @@ class EventLog:
 
     def __init__(self, sinks: list[LineSink], head: str = GENESIS, count: int = 0) -> None:
         self._sinks = sinks
+        # A lone file sink (a run's events.jsonl, no HTTP collector) is written here,
+        # without a call of its ``write_line`` for each line (two a trial).
+        self._file = sinks[0].file if len(sinks) == 1 and isinstance(sinks[0], FileSink) else None
         self.lock = threading.RLock()  # re-entrant: TrialRecorder.record_if_open
         self.head = head
         self.count = count
@@ -87,8 +90,11 @@ class EventLog:
         }
         line = fast_json(record)
         digest = hashlib.sha256(line).hexdigest()
-        for sink in self._sinks:
-            sink.write_line(line)
+        if self._file is not None:
+            self._file.write(line + b"\n")  # FileSink.write_line, inlined
+        else:
+            for sink in self._sinks:
+                sink.write_line(line)
         self.head = digest
         self.count += 1
         return digest
@@ -113,16 +119,16 @@ class FileSink:
     """Appends lines to a file: the run directory's ``events.jsonl``."""
 
     def __init__(self, path: Any) -> None:
-        self._file = open(path, "ab", buffering=1 << 16)  # noqa: SIM115 - closed in close()
+        self.file = open(path, "ab", buffering=1 << 16)  # noqa: SIM115 - closed in close()
 
     def write_line(self, line: bytes) -> None:
         """Append *line* and a newline."""
-        self._file.write(line + b"\n")
+        self.file.write(line + b"\n")
 
     def flush(self) -> None:
         """Push buffered lines to the operating system."""
-        self._file.flush()
+        self.file.flush()
 
     def close(self) -> None:
         """Flush and close the file."""
-        self._file.close()
+        self.file.close()

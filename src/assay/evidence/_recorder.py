@@ -20,10 +20,15 @@ from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("assay_trial_recorder", default=None)
+CURRENT = _current
+"""The recorder of the trial running in this context (``bound`` sets it): the run's lean
+trial path sets and resets it itself, without a ``Scope`` made a trial."""
 # The recorder whose scorers run in this context: set by ``scoring_phase`` in the scoring
 # task, so its scorers (and threads they start) see it, and a stray thread of the trial's
 # target, whose context was copied before, does not.
 _scoring_in: ContextVar[TrialRecorder | None] = ContextVar("assay_scoring", default=None)
+SCORING = _scoring_in
+"""The recorder whose scorers run in this context (``scoring_phase`` sets it)."""
 BATCH_EVENTS = 64
 """A batch line is written once it holds this many events (an agent's long trial is not
 held in memory whole), at ``trial_finished``, and when the trial is closed or requeued."""
@@ -96,6 +101,77 @@ class TrialRecorder:
                 self._flush()
             return n
 
+    def own(self, kind: str, data: dict[str, Any], parent: int | None) -> int:
+        """``record`` for the trial's own batched events (``trial_started``,
+        ``attempt_*``, its ``sampling``, ``error``), parent given: none of ``record``'s
+        checks for events after the seal (the trial path, five an event-light trial)."""
+        if not self.batch_limit:  # one line an event (tests of the older format)
+            return self.record(kind, data, parent)
+        with self._lock:
+            n = self.last = self.last + 1
+            at = time.time_ns() // 1000 / 1e6
+            batch = self._batch
+            if not batch:
+                self._log.holding[self] = at
+            batch.append({"n": n, "parent": parent, "type": kind, "at": at, "data": data})
+            if kind == "sampling":
+                self.usage.add_sampling(data)
+            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
+                self._flush()
+            return n
+
+    def own_two(
+        self, kind: str, data: dict[str, Any], then: str, then_data: dict[str, Any], parent: int
+    ) -> None:
+        """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
+        ``error``, then its ``attempt_finished``): one hold of the lock, one clock read,
+        when both fit the batch; else ``own`` twice, which cuts the batch between them."""
+        if not self.batch_limit:
+            self.record(kind, data, parent)
+            self.record(then, then_data, parent)
+            return
+        with self._lock:
+            batch = self._batch
+            at = time.time_ns() // 1000 / 1e6
+            if len(batch) + 2 > self.batch_limit or (
+                batch and at - batch[0]["at"] >= BATCH_SECONDS
+            ):
+                self.own(kind, data, parent)  # rare: the first would end the batch
+                self.own(then, then_data, parent)
+                return
+            n = self.last + 1
+            self.last = n + 1
+            if not batch:
+                self._log.holding[self] = at
+            batch += (
+                {"n": n, "parent": parent, "type": kind, "at": at, "data": data},
+                {"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data},
+            )
+            if kind == "sampling":
+                self.usage.add_sampling(data)
+            if then == "sampling":
+                self.usage.add_sampling(then_data)
+            if len(batch) >= self.batch_limit:
+                self._flush()
+
+    def finish(self, summary: dict[str, Any], parent: int | None) -> None:
+        """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
+        one hold of the lock): its batch goes to the log, later stray events are dropped."""
+        if not self.batch_limit:
+            self.record("trial_finished", summary, parent)
+            self.close()
+            return
+        with self._lock:  # own("trial_finished"), inlined: the batch is written at once
+            n = self.last = self.last + 1
+            at = time.time_ns() // 1000 / 1e6
+            if not self._batch:
+                self._log.holding[self] = at  # _flush takes it off
+            ended: dict[str, Any] = {"n": n, "parent": parent, "type": "trial_finished"}
+            ended.update(at=at, data=summary)
+            self._batch.append(ended)
+            self.closed = True
+            self._flush()
+
     def record_if_open(self, kind: str, data: dict[str, Any]) -> int | None:
         """Like ``record``, but dropped (``None``) once the trial is closed, unless it
         comes from the trial's scorers (then it is their ``score_`` event). A timed-out
@@ -107,6 +183,16 @@ class TrialRecorder:
             elif self.closed:
                 return None
             return self.record(kind, data)
+
+    def match(self, data: dict[str, Any]) -> int:
+        """``record("match", data, parent=self.root)``: a score's event, a line of its own
+        after the trial's batch (the run's path, once a score: no checks of its type)."""
+        with self._lock:
+            n = self.last = self.last + 1
+            if self._batch:
+                self._flush()
+            self._log.append_held(self.trial_id, n, self.root, "match", data)
+            return n
 
     def _line(self, n: int, parent: int | None, kind: str, data: dict[str, Any]) -> int:
         """Log one event as a line of its own: what comes after the bundle (a ``match``,
@@ -171,9 +257,13 @@ class TrialRecorder:
 
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         """Store *data* and remember it under *name* for the bundle."""
-        ref = self.store.put(data, media)
-        self.artifacts[name] = ref.sha256
-        return ref
+        digest = self.artifacts[name] = self.store.put_digest(data)  # store.put, inlined
+        return ArtifactRef(digest, len(data), media)
+
+    def stored(self, name: str, data: bytes) -> str:
+        """``artifact`` returning the digest alone (the trial's own artifacts)."""
+        digest = self.artifacts[name] = self.store.put_digest(data)
+        return digest
 
     def scope(self, n: int) -> _Parent:
         """Make event *n* the default parent of events recorded inside the block."""

@@ -129,11 +129,18 @@ class RunWriter:
         if self.path is not None:
             write_atomic(self.path / SPEC, canonical)
 
-    def write_plan_line(self, record: Any) -> None:
-        """Append one planned trial: a ``Trial`` (a struct encodes as the dict of its
-        fields, in order: the same bytes, without the dict made for every trial)."""
-        if self.path is not None:
-            self._files[PLAN].write(fast_json(record) + b"\n")
+    def write_plan(self, records: Iterable[Any]) -> None:
+        """Append the planned trials, a line each: ``Trial``s (a struct encodes as the dict
+        of its fields, in order: the same bytes, without the dict made for every trial).
+        The trials are walked even with no folder (a dry run): the walk keeps the ids'
+        digests for the run's own walk (``Plan``)."""
+        if self.path is None:
+            for _ in records:
+                pass
+            return
+        write = self._files[PLAN].write
+        for record in records:
+            write(fast_json(record) + b"\n")
 
     def plan_written(self) -> None:
         """Put the plan written so far in place of the old one, atomically.

@@ -102,48 +102,52 @@ class ArtifactStore:
 
     def put(self, data: bytes, media: str) -> ArtifactRef:
         """Store *data* (if new) and return its reference."""
+        return ArtifactRef(self.put_digest(data), len(data), media)
+
+    def put_digest(self, data: bytes) -> str:
+        """``put``, returning the hex digest alone (the trial path's: no reference made).
+
+        A small payload not stored recently is appended to the pack (``record_bytes``
+        and ``pack_entry`` inlined, 2 to 4 a trial), its index entry put in its bucket
+        (``Buckets.add`` inlined)."""
         raw = hashlib.sha256(data).digest()  # the index entry's bytes, hex for the name
         digest = raw.hex()
+        if not self._write:
+            return digest
         size = len(data)
-        if self._write:
-            if size < LOOSE_MIN:
-                if digest in self._recent:  # stored recently: not again
-                    self._recent.move_to_end(digest)
-                else:
-                    self._append(digest, raw, data)
-            elif self._queue is not None:
+        if size >= LOOSE_MIN:
+            if self._queue is not None:
                 self._raise_failure()
                 self._queue.put((digest, data))
             else:
                 self._write_once(digest, data)
-        return ArtifactRef(digest, size, media)
-
-    def _append(self, digest: str, raw: bytes, data: bytes) -> None:
-        """Append a pack record, not stored recently (4 a trivial trial: ``record_bytes``
-        and ``pack_entry`` inlined, the index entry put in its bucket, ``Buckets.add``
-        inlined)."""
+            return digest
         recent = self._recent
+        if digest in recent:  # stored recently: not again
+            recent.move_to_end(digest)
+            return digest
         recent[digest] = None
         if len(recent) > RECENT:
             recent.popitem(last=False)  # bounded: an old duplicate is merely stored twice
-        if self._pack is None:
-            self._open_pack()
-        assert self._pack is not None  # made by _open_pack
-        size = len(data)
+        pack = self._pack
+        if pack is None:
+            pack = self._open_pack()
         record = b"%s%s %d\n%s\n" % (MAGIC, digest.encode(), size, data)  # record_bytes
-        self._pack.write(record)
+        pack.write(record)
         self._pack_size += len(record)
         held = self._held[raw[0]]  # the payload ends one byte (\n) before the record
         held += PACK_ENTRY.pack(raw, self._pack_size - size - 1, size)
         if len(held) >= HELD:
             self._entries.spill(raw[0])  # type: ignore[union-attr]  # made with the pack
+        return digest
 
-    def _open_pack(self) -> None:
+    def _open_pack(self) -> IO[bytes]:
         self.root.mkdir(parents=True, exist_ok=True)
         self._pack_name = next_pack_name(self.root)
         self._pack = open(self.root / self._pack_name, "ab", buffering=1 << 20)  # noqa: SIM115
         self._entries = Buckets(PACK_ENTRY.size, self.root)
         self._held = self._entries.held
+        return self._pack
 
     def written_packs(self) -> dict[str, Buckets]:
         """The pack this store wrote, with its index entries as recorded while writing

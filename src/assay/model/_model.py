@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from assay.evidence import TrialRecorder
 
 DEFAULT_MAX_CONNECTIONS = 10
-_JSON = "application/json"
 _PROMPT = b'{"config":%s,"messages":%s,"tools":%s}'
 
 # ``current_replay``, ``current_cache``, ``current_budget``, ``current_recorder`` and the
@@ -206,8 +205,8 @@ class Model:
         store = recorder.store
         data: dict[str, Any] = {
             "model": self.name,
-            "prompt": store.put(self._prompt_json(messages, tools, config), _JSON).sha256,
-            "output": store.put(output.record_json(), _JSON).sha256,
+            "prompt": store.put_digest(self._prompt_json(messages, tools, config)),
+            "output": store.put_digest(output.record_json()),
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
             "cost": cost,

@@ -16,14 +16,17 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
     if result.canonical is not None:
         event = result.attempts[result.canonical - 1].event
         canonical = {"attempt": result.canonical, "event": event}
-    observation: dict[str, Any] = {"expected": expected, "outcome": None}
-    if outcome is not None:
-        observation.update(
-            outcome=outcome.kind,
-            output=recorder.artifacts.get("output"),
-            media=outcome.media,
-            failure=outcome.failure,
-        )
+    observation: dict[str, Any] = (
+        {"expected": expected, "outcome": None}
+        if outcome is None
+        else {
+            "expected": expected,
+            "outcome": outcome.kind,
+            "output": recorder.artifacts.get("output"),
+            "media": outcome.media,
+            "failure": outcome.failure,
+        }
+    )
     bundle = {
         "schema": BUNDLE_SCHEMA,
         "trial": {

@@ -23,7 +23,6 @@ from assay.pipeline._hooks import run_end_told, run_start
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared, close_parts, prepare_spec, targets_on
 from assay.pipeline._progress import progress_of, report_progress
-from assay.pipeline._queue import WorkQueue
 from assay.pipeline._rejudge import judge_finished
 from assay.pipeline._reports import remove_reports
 from assay.pipeline._run import STORAGE, _Run
@@ -64,8 +63,7 @@ async def _execute_run(
         run.writer.write_manifest(run.manifest(run.manifest_fields("running")))
         if resume:
             remove_reports(run.writer.path)
-        for trial in run.plan:
-            run.writer.write_plan_line(trial)
+        run.writer.write_plan(run.plan)
         run.writer.plan_written()
         finished = await judge_finished(run)
         if run.point is not None:
@@ -82,10 +80,8 @@ async def _execute_run(
         pending = run.planned()
         if finished:  # a resumed run: its finished trials were judged again above
             pending = (t for t in pending if t.trial_id not in finished)
-        run.queue = WorkQueue(pending)
+        items, runner = run.work(pending)
         freeze_survivors()  # the start's objects (plan, dataset, modules) live on
-        if run.monitor is not None and run.monitor.stopped:
-            run.queue.stop()  # a resumed run whose finished trials already decide it
 
         async def work() -> None:
             try:
@@ -97,7 +93,7 @@ async def _execute_run(
                         group.start_soon(
                             report_progress, partial(progress_of, run), options.progress
                         )
-                    await execute(run.queue, run.trial_runner(), options.max_concurrency)
+                    await execute(items, runner, options.max_concurrency)
                     group.cancel_scope.cancel()
             except BaseExceptionGroup as errors:
                 raise first_error(errors) from None

@@ -13,13 +13,13 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from assay import __version__
-from assay._digest import sha256_hex
 from assay.evidence import (
     MANIFEST_SCHEMA,
     SINK_FALLBACK,
@@ -37,6 +37,7 @@ from assay.pipeline._bundle_of import bundle_of
 from assay.pipeline._errors import ErrorBudget
 from assay.pipeline._hooks import sample_end, sample_start
 from assay.pipeline._judge import judge, reads_raw
+from assay.pipeline._lean import lean_fits, lean_runner
 from assay.pipeline._options import RunOptions
 from assay.pipeline._prepared import Prepared
 from assay.pipeline._queue import Requeued, WorkQueue
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from assay.report._details_ahead import DetailsAhead
     from assay.sandbox._lifecycle import TrialSandboxes
 
+Runner = Callable[[Any], Awaitable[None]]
 STORAGE = "run.storage"
 """The key of a storage error: the disk failed, so no report can be written either."""
 
@@ -188,10 +190,19 @@ class _Run:
             recorder.resume_after(*self.point.orphans[trial_id], usage)
         return recorder
 
-    def trial_runner(self) -> Callable[[Trial | Requeued], Awaitable[None]]:
-        """What the executor calls per trial: ``trial``, or straight ``_trial`` when the
-        run has no sandboxes (no context manager, nor a coroutine more, per trial)."""
-        return self.trial if self.sandboxes.needed else partial(self._trial, sandboxes=None)
+    def work(self, pending: Iterator[Trial]) -> tuple[Iterator[Any], Runner]:
+        """The items the executor takes and what it calls per item: the plan's trials
+        and the lean path (``_lean``) when the run fits it; else a ``WorkQueue`` and
+        ``trial``, or straight ``_trial`` when the run has no sandboxes (no context
+        manager, nor a coroutine more, per trial)."""
+        if lean_fits(self):
+            return pending, lean_runner(self, judge)
+        self.queue = WorkQueue(pending)
+        if self.monitor is not None and self.monitor.stopped:
+            self.queue.stop()  # a resumed run whose finished trials already decide it
+        if self.sandboxes.needed:
+            return self.queue, self.trial
+        return self.queue, partial(self._trial, sandboxes=None)
 
     async def trial(self, item: Trial | Requeued) -> None:
         """Run one trial (or continue a re-queued one), then seal, judge and count it."""
@@ -298,6 +309,6 @@ def record_scores(
             "scorer": score["scorer_id"],
             "status": score["status"],
             "bundle": digest,
-            "record": sha256_hex(line),
+            "record": sha256(line).hexdigest(),
         }
-        recorder.record("match", match, parent=recorder.root)
+        recorder.match(match)

@@ -93,8 +93,12 @@ class Plan:
         keep = known is None and len(self) <= KEPT_UP_TO
         made = bytearray()
         index = at = 0
-        for sample_index in self.order:
-            sample_id = self.sample_ids[sample_index]
+        order = self.order
+        # file order: the ids read in one pass (``PackedText.__iter__``), not one by one
+        ids = (
+            self.sample_ids if isinstance(order, range) else map(self.sample_ids.__getitem__, order)
+        )
+        for sample_index, sample_id in zip(order, ids, strict=True):
             for target_id in self.target_ids:
                 for repetition in range(1, self.spec.repetitions + 1):
                     if known is None:

@@ -31,6 +31,8 @@ from assay.run._groups import first_error
 T = TypeVar("T")
 WAVE = 32
 """Workers started at a time; between waves the loop runs (module doc)."""
+CHECKPOINT_EVERY = 8
+"""Trials a worker runs between two checkpoints (each a pass of the event loop)."""
 
 
 async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
@@ -46,8 +48,12 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
     async def worker() -> None:
         nonlocal exhausted
         bind(Lease(slots))
+        done = 0
         while True:
-            await slots.start()
+            if slots.working < slots.limit and not slots.waiting:
+                slots.working += 1  # slots.start's fast path: no coroutine made a trial
+            else:
+                await slots.start()
             try:
                 try:
                     item = next(iterator)
@@ -56,11 +62,17 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
                     return
                 await work(item)
             finally:
-                slots.finish()
+                slots.working -= 1  # slots.finish, inlined: a slot goes to a waiter if any
+                if slots.waiting:
+                    slots.wake()
             # A target that answers without ever pausing would starve the event loop:
             # cancelled timers would pile up (with the trials they reference) until the
-            # run ends. One checkpoint per trial lets the loop clean up as it goes.
-            await checkpoint()
+            # run ends. A checkpoint every CHECKPOINT_EVERY trials lets the loop clean up
+            # as it goes (a worker's trials hold at most that many trials' timers).
+            done += 1
+            if done == CHECKPOINT_EVERY:
+                done = 0
+                await checkpoint()
 
     def grow() -> None:
         """A trial parked: one more worker may start a trial in its place."""

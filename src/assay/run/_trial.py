@@ -28,7 +28,6 @@ from assay.run._retry import backoff_delay
 from assay.spec import RetryPolicy
 from assay.target import InfrastructureError, Target, TargetOutcome
 
-_JSON = "application/json"
 TrialState = Literal["completed", "blocked", "invalid", "requeued"]
 AttemptState = Literal["succeeded", "errored", "infra_failed", "cancelled"]
 
@@ -72,22 +71,23 @@ async def run_trial(
     """
     attempts: list[AttemptRecord] = list(earlier or [])
     if not attempts:
-        sample_ref = recorder.artifact("sample", canonical_json(sample_record), _JSON)
+        sample_sha = recorder.stored("sample", canonical_json(sample_record))
         started = {
             "index": trial.index,
             "sample_id": trial.sample_id,
             "target_id": trial.target_id,
             "repetition": trial.repetition,
-            "sample": sample_ref.sha256,
+            "sample": sample_sha,
         }
         if recorder.last:
             started["resumed"] = True  # an earlier, unfinished try of this trial is logged
-        recorder.root = recorder.record("trial_started", started, parent=None)
+        recorder.root = recorder.own("trial_started", started, None)
     outcome: TargetOutcome | None = None
     state: TrialState = "invalid"
     first = len(attempts) + 1
     last = first + retry.max_attempts - 1
-    outer, recorder.parent = recorder.parent, recorder.root  # recorder.scope, inlined
+    root = recorder.root
+    outer, recorder.parent = recorder.parent, root  # recorder.scope, inlined
     try:
         try:
             for number in range(first, last + 1):
@@ -111,8 +111,8 @@ async def run_trial(
                     "canonical_attempt": canonical,
                     "attempts": len(attempts),
                 }
-                recorder.record("trial_finished", summary)
-                recorder.close()  # later record_event calls (a stray thread) are dropped
+                # later record_event calls (a stray thread) are dropped
+                recorder.finish(summary, root)
             else:
                 recorder.flush()  # its events so far reach the log while it waits
     finally:
@@ -131,44 +131,45 @@ def _delay(record: AttemptRecord, retry: RetryPolicy, failed: int, rng: random.R
 async def _attempt(
     number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
 ) -> tuple[AttemptRecord, TargetOutcome | None]:
-    started = recorder.record("attempt_started", {"attempt": number, "target": target.id})
-    outer, recorder.parent = recorder.parent, started  # recorder.scope, inlined (per attempt)
+    outer = recorder.parent
+    started = recorder.own("attempt_started", {"attempt": number, "target": target.id}, outer)
+    recorder.parent = started  # recorder.scope, inlined (per attempt)
     try:
         try:
             outcome = await target.call(sample, epoch)
         except InfrastructureError as exc:
             detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
-            recorder.record("error", {**detail, "detail": exc.detail})
-            recorder.record("attempt_finished", {**detail, "status": "infra_failed"})
+            error, finished = {**detail, "detail": exc.detail}, {**detail, "status": "infra_failed"}
+            recorder.own_two("error", error, "attempt_finished", finished, started)
             record = AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
             return record, None
         except anyio.get_cancelled_exc_class():
-            recorder.record("attempt_finished", {"attempt": number, "status": "cancelled"})
+            recorder.own("attempt_finished", {"attempt": number, "status": "cancelled"}, started)
             raise
-        _record_sampling(number, outcome, recorder)
         status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
-        recorder.record(
-            "attempt_finished", {"attempt": number, "status": status, "outcome": outcome.kind}
-        )
+        data: dict[str, Any] = {
+            "attempt": number,
+            "prompt": recorder.artifacts["sample"],
+            "output": recorder.stored("output", outcome.output),
+            "outcome": outcome.kind,
+        }
+        if outcome.failure is not None or outcome.exit_code is not None or outcome.stderr:
+            _sampling_extras(data, outcome, recorder)
+        if outcome.usage:
+            data["usage"] = outcome.usage
+        finished = {"attempt": number, "status": status, "outcome": outcome.kind}
+        recorder.own_two("sampling", data, "attempt_finished", finished, started)
     finally:
         recorder.parent = outer
     return AttemptRecord(number, status, started), outcome
 
 
-def _record_sampling(number: int, outcome: TargetOutcome, recorder: TrialRecorder) -> None:
-    output = recorder.artifact("output", outcome.output, outcome.media)
-    data: dict[str, Any] = {
-        "attempt": number,
-        "prompt": recorder.artifacts["sample"],
-        "output": output.sha256,
-        "outcome": outcome.kind,
-    }
+def _sampling_extras(data: dict[str, Any], outcome: TargetOutcome, recorder: TrialRecorder) -> None:
+    """What a program's answer adds to its ``sampling`` event: why it failed, its exit
+    code, its stderr (an artifact), in that order."""
     if outcome.failure is not None:
         data["failure"] = outcome.failure
     if outcome.exit_code is not None:
         data["exit_code"] = outcome.exit_code
     if outcome.stderr:
-        data["stderr"] = recorder.artifact("stderr", outcome.stderr, "text/plain").sha256
-    if outcome.usage:
-        data["usage"] = outcome.usage
-    recorder.record("sampling", data)
+        data["stderr"] = recorder.stored("stderr", outcome.stderr)

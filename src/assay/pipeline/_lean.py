@@ -1,0 +1,105 @@
+"""The trial path of a run that uses none of the per-trial options, decided once a run.
+
+``_Run._trial`` serves every run: re-queued trials (``retry_on_error``), sandboxes,
+hooks, a sequential gate, a resumed run's unfinished trials. A run with none of them
+(most runs; the trivial task of issue 19) takes ``lean_runner``'s closure instead: the
+same calls in the same order, so the same evidence, without the checks for what the run
+does not use, with the run's parts looked up once, not once a trial, and straight off
+the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped).
+``tests/pipeline/test_lean.py`` pins its evidence to the general path's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from assay.evidence import TrialRecorder, seal_bundle
+from assay.evidence._recorder import CURRENT, SCORING
+from assay.model import epoch_scope
+from assay.pipeline._bundle_of import bundle_of
+from assay.plan import Trial
+from assay.run import run_trial
+
+if TYPE_CHECKING:
+    from assay.pipeline._run import _Run
+
+Judge = Callable[..., Awaitable[list[dict[str, Any]]]]
+
+
+def lean_fits(run: _Run) -> bool:
+    """Whether *run* needs none of what only ``_Run._trial`` does for a trial."""
+    return not (
+        run.sandboxes.needed
+        or run.hooks is not None
+        or run.monitor is not None
+        or run.point is not None  # a resumed run may hold unfinished trials
+        or run.errors.retry_on_error
+    )
+
+
+def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
+    """What the executor calls per trial of a run that ``lean_fits``: ``_Run._trial``'s
+    steps for a planned trial, with *judge* (``_run.judge``) and the run's parts bound."""
+    from assay.pipeline._run import FLUSH_EVERY, record_scores
+
+    writer = run.writer
+    log, store, write_bundle = writer.log, writer.store, writer.write_bundle
+    sample_at, hidden = run.dataset.sample, run.spec.hidden_fields
+    targets, retry, rng = run.targets, run.spec.retry, run.rng
+    scorers, metrics, rows, task_metrics, raw = (
+        run.scorers,
+        run.metrics,
+        run.rows,
+        run.task_metrics,
+        run.raw,
+    )
+    errors, http, monotonic = run.errors, run.http, time.monotonic
+
+    async def lean(trial: Trial) -> None:
+        recorder = TrialRecorder(log, store, trial.trial_id)
+        sample = sample_at(trial.sample_index)
+        record = sample.to_record(hidden)
+        bound = CURRENT.set(recorder)  # recorder.bound(), for the trial and its judging
+        try:
+            result = await run_trial(
+                trial, sample, record, targets[trial.target_id], recorder, retry, rng
+            )
+            bundle = bundle_of(result, recorder, record["expected"])
+            if len(result.attempts) > 1:
+                run.retries += len(result.attempts) - 1
+            line, digest = seal_bundle(bundle)
+            write_bundle(line)
+            outcome = result.outcome
+            judging = judge(
+                bundle,
+                None if outcome is None else outcome.output,
+                scorers,
+                metrics,
+                rows,
+                task_metrics,
+                raw,
+            )
+            outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
+            scoring = SCORING.set(recorder)  # inlined
+            try:
+                with epoch_scope(trial.repetition):
+                    records = await judging
+            finally:
+                SCORING.reset(scoring)
+                recorder.parent = outer
+        finally:
+            CURRENT.reset(bound)
+        if run.ahead is not None and rows.kept_last:  # the report lists it
+            run.ahead.offer(line)
+        record_scores(writer, recorder, digest, records)
+        if outcome is not None and outcome.kind == "error":
+            errors.add_error(outcome.failure)
+        if (now := monotonic()) - run.flushed > FLUSH_EVERY:
+            writer.flush()  # bounded loss on kill -9 (``_Run._trial``)
+            run.flushed = now
+        if http is not None:
+            http.check()
+
+    return lean

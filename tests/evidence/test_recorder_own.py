@@ -1,0 +1,77 @@
+"""``TrialRecorder.own``, ``finish``, ``match`` and ``stored``: the trial path's shortcuts
+log exactly what ``record``, ``close`` and ``artifact`` do, batched or one line an event."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.evidence import ArtifactStore, TrialRecorder
+from assay.evidence._log import EventLog, FileSink
+
+
+def _trial(folder: Path, shortcuts: bool) -> tuple[list[dict[str, Any]], TrialRecorder]:
+    folder.mkdir()
+    sink = FileSink(folder / "events.jsonl")
+    recorder = TrialRecorder(EventLog([sink]), ArtifactStore(folder / "artifacts"), "t-1")
+    started = {"index": 0, "sample_id": "s", "target_id": "t", "repetition": 1}
+    attempt = {"attempt": 1, "target": "t"}
+    sampling = {"attempt": 1, "prompt": "p", "output": "o", "usage": {"input_tokens": 2}}
+    ended = {"attempt": 1, "status": "succeeded", "outcome": "answered"}
+    summary = {"state": "completed", "canonical_attempt": 1, "attempts": 1}
+    match = {"scorer": "exact", "status": "passed", "bundle": "b", "record": "r"}
+    if shortcuts:
+        recorder.stored("sample", b"sample bytes")
+        recorder.root = recorder.own("trial_started", started, None)
+        n = recorder.own("attempt_started", attempt, recorder.root)
+        recorder.own_two("sampling", sampling, "attempt_finished", ended, n)
+        recorder.finish(summary, recorder.root)
+        recorder.match(match)
+    else:
+        recorder.artifact("sample", b"sample bytes", "application/json")
+        recorder.root = recorder.record("trial_started", started, parent=None)
+        n = recorder.record("attempt_started", attempt, parent=recorder.root)
+        recorder.record("sampling", sampling, parent=n)
+        recorder.record("attempt_finished", ended, parent=n)
+        recorder.record("trial_finished", summary, parent=recorder.root)
+        recorder.close()
+        recorder.record("match", match, parent=recorder.root)
+    sink.close()
+    recorder.store.close()
+    lines = [json.loads(line) for line in (folder / "events.jsonl").read_bytes().splitlines()]
+    return lines, recorder
+
+
+def _untimed(lines: list[dict[str, Any]]) -> list[Any]:
+    """The lines without their times and the hashes that cover them."""
+    drop = {"at", "prev"}
+    out = []
+    for line in lines:
+        line = {k: v for k, v in line.items() if k not in drop}
+        if line["type"] == "events":
+            line["data"] = [
+                {k: v for k, v in e.items() if k != "at"} for e in line["data"]["events"]
+            ]
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("limit", "lines"),
+    [(64, 2), (0, 6), (3, 3), (2, 4)],
+    ids=["batched", "line an event", "cut inside a pair", "cut after a pair"],
+)
+def test_the_shortcuts_log_what_record_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lines: int
+) -> None:
+    monkeypatch.setattr(TrialRecorder, "batch_limit", limit)
+    general, plain = _trial(tmp_path / "record", shortcuts=False)
+    short, fast = _trial(tmp_path / "shortcuts", shortcuts=True)
+    assert _untimed(short) == _untimed(general)
+    assert len(general) == lines  # batches of `limit` events, then the match line
+    assert fast.artifacts == plain.artifacts and fast.usage == plain.usage
+    assert fast.closed and plain.closed
+    assert [n for n, _ in fast.events] == [n for n, _ in plain.events]
