@@ -20,6 +20,8 @@ from assay.evidence._store import ArtifactRef, ArtifactStore
 Op = tuple[Any, ...]
 """``("event", n, parent, kind, data)``, ``("blob", data, media)`` (bytes put in the
 artifact store) or ``("name", name, sha256)`` (an artifact the bundle names)."""
+_ANY = "application/octet-stream"
+"""A blob op's media type: a store keeps bytes by digest, not their type."""
 
 
 class _KeptStore(ArtifactStore):
@@ -29,9 +31,11 @@ class _KeptStore(ArtifactStore):
         super().__init__(Path("."), write=False)
         self._ops = ops
 
-    def put(self, data: bytes, media: str) -> ArtifactRef:
-        self._ops.append(("blob", data, media))
-        return super().put(data, media)
+    def put_digest(self, data: bytes) -> str:
+        """Keep *data* as an op (``put`` comes here too); the media type a ``put`` names
+        is not stored with the bytes, so the op does not carry it."""
+        self._ops.append(("blob", data, _ANY))
+        return super().put_digest(data)
 
 
 class DetachedRecorder(TrialRecorder):
