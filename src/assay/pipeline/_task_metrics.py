@@ -134,7 +134,10 @@ class TaskMetricsBuilder:
             reduced = value_to_float(made(scores).value) if made else get_reducer(name)(values)
             store[position] = reduced
         if self._mean_only:  # this (target, scorer)'s next scalar scores: stored by add
-            self._mean_stores[(target, scorer_id)] = (scored, store)
+            self._mean_stores[(target, scorer_id)] = (
+                scored,
+                self._values[(target, scorer_id, "mean")],
+            )
 
     def build(self, sample_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
         """``{target: {scorer: {"<reducer>/<metric>": value}}}`` over every planned sample.

@@ -178,9 +178,10 @@ def answer_judge(scorer: object) -> AnswerJudge | None:
     """What judges *scorer* from the answer text alone, if it is so marked (``None``
     for any other scorer: it gets the whole rebuilt state)."""
     try:
-        return _answer_judges.get(scorer)  # type: ignore[call-overload]
+        judge: AnswerJudge | None = _answer_judges.get(scorer)  # type: ignore[call-overload]
     except TypeError:  # not weakly referable or not hashable: never marked
         return None
+    return judge
 
 
 F = TypeVar("F", bound=Callable[..., Any])
