@@ -118,7 +118,7 @@ def _judged_by_answer(
     trial = bundle["trial"]
     target_id, status = trial["target_id"], verdict.status
     # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
-    metrics.add_pass(target_id, scorer_id, status == "passed", str(trial["sample_id"]))
+    metrics.add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
     if task_metrics is not None:
         details = _details(verdict) if task_metrics.wants_details else None
         task_metrics.add(trial, scorer_id, verdict.value, status, None, details)

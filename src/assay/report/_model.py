@@ -113,30 +113,24 @@ class TrialRows:
         """``add`` of the row of a judged *bundle*, the row made only if the report lists
         it: past MAX_TRIAL_ROWS most trials are counted and dropped, and their usage is
         summed from the bundle's record without a ``Usage`` made for it."""
-        kept = self._judged(bundle, all(map("passed".__eq__, scores.values())), grading)
-        if kept is not None:  # no genexpr frame above
+        target_id = bundle["trial"]["target_id"]
+        if grading is not None:
+            self._count(target_id, None, grading)
+        self._usage.record(target_id, bundle.get("usage"))  # summed a batch at a time
+        kept = self._place(all(map("passed".__eq__, scores.values())))  # no genexpr frame
+        self.kept_last = kept is not None
+        if kept is not None:
             kept.append(self._row(bundle, scores, reasons, grading))
 
     def add_scored(self, bundle: dict[str, Any], scorer_id: str, status: str, reason: str) -> None:
         """``add_judged`` of a bundle judged by one scorer, without grading: its scores
         and reasons made only if the report lists it."""
-        kept = self._judged(bundle, status == "passed", None)
+        self._usage.record(bundle["trial"]["target_id"], bundle.get("usage"))
+        kept = self._place(status == "passed")
+        self.kept_last = kept is not None
         if kept is not None:
             reasons = {scorer_id: reason} if reason else {}
             kept.append(self._row(bundle, {scorer_id: status}, reasons, None))
-
-    def _judged(
-        self, bundle: dict[str, Any], passing: bool, grading: dict[str, Usage] | None
-    ) -> list[TrialRow] | None:
-        """Count a judged bundle's usage (and *grading*); the list its row goes in, or
-        ``None`` when the report omits it."""
-        target_id = bundle["trial"]["target_id"]
-        if grading is not None:
-            self._count(target_id, None, grading)
-        self._usage.record(target_id, bundle.get("usage"))  # summed a batch at a time
-        kept = self._place(passing)
-        self.kept_last = kept is not None
-        return kept
 
     @staticmethod
     def _row(

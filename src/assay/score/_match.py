@@ -13,11 +13,11 @@ from assay.score._metric import accuracy
 from assay.score._score import Answered, PythonScorer, answer_scorer, scorer
 from assay.score._stats import stderr
 from assay.score._text import (
+    STRIPPED,
     find_numbers,
     normalize,
     parse_number,
     same_number,
-    strip_punctuation,
     target_values,
 )
 from assay.solver import Target
@@ -57,7 +57,7 @@ def match(
 
 
 def _match_text(completion: str, value: str, location: Location, ignore_case: bool) -> bool:
-    answer, wanted = strip_punctuation(completion), strip_punctuation(value)
+    answer, wanted = completion.strip(STRIPPED), value.strip(STRIPPED)  # "Paris." is Paris
     if ignore_case:
         answer, wanted = answer.casefold(), wanted.casefold()
     if location == "begin":

@@ -260,16 +260,15 @@ class MetricsBuilder:
                 self.clusters[key] = _Clusters(self.repetitions)
             self.clusters[key].add(str(sample_id), status == "passed")
 
-    def add_pass(
-        self, target_id: str, scorer_id: str, passed: bool, sample_id: str | None = None
-    ) -> None:
+    def add_pass(self, target_id: str, scorer_id: str, passed: bool, sample_id: object) -> None:
         """``add_score`` of a pass valued 1.0 or a fail valued 0.0 (a pass/fail scorer's
-        verdict): counted in place while the values kept are bytes and no trial repeats."""
+        verdict; *sample_id* as the plan has it): counted in place while the values kept
+        are bytes and no trial repeats."""
         key = (target_id, scorer_id)
         means = self.means.get(key)
         if means is None or self.repetitions > 1 or means.values.typecode != "B":
-            value = 1.0 if passed else 0.0
-            self.add_score(target_id, scorer_id, "passed" if passed else "failed", sample_id, value)
+            status, value = ("passed", 1.0) if passed else ("failed", 0.0)
+            self.add_score(target_id, scorer_id, status, str(sample_id), value)
             return
         self.scores[key]["passed" if passed else "failed"] += 1
         means.values.append(passed)  # _Means.add of 1.0 or 0.0: what _keep keeps
