@@ -41,3 +41,15 @@ def test_a_target_without_records_has_empty_totals() -> None:
     sums.record("a", None)
     sums.add("b", None)
     assert sums.by_target() == {"a": Usage(), "b": Usage()}
+
+
+def test_a_batch_with_a_count_not_an_int_is_read_as_add_record_reads_it() -> None:
+    sums, one_by_one = UsageSums(), Usage()
+    for index in range(BATCH):
+        record = _record(index)
+        if index == 9:
+            record["input_tokens"] = 2.0  # int() makes it 2: the totals stay ints
+        sums.record("a", record)
+        one_by_one.add_record(record)
+    totals = sums.by_target()["a"]
+    assert totals == one_by_one and type(totals.input_tokens) is int

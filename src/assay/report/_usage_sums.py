@@ -70,25 +70,45 @@ class UsageSums:
         if not pending:
             return
         totals = self._totals[target_id]
-        try:
-            read, written, calls, cached = (sum(map(int, map(get, pending))) for get in _COUNTS)
-            costs, cached_costs = list(map(_COST, pending)), list(map(_CACHED_COST, pending))
-        except KeyError:  # an older bundle's record may lack a field: its default
+        summed = _summed(totals, pending)
+        if summed is None:  # an older bundle's record may lack a field: its default
             for record in pending:
                 totals.add_record(record)
         else:
+            read, written, calls, cached, cost, cached_cost = summed
             totals.input_tokens += read
             totals.output_tokens += written
             totals.total_tokens += read + written
             totals.calls += calls
             totals.cached_calls += cached
-            totals.cost = _plus_all(totals.cost, costs)
-            totals.cached_cost = _plus_all(totals.cached_cost, cached_costs)
+            totals.cost, totals.cached_cost = cost, cached_cost
         pending.clear()
 
 
-def _plus_all(total: float | None, costs: list[Any]) -> float | None:
-    """``total`` plus each cost in turn; ``None`` once either is (an unknown price)."""
-    if total is None or None in costs:
+def _summed(totals: Usage, pending: list[dict[str, Any]]) -> tuple[Any, ...] | None:
+    """The counts of *pending* (ints, as ``int()`` leaves them) and the totals' costs
+    with theirs added; ``None`` when a record lacks a field or holds a count that is
+    not an int (``add_record`` then reads each)."""
+    try:
+        counts = [sum(map(get, pending)) for get in _COUNTS]
+        cost = _plus_all(totals.cost, pending, _COST)
+        cached_cost = _plus_all(totals.cached_cost, pending, _CACHED_COST)
+    except (KeyError, TypeError):
         return None
-    return reduce(add, map(float, costs), total)
+    if not all(type(count) is int for count in counts):
+        return None
+    return (*counts, cost, cached_cost)
+
+
+def _plus_all(
+    total: float | None, pending: list[dict[str, Any]], cost_of: itemgetter[str]
+) -> float | None:
+    """``total`` plus each record's cost in turn; ``None`` once either is (unknown)."""
+    if total is None:
+        return None
+    try:
+        return reduce(add, map(float, map(cost_of, pending)), total)
+    except TypeError:
+        if any(cost_of(record) is None for record in pending):
+            return None
+        raise
