@@ -62,12 +62,13 @@ async def judge(
     """Score *bundle* with every scorer, count it in *metrics* and *rows* (its report
     row); its score records. *raw* is ``reads_raw(scorers)`` when the caller knows it
     (a run: once, not a trial)."""
-    trial = bundle["trial"]
-    replay = current_replay()
-    if replay is None and len(scorers) == 1:  # the common case, when it is one
+    if len(scorers) == 1:  # the common case, when it is one (replayed or not: it
+        # calls no grader and uses no sandbox)
         quick = _judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
         if quick is not None:
             return quick
+    trial = bundle["trial"]
+    replay = current_replay()
     raw = reads_raw(scorers) if raw is None else raw
     observation = observation_of(bundle, output, decode=not raw)
     if replay is not None:  # re-judging from evidence: this trial's grader calls
@@ -105,8 +106,9 @@ def _judged_by_answer(
 ) -> list[dict[str, Any]] | None:
     """``judge``'s work for a trial answered in JSON and one built-in scorer reading only
     the answer text (``match``...): its verdict from the text, with no observation,
-    state, scope or usage counter made (it calls no model); ``None`` when the trial or
-    scorer is not such, or the verdict cannot be made so (``judge`` then does it all)."""
+    state, scope, replay or usage counter made (it calls no model and uses no sandbox);
+    ``None`` when the trial or scorer is not such, or the verdict cannot be made so
+    (``judge`` then does it all)."""
     seen = bundle["observation"]
     if output is None or seen["outcome"] != "answered" or not is_json(seen["media"]):
         return None
