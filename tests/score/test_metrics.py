@@ -11,6 +11,7 @@ import pytest
 
 from assay._registry import registry_info
 from assay.score import (
+    MetricsBuilder,
     SampleScore,
     accuracy,
     bootstrap_stderr,
@@ -141,3 +142,23 @@ def test_grouped_metrics_are_labelled_by_metric_and_key() -> None:
     assert metric_label(grouped(stderr(), "topic"), "m") == "stderr_by_topic"
     assert metric_label(accuracy(), "m") == "accuracy"
     assert metric_label(lambda scores: 0.0, "fallback") == "<lambda>"
+
+
+def test_add_pass_counts_as_add_score_of_a_pass_or_fail() -> None:
+    """``add_pass`` (the judge's pass/fail verdicts) builds the metrics ``add_score``
+    builds: bytes kept in place, then a continuous value, and with repetitions."""
+    for repetitions in (1, 2):
+        short = MetricsBuilder({"t": 12}, ["s"], repetitions)
+        general = MetricsBuilder({"t": 12}, ["s"], repetitions)
+        for index in range(12):
+            sample = f"s{index // repetitions}"
+            if index == 7:  # a partial credit: values are floats from here on
+                for builder in (short, general):
+                    builder.add_score("t", "s", "failed", sample, 0.5)
+                continue
+            passed = index % 3 != 0
+            short.add_pass("t", "s", passed, sample)
+            status, value = ("passed", 1.0) if passed else ("failed", 0.0)
+            general.add_score("t", "s", status, sample, value)
+        assert short.build() == general.build()
+        assert short.means[("t", "s")].values == general.means[("t", "s")].values

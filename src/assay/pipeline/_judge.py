@@ -62,18 +62,21 @@ async def judge(
     """Score *bundle* with every scorer, count it in *metrics* and *rows* (its report
     row); its score records. *raw* is ``reads_raw(scorers)`` when the caller knows it
     (a run: once, not a trial)."""
+    if len(scorers) == 1:  # the common case, when it is one (replayed or not: it
+        # calls no grader and uses no sandbox)
+        quick = _judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
+        if quick is not None:
+            return quick
     trial = bundle["trial"]
+    replay = current_replay()
     raw = reads_raw(scorers) if raw is None else raw
     observation = observation_of(bundle, output, decode=not raw)
-    replay = current_replay()
     if replay is not None:  # re-judging from evidence: this trial's grader calls
         replay.trial = trial["trial_id"]
     records = []
     grading: dict[str, Usage] = {}
     scores: dict[str, str] = {}
     reasons: dict[str, str] = {}
-    target_id, sample_id = trial["target_id"], str(trial["sample_id"])
-    details = task_metrics is not None and task_metrics.wants_details
     replayed = _sandboxes_replayed(replay, trial["trial_id"]) if replay is not None else None
     for scorer_id, scorer in scorers.items():
         with counting_calls() as used:
@@ -84,23 +87,65 @@ async def judge(
                     verdict = await score_observation(scorer, observation)
         if not used.empty:
             grading[scorer_id] = used
-        records.append(score_record(trial, scorer_id, bundle["digest"], verdict, used))
+        records.append(_counted(bundle, scorer_id, verdict, used, metrics, task_metrics))
         scores[scorer_id] = verdict.status
         if verdict.reason:
             reasons[scorer_id] = verdict.reason
-        metrics.add_score(target_id, scorer_id, verdict.status, sample_id, verdict.value)
-        if task_metrics is not None:
-            task_metrics.add(
-                trial,
-                scorer_id,
-                verdict.value,
-                verdict.status,
-                verdict.values,
-                _details(verdict) if details else None,
-            )
-    metrics.add_trial(target_id, bundle["state"])
+    metrics.add_trial(trial["target_id"], bundle["state"])
     rows.add_judged(bundle, scores, reasons, grading or None)
     return records
+
+
+def _judged_by_answer(
+    bundle: dict[str, Any],
+    output: bytes | None,
+    scorers: dict[str, AnyScorer],
+    metrics: MetricsBuilder,
+    rows: TrialRows,
+    task_metrics: TaskMetricsBuilder | None,
+) -> list[dict[str, Any]] | None:
+    """``judge``'s work for a trial answered in JSON and one built-in scorer reading only
+    the answer text (``match``...): its verdict from the text, with no observation,
+    state, scope, replay or usage counter made (it calls no model and uses no sandbox);
+    ``None`` when the trial or scorer is not such, or the verdict cannot be made so
+    (``judge`` then does it all)."""
+    seen = bundle["observation"]
+    if output is None or seen["outcome"] != "answered" or not is_json(seen["media"]):
+        return None
+    ((scorer_id, scorer),) = scorers.items()
+    of_answer = getattr(scorer, "verdict_of_answer", None)  # a Python scorer's adapter
+    verdict = of_answer(output, seen["expected"]) if of_answer is not None else None
+    if verdict is None:
+        return None
+    trial = bundle["trial"]
+    target_id, status = trial["target_id"], verdict.status
+    # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
+    metrics.add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
+    if task_metrics is not None:
+        details = _details(verdict) if task_metrics.wants_details else None
+        task_metrics.add(trial, scorer_id, verdict.value, status, None, details)
+    metrics.add_trial(target_id, bundle["state"])
+    rows.add_scored(bundle, scorer_id, status, verdict.reason)
+    return [score_record(trial, scorer_id, bundle["digest"], verdict)]
+
+
+def _counted(
+    bundle: dict[str, Any],
+    scorer_id: str,
+    verdict: Verdict,
+    used: Usage | None,
+    metrics: MetricsBuilder,
+    task_metrics: TaskMetricsBuilder | None,
+) -> dict[str, Any]:
+    """*verdict*'s score record, once counted in *metrics* and *task_metrics*."""
+    trial = bundle["trial"]
+    target_id = trial["target_id"]
+    status, value = verdict.status, verdict.value
+    metrics.add_score(target_id, scorer_id, status, str(trial["sample_id"]), value)
+    if task_metrics is not None:
+        details = _details(verdict) if task_metrics.wants_details else None
+        task_metrics.add(trial, scorer_id, value, status, verdict.values, details)
+    return score_record(trial, scorer_id, bundle["digest"], verdict, used)
 
 
 def _details(verdict: Verdict) -> Score:

@@ -49,12 +49,13 @@ class TaskMetricsBuilder:
         self._values: dict[tuple[str, str, str], array[float]] = {}
         self._scored: dict[tuple[str, str], bytearray] = {}
         self._keys: dict[str, dict[str, None]] = {}  # a dict-valued scorer's keys, in order
-
-    @property
-    def wants_details(self) -> bool:
-        """Whether ``add`` should be given each score's details (a ``@score_reducer``
-        is among the reducers); otherwise they are not made at all."""
-        return bool(self._score_reducers)
+        # one epoch reduced by the mean alone: a scalar score is its sample's value, stored
+        # by ``add`` at once in its (target, scorer)'s stores, kept here once _reduce made them
+        self._mean_only = epochs == 1 and self.reducers == ["mean"] and not self._score_reducers
+        self._mean_stores: dict[tuple[str, str], tuple[bytearray, array[float]]] = {}
+        self.wants_details = bool(self._score_reducers)
+        """Whether ``add`` should be given each score's details (a ``@score_reducer`` is
+        among the reducers); otherwise they are not made at all."""
 
     def add(
         self,
@@ -73,7 +74,17 @@ class TaskMetricsBuilder:
         score's answer, explanation and metadata) are what a ``@score_reducer`` sees
         beside each epoch's value.
         """
-        if values is None and scorer_id in self._keys:
+        if values is None and scorer_id not in self._keys:  # a scalar score, the common case
+            stores = self._mean_stores.get((trial["target_id"], scorer_id))
+            if stores is None:
+                self._add_one(trial, scorer_id, value, status, details)
+                return
+            position = trial["index"] // self.per_sample
+            stores[0][position] = 1
+            # _reduce's mean of one value: itself (and 0.0 for -0.0, as fsum gives it)
+            stores[1][position] = value + 0.0 if value is not None and status != "error" else 0.0
+            return
+        if values is None:
             values = dict.fromkeys(self._keys[scorer_id], 0.0)
         for key, keyed in (values or {}).items():
             self._keys.setdefault(scorer_id, {})[key] = None
@@ -122,6 +133,11 @@ class TaskMetricsBuilder:
             made = self._score_reducers.get(name)
             reduced = value_to_float(made(scores).value) if made else get_reducer(name)(values)
             store[position] = reduced
+        if self._mean_only:  # this (target, scorer)'s next scalar scores: stored by add
+            self._mean_stores[(target, scorer_id)] = (
+                scored,
+                self._values[(target, scorer_id, "mean")],
+            )
 
     def build(self, sample_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
         """``{target: {scorer: {"<reducer>/<metric>": value}}}`` over every planned sample.

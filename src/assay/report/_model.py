@@ -13,6 +13,7 @@ import msgspec
 from assay.compare import PairedComparison
 from assay.evidence import Usage
 from assay.gate import GateDecision
+from assay.report._usage_sums import UsageSums
 from assay.score import Metrics
 
 REPORT_SCHEMA = "assay.report/1"
@@ -82,8 +83,13 @@ class TrialRows:
         self.passing: list[TrialRow] = []
         self.omitted = 0
         self.kept_last = False  # whether the last row added is listed (``DetailsAhead``)
-        self.usage: dict[str, Usage] = {}
+        self._usage = UsageSums()
         self.grading: dict[str, dict[str, Usage]] = {}
+
+    @property
+    def usage(self) -> dict[str, Usage]:
+        """Every target's usage so far, from its first row on."""
+        return self._usage.by_target()
 
     @property
     def rows(self) -> list[TrialRow]:
@@ -107,41 +113,51 @@ class TrialRows:
         """``add`` of the row of a judged *bundle*, the row made only if the report lists
         it: past MAX_TRIAL_ROWS most trials are counted and dropped, and their usage is
         summed from the bundle's record without a ``Usage`` made for it."""
-        trial = bundle["trial"]
-        target_id, record = trial["target_id"], bundle.get("usage")
-        totals = self.usage.get(target_id)
-        if totals is None or grading is not None:  # else nothing for _count to do
+        target_id = bundle["trial"]["target_id"]
+        if grading is not None:
             self._count(target_id, None, grading)
-            totals = self.usage[target_id]
-        if record:
-            totals.add_record(record)
+        self._usage.record(target_id, bundle.get("usage"))  # summed a batch at a time
         kept = self._place(all(map("passed".__eq__, scores.values())))  # no genexpr frame
         self.kept_last = kept is not None
         if kept is not None:
-            kept.append(
-                TrialRow(
-                    trial["index"],
-                    trial["trial_id"],
-                    target_id,
-                    trial["sample_id"],
-                    trial["repetition"],
-                    bundle["state"],
-                    scores,
-                    reasons,
-                    bundle["digest"],
-                    Usage.of(record) if "usage" in bundle else None,
-                    grading,
-                )
-            )
+            kept.append(self._row(bundle, scores, reasons, grading))
+
+    def add_scored(self, bundle: dict[str, Any], scorer_id: str, status: str, reason: str) -> None:
+        """``add_judged`` of a bundle judged by one scorer, without grading: its scores
+        and reasons made only if the report lists it."""
+        self._usage.record(bundle["trial"]["target_id"], bundle.get("usage"))
+        kept = self._place(status == "passed")
+        self.kept_last = kept is not None
+        if kept is not None:
+            reasons = {scorer_id: reason} if reason else {}
+            kept.append(self._row(bundle, {scorer_id: status}, reasons, None))
+
+    @staticmethod
+    def _row(
+        bundle: dict[str, Any],
+        scores: dict[str, str],
+        reasons: dict[str, str],
+        grading: dict[str, Usage] | None,
+    ) -> TrialRow:
+        trial = bundle["trial"]
+        return TrialRow(
+            trial["index"],
+            trial["trial_id"],
+            trial["target_id"],
+            trial["sample_id"],
+            trial["repetition"],
+            bundle["state"],
+            scores,
+            reasons,
+            bundle["digest"],
+            Usage.of(bundle["usage"]) if "usage" in bundle else None,
+            grading,
+        )
 
     def _count(self, target_id: str, usage: Usage | None, grading: dict[str, Usage] | None) -> None:
         """Add a row's usage to its target's totals (made at its first row) and its
         grading usage to its target's and scorer's."""
-        totals = self.usage.get(target_id)
-        if totals is None:
-            totals = self.usage[target_id] = Usage()
-        if usage is not None:
-            totals.add(usage)
+        self._usage.add(target_id, usage)
         if grading is not None:
             graded = self.grading.setdefault(target_id, {})
             for scorer_id, used in grading.items():

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 
 from assay._registry import json_safe
-from assay.score._score import InvalidScoreValue, PythonScorer, Score, _to_float, value_to_float
+from assay.score._score import (
+    InvalidScoreValue,
+    PythonScorer,
+    Score,
+    _to_float,
+    answer_judge,
+    value_to_float,
+)
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
-from assay.solver._state import state_from_json, state_scope
+from assay.solver import Target
+from assay.solver._state import completion_from_json, state_from_json, state_scope
 
 ObservationScorer = Callable[[Observation], Awaitable[Verdict]]
 _encode = msgspec.json.Encoder().encode
@@ -45,15 +54,20 @@ def keyed_values(value: object) -> dict[str, float] | None:
 
 class _Adapted:
     """A Python scorer seen as an observation scorer; ``aclose`` reaches the scorer's
-    own (a model-graded scorer closes the graders it built when the run ends)."""
+    own (a model-graded scorer closes the graders it built when the run ends).
 
-    __slots__ = ("score_on_error", "scorer")
+    A built-in scorer that reads only the answer text (``answer_judge``: decided once,
+    here) may also be judged by ``verdict_of_answer`` from the output's bytes, without
+    the state, its scope and the generic layers: the judge's common case."""
+
+    __slots__ = ("answer_of", "score_on_error", "scorer")
 
     reads_raw = True  # it decodes the output's bytes into its TaskState (READS_RAW)
 
     def __init__(self, scorer: PythonScorer, score_on_error: bool) -> None:
         self.scorer = scorer
         self.score_on_error = score_on_error
+        self.answer_of = answer_judge(scorer)
 
     async def __call__(self, observation: Observation) -> Verdict:
         if (early := product_gate(observation, self.score_on_error)) is not None:
@@ -63,22 +77,47 @@ class _Adapted:
         state = state_from_json(data, observation.expected)
         with state_scope(state):  # assay.util.store() is this trial's, as in a solver
             score = await self.scorer(state, state.target)
-        if not isinstance(score, Score):
-            raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
-        given = score.value  # a scalar, the common case, goes straight to its conversion
-        values = keyed_values(given) if isinstance(given, dict | list | tuple) else None
-        if values is None:
-            value = _to_float(given)  # value_to_float's work, without its no-argument form
-            passed = value >= 1.0
-        else:
-            value = math.fsum(values.values()) / len(values)
-            passed = all(v >= 1.0 for v in values.values())
-        status: ScoreStatus = "passed" if passed else "failed"
-        metadata = json_safe(score.metadata) if score.metadata is not None else None
-        return Verdict(status, value, score.explanation or "", score.answer, metadata, values)
+        return _verdict(score)
+
+    def verdict_of_answer(self, data: bytes, expected: Any) -> Verdict | None:
+        """``__call__``'s verdict on an answered trial whose output is *data* (JSON), for
+        a scorer judged from the answer text alone; ``None`` when it is not one, the
+        bytes are no state record or it raises: ``__call__`` then judges (and reports)
+        it, so every verdict made here is the one it would give."""
+        if self.answer_of is None:
+            return None
+        completion = completion_from_json(data)
+        if completion is None:
+            return None
+        try:
+            correct, answer, explanation = self.answer_of(completion, Target(expected))
+        except Exception:  # the general path records the error the same way as ever
+            return None
+        # _verdict of the Score answer_scorer makes: C passes at 1.0, I fails at 0.0
+        if correct:
+            return Verdict("passed", 1.0, explanation or "", answer)
+        return Verdict("failed", 0.0, explanation or "", answer)
 
     async def aclose(self) -> None:
         """Let the scorer release what it holds, if it can (``aclose``, optional)."""
         closer = getattr(self.scorer, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def _verdict(score: object) -> Verdict:
+    """A Python scorer's Score as the pipeline's verdict: 1.0 passes, a dict or list
+    value is measured key by key; anything else than a Score is refused."""
+    if not isinstance(score, Score):
+        raise TypeError(f"the scorer returned {type(score).__name__}, not a Score")
+    given = score.value  # a scalar, the common case, goes straight to its conversion
+    values = keyed_values(given) if isinstance(given, dict | list | tuple) else None
+    if values is None:
+        value = _to_float(given)  # value_to_float's work, without its no-argument form
+        passed = value >= 1.0
+    else:
+        value = math.fsum(values.values()) / len(values)
+        passed = all(v >= 1.0 for v in values.values())
+    status: ScoreStatus = "passed" if passed else "failed"
+    metadata = json_safe(score.metadata) if score.metadata is not None else None
+    return Verdict(status, value, score.explanation or "", score.answer, metadata, values)

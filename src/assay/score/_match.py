@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Literal
 
 from assay.score._metric import accuracy
-from assay.score._score import CORRECT, INCORRECT, PythonScorer, Score, scorer
+from assay.score._score import Answered, PythonScorer, answer_scorer, scorer
 from assay.score._stats import stderr
 from assay.score._text import (
+    STRIPPED,
     find_numbers,
     normalize,
     parse_number,
     same_number,
-    strip_punctuation,
     target_values,
 )
-from assay.solver import Target, TaskState
+from assay.solver import Target
 
 Location = Literal["begin", "end", "any", "exact"]
 _LOCATIONS = ("begin", "end", "any", "exact")
@@ -41,8 +41,7 @@ def match(
     if location not in _LOCATIONS:
         raise ValueError(f"match(location={location!r}): use one of {', '.join(_LOCATIONS)}")
 
-    async def score(state: TaskState, target: Target) -> Score:
-        completion = state.output.completion
+    def judge_answer(completion: str, target: Target) -> Answered:
         answer: str | None = completion
         for value in target_values(target, "match"):
             number = parse_number(value) if numeric else None
@@ -51,15 +50,14 @@ def match(
             else:
                 matched = _match_text(completion, value, location, ignore_case)
             if matched:
-                return Score(value=CORRECT, answer=answer)
-        explanation = "no number found in the answer" if answer is None else None
-        return Score(value=INCORRECT, answer=answer, explanation=explanation)
+                return True, answer, None
+        return False, answer, "no number found in the answer" if answer is None else None
 
-    return score
+    return answer_scorer(judge_answer)
 
 
 def _match_text(completion: str, value: str, location: Location, ignore_case: bool) -> bool:
-    answer, wanted = strip_punctuation(completion), strip_punctuation(value)
+    answer, wanted = completion.strip(STRIPPED), value.strip(STRIPPED)  # "Paris." is Paris
     if ignore_case:
         answer, wanted = answer.casefold(), wanted.casefold()
     if location == "begin":
@@ -100,16 +98,15 @@ def includes(ignore_case: bool = True) -> PythonScorer:
     answers, and the reason an empty target is refused rather than always passing.
     """
 
-    async def score(state: TaskState, target: Target) -> Score:
-        completion = state.output.completion
+    def judge_answer(completion: str, target: Target) -> Answered:
         haystack = completion.casefold() if ignore_case else completion
         for value in target_values(target, "includes"):
             needle = value.casefold() if ignore_case else value
             if needle in haystack:
-                return Score(value=CORRECT, answer=completion)
-        return Score(value=INCORRECT, answer=completion)
+                return True, completion, None
+        return False, completion, None
 
-    return score
+    return answer_scorer(judge_answer)
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -121,10 +118,9 @@ def exact() -> PythonScorer:
     ``"the eiffel tower"`` while any extra word makes the answer wrong.
     """
 
-    async def score(state: TaskState, target: Target) -> Score:
-        completion = state.output.completion
+    def judge_answer(completion: str, target: Target) -> Answered:
         answer = normalize(completion)
         hit = any(answer == normalize(v) for v in target_values(target, "exact"))
-        return Score(value=CORRECT if hit else INCORRECT, answer=completion)
+        return hit, completion, None
 
-    return score
+    return answer_scorer(judge_answer)

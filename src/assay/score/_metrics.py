@@ -153,10 +153,14 @@ class _Means:
         self.continuous = False
 
     def add(self, sample_id: str | None, value: float) -> None:
-        if value not in (0.0, 1.0):
+        binary = value in (0.0, 1.0)
+        if not binary:
             self.continuous = True
         if self.repetitions == 1 or sample_id is None:
-            self._keep(value)
+            if binary and self.values.typecode == "B":  # _keep's common case, inlined
+                self.values.append(int(value))
+            else:
+                self._keep(value)
             return
         values = self.pending.setdefault(sample_id, [])
         values.append(value)
@@ -255,6 +259,19 @@ class MetricsBuilder:
             if key not in self.clusters:
                 self.clusters[key] = _Clusters(self.repetitions)
             self.clusters[key].add(str(sample_id), status == "passed")
+
+    def add_pass(self, target_id: str, scorer_id: str, passed: bool, sample_id: object) -> None:
+        """``add_score`` of a pass valued 1.0 or a fail valued 0.0 (a pass/fail scorer's
+        verdict; *sample_id* as the plan has it): counted in place while the values kept
+        are bytes and no trial repeats."""
+        key = (target_id, scorer_id)
+        means = self.means.get(key)
+        if means is None or self.repetitions > 1 or means.values.typecode != "B":
+            status, value = ("passed", 1.0) if passed else ("failed", 0.0)
+            self.add_score(target_id, scorer_id, status, str(sample_id), value)
+            return
+        self.scores[key]["passed" if passed else "failed"] += 1
+        means.values.append(passed)  # _Means.add of 1.0 or 0.0: what _keep keeps
 
     def build(self) -> Metrics:
         """Pass rates over the planned denominators; unscored trials count as missing."""

@@ -44,9 +44,10 @@ def score_record(
     the *usage* of the model calls it made (a grader's) when it made any: the line is
     bound by its ``match`` event, so ``verify`` catches an edited figure.
     """
+    trial_id = trial["trial_id"]
     record: dict[str, Any] = {
-        "score_id": score_id(trial["trial_id"], scorer_id),
-        "trial_id": trial["trial_id"],
+        "score_id": f"{trial_id}/{scorer_id}",  # score_id's, inlined (once a trial)
+        "trial_id": trial_id,
         "index": trial["index"],
         "target_id": trial["target_id"],
         "sample_id": trial["sample_id"],

@@ -16,6 +16,7 @@ import functools
 import math
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, overload
+from weakref import WeakKeyDictionary
 
 import msgspec
 
@@ -145,6 +146,42 @@ def _to_float(value: ScoreValue) -> float:
         if math.isfinite(number):
             return number
     raise InvalidScoreValue(value)
+
+
+Answered = tuple[bool, str | None, str | None]
+"""A built-in scorer's judgement of the answer text: correct or not, the answer it read
+and an explanation (``C`` or ``I``, as a ``Score``)."""
+
+AnswerJudge = Callable[[str, Target], Answered]
+"""How a built-in scorer judges the answer text alone (``match``, ``includes``...)."""
+
+_answer_judges: WeakKeyDictionary[Callable[..., Any], AnswerJudge] = WeakKeyDictionary()
+
+
+def answer_scorer(judge_answer: AnswerJudge) -> PythonScorer:
+    """The Python scorer of a built-in reading nothing but ``state.output.completion``,
+    judged by *judge_answer*; marked so the pipeline may judge it from the answer text
+    without rebuilding the whole state (``answer_judge``). The mark is kept beside the
+    function, not on it: a user's wrapper made with ``functools.wraps`` copies
+    attributes, and must not be skipped."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        correct, answer, explanation = judge_answer(state.output.completion, target)
+        value = CORRECT if correct else INCORRECT
+        return Score(value=value, answer=answer, explanation=explanation)
+
+    _answer_judges[score] = judge_answer
+    return score
+
+
+def answer_judge(scorer: object) -> AnswerJudge | None:
+    """What judges *scorer* from the answer text alone, if it is so marked (``None``
+    for any other scorer: it gets the whole rebuilt state)."""
+    try:
+        judge: AnswerJudge | None = _answer_judges.get(scorer)  # type: ignore[call-overload]
+    except TypeError:  # not weakly referable or not hashable: never marked
+        return None
+    return judge
 
 
 F = TypeVar("F", bound=Callable[..., Any])

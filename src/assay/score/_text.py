@@ -14,7 +14,8 @@ import unicodedata
 from assay.solver import Target
 
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
-_STRIPPED = string.whitespace + string.punctuation  # around an answer: "Paris." is Paris
+STRIPPED = string.whitespace + string.punctuation
+"""What is stripped around an answer and a target (``"Paris."`` is Paris)."""
 # A number as people write it: optional sign, thousands separators, decimals. Not a
 # digit glued to a word before it ("x2"), so identifiers are not read as numbers.
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|(?<![\w.])-?\.\d+")
@@ -27,18 +28,13 @@ def target_values(target: Target, scorer: str) -> list[str]:
     An empty target would make ``includes`` or ``match`` pass every answer (``"" in x``
     is always true); raising turns that silent pass into a visible scorer error.
     """
-    values = [t for t in target.target if t.strip()]
+    values = list(filter(str.strip, target.target))  # those with more than whitespace
     if not values:
         raise ValueError(
             f"{scorer}() needs a target to compare with, but the sample's target is empty; "
             "give the sample a target"
         )
     return values
-
-
-def strip_punctuation(text: str) -> str:
-    """*text* without leading or trailing whitespace and punctuation (``"Paris."``)."""
-    return text.strip(_STRIPPED)
 
 
 def remove_punctuation(text: str) -> str:

@@ -261,6 +261,18 @@ def state_from_json(data: bytes, target: Any) -> TaskState:
     return state
 
 
+def completion_from_json(data: bytes) -> str | None:
+    """``state_from_json(data, ...).output.completion`` when *data* is a state record
+    (the same typed decode), without the state built; ``None`` when it is not, where
+    ``state_from_json`` would go the generic way or raise."""
+    try:
+        message = _state_record.decode(data).output.message
+    except msgspec.MsgspecError:
+        return None
+    content = message.content  # ``completion``, without its two properties for text
+    return content if type(content) is str else message.text
+
+
 _current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
 
 
