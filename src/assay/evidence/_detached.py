@@ -61,6 +61,10 @@ class DetachedRecorder(TrialRecorder):
             self.ops.append(("event", n, self.parent if parent == -1 else parent, kind, data))
             return n
 
+    def sampled(self, data: dict[str, Any]) -> int | None:
+        """A model's call, kept through ``record`` as every other event."""
+        return self.record_if_open("sampling", data)
+
     def artifact(self, name: str, data: bytes, media: str) -> ArtifactRef:
         ref = super().artifact(name, data, media)  # its put is kept as a blob
         self.ops.append(("name", name, ref.sha256))

@@ -125,7 +125,9 @@ class TrialRecorder:
     ) -> None:
         """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
         ``error``, then its ``attempt_finished``): one hold of the lock, one clock read,
-        when both fit the batch; else ``own`` twice, which cuts the batch between them."""
+        when both fit the batch; else ``own`` twice, which cuts the batch between them.
+        *then* is no ``sampling``, and a ``sampling`` here is a target's answer (no
+        ``model``): the trial's usage counts its tokens only when it has some."""
         if not self.batch_limit:
             self.record(kind, data, parent)
             self.record(then, then_data, parent)
@@ -147,10 +149,8 @@ class TrialRecorder:
                 {"n": n, "parent": parent, "type": kind, "at": at, "data": data},
                 {"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data},
             )
-            if kind == "sampling":
-                self.usage.add_sampling(data)
-            if then == "sampling":
-                self.usage.add_sampling(then_data)
+            if "usage" in data and kind == "sampling":  # a target's answer names no
+                self.usage.add_sampling(data)  # model: only its tokens, if any, count
             if len(batch) >= self.batch_limit:
                 self._flush()
 
@@ -183,6 +183,26 @@ class TrialRecorder:
             elif self.closed:
                 return None
             return self.record(kind, data)
+
+    def sampled(self, data: dict[str, Any]) -> int | None:
+        """``record_if_open("sampling", data)`` for a model's call (``Model._record``,
+        once a call): batched as ``own`` batches, parented to the open scope, in one
+        frame and one hold of the lock. A scorer's call, a closed trial and the
+        one-line-an-event format go ``record_if_open``'s way."""
+        with self._lock:
+            if self.closed or not self.batch_limit or _scoring_in.get() is self:
+                return self.record_if_open("sampling", data)
+            n = self.last = self.last + 1
+            at = time.time_ns() // 1000 / 1e6
+            batch = self._batch
+            if not batch:
+                self._log.holding[self] = at
+            event = {"n": n, "parent": self.parent, "type": "sampling", "at": at, "data": data}
+            batch.append(event)
+            self.usage.add_sampling(data)
+            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
+                self._flush()
+            return n
 
     def match(self, data: dict[str, Any]) -> int:
         """``record("match", data, parent=self.root)``: a score's event, a line of its own

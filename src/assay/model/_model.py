@@ -213,4 +213,4 @@ class Model:
         }
         if output.cached:
             data["cached"] = True
-        recorder.record_if_open("sampling", data)
+        recorder.sampled(data)  # record_if_open("sampling", data), in one frame
