@@ -75,3 +75,48 @@ def test_the_shortcuts_log_what_record_does(
     assert fast.artifacts == plain.artifacts and fast.usage == plain.usage
     assert fast.closed and plain.closed
     assert [n for n, _ in fast.events] == [n for n, _ in plain.events]
+
+
+def _model_calls(folder: Path, shortcut: bool) -> tuple[list[dict[str, Any]], TrialRecorder]:
+    """A trial whose model is called in its attempt, by its scorer and after its close."""
+    folder.mkdir()
+    sink = FileSink(folder / "events.jsonl")
+    recorder = TrialRecorder(EventLog([sink]), ArtifactStore(folder / "artifacts"), "t-1")
+
+    def call(tokens: int, cost: float | None, cached: bool = False) -> int | None:
+        data = {"model": "m/x", "prompt": "p", "output": "o", "cost": cost}
+        data["usage"] = {"input_tokens": tokens, "output_tokens": 1}
+        if cached:
+            data["cached"] = True
+        if shortcut:
+            return recorder.sampled(data)
+        return recorder.record_if_open("sampling", data)
+
+    recorder.root = recorder.own("trial_started", {"index": 0}, None)
+    with recorder.scope(recorder.own("attempt_started", {"attempt": 1}, recorder.root)):
+        numbers = [call(3, 0.5), call(4, 0.25, cached=True), call(5, None)]
+    with recorder.scoring_phase():  # a scorer's call before the close: still its own
+        numbers.append(call(8, 0.125))
+    recorder.finish({"state": "completed"}, recorder.root)
+    numbers.append(call(6, 1.0))  # a stray call after the close: dropped
+    with recorder.scoring_phase():
+        numbers.append(call(7, 2.0))  # the scorer's grader: its score_sampling line
+    assert numbers[4] is None and None not in numbers[:4] + numbers[5:]
+    sink.close()
+    recorder.store.close()
+    lines = [json.loads(line) for line in (folder / "events.jsonl").read_bytes().splitlines()]
+    return lines, recorder
+
+
+@pytest.mark.parametrize("limit", [64, 0, 2], ids=["batched", "line an event", "cut"])
+def test_a_model_calls_sampled_event_is_what_record_if_open_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    monkeypatch.setattr(TrialRecorder, "batch_limit", limit)
+    general, plain = _model_calls(tmp_path / "record", shortcut=False)
+    short, fast = _model_calls(tmp_path / "sampled", shortcut=True)
+    assert _untimed(short) == _untimed(general)
+    assert fast.usage == plain.usage
+    assert (fast.usage.calls, fast.usage.cached_calls, fast.usage.cost) == (3, 1, None)
+    assert fast.usage.input_tokens == 12
+    assert [n for n, _ in fast.events] == [n for n, _ in plain.events]
