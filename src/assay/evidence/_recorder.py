@@ -166,8 +166,7 @@ class TrialRecorder:
             at = time.time_ns() // 1000 / 1e6
             if not self._batch:
                 self._log.holding[self] = at  # _flush takes it off
-            ended: dict[str, Any] = {"n": n, "parent": parent, "type": "trial_finished"}
-            ended.update(at=at, data=summary)
+            ended = {"n": n, "parent": parent, "type": "trial_finished", "at": at, "data": summary}
             self._batch.append(ended)
             self.closed = True
             self._flush()

@@ -71,7 +71,8 @@ async def run_trial(
     """
     attempts: list[AttemptRecord] = list(earlier or [])
     if not attempts:
-        sample_sha = recorder.stored("sample", canonical_json(sample_record))
+        sample_json = canonical_json(sample_record)  # recorder.stored, inlined
+        sample_sha = recorder.artifacts["sample"] = recorder.store.put_digest(sample_json)
         started = {
             "index": trial.index,
             "sample_id": trial.sample_id,
@@ -90,8 +91,24 @@ async def run_trial(
     outer, recorder.parent = recorder.parent, root  # recorder.scope, inlined
     try:
         try:
-            for number in range(first, last + 1):
-                record, outcome = await _attempt(number, sample, trial.repetition, target, recorder)
+            for number in range(first, last + 1):  # an attempt (no coroutine of its own)
+                begun = recorder.own(
+                    "attempt_started", {"attempt": number, "target": target.id}, root
+                )
+                recorder.parent = begun  # recorder.scope, inlined (per attempt)
+                try:
+                    outcome = await target.call(sample, trial.repetition)
+                except InfrastructureError as exc:
+                    outcome = None
+                    record = _infra_failed(number, exc, begun, recorder)
+                except anyio.get_cancelled_exc_class():
+                    finished = {"attempt": number, "status": "cancelled"}
+                    recorder.own("attempt_finished", finished, begun)
+                    raise
+                else:
+                    record = _answered(number, outcome, begun, recorder)
+                finally:
+                    recorder.parent = root
                 attempts.append(record)
                 if record.status == "succeeded":
                     state = "completed"
@@ -128,40 +145,38 @@ def _delay(record: AttemptRecord, retry: RetryPolicy, failed: int, rng: random.R
     return backoff_delay(retry, failed, rng)
 
 
-async def _attempt(
-    number: int, sample: Sample, epoch: int, target: Target, recorder: TrialRecorder
-) -> tuple[AttemptRecord, TargetOutcome | None]:
-    outer = recorder.parent
-    started = recorder.own("attempt_started", {"attempt": number, "target": target.id}, outer)
-    recorder.parent = started  # recorder.scope, inlined (per attempt)
-    try:
-        try:
-            outcome = await target.call(sample, epoch)
-        except InfrastructureError as exc:
-            detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
-            error, finished = {**detail, "detail": exc.detail}, {**detail, "status": "infra_failed"}
-            recorder.own_two("error", error, "attempt_finished", finished, started)
-            record = AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
-            return record, None
-        except anyio.get_cancelled_exc_class():
-            recorder.own("attempt_finished", {"attempt": number, "status": "cancelled"}, started)
-            raise
-        status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
-        data: dict[str, Any] = {
-            "attempt": number,
-            "prompt": recorder.artifacts["sample"],
-            "output": recorder.stored("output", outcome.output),
-            "outcome": outcome.kind,
-        }
-        if outcome.failure is not None or outcome.exit_code is not None or outcome.stderr:
-            _sampling_extras(data, outcome, recorder)
-        if outcome.usage:
-            data["usage"] = outcome.usage
-        finished = {"attempt": number, "status": status, "outcome": outcome.kind}
-        recorder.own_two("sampling", data, "attempt_finished", finished, started)
-    finally:
-        recorder.parent = outer
-    return AttemptRecord(number, status, started), outcome
+def _infra_failed(
+    number: int, exc: InfrastructureError, started: int, recorder: TrialRecorder
+) -> AttemptRecord:
+    """Record an attempt the target could not be asked in: its ``error`` and
+    ``attempt_finished`` events."""
+    detail = {"attempt": number, "kind": "infrastructure", "reason": exc.reason}
+    error, finished = {**detail, "detail": exc.detail}, {**detail, "status": "infra_failed"}
+    recorder.own_two("error", error, "attempt_finished", finished, started)
+    return AttemptRecord(number, "infra_failed", started, exc.reason, exc.retry_after)
+
+
+def _answered(
+    number: int, outcome: TargetOutcome, started: int, recorder: TrialRecorder
+) -> AttemptRecord:
+    """Record an attempt that produced a result: its output artifact, its ``sampling``
+    and ``attempt_finished`` events."""
+    status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
+    artifacts = recorder.artifacts
+    output = artifacts["output"] = recorder.store.put_digest(outcome.output)  # stored's
+    data: dict[str, Any] = {
+        "attempt": number,
+        "prompt": artifacts["sample"],
+        "output": output,
+        "outcome": outcome.kind,
+    }
+    if outcome.failure is not None or outcome.exit_code is not None or outcome.stderr:
+        _sampling_extras(data, outcome, recorder)
+    if outcome.usage:
+        data["usage"] = outcome.usage
+    finished = {"attempt": number, "status": status, "outcome": outcome.kind}
+    recorder.own_two("sampling", data, "attempt_finished", finished, started)
+    return AttemptRecord(number, status, started)
 
 
 def _sampling_extras(data: dict[str, Any], outcome: TargetOutcome, recorder: TrialRecorder) -> None:
