@@ -16,18 +16,9 @@ import assay.target._solver as solver_target
 from assay import Sample, Task, eval, generate, match
 from assay.approval._apply import active, approval_scope
 from assay.dataset import Sample as DatasetSample
-from assay.model import (
-    ChatMessage,
-    Limits,
-    Model,
-    ModelOutput,
-    current_budget,
-    current_epoch,
-    get_model,
-)
-from assay.model._output import ChatCompletionChoice
+from assay.model import ChatMessage, Limits, current_budget, current_epoch, get_model
 from assay.sandbox import current_sandboxes, sandbox_scope
-from assay.solver import Chain, Target, TaskState, task_scorers
+from assay.solver import Chain, TaskState, task_scorers
 from assay.solver._solver import current_generate
 from assay.solver._state import current_state
 from assay.target._solver import SolverTarget
@@ -172,46 +163,3 @@ def test_bindings_made_outside_the_trial_send_it_the_general_way() -> None:
     with approval_scope([lambda *a: None]):
         assert anyio.run(go) == "answered"
     assert [(s["sandboxes"], s["approval"]) for s in seen] == [({}, False), ({}, False)]
-
-
-class _SameAnswer:
-    """A provider that answers every call with one and the same output object."""
-
-    def __init__(self, output: Any) -> None:
-        self.output = output
-
-    async def generate(self, messages: Any, tools: Any, config: Any) -> Any:
-        return self.output
-
-
-def test_the_state_record_takes_the_output_bytes_of_this_call_only() -> None:
-    """The lean path writes its output into the state record as the model call encoded
-    it (``Model.recorded``) only when this very call recorded it: outside a run (no
-    recorder) an earlier call's bytes for the same output object are not used."""
-    output = ModelOutput.from_content("mock/same", "four")
-    model = Model("mock/same", _SameAnswer(output))
-    target = SolverTarget("t", model, Chain([generate()]), Limits())
-    sample = DatasetSample(input="2+2?", target="four", id="s1")
-
-    async def state_bytes() -> bytes:
-        return (await target.call(sample)).output
-
-    expected = anyio.run(state_bytes)
-    model.recorded = (output, b'{"stale":true}')  # as if an earlier call had encoded it
-    assert anyio.run(state_bytes) == expected
-    assert b"stale" not in expected
-
-
-def test_a_state_record_with_its_output_bytes_is_the_general_one() -> None:
-    for output in (
-        ModelOutput.from_content("mock/m", "four"),
-        ModelOutput(
-            "mock/m",
-            ChatMessage("assistant", "a"),
-            alternatives=[ChatCompletionChoice(ChatMessage("assistant", "b"))],
-        ),
-    ):
-        state = TaskState(model="mock/m", sample_id="s", epoch=1, input="q", target=Target("a"))
-        state.output = output
-        state.messages.append(output.message)
-        assert state.to_json(output.record_json()) == state.to_json()

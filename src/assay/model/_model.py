@@ -63,10 +63,6 @@ class ModelAPI(Protocol):
 class Model:
     """A model by name (``provider/name``), its default config and its provider."""
 
-    recorded: tuple[ModelOutput, bytes] | None = None
-    """The last output ``_record`` wrote down, with its ``record_json`` bytes: a solver
-    target's state record takes them as they are when its output is that object."""
-
     def __init__(self, name: str, api: ModelAPI, config: GenerateConfig | None = None) -> None:
         self.name = name
         self.api = api
@@ -207,12 +203,10 @@ class Model:
     ) -> None:
         """The call's ``sampling`` event, its prompt and answer stored as artifacts."""
         store = recorder.store
-        answer = output.record_json()
-        self.recorded = (output, answer)
         data: dict[str, Any] = {
             "model": self.name,
             "prompt": store.put_digest(self._prompt_json(messages, tools, config)),
-            "output": store.put_digest(answer),
+            "output": store.put_digest(output.record_json()),
             "usage": msgspec.structs.asdict(output.usage),
             "stop_reason": output.stop_reason,
             "cost": cost,

@@ -153,20 +153,19 @@ class TaskState:
         (the tools by their definitions, and only when there are any)."""
         return self._record(msgspec.to_builtins, self.output.to_record())
 
-    def to_json(self, output_json: bytes | None = None) -> bytes:
+    def to_json(self) -> bytes:
         """``canonical_json(self.to_record())``, with the messages, choices and output
         encoded as they are rather than made dicts first: the same bytes (the encoder
         sorts a struct's fields as it sorts dict keys), the evidence a solver target
-        writes. *output_json*, when given, is ``self.output.record_json()`` (the model
-        call's output artifact, encoded once already), written in as it is."""
-        if output_json is not None:
-            return canonical_json(self._record(None, msgspec.Raw(output_json)))
+        writes."""
         output = msgspec.structs.asdict(self.output)  # to_record's, one level deep
         if self.output.alternatives is None:  # only when there are some, as there
             del output["alternatives"]
         return canonical_json(self._record(None, output))
 
-    def _record(self, convert: Callable[[Any], Any] | None, output: Any) -> dict[str, Any]:
+    def _record(
+        self, convert: Callable[[Any], Any] | None, output: dict[str, Any]
+    ) -> dict[str, Any]:
         """The record's fields, *convert* applied to the structs (``None``: as they are)."""
         parts = (self.input, self.messages, self.choices)
         prompt, messages, choices = parts if convert is None else map(convert, parts)

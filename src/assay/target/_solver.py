@@ -119,8 +119,8 @@ class SolverTarget:
         try:
             own = sample.sandbox
             if self._lean and not own and not (_sandboxes_now() or _policies_now()):
-                answer = await self._solve_lean(holder, epoch)
-                return _answered(state, answer)
+                await self._solve_lean(holder, epoch)
+                return _answered(state)
             specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
             if not specs:  # no exit stack to enter and leave for every trial
                 await self._solve(holder, epoch, {})
@@ -179,13 +179,11 @@ class SolverTarget:
             else:
                 await self._run_plan(holder, plan, generate)
 
-    async def _solve_lean(self, holder: list[TaskState], epoch: int) -> bytes | None:
+    async def _solve_lean(self, holder: list[TaskState], epoch: int) -> None:
         """``_solve`` for a plan of one plain ``generate()`` with nothing to bind (see
         ``_lean``), in one frame: what ``Chain``, the ``generate`` step and
         ``generate_loop`` do for a state without tools, the same context variables set
-        around the model call (the trial's budget, epoch, state and ``generate``).
-        Returns the output's ``record_json`` when the model call wrote it down (its
-        artifact), for the state record to take as it is; else ``None``."""
+        around the model call (the trial's budget, epoch, state and ``generate``)."""
         state = holder[0]
         limits = self.limits
         generate = _generate_for(self.model, self.config, limits, holder)
@@ -197,13 +195,9 @@ class SolverTarget:
         try:
             if limits.message_limit is not None:
                 check_message_limit(state, limits.message_limit)
-            model = self.model
-            model.recorded = None  # what this call writes down, not an earlier one's
-            output = await model.generate(state.messages, tools=None, config=self._lean_config)
+            output = await self.model.generate(state.messages, tools=None, config=self._lean_config)
             state.output = output
             state.messages.append(output.message)
-            recorded = model.recorded  # this output, encoded as the call returned
-            return recorded[1] if recorded is not None and recorded[0] is output else None
         finally:
             _scorers.reset(scorers)
             _generate.reset(generate_token)
@@ -229,11 +223,10 @@ class SolverTarget:
                 await self.cleanup(holder[0])
 
 
-def _answered(state: TaskState, output_json: bytes | None = None) -> TargetOutcome:
-    """The outcome of a trial whose solvers ran to their end (or to a limit);
-    *output_json* is its output's record, if encoded already (``TaskState.to_json``)."""
+def _answered(state: TaskState) -> TargetOutcome:
+    """The outcome of a trial whose solvers ran to their end (or to a limit)."""
     state.completed = True
-    return TargetOutcome("answered", state.to_json(output_json), STATE_MEDIA)
+    return TargetOutcome("answered", state.to_json(), STATE_MEDIA)
 
 
 def _lean(target: SolverTarget) -> bool:
