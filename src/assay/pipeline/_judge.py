@@ -64,9 +64,32 @@ async def judge(
     (a run: once, not a trial)."""
     if len(scorers) == 1:  # the common case, when it is one (replayed or not: it
         # calls no grader and uses no sandbox)
-        quick = _judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
+        quick = judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
         if quick is not None:
             return quick
+    return await judge_each(bundle, output, scorers, metrics, rows, task_metrics, raw)
+
+
+def by_answer(scorers: dict[str, AnyScorer]) -> bool:
+    """Whether *scorers* are one that ``judged_by_answer`` may judge (a built-in scorer
+    read from the answer text): asked once a run, so its trials skip the scoring phase's
+    scopes when the answer alone settles them (``_lean``)."""
+    return len(scorers) == 1 and all(
+        getattr(scorer, "answer_of", None) is not None for scorer in scorers.values()
+    )
+
+
+async def judge_each(
+    bundle: dict[str, Any],
+    output: bytes | None,
+    scorers: dict[str, AnyScorer],
+    metrics: MetricsBuilder,
+    rows: TrialRows,
+    task_metrics: TaskMetricsBuilder | None = None,
+    raw: bool | None = None,
+) -> list[dict[str, Any]]:
+    """``judge`` without its short way first: every scorer on the observation, in the
+    scoring phase's scopes (the caller's)."""
     trial = bundle["trial"]
     replay = current_replay()
     raw = reads_raw(scorers) if raw is None else raw
@@ -96,7 +119,7 @@ async def judge(
     return records
 
 
-def _judged_by_answer(
+def judged_by_answer(
     bundle: dict[str, Any],
     output: bytes | None,
     scorers: dict[str, AnyScorer],

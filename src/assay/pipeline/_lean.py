@@ -19,6 +19,8 @@ from assay.evidence import TrialRecorder, seal_bundle
 from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
+from assay.pipeline._judge import by_answer, judge_each, judged_by_answer
+from assay.pipeline._judge import judge as full_judge
 from assay.plan import Trial
 from assay.run import run_trial
 
@@ -56,6 +58,26 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
         run.raw,
     )
     errors, http, monotonic = run.errors, run.http, time.monotonic
+    # one built-in answer scorer: a trial its answer settles needs no scoring phase
+    # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
+    # may give another)
+    quick = judge is full_judge and by_answer(scorers)
+    each = judge_each if quick else judge  # what judges when the answer did not
+
+    async def scored(
+        trial: Trial, bundle: dict[str, Any], output: bytes | None, recorder: TrialRecorder
+    ) -> list[dict[str, Any]]:
+        """The judging of a trial in the scoring phase: events under its root, its model
+        calls the scorer's, its epoch current."""
+        judging = each(bundle, output, scorers, metrics, rows, task_metrics, raw)
+        outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
+        scoring = SCORING.set(recorder)  # inlined
+        try:
+            with epoch_scope(trial.repetition):
+                return await judging
+        finally:
+            SCORING.reset(scoring)
+            recorder.parent = outer
 
     async def lean(trial: Trial) -> None:
         recorder = TrialRecorder(log, store, trial.trial_id)
@@ -72,23 +94,14 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             line, digest = seal_bundle(bundle)
             write_bundle(line)
             outcome = result.outcome
-            judging = judge(
-                bundle,
-                None if outcome is None else outcome.output,
-                scorers,
-                metrics,
-                rows,
-                task_metrics,
-                raw,
+            output = None if outcome is None else outcome.output
+            records = (
+                judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
+                if quick
+                else None
             )
-            outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
-            scoring = SCORING.set(recorder)  # inlined
-            try:
-                with epoch_scope(trial.repetition):
-                    records = await judging
-            finally:
-                SCORING.reset(scoring)
-                recorder.parent = outer
+            if records is None:
+                records = await scored(trial, bundle, output, recorder)
         finally:
             CURRENT.reset(bound)
         if run.ahead is not None and rows.kept_last:  # the report lists it
