@@ -15,7 +15,10 @@ import pytest
 import assay.pipeline._lean as lean_module
 import assay.pipeline._run as run_module
 from assay import Sample, Task, eval, match
+from assay._digest import canonical_json
 from assay.evidence import verify_run
+from assay.evidence._bundle import _SPLICED
+from assay.evidence._framed import read_evidence
 from assay.pipeline._lean import lean_fits
 from tests.pipeline.test_lean import _evidence, _untimed
 
@@ -108,3 +111,17 @@ def test_a_judge_that_is_not_the_real_one_judges_every_trial(
     monkeypatch.setattr(run_module, "judge", judge)
     _run(tmp_path, "patched", 1, True, monkeypatch)
     assert len(judged) == 14
+
+
+def test_the_lean_paths_bundle_lines_are_canonical_with_spliceable_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean path seals without ``seal_bundle``'s key check (``seal_spliceable``):
+    every key ``bundle_of`` makes must be one ``_SPLICED`` names, or the digest would be
+    put out of its sorted place."""
+    run = _run(tmp_path, "lean", 1, True, monkeypatch)
+    lines = read_evidence(run / "bundles.jsonl").splitlines()
+    assert len(lines) == 14 and any("usage" in json.loads(line) for line in lines)
+    for line in lines:
+        assert json.loads(line).keys() <= _SPLICED
+        assert line == canonical_json(json.loads(line))

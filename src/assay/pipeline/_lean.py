@@ -15,7 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from assay.evidence import TrialRecorder, seal_bundle
+from assay.evidence import TrialRecorder
+from assay.evidence._bundle import seal_spliceable
 from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
@@ -91,7 +92,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             bundle = bundle_of(result, recorder, record["expected"])
             if len(result.attempts) > 1:
                 run.retries += len(result.attempts) - 1
-            line, digest = seal_bundle(bundle)
+            line, digest = seal_spliceable(bundle)  # bundle_of's keys
             write_bundle(line)
             outcome = result.outcome
             output = None if outcome is None else outcome.output
