@@ -1,6 +1,6 @@
 """The lean path judges a trial one built-in answer scorer settles without the scoring
-phase (``_lean``: ``judged_by_answer`` first, ``judge_each`` in the phase's scopes when
-it cannot). The evidence, report and metrics must be those of the general path, which
+phase (``_lean``: ``judged_by_answer`` first, ``judge`` in the phase's scopes when it
+cannot). The evidence, report and metrics must be those of the general path, which
 judges every trial through ``judge``; a judge other than the real one (a bench patch)
 must still judge every trial."""
 
@@ -20,7 +20,7 @@ from assay.evidence import verify_run
 from assay.evidence._bundle import _SPLICED
 from assay.evidence._framed import read_evidence
 from assay.pipeline._lean import lean_fits
-from tests.pipeline.test_lean import _evidence, _untimed
+from tests.pipeline.test_lean import TIMED, _evidence, _untimed
 
 REPORT_TIMED = {"started_at", "finished_at", "duration_s", "path", "run_dir", "digest"}
 
@@ -43,14 +43,7 @@ def quiz(epochs: int) -> Task:
 
 
 def _report(path: Path) -> Any:
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in REPORT_TIMED}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    return strip(_untimed(json.loads((path / "report.json").read_text())))
+    return _untimed(json.loads((path / "report.json").read_text()), TIMED | REPORT_TIMED)
 
 
 def _run(tmp_path: Path, name: str, epochs: int, lean: bool, mp: pytest.MonkeyPatch) -> Path:

@@ -58,38 +58,18 @@ async def judge(
     rows: TrialRows,
     task_metrics: TaskMetricsBuilder | None = None,
     raw: bool | None = None,
+    *,
+    short: bool = True,
 ) -> list[dict[str, Any]]:
     """Score *bundle* with every scorer, count it in *metrics* and *rows* (its report
     row); its score records. *raw* is ``reads_raw(scorers)`` when the caller knows it
-    (a run: once, not a trial)."""
-    if len(scorers) == 1:  # the common case, when it is one (replayed or not: it
-        # calls no grader and uses no sandbox)
+    (a run: once, not a trial); *short* ``False`` when the caller tried
+    ``judged_by_answer`` already (``_lean``)."""
+    if short and len(scorers) == 1:  # the common case, when it is one (replayed or
+        # not: it calls no grader and uses no sandbox)
         quick = judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
         if quick is not None:
             return quick
-    return await judge_each(bundle, output, scorers, metrics, rows, task_metrics, raw)
-
-
-def by_answer(scorers: dict[str, AnyScorer]) -> bool:
-    """Whether *scorers* are one that ``judged_by_answer`` may judge (a built-in scorer
-    read from the answer text): asked once a run, so its trials skip the scoring phase's
-    scopes when the answer alone settles them (``_lean``)."""
-    return len(scorers) == 1 and all(
-        getattr(scorer, "answer_of", None) is not None for scorer in scorers.values()
-    )
-
-
-async def judge_each(
-    bundle: dict[str, Any],
-    output: bytes | None,
-    scorers: dict[str, AnyScorer],
-    metrics: MetricsBuilder,
-    rows: TrialRows,
-    task_metrics: TaskMetricsBuilder | None = None,
-    raw: bool | None = None,
-) -> list[dict[str, Any]]:
-    """``judge`` without its short way first: every scorer on the observation, in the
-    scoring phase's scopes (the caller's)."""
     trial = bundle["trial"]
     replay = current_replay()
     raw = reads_raw(scorers) if raw is None else raw
@@ -117,6 +97,15 @@ async def judge_each(
     metrics.add_trial(trial["target_id"], bundle["state"])
     rows.add_judged(bundle, scores, reasons, grading or None)
     return records
+
+
+def by_answer(scorers: dict[str, AnyScorer]) -> bool:
+    """Whether *scorers* are one that ``judged_by_answer`` may judge (a built-in scorer
+    read from the answer text): asked once a run, so its trials skip the scoring phase's
+    scopes when the answer alone settles them (``_lean``)."""
+    return len(scorers) == 1 and all(
+        getattr(scorer, "answer_of", None) is not None for scorer in scorers.values()
+    )
 
 
 def judged_by_answer(

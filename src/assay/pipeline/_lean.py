@@ -5,7 +5,10 @@ hooks, a sequential gate, a resumed run's unfinished trials. A run with none of 
 (most runs; the trivial task of issue 19) takes ``lean_runner``'s closure instead: the
 same calls in the same order, so the same evidence, without the checks for what the run
 does not use, with the run's parts looked up once, not once a trial, and straight off
-the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped).
+the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped). A run
+scored by one built-in answer scorer (``match``...) judges a trial its answer settles
+without the scoring phase's scopes (``judged_by_answer`` records no event and calls no
+model); any other trial is judged in them, as ``_Run._trial`` does.
 ``tests/pipeline/test_lean.py`` pins its evidence to the general path's.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import TrialRecorder
@@ -20,7 +24,7 @@ from assay.evidence._bundle import seal_spliceable
 from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
-from assay.pipeline._judge import by_answer, judge_each, judged_by_answer
+from assay.pipeline._judge import by_answer, judged_by_answer
 from assay.pipeline._judge import judge as full_judge
 from assay.plan import Trial
 from assay.run import run_trial
@@ -63,7 +67,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
     # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
     # may give another)
     quick = judge is full_judge and by_answer(scorers)
-    each = judge_each if quick else judge  # what judges when the answer did not
+    each = partial(full_judge, short=False) if quick else judge  # when the answer did not
 
     async def scored(
         trial: Trial, bundle: dict[str, Any], output: bytes | None, recorder: TrialRecorder
