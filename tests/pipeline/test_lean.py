@@ -34,11 +34,11 @@ TIMED = {"at", "prev", "seq", "digest", "bundle", "record", "bundle_digest", "ev
 """Keys whose values follow the clock: timestamps, and hashes of lines that hold them."""
 
 
-def _untimed(value: Any) -> Any:
+def _untimed(value: Any, timed: frozenset[str] | set[str] = TIMED) -> Any:
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k not in TIMED}
+        return {k: _untimed(v, timed) for k, v in value.items() if k not in timed}
     if isinstance(value, list):
-        return [_untimed(v) for v in value]
+        return [_untimed(v, timed) for v in value]
     return value
 
 

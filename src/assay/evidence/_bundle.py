@@ -37,11 +37,21 @@ def seal_bundle(bundle: dict[str, Any]) -> tuple[bytes, str]:
     sort before it (``artifacts``, ``attempts``, ``canonical_attempt``) hold no list
     under an ``events`` key, so the first ``,"events":[`` is the bundle's own. A bundle
     without an event list, or with a key not in ``_SPLICED``, is encoded again."""
+    if bundle.keys() <= _SPLICED:
+        return seal_spliceable(bundle)
+    digest = "sha256:" + sha256(canonical_json(bundle)).hexdigest()
+    bundle["digest"] = digest
+    return canonical_json(bundle), digest
+
+
+def seal_spliceable(bundle: dict[str, Any]) -> tuple[bytes, str]:
+    """``seal_bundle`` of a bundle whose keys are known to be in ``_SPLICED`` (one
+    ``bundle_of`` made: the run's path, which skips the check)."""
     body = canonical_json(bundle)
     digest = "sha256:" + sha256(body).hexdigest()
     bundle["digest"] = digest
     at = body.find(_EVENTS)
-    if at < 0 or not bundle.keys() <= _SPLICED:
+    if at < 0:
         return canonical_json(bundle), digest
     return b'%s,"digest":"%s"%s' % (body[:at], digest.encode(), body[at:]), digest
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec.structs import asdict
+
 from assay.evidence import BUNDLE_SCHEMA, TrialRecorder
-from assay.run import TrialResult
+from assay.run import AttemptRecord, TrialResult
 
 
 def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> dict[str, Any]:
     """The unsealed bundle of *result*: trial, attempts, events, artifacts, observation."""
-    trial = result.trial
-    outcome = result.outcome
+    trial, outcome, attempts = result.trial, result.outcome, result.attempts
     canonical = None
     if result.canonical is not None:
-        event = result.attempts[result.canonical - 1].event
+        event = attempts[result.canonical - 1].event
         canonical = {"attempt": result.canonical, "event": event}
     observation: dict[str, Any] = (
         {"expected": expected, "outcome": None}
@@ -38,14 +39,23 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
         },
         "state": result.state,
         "canonical_attempt": canonical,
-        "attempts": [
-            {"attempt": a.attempt, "status": a.status, "event": a.event, "reason": a.reason}
-            for a in result.attempts
-        ],
+        "attempts": [_attempt(attempts[0])] if len(attempts) == 1 else [*map(_attempt, attempts)],
         "events": list(map(list, recorder.events)),  # [[n, digest], ...], no frame
         "artifacts": dict(recorder.artifacts),
         "observation": observation,
     }
-    if not recorder.usage.empty:  # the trial's model calls: tokens, calls, cost
-        bundle["usage"] = recorder.usage.record()
+    usage = recorder.usage
+    if usage.calls or usage.total_tokens:  # not ``usage.empty``: the trial's model calls
+        bundle["usage"] = asdict(usage)  # ``usage.record()``, without its frame
     return bundle
+
+
+def _attempt(attempt: AttemptRecord) -> dict[str, Any]:
+    """An attempt's entry in its bundle (called, not a comprehension: a trial has one
+    attempt, and a comprehension's frame cost more than the call)."""
+    return {
+        "attempt": attempt.attempt,
+        "status": attempt.status,
+        "event": attempt.event,
+        "reason": attempt.reason,
+    }

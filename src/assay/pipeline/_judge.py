@@ -58,13 +58,16 @@ async def judge(
     rows: TrialRows,
     task_metrics: TaskMetricsBuilder | None = None,
     raw: bool | None = None,
+    *,
+    short: bool = True,
 ) -> list[dict[str, Any]]:
     """Score *bundle* with every scorer, count it in *metrics* and *rows* (its report
     row); its score records. *raw* is ``reads_raw(scorers)`` when the caller knows it
-    (a run: once, not a trial)."""
-    if len(scorers) == 1:  # the common case, when it is one (replayed or not: it
-        # calls no grader and uses no sandbox)
-        quick = _judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
+    (a run: once, not a trial); *short* ``False`` when the caller tried
+    ``judged_by_answer`` already (``_lean``)."""
+    if short and len(scorers) == 1:  # the common case, when it is one (replayed or
+        # not: it calls no grader and uses no sandbox)
+        quick = judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
         if quick is not None:
             return quick
     trial = bundle["trial"]
@@ -96,7 +99,16 @@ async def judge(
     return records
 
 
-def _judged_by_answer(
+def by_answer(scorers: dict[str, AnyScorer]) -> bool:
+    """Whether *scorers* are one that ``judged_by_answer`` may judge (a built-in scorer
+    read from the answer text): asked once a run, so its trials skip the scoring phase's
+    scopes when the answer alone settles them (``_lean``)."""
+    return len(scorers) == 1 and all(
+        getattr(scorer, "answer_of", None) is not None for scorer in scorers.values()
+    )
+
+
+def judged_by_answer(
     bundle: dict[str, Any],
     output: bytes | None,
     scorers: dict[str, AnyScorer],

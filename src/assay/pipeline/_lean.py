@@ -5,7 +5,10 @@ hooks, a sequential gate, a resumed run's unfinished trials. A run with none of 
 (most runs; the trivial task of issue 19) takes ``lean_runner``'s closure instead: the
 same calls in the same order, so the same evidence, without the checks for what the run
 does not use, with the run's parts looked up once, not once a trial, and straight off
-the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped).
+the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped). A run
+scored by one built-in answer scorer (``match``...) judges a trial its answer settles
+without the scoring phase's scopes (``judged_by_answer`` records no event and calls no
+model); any other trial is judged in them, as ``_Run._trial`` does.
 ``tests/pipeline/test_lean.py`` pins its evidence to the general path's.
 """
 
@@ -13,12 +16,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from assay.evidence import TrialRecorder, seal_bundle
+from assay.evidence import TrialRecorder
+from assay.evidence._bundle import seal_spliceable
 from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
+from assay.pipeline._judge import by_answer, judged_by_answer
+from assay.pipeline._judge import judge as full_judge
 from assay.plan import Trial
 from assay.run import run_trial
 
@@ -56,6 +63,26 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
         run.raw,
     )
     errors, http, monotonic = run.errors, run.http, time.monotonic
+    # one built-in answer scorer: a trial its answer settles needs no scoring phase
+    # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
+    # may give another)
+    quick = judge is full_judge and by_answer(scorers)
+    each = partial(full_judge, short=False) if quick else judge  # when the answer did not
+
+    async def scored(
+        trial: Trial, bundle: dict[str, Any], output: bytes | None, recorder: TrialRecorder
+    ) -> list[dict[str, Any]]:
+        """The judging of a trial in the scoring phase: events under its root, its model
+        calls the scorer's, its epoch current."""
+        judging = each(bundle, output, scorers, metrics, rows, task_metrics, raw)
+        outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
+        scoring = SCORING.set(recorder)  # inlined
+        try:
+            with epoch_scope(trial.repetition):
+                return await judging
+        finally:
+            SCORING.reset(scoring)
+            recorder.parent = outer
 
     async def lean(trial: Trial) -> None:
         recorder = TrialRecorder(log, store, trial.trial_id)
@@ -69,26 +96,17 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             bundle = bundle_of(result, recorder, record["expected"])
             if len(result.attempts) > 1:
                 run.retries += len(result.attempts) - 1
-            line, digest = seal_bundle(bundle)
+            line, digest = seal_spliceable(bundle)  # bundle_of's keys
             write_bundle(line)
             outcome = result.outcome
-            judging = judge(
-                bundle,
-                None if outcome is None else outcome.output,
-                scorers,
-                metrics,
-                rows,
-                task_metrics,
-                raw,
+            output = None if outcome is None else outcome.output
+            records = (
+                judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
+                if quick
+                else None
             )
-            outer, recorder.parent = recorder.parent, recorder.root  # scoring_phase(),
-            scoring = SCORING.set(recorder)  # inlined
-            try:
-                with epoch_scope(trial.repetition):
-                    records = await judging
-            finally:
-                SCORING.reset(scoring)
-                recorder.parent = outer
+            if records is None:
+                records = await scored(trial, bundle, output, recorder)
         finally:
             CURRENT.reset(bound)
         if run.ahead is not None and rows.kept_last:  # the report lists it

@@ -45,19 +45,19 @@ def score_record(
     bound by its ``match`` event, so ``verify`` catches an edited figure.
     """
     trial_id = trial["trial_id"]
-    record: dict[str, Any] = {
-        "score_id": f"{trial_id}/{scorer_id}",  # score_id's, inlined (once a trial)
-        "trial_id": trial_id,
-        "index": trial["index"],
-        "target_id": trial["target_id"],
-        "sample_id": trial["sample_id"],
-        "repetition": trial["repetition"],
-        "scorer_id": scorer_id,
-        "bundle_digest": bundle_digest,
-        "status": verdict.status,
-        "value": verdict.value,
-        "reason": verdict.reason,
+    record: dict[str, Any] = {  # in sorted key order: the line's encoder sorts less
         "answer": verdict.answer,
+        "bundle_digest": bundle_digest,
+        "index": trial["index"],
+        "reason": verdict.reason,
+        "repetition": trial["repetition"],
+        "sample_id": trial["sample_id"],
+        "score_id": f"{trial_id}/{scorer_id}",  # score_id's, inlined (once a trial)
+        "scorer_id": scorer_id,
+        "status": verdict.status,
+        "target_id": trial["target_id"],
+        "trial_id": trial_id,
+        "value": verdict.value,
     }
     if verdict.values is not None:  # a dict- or list-valued score: each value by key
         record["values"] = verdict.values
