@@ -27,6 +27,9 @@ canonical_json: Callable[[Any], bytes] = _encoder.encode
 fast_json: Callable[[Any], bytes] = _plain_encoder.encode
 """Encode without sorting: for records whose key order is already fixed by code."""
 
+fast_json_lines: Callable[[Any], bytes] = _plain_encoder.encode_lines
+"""``fast_json`` of each item of an iterable, each followed by a newline (JSON lines)."""
+
 loads: Callable[[bytes | str], Any] = _decoder.decode
 """Decode JSON bytes into plain Python values."""
 

@@ -194,3 +194,27 @@ def test_an_index_that_fits_in_the_buckets_is_sorted_without_a_scratch_file(
     _index._write_sorted(chunks, 48, tmp_path / "pack-0001.idx")
     assert (tmp_path / "pack-0001.idx").read_bytes() == b"".join(sorted(records))
     assert [p.name for p in tmp_path.iterdir()] == ["pack-0001.idx"]
+
+
+@pytest.mark.parametrize("width", [48, 20])
+def test_buckets_write_the_bytes_of_one_sort_with_newlines_in_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """The seal cuts each bucket into records by a pattern: records made of newlines
+    (and every other byte), some spilled to scratch, come out as one sort of them all."""
+    import random
+
+    from assay.evidence import _buckets
+
+    monkeypatch.setattr(_buckets, "HELD", 256)
+    rng = random.Random(11)
+    records = [rng.randbytes(width) for _ in range(3000)]
+    records += [b"\n" * width, b"\n" + bytes(width - 1), bytes(width), b"\xff" * width]
+    records += [bytes([b]) + b"\n" * (width - 1) for b in range(256)]
+    rng.shuffle(records)
+    buckets = Buckets(width, tmp_path)
+    for record in records:
+        buckets.add(record)
+    buckets.write_sorted(tmp_path / "x.idx")
+    buckets.close()
+    assert (tmp_path / "x.idx").read_bytes() == b"".join(sorted(records))

@@ -201,3 +201,43 @@ def test_a_plan_line_is_the_trials_fields_in_order_as_before(
         index, trial_id("e", target_id, sample_id, repetition), 3, sample_id, target_id, repetition
     )
     assert fast_json(trial) == fast_json(msgspec.structs.asdict(trial))
+
+
+@settings(max_examples=100, database=None, deadline=None)
+@given(
+    st.text(max_size=12),
+    st.lists(st.text(max_size=8), min_size=1, max_size=3, unique=True),
+    st.lists(st.text(max_size=8), min_size=1, max_size=4, unique=True),
+    st.integers(min_value=1, max_value=3),
+)
+def test_a_walk_spells_each_id_as_trial_id_does_whatever_the_names(
+    evaluation: str, targets: list[str], samples: list[str], reps: int
+) -> None:
+    """A walk hashes the id's JSON array cut around the sample id (its head and tail
+    made once a plan): the same id as ``trial_id`` for any evaluation and target
+    names (quotes, backslashes, control and non-ASCII characters), on both walks."""
+    the_plan = plan(make_spec(evaluation, targets, reps), samples)
+    for walk in (list(the_plan), list(the_plan)):
+        for x in walk:
+            assert x.trial_id == trial_id(evaluation, x.target_id, x.sample_id, x.repetition)
+
+
+def test_plan_jsonl_written_in_batches_is_a_line_per_trial_as_encoded_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer encodes the plan's trials a batch at a time: the file holds each
+    trial's own encoding and a newline, in plan order, across the batches' edges."""
+    from assay._digest import fast_json
+    from assay.evidence import RunWriter
+
+    monkeypatch.setattr("assay.evidence._rundir.PLAN_BATCH", 4)
+    the_plan = plan(make_spec("ev", ["a", "b"], 3), ["s1", "s\u00e92", 's"3'])  # 18 trials
+    writer = RunWriter(tmp_path / "run")
+    try:
+        writer.write_plan(the_plan)
+        writer.plan_written()
+    finally:
+        writer.close()
+    expected = b"".join(fast_json(t) + b"\n" for t in the_plan)
+    assert (tmp_path / "run" / "plan.jsonl").read_bytes() == expected
+    assert expected.count(b"\n") == 18

@@ -51,6 +51,36 @@ class IdCheck:
         self.ids.append(key)
         self.positions.append(position)
 
+    def add_batch(self, sample_ids: list[str | int], positions: list[int]) -> None:
+        """``add`` each of *sample_ids* (at *positions*), in order: while they fit the
+        small set, the set's own ``isdisjoint`` and ``update`` check them (no Python
+        frame an id); the first repeated one is refused as ``add`` would."""
+        small, keys = self._small, list(map(str, sample_ids))
+        if small is None or len(small) + len(keys) > SMALL:  # the hashes take over
+            for sample_id, position in zip(sample_ids, positions, strict=True):
+                self.add(sample_id, position)
+            return
+        fresh = small.isdisjoint(keys)
+        if fresh:
+            held = len(small)
+            small.update(keys)
+            fresh = len(small) == held + len(keys)  # no id twice within the batch
+        self.ids.extend(keys)
+        self.positions.extend(positions)
+        if not fresh:
+            self._refuse_first(keys, sample_ids, positions)
+
+    def _refuse_first(
+        self, keys: list[str], sample_ids: list[str | int], positions: list[int]
+    ) -> None:
+        """Refuse the first of a batch's *keys* met before it (in the batch or earlier)."""
+        first = len(self.ids) - len(keys)
+        met = {self.ids[i] for i in range(first)}  # the error path: once a run at most
+        for key, sample_id, position in zip(keys, sample_ids, positions, strict=True):
+            if key in met:
+                self._refuse(key, sample_id, position)
+            met.add(key)
+
     def _refuse(self, key: str, sample_id: str | int, position: int) -> None:
         """Raise for *key* if it was met before (not just an equal hash)."""
         first = next((i for i, seen in enumerate(self.ids) if seen == key), None)

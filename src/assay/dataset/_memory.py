@@ -132,6 +132,8 @@ class MemoryDataset(Sequence[Sample]):
             self.samples: Sequence[Sample] = samples  # samples by construction
             return
         self.samples = list(samples)
+        if all(issubclass(kind, Sample) for kind in set(map(type, self.samples))):
+            return  # the types gathered in C: no Python step a sample (100,000 at a start)
         for index, sample in enumerate(self.samples):
             if not isinstance(sample, Sample):
                 # Caught here, where the list was built, not deep inside a run.
@@ -225,34 +227,72 @@ def spill(
     samples: Iterable[tuple[int, Sample]], display: str
 ) -> tuple[SpilledLines, str, PackedText]:
     """Number, check and encode *samples* (each with the position errors name: a file
-    line, or a 1-based index) into a scratch file, one at a time.
+    line, or a 1-based index) into a scratch file, ``SPILL_BATCH`` at a time.
 
     A sample without an id gets its 1-based index. Returns the lines, the digest over
     them joined by newlines, and the ids.
     """
-    lines = SpilledLines()
-    check = IdCheck(display)
-    digest = hashlib.sha256()
-    # bound once: this loop runs once a sample, before the run's first trial
-    add_id, add_line, update = check.add, lines.append, digest.update
+    spilled = _Spill(display)
+    lines, ids, positions = spilled.lines, spilled.sample_ids, spilled.positions
     for number, (position, sample) in enumerate(samples, start=1):
         if sample.id is None:
             sample = msgspec.structs.replace(sample, id=number)
-        add_id(sample.id, position)  # type: ignore[arg-type]  # set just above
+        ids.append(sample.id)  # type: ignore[arg-type]  # set just above
+        positions.append(position)
         try:
             line = _encode(sample)
         except (TypeError, msgspec.EncodeError) as exc:  # an image, an array: said here
+            spilled.flush()  # a repeated id up to this sample is said first, as it comes first
             raise ConfigError(
                 "dataset.sample_json", path=display, line=position, reason=str(exc)
             ) from None
-        if number > 1:
-            update(b"\n")
-        update(line)
         if isinstance(sample.input, list):  # chat messages: they may name image files
-            for image in _image_files(sample.input):
-                update(b"\x00image " + image.encode() + b" " + _file_digest(image))
-        add_line(line)
-    return lines, "sha256:" + digest.hexdigest(), check.done()
+            pins = [
+                b"\x00image " + i.encode() + b" " + _file_digest(i)
+                for i in _image_files(sample.input)
+            ]
+            if pins:
+                spilled.pins[len(lines)] = b"".join(pins)
+        lines.append(line)
+        if len(lines) == SPILL_BATCH:
+            spilled.flush()
+    spilled.flush()
+    return spilled.spilled, "sha256:" + spilled.digest.hexdigest(), spilled.check.done()
+
+
+SPILL_BATCH = 1024
+"""Samples checked, digested and written at once by ``spill`` (a C call each, not one
+a sample)."""
+
+
+class _Spill:
+    """``spill``'s batch: the lines, ids and positions since the last ``flush``."""
+
+    def __init__(self, display: str) -> None:
+        self.spilled = SpilledLines()
+        self.check = IdCheck(display)
+        self.digest = hashlib.sha256()
+        self.lines: list[bytes] = []
+        self.sample_ids: list[str | int] = []
+        self.positions: list[int] = []
+        self.pins: dict[int, bytes] = {}  # a line's image files' digests, by batch index
+
+    def flush(self) -> None:
+        """Check the batch's ids, then digest and store its lines."""
+        lines = self.lines
+        self.check.add_batch(self.sample_ids, self.positions)
+        if lines:
+            if len(self.spilled):
+                self.digest.update(b"\n")
+            if self.pins:  # each line followed by its images' digests
+                pins = self.pins
+                lines = [line + pins.get(i, b"") for i, line in enumerate(lines)]
+            self.digest.update(b"\n".join(lines))
+            self.spilled.extend(self.lines)
+        self.lines.clear()
+        self.sample_ids.clear()
+        self.positions.clear()
+        self.pins.clear()
 
 
 def _image_files(given: Any) -> Iterator[str]:

@@ -14,6 +14,7 @@ import tempfile
 import weakref
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from typing import overload
 
 READ_AHEAD = 1 << 16
@@ -38,6 +39,14 @@ class SpilledLines(Sequence[bytes]):
         self._file.write(line)
         self._size += len(line)
         self._ends.append(self._size)
+        self._dirty = True
+
+    def extend(self, lines: list[bytes]) -> None:
+        """Store *lines* after the others: one write, their ends summed in C."""
+        ends = array("Q", accumulate(map(len, lines), initial=self._size))
+        self._file.write(b"".join(lines))
+        self._size = ends[-1]
+        self._ends.extend(ends[1:])
         self._dirty = True
 
     def __len__(self) -> int:
@@ -84,6 +93,17 @@ class PackedText(Sequence[str]):
         """Store *text* after the others."""
         self._data += text.encode("utf-8", "surrogatepass")
         self._ends.append(len(self._data))
+
+    def extend(self, texts: list[str]) -> None:
+        """Store *texts* after the others; ASCII ones (most ids) in one go, their byte
+        lengths being their lengths."""
+        joined = "".join(texts)
+        if not joined.isascii():
+            for text in texts:
+                self.append(text)
+            return
+        self._ends.extend(array("Q", accumulate(map(len, texts), initial=len(self._data)))[1:])
+        self._data += joined.encode("ascii")
 
     def __len__(self) -> int:
         return len(self._ends)

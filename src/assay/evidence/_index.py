@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from assay.evidence._buckets import Buckets
+from assay.evidence._buckets import Buckets, split_records
 from assay.evidence._framed import open_evidence
 from assay.evidence._pack import PackError, scan_headers
 
@@ -258,7 +258,7 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
         if size > _AT_ONCE:
             break
     else:  # all of it: one sort, no buckets, no scratch (half the CPU at 10,000 records)
-        _write_whole(index, b"".join(sorted(_split(b"".join(head), width))))
+        _write_whole(index, b"".join(sorted(split_records(b"".join(head), width))))
         return
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
@@ -282,7 +282,7 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     data += os.pread(spill.fileno(), size, start)
                 data += buffer
                 buffers[bucket] = bytearray()
-                out.write(b"".join(sorted(_split(bytes(data), width))))
+                out.write(b"".join(sorted(split_records(bytes(data), width))))
     os.replace(temp, index)
 
 
@@ -303,17 +303,13 @@ def _write_whole(index: Path, data: bytes) -> None:
 
 def _bucketed(chunk: bytes, width: int) -> list[tuple[int, bytes]]:
     """*chunk*'s records by first byte (``(byte, records)``, only bytes present)."""
-    records = sorted(_split(chunk, width))
+    records = sorted(split_records(chunk, width))
     cuts = [0, *(bisect.bisect_left(records, first) for first in _BUCKETS), len(records)]
     return [
         (bucket, b"".join(records[cuts[bucket] : cuts[bucket + 1]]))
         for bucket in range(256)
         if cuts[bucket] < cuts[bucket + 1]
     ]
-
-
-def _split(data: bytes | bytearray, width: int) -> list[bytes | bytearray]:
-    return [data[i : i + width] for i in range(0, len(data), width)]
 
 
 def find_in_pack_index(index: Path, sha256: str) -> tuple[int, int] | None:

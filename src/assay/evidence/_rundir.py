@@ -22,10 +22,11 @@ import fcntl
 import os
 import stat
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from assay._digest import canonical_json, fast_json, file_sha256, loads
+from assay._digest import canonical_json, fast_json_lines, file_sha256, loads
 from assay.errors import EvidenceError, RunError
 from assay.evidence._buckets import Buckets
 from assay.evidence._compactor import Compactor
@@ -50,6 +51,9 @@ from assay.evidence._store import ArtifactStore
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+
+PLAN_BATCH = 1024
+"""Planned trials encoded at once into ``plan.jsonl`` (their lines: ~140 KB)."""
 
 
 class RunWriter:
@@ -131,16 +135,17 @@ class RunWriter:
 
     def write_plan(self, records: Iterable[Any]) -> None:
         """Append the planned trials, a line each: ``Trial``s (a struct encodes as the dict
-        of its fields, in order: the same bytes, without the dict made for every trial).
+        of its fields, in order: the same bytes, without the dict made for every trial),
+        encoded ``PLAN_BATCH`` at a time (one call, not one each, and bounded memory).
         The trials are walked even with no folder (a dry run): the walk keeps the ids'
         digests for the run's own walk (``Plan``)."""
         if self.path is None:
             for _ in records:
                 pass
             return
-        write = self._files[PLAN].write
-        for record in records:
-            write(fast_json(record) + b"\n")
+        write, walk = self._files[PLAN].write, iter(records)
+        while batch := list(islice(walk, PLAN_BATCH)):
+            write(fast_json_lines(batch))
 
     def plan_written(self) -> None:
         """Put the plan written so far in place of the old one, atomically.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import partial
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,7 +185,10 @@ def _sandboxes(task: Task, samples: Sequence[Sample]) -> tuple[tuple[SandboxSpec
     task_specs = sandbox_specs(task.sandbox, f"Task {task.name!r} sandbox")
     checked = {spec.provider: spec for spec in task_specs}
     sampled = False
-    for sample in samples:
+    # whether any sample names a sandbox, asked in C (most name none): a Python step a
+    # sample only when one does
+    named = next(filter(partial(is_not, None), map(attrgetter("sandbox"), samples)), None)
+    for sample in samples if named is not None else ():
         if sample.sandbox is not None:
             sampled = True
             for spec in sandbox_specs(sample.sandbox, f"sample {sample.id} sandbox"):

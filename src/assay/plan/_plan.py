@@ -88,31 +88,63 @@ class Plan:
         return len(self.sample_ids) * len(self.target_ids) * self.spec.repetitions
 
     def __iter__(self) -> Iterator[Trial]:
-        evaluation = self.spec.evaluation
         known = self._digests  # an earlier walk's: sliced, not hashed again
-        keep = known is None and len(self) <= KEPT_UP_TO
-        made = bytearray()
-        index = at = 0
+        if known is not None:
+            return self._kept(known)
+        return self._hashed(len(self) <= KEPT_UP_TO)
+
+    def _pairs(self) -> Iterator[tuple[int, str]]:
+        """(dataset position, sample id) in plan order."""
         order = self.order
         # file order: the ids read in one pass (``PackedText.__iter__``), not one by one
         ids = (
             self.sample_ids if isinstance(order, range) else map(self.sample_ids.__getitem__, order)
         )
-        for sample_index, sample_id in zip(order, ids, strict=True):
-            for target_id in self.target_ids:
-                for repetition in range(1, self.spec.repetitions + 1):
-                    if known is None:
-                        digest = _id_digest(evaluation, target_id, sample_id, repetition)
-                        if keep:
-                            made += digest
-                        tid = "t-" + digest.hex()
-                    else:
-                        tid = "t-" + known[at : at + ID_BYTES].hex()
-                    yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
-                    index += 1
-                    at += ID_BYTES
+        return zip(order, ids, strict=True)
+
+    def _per_sample(self) -> list[tuple[str, int, bytes, bytes]]:
+        """Each (target, repetition) of a sample, with the bytes of its id's key before
+        and after the sample id: ``_id_digest``'s JSON array, cut around its third item
+        (compact JSON: the same bytes), so a trial encodes only its sample's id."""
+        evaluation = self.spec.evaluation
+        return [
+            (
+                target_id,
+                repetition,
+                _encode([evaluation, target_id])[:-1] + b",",
+                b",%d]" % repetition,
+            )
+            for target_id in self.target_ids
+            for repetition in range(1, self.spec.repetitions + 1)
+        ]
+
+    def _hashed(self, keep: bool) -> Iterator[Trial]:
+        """The first walk: each trial's id hashed (and, if *keep*, its digest kept)."""
+        made = bytearray()
+        index = 0
+        combos, sha256 = self._per_sample(), hashlib.sha256
+        for sample_index, sample_id in self._pairs():
+            key = _encode(sample_id)
+            for target_id, repetition, head, tail in combos:
+                digest = sha256(head + key + tail).digest()[:ID_BYTES]
+                if keep:
+                    made += digest
+                tid = "t-" + digest.hex()
+                yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
+                index += 1
         if keep:  # walked to the end: the next walk hashes nothing
             self._digests = made
+
+    def _kept(self, known: bytearray) -> Iterator[Trial]:
+        """A later walk: the ids' digests sliced from the first walk's."""
+        index = at = 0
+        combos = self._per_sample()
+        for sample_index, sample_id in self._pairs():
+            for target_id, repetition, _, _ in combos:
+                tid = "t-" + known[at : at + ID_BYTES].hex()
+                yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
+                index += 1
+                at += ID_BYTES
 
     @property
     def per_sample(self) -> int:
