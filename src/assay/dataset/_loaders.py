@@ -27,7 +27,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -186,7 +186,13 @@ def _build(
     name: str | None,
 ) -> MemoryDataset:
     made = record_stream(records, sample_fields, display, order.auto_id)
-    lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
+    try:
+        lines, digest, ids = spill(made, display)  # read once, kept on disk, decoded when used
+    finally:  # a refused record leaves the reader suspended, its file open: closed now,
+        made.close()  # not whenever the collector gets to the error's frames (a
+        close = getattr(records, "close", None)  # ResourceWarning, an error under tests)
+        if close is not None:
+            close()
     if not len(lines):
         raise ConfigError("dataset.no_samples", path=display)
     location = str(Path(display).resolve().parent)
@@ -199,7 +205,7 @@ def record_stream(
     sample_fields: FieldSpec | RecordToSample | None,
     display: str,
     auto_id: bool,
-) -> Iterator[tuple[int, Sample]]:
+) -> Generator[tuple[int, Sample], None, None]:
     """The samples of *records*, each with its record's position; with *auto_id*, without
     their ids, so that ``spill`` numbers them all 1..n."""
     fields = FieldSpec() if sample_fields is None else sample_fields
