@@ -226,3 +226,29 @@ def test_a_look_pauses_between_slices_and_makes_what_a_whole_look_makes(
     assert pauses == -(-len(lines) // 16) + len(lines) // 10  # 120 trials: 8 reads, 12 makes
     assert sliced.made == whole.made and len(sliced.made) == len(lines)
     assert sliced.details == whole.details
+
+
+def test_a_remainder_nothing_joins_is_read_by_the_next_look_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fewer than ``FETCH_AT`` listed trials (a full list: nothing more will come) are
+    read by the look after the one that saw them last grow, not left for the end; at
+    most ``SETTLED_FETCHES`` times a run, so a trickle of failures costs bounded scans."""
+    monkeypatch.setattr(_details_ahead, "FETCH_AT", 8)
+    live, lines, report = _live(tmp_path)
+    rows = _in_line_order(report, lines)
+    ahead = DetailsAhead(live, ArtifactStore(live / "artifacts", write=False), handed=True)
+    fetched = []
+    for start, stop in ((0, 5), (5, 8), (8, 10)):
+        for line in lines[start:stop]:
+            ahead.offer(line)
+        ahead.look(rows[:stop])  # they came since the look before: gathered, not read
+        assert len(ahead.details) == start
+        ahead.look(rows[:stop])  # none came since: read, the first SETTLED_FETCHES times
+        fetched.append(len(ahead.details))
+    assert _details_ahead.SETTLED_FETCHES == 2
+    assert fetched == [5, 8, 8]  # the third remainder waits for the end
+    listed = {r.trial_id for r in rows[:10]}
+    assert ahead.finish(listed) == read_details(
+        tmp_path / "run", listed, ArtifactStore(tmp_path / "run" / "artifacts", write=False)
+    )
