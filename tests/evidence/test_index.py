@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.evidence import _index
+from assay.evidence import _buckets, _index
 from assay.evidence._buckets import Buckets
 from assay.evidence._index import (
     BUNDLE_ENTRY,
@@ -95,14 +95,14 @@ def test_a_bundle_index_from_the_writers_records_is_the_one_read_from_the_file(
             records += bundle_entry(line, offset)
             offset += len(line)
         made = tmp_path / f"made-{start_line}.idx"
-        write_bundle_index(bundles, made, (start, records))
-        assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
-        bucketed = Buckets(BUNDLE_ENTRY.size, tmp_path)  # as the run's writer keeps them
-        for at in range(0, len(records), BUNDLE_ENTRY.size):
-            bucketed.add(bytes(records[at : at + BUNDLE_ENTRY.size]))
-        write_bundle_index(bundles, made, (start, bucketed))
-        bucketed.close()
-        assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
+        for held in (_buckets.HELD, 2 * BUNDLE_ENTRY.size):  # 2 records: buckets spilled
+            monkeypatch.setattr(_buckets, "HELD", held)
+            bucketed = Buckets(BUNDLE_ENTRY.size, tmp_path)  # as the run's writer keeps them
+            for at in range(0, len(records), BUNDLE_ENTRY.size):
+                bucketed.add(bytes(records[at : at + BUNDLE_ENTRY.size]))
+            write_bundle_index(bundles, made, (start, bucketed))
+            bucketed.close()
+            assert made.read_bytes() == (tmp_path / "read.idx").read_bytes(), start_line
 
 
 def test_pack_scan_streams_and_stops_at_a_torn_record(tmp_path: Path) -> None:

@@ -18,10 +18,8 @@ from assay.evidence._recorder import TrialRecorder
 from assay.evidence._store import ArtifactRef, ArtifactStore
 
 Op = tuple[Any, ...]
-"""``("event", n, parent, kind, data)``, ``("blob", data, media)`` (bytes put in the
+"""``("event", n, parent, kind, data)``, ``("blob", data)`` (bytes put in the
 artifact store) or ``("name", name, sha256)`` (an artifact the bundle names)."""
-_ANY = "application/octet-stream"
-"""A blob op's media type: a store keeps bytes by digest, not their type."""
 
 
 class _KeptStore(ArtifactStore):
@@ -32,9 +30,9 @@ class _KeptStore(ArtifactStore):
         self._ops = ops
 
     def put_digest(self, data: bytes) -> str:
-        """Keep *data* as an op (``put`` comes here too); the media type a ``put`` names
-        is not stored with the bytes, so the op does not carry it."""
-        self._ops.append(("blob", data, _ANY))
+        """Keep *data* as an op (``put`` comes here too: a store keeps bytes by digest,
+        not their media type, so the op does not carry it)."""
+        self._ops.append(("blob", data))
         return super().put_digest(data)
 
 
@@ -80,6 +78,6 @@ def replay_detached(ops: list[Op], recorder: TrialRecorder) -> None:
             _, n, parent, kind, data = op
             numbers[n] = recorder.record(kind, data, parent=numbers.get(parent, parent))
         elif op[0] == "blob":
-            recorder.store.put(op[1], op[2])
+            recorder.store.put_digest(op[1])
         else:
             recorder.artifacts[op[1]] = op[2]

@@ -41,28 +41,20 @@ BUNDLE_INDEX = "bundles.idx"
 
 
 def write_bundle_index(
-    bundles: Path, index: Path, known: tuple[int, bytes | bytearray | Buckets] | None = None
+    bundles: Path, index: Path, known: tuple[int, Buckets] | None = None
 ) -> None:
     """Index *bundles* (a JSONL file of bundles) by trial id. *known*: ``(start,
-    records)``, the ``bundle_entry`` records of the lines from byte *start* on, made
-    by the run's writer as it wrote them, maybe in their buckets already (the lines
-    before *start* are read)."""
-    if known is not None and isinstance(buckets := known[1], Buckets):
-        start = known[0]
-        for chunk in _bundle_entries(bundles, start) if start else ():
-            for at in range(0, len(chunk), _BUNDLE.size):
-                buckets.add(chunk[at : at + _BUNDLE.size])
-        buckets.write_sorted(index)
-        return
+    records)``, the ``bundle_entry`` records of the lines from byte *start* on, put in
+    their buckets by the run's writer as it wrote them (the lines before *start* are
+    read into them)."""
     if known is None:
-        chunks = _bundle_entries(bundles)
-    else:
-        start, records = known
-        assert not isinstance(records, Buckets)  # for mypy: taken above
-        step = _CHUNK * _BUNDLE.size
-        written = (bytes(records[at : at + step]) for at in range(0, len(records), step))
-        chunks = itertools.chain(_bundle_entries(bundles, start) if start else (), written)
-    _write_sorted(chunks, _BUNDLE.size, index)
+        _write_sorted(_bundle_entries(bundles), _BUNDLE.size, index)
+        return
+    start, buckets = known
+    for chunk in _bundle_entries(bundles, start) if start else ():
+        for at in range(0, len(chunk), _BUNDLE.size):
+            buckets.add(chunk[at : at + _BUNDLE.size])
+    buckets.write_sorted(index)
 
 
 _MARKER = b'"trial_id":"t-'

@@ -14,7 +14,6 @@ model); any other trial is judged in them, as ``_Run._trial`` does.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -49,7 +48,7 @@ def lean_fits(run: _Run) -> bool:
 def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
     """What the executor calls per trial of a run that ``lean_fits``: ``_Run._trial``'s
     steps for a planned trial, with *judge* (``_run.judge``) and the run's parts bound."""
-    from assay.pipeline._run import FLUSH_EVERY, record_scores
+    from assay.pipeline._run import record_scores
 
     writer = run.writer
     log, store, write_bundle = writer.log, writer.store, writer.write_bundle
@@ -62,7 +61,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
         run.task_metrics,
         run.raw,
     )
-    errors, http, monotonic = run.errors, run.http, time.monotonic
+    after_trial = run.after_trial
     # one built-in answer scorer: a trial its answer settles needs no scoring phase
     # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
     # may give another)
@@ -112,12 +111,6 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
         if run.ahead is not None and rows.kept_last:  # the report lists it
             run.ahead.offer(line)
         record_scores(writer, recorder, digest, records)
-        if outcome is not None and outcome.kind == "error":
-            errors.add_error(outcome.failure)
-        if (now := monotonic()) - run.flushed > FLUSH_EVERY:
-            writer.flush()  # bounded loss on kill -9 (``_Run._trial``)
-            run.flushed = now
-        if http is not None:
-            http.check()
+        after_trial(outcome)
 
     return lean

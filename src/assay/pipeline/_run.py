@@ -46,7 +46,7 @@ from assay.plan import Plan, Trial, plan
 from assay.report import TrialRows
 from assay.run import run_trial
 from assay.score import MetricsBuilder
-from assay.target import Target
+from assay.target import Target, TargetOutcome
 
 if TYPE_CHECKING:
     from assay.report._details_ahead import DetailsAhead
@@ -267,8 +267,13 @@ class _Run:
             await self.hooks.emit(
                 "on_sample_end", sample_end(self.spec.evaluation, trial, bundle, records)
             )
-        if result.outcome is not None and result.outcome.kind == "error":
-            self.errors.add_error(result.outcome.failure)
+        self.after_trial(result.outcome)
+
+    def after_trial(self, outcome: TargetOutcome | None) -> None:
+        """What every finished trial ends with, on either path (``_lean`` too): its
+        error counted, the evidence pushed to the OS when due, the sink checked."""
+        if outcome is not None and outcome.kind == "error":
+            self.errors.add_error(outcome.failure)
         if (now := time.monotonic()) - self.flushed > FLUSH_EVERY:
             # Bounded loss on kill -9: at most FLUSH_EVERY seconds of finished trials.
             self.writer.flush()

@@ -23,7 +23,7 @@ from assay.evidence._buckets import Buckets
 def write_indexes(
     path: Path,
     known: Mapping[str, Iterable[bytes] | Buckets] | None = None,
-    bundles: tuple[int, bytes | bytearray | Buckets] | None = None,
+    bundles: tuple[int, Buckets] | None = None,
 ) -> list[str]:
     """Write the bundle and pack indexes of a sealed run; their names, for the manifest.
     *known*: the index entries of packs this process wrote (the others are scanned);
