@@ -163,6 +163,28 @@ class TaskState:
             del output["alternatives"]
         return canonical_json(self._record(None, output))
 
+    def json_answered(self, said: tuple[bytes, bytes]) -> bytes:
+        """``to_json()`` of a finished state whose last step was one model call that
+        *said* its messages (the state's, before the answer) and its output (the
+        state's now) as ``Model.answer`` returns them: those encodings joined with the
+        other fields' in the keys' sorted order, rather than all encoded again. A state
+        with tools, choices, a store, a limit or no messages encodes as ``to_json``."""
+        messages, output = said
+        if self.tools or self.choices or self._store or self.limit is not None:
+            return self.to_json()
+        if len(messages) < 3 or self.completed is not True or type(self.epoch) is not int:
+            return self.to_json()  # b"[]": no message before the answer to join after
+        return _ANSWERED % (
+            self.epoch,
+            canonical_json(self.input),
+            messages[:-1],
+            canonical_json(self.output.message),
+            canonical_json(self.metadata),
+            canonical_json(self.model),
+            output,
+            canonical_json(self.sample_id),
+        )
+
     def _record(
         self, convert: Callable[[Any], Any] | None, output: dict[str, Any]
     ) -> dict[str, Any]:
@@ -212,6 +234,45 @@ class TaskState:
             state.tools = [Tool.unavailable(d) for d in definitions]
             state.tool_choice = record["tool_choice"]
         return state
+
+
+_ANSWERED = (
+    b'{"choices":[],"completed":true,"epoch":%d,"input":%s,"limit":null,"messages":%s,%s],'
+    b'"metadata":%s,"model":%s,"output":%s,"sample_id":%s,"store":{}}'
+)
+"""``TaskState.to_json`` of a finished state without tools, choices, store nor limit:
+its record's keys in sorted order, each value a slot (the messages two, joined)."""
+
+
+def text_state(
+    model: str,
+    sample_id: str | int,
+    epoch: int,
+    input: str,
+    target: Any,
+    metadata: dict[str, Any] | None,
+) -> TaskState:
+    """``TaskState(...)`` of a text input without choices (a trial's, made once each):
+    the same attributes in the same order, set without the keyword call and its tests."""
+    state = _new(TaskState)
+    state.model = model
+    state.sample_id = sample_id
+    state.epoch = epoch
+    state.input = input
+    state.target = Target(target)
+    state.messages = [ChatMessage("user", input)]
+    state.choices = []
+    state.metadata = dict(metadata) if metadata else {}
+    state._store = Store()
+    state.output = ModelOutput(model, ChatMessage("assistant", ""))
+    state.completed = False
+    state.limit = None
+    state.tools = []
+    state.tool_choice = "auto"
+    return state
+
+
+_new = object.__new__
 
 
 class _StateRecord(msgspec.Struct):

@@ -41,6 +41,7 @@ from assay.model import (
 from assay.model._budget import _budget
 from assay.model._cache_key import _epoch
 from assay.model._content import Content, is_url
+from assay.model._model import Said
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
 from assay.sandbox._context import _current as _sandboxes
 from assay.sandbox._lifecycle import SetupFailed, TrialSandboxes, current_trial_sandboxes
@@ -57,6 +58,7 @@ from assay.solver import (
 from assay.solver._judge import _scorers
 from assay.solver._solver import _generate, is_plain_generate
 from assay.solver._state import _current as _state
+from assay.solver._state import text_state
 from assay.solver._tool_calls import check_message_limit
 from assay.target._base import InfrastructureError, TargetOutcome
 
@@ -98,18 +100,25 @@ class SolverTarget:
     async def call(self, sample: Sample, epoch: int = 1) -> TargetOutcome:
         """Run the solver chain on *sample* and return the final state as the output."""
         value = sample.input  # text, the common case, needs no _as_input
-        prompt, unusable = (
-            (value, None) if type(value) is str else _as_input(value, self.files_base)
-        )
-        state = TaskState(
-            model=self.model.name,
-            sample_id=sample.id if sample.id is not None else 0,
-            epoch=epoch,
-            input=prompt,
-            target=Target(sample.target),
-            choices=sample.choices,
-            metadata=sample.metadata,
-        )
+        sample_id = sample.id if sample.id is not None else 0
+        if type(value) is str and not sample.choices:  # TaskState(...), made cheaper
+            state = text_state(
+                self.model.name, sample_id, epoch, value, sample.target, sample.metadata
+            )
+            unusable = None
+        else:
+            prompt, unusable = (
+                (value, None) if type(value) is str else _as_input(value, self.files_base)
+            )
+            state = TaskState(
+                model=self.model.name,
+                sample_id=sample_id,
+                epoch=epoch,
+                input=prompt,
+                target=Target(sample.target),
+                choices=sample.choices,
+                metadata=sample.metadata,
+            )
         if unusable is not None:  # the sample's error, before any model call
             state.completed = True
             data = state.to_json()
@@ -119,8 +128,8 @@ class SolverTarget:
         try:
             own = sample.sandbox
             if self._lean and not own and not (_sandboxes_now() or _policies_now()):
-                await self._solve_lean(holder, epoch)
-                return _answered(state)
+                said = await self._solve_lean(holder, epoch)
+                return _answered(state, said)
             specs = (own and sandbox_specs(own, f"sample {sample.id}")) or self.sandboxes
             if not specs:  # no exit stack to enter and leave for every trial
                 await self._solve(holder, epoch, {})
@@ -179,11 +188,12 @@ class SolverTarget:
             else:
                 await self._run_plan(holder, plan, generate)
 
-    async def _solve_lean(self, holder: list[TaskState], epoch: int) -> None:
+    async def _solve_lean(self, holder: list[TaskState], epoch: int) -> Said | None:
         """``_solve`` for a plan of one plain ``generate()`` with nothing to bind (see
         ``_lean``), in one frame: what ``Chain``, the ``generate`` step and
         ``generate_loop`` do for a state without tools, the same context variables set
-        around the model call (the trial's budget, epoch, state and ``generate``)."""
+        around the model call (the trial's budget, epoch, state and ``generate``).
+        Returns what the model call said, for the state's JSON (``json_answered``)."""
         state = holder[0]
         limits = self.limits
         generate = _generate_for(self.model, self.config, limits, holder)
@@ -195,9 +205,12 @@ class SolverTarget:
         try:
             if limits.message_limit is not None:
                 check_message_limit(state, limits.message_limit)
-            output = await self.model.generate(state.messages, tools=None, config=self._lean_config)
-            state.output = output
-            state.messages.append(output.message)
+            model, config = self.model, self._lean_config  # merged as ``generate`` merges
+            merged = model.config if config is None else model.config.merge(config)
+            output, said = await model.answer(state.messages, None, merged)
+            state.output = output  # nothing runs between the call's record and these two:
+            state.messages.append(output.message)  # the state is what it said, and its answer
+            return said
         finally:
             _scorers.reset(scorers)
             _generate.reset(generate_token)
@@ -223,10 +236,12 @@ class SolverTarget:
                 await self.cleanup(holder[0])
 
 
-def _answered(state: TaskState) -> TargetOutcome:
-    """The outcome of a trial whose solvers ran to their end (or to a limit)."""
+def _answered(state: TaskState, said: Said | None = None) -> TargetOutcome:
+    """The outcome of a trial whose solvers ran to their end (or to a limit); *said*:
+    what the lean path's model call encoded, when it ended the state."""
     state.completed = True
-    return TargetOutcome("answered", state.to_json(), STATE_MEDIA)
+    data = state.to_json() if said is None else state.json_answered(said)
+    return TargetOutcome("answered", data, STATE_MEDIA)
 
 
 def _lean(target: SolverTarget) -> bool:
