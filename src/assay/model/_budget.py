@@ -44,6 +44,9 @@ class LimitExceeded(Exception):
         super().__init__(f"{kind} limit of {limit:g} reached ({value:g})")
 
 
+_NOTHING_SPENT = ModelUsage()
+
+
 class Budget:
     """What one trial has spent, checked against its limits after every model call."""
 
@@ -51,7 +54,7 @@ class Budget:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.usage = ModelUsage()
+        self.usage = _NOTHING_SPENT  # frozen: ``spend`` replaces it, never changes it
         self.cost = 0.0
         self.calls = 0
         self.waited = 0.0

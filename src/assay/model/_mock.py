@@ -55,7 +55,8 @@ class MockAPI:
         text = str(answer)
         words_in = 0
         for message in messages:  # a loop, not sum(genexpr): once a call
-            words_in += len(message.text.split())
+            content = message.content  # text: its ``text``, without the property
+            words_in += len((content if type(content) is str else message.text).split())
         usage = ModelUsage(words_in, len(text.split()))
         return ModelOutput(self.name, ChatMessage("assistant", text), usage=usage)  # from_content
 
