@@ -1,6 +1,6 @@
-"""``TrialRecorder.own``, ``own_two``, ``finish``, ``finish_after``, ``match`` and
-``stored``: the trial path's shortcuts log exactly what ``record``, ``close`` and
-``artifact`` do, batched or one line an event."""
+"""``TrialRecorder.own``, ``own_two`` (nested, or ending the trial), ``finish``,
+``match`` and ``stored``: the trial path's shortcuts log exactly what ``record``,
+``close`` and ``artifact`` do, batched or one line an event."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _trial(folder: Path, shortcuts: str) -> tuple[list[dict[str, Any]], TrialRec
             "trial_started", started, "attempt_started", attempt, None, nested=True
         )
         n = recorder.root + 1
-        recorder.finish_after("sampling", sampling, "attempt_finished", ended, n, summary)
+        recorder.own_two("sampling", sampling, "attempt_finished", ended, n, summary=summary)
         recorder.match(match["scorer"], match["status"], match["bundle"], match["record"])
     elif shortcuts == "own":
         recorder.stored("sample", b"sample bytes")

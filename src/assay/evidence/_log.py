@@ -59,6 +59,27 @@ class _Line(msgspec.Struct, gc=False):
     data: Any
 
 
+class Held(msgspec.Struct, gc=False):
+    """An event held in a trial's batch: encoded as the dict it stands for (the same keys
+    in the same order), and made in half the time (five to seven a trial)."""
+
+    n: int
+    parent: int | None
+    type: str
+    at: float
+    data: dict[str, Any]
+
+
+class MatchData(msgspec.Struct, gc=False):
+    """A ``match`` event's data, encoded as its dict (``scorer``, ``status``, ``bundle``,
+    ``record``, in that order)."""
+
+    scorer: str
+    status: str
+    bundle: str
+    record: str
+
+
 class LineSink(Protocol):
     """Where finished event lines go: a file, an HTTP collector, a terminal."""
 

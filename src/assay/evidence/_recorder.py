@@ -12,12 +12,10 @@ import time
 from contextvars import ContextVar
 from typing import Any
 
-import msgspec
-
 from assay._digest import fast_json, loads
 from assay._scope import Scope
 from assay.errors import ConfigError
-from assay.evidence._log import BATCH, EventLog
+from assay.evidence._log import BATCH, EventLog, Held, MatchData
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
@@ -38,27 +36,6 @@ BATCH_SECONDS = 2.0
 """... or once the batch's first event is this many seconds old (checked as an event is
 added, and by the run's periodic flush), so a long or waiting trial's progress reaches
 the log (and its sinks) while it runs."""
-
-
-class _Event(msgspec.Struct, gc=False):
-    """An event held in a trial's batch: encoded as the dict it stands for (the same keys
-    in the same order), and made in half the time (five to seven a trial)."""
-
-    n: int
-    parent: int | None
-    type: str
-    at: float
-    data: dict[str, Any]
-
-
-class _Match(msgspec.Struct, gc=False):
-    """A ``match`` event's data, encoded as its dict (``scorer``, ``status``, ``bundle``,
-    ``record``, in that order)."""
-
-    scorer: str
-    status: str
-    bundle: str
-    record: str
 
 
 class TrialRecorder:
@@ -87,7 +64,7 @@ class TrialRecorder:
         self.store = store
         self.trial_id = trial_id
         self.events: list[tuple[int, str]] = []  # (n, hash) of each line: a batch's last n
-        self._batch: list[_Event] = []  # events not logged yet
+        self._batch: list[Held] = []  # events not logged yet
         self.last = 0
         self.closed = False
         self._lock = log.lock  # the log's: an event takes one lock, not two
@@ -113,7 +90,7 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at  # written by the run's flush if it waits
-            batch.append(_Event(n, parent_n, kind, at, data))
+            batch.append(Held(n, parent_n, kind, at, data))
             if kind == "sampling":
                 self.usage.add_sampling(data)
             if (
@@ -136,7 +113,7 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at
-            batch.append(_Event(n, parent, kind, at, data))
+            batch.append(Held(n, parent, kind, at, data))
             if kind == "sampling":
                 self.usage.add_sampling(data)
             if len(batch) >= self.batch_limit or at - batch[0].at >= BATCH_SECONDS:
@@ -152,71 +129,45 @@ class TrialRecorder:
         parent: int | None,
         *,
         nested: bool = False,
+        summary: dict[str, Any] | None = None,
     ) -> int:
         """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
         ``error``, then its ``attempt_finished``; with *nested* the second is the first's
-        child: ``trial_started``, then its first ``attempt_started``): one hold of the
-        lock, one clock read, when both fit the batch; else ``own`` twice, which cuts
-        the batch between them. Returns the first's number. *then* is no ``sampling``,
-        and a ``sampling`` here is a target's answer (no ``model``): the trial's usage
-        counts its tokens only when it has some."""
-        if not self.batch_limit:
-            n = self.record(kind, data, parent)
-            self.record(then, then_data, n if nested else parent)
-            return n
+        child: ``trial_started``, then its first ``attempt_started``), and with *summary*
+        ``finish`` too (the attempt that ends its trial): one hold of the lock, one clock
+        read, when the two fit the batch; else the calls themselves, which cut the batch
+        where they would. Returns the first's number. *then* is no ``sampling``, and a
+        ``sampling`` here is a target's answer (no ``model``): the trial's usage counts
+        its tokens only when it has some."""
         with self._lock:
             batch = self._batch
             at = time.time_ns() // 1000 / 1e6
-            if len(batch) + 2 > self.batch_limit or (batch and at - batch[0].at >= BATCH_SECONDS):
-                n = self.own(kind, data, parent)  # rare: the first would end the batch
+            ends = summary is not None
+            if len(batch) + 2 + ends > self.batch_limit or (
+                batch and at - batch[0].at >= BATCH_SECONDS
+            ):  # rare: a batch cut between them, or one line an event (tests)
+                n = self.own(kind, data, parent)
                 self.own(then, then_data, n if nested else parent)
+                if summary is not None:
+                    self.finish(summary, self.root)
                 return n
             n = self.last + 1
-            self.last = n + 1
+            self.last = n + 1 + ends
             if not batch:
                 self._log.holding[self] = at
             batch += (
-                _Event(n, parent, kind, at, data),
-                _Event(n + 1, n if nested else parent, then, at, then_data),
+                Held(n, parent, kind, at, data),
+                Held(n + 1, n if nested else parent, then, at, then_data),
             )
             if "usage" in data and kind == "sampling":  # a target's answer names no
                 self.usage.add_sampling(data)  # model: only its tokens, if any, count
-            if len(batch) >= self.batch_limit:
+            if summary is not None:  # finish, inlined: the batch is written at once
+                batch.append(Held(n + 2, self.root, "trial_finished", at, summary))
+                self.closed = True
+                self._flush()
+            elif len(batch) >= self.batch_limit:
                 self._flush()
             return n
-
-    def finish_after(
-        self,
-        kind: str,
-        data: dict[str, Any],
-        then: str,
-        then_data: dict[str, Any],
-        parent: int,
-        summary: dict[str, Any],
-    ) -> None:
-        """``own_two`` then ``finish`` (parented to the root), for the attempt that ends
-        its trial: three events at one clock read and one hold of the lock, when the two
-        fit the batch before ``trial_finished`` (else the calls themselves)."""
-        with self._lock:
-            batch = self._batch
-            at = time.time_ns() // 1000 / 1e6
-            if len(batch) + 3 > self.batch_limit or (batch and at - batch[0].at >= BATCH_SECONDS):
-                self.own_two(kind, data, then, then_data, parent)  # rare: a batch cut
-                self.finish(summary, self.root)  # or one line an event (tests)
-                return
-            n = self.last + 1
-            self.last = n + 2
-            if not batch:
-                self._log.holding[self] = at
-            batch += (
-                _Event(n, parent, kind, at, data),
-                _Event(n + 1, parent, then, at, then_data),
-                _Event(n + 2, self.root, "trial_finished", at, summary),
-            )
-            if "usage" in data and kind == "sampling":  # as own_two counts it
-                self.usage.add_sampling(data)
-            self.closed = True
-            self._flush()
 
     def finish(self, summary: dict[str, Any], parent: int | None) -> None:
         """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
@@ -230,7 +181,7 @@ class TrialRecorder:
             at = time.time_ns() // 1000 / 1e6
             if not self._batch:
                 self._log.holding[self] = at  # _flush takes it off
-            self._batch.append(_Event(n, parent, "trial_finished", at, summary))
+            self._batch.append(Held(n, parent, "trial_finished", at, summary))
             self.closed = True
             self._flush()
 
@@ -259,7 +210,7 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at
-            batch.append(_Event(n, self.parent, "sampling", at, data))
+            batch.append(Held(n, self.parent, "sampling", at, data))
             self.usage.add_sampling(data)
             if len(batch) >= self.batch_limit or at - batch[0].at >= BATCH_SECONDS:
                 self._flush()
@@ -273,7 +224,7 @@ class TrialRecorder:
             n = self.last = self.last + 1
             if self._batch:
                 self._flush()
-            data = _Match(scorer, status, bundle, record)
+            data = MatchData(scorer, status, bundle, record)
             self._log.append_held(self.trial_id, n, self.root, "match", data)
             return n
 

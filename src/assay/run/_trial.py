@@ -184,11 +184,10 @@ def _answered(
     if outcome.usage:
         data["usage"] = outcome.usage
     finished = {"attempt": number, "status": status, "outcome": outcome.kind}
-    if ends:  # the summary run_trial's end would record: completed, by this attempt
-        summary = {"state": "completed", "canonical_attempt": number, "attempts": number}
-        recorder.finish_after("sampling", data, "attempt_finished", finished, started, summary)
-    else:
-        recorder.own_two("sampling", data, "attempt_finished", finished, started)
+    summary = (  # the summary run_trial's end would record: completed, by this attempt
+        {"state": "completed", "canonical_attempt": number, "attempts": number} if ends else None
+    )
+    recorder.own_two("sampling", data, "attempt_finished", finished, started, summary=summary)
     return AttemptRecord(number, status, started)
 
 
