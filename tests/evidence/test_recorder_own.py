@@ -1,5 +1,6 @@
-"""``TrialRecorder.own``, ``finish``, ``match`` and ``stored``: the trial path's shortcuts
-log exactly what ``record``, ``close`` and ``artifact`` do, batched or one line an event."""
+"""``TrialRecorder.own``, ``own_two`` (nested, or ending the trial), ``finish``,
+``match`` and ``stored``: the trial path's shortcuts log exactly what ``record``,
+``close`` and ``artifact`` do, batched or one line an event."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from assay.evidence import ArtifactStore, TrialRecorder
 from assay.evidence._log import EventLog, FileSink
 
 
-def _trial(folder: Path, shortcuts: bool) -> tuple[list[dict[str, Any]], TrialRecorder]:
+def _trial(folder: Path, shortcuts: str) -> tuple[list[dict[str, Any]], TrialRecorder]:
     folder.mkdir()
     sink = FileSink(folder / "events.jsonl")
     recorder = TrialRecorder(EventLog([sink]), ArtifactStore(folder / "artifacts"), "t-1")
@@ -23,13 +24,21 @@ def _trial(folder: Path, shortcuts: bool) -> tuple[list[dict[str, Any]], TrialRe
     ended = {"attempt": 1, "status": "succeeded", "outcome": "answered"}
     summary = {"state": "completed", "canonical_attempt": 1, "attempts": 1}
     match = {"scorer": "exact", "status": "passed", "bundle": "b", "record": "r"}
-    if shortcuts:
+    if shortcuts == "paired":  # run_trial's: two events a call, the last three in one
+        recorder.stored("sample", b"sample bytes")
+        recorder.root = recorder.own_two(
+            "trial_started", started, "attempt_started", attempt, None, nested=True
+        )
+        n = recorder.root + 1
+        recorder.own_two("sampling", sampling, "attempt_finished", ended, n, summary=summary)
+        recorder.match(match["scorer"], match["status"], match["bundle"], match["record"])
+    elif shortcuts == "own":
         recorder.stored("sample", b"sample bytes")
         recorder.root = recorder.own("trial_started", started, None)
         n = recorder.own("attempt_started", attempt, recorder.root)
         recorder.own_two("sampling", sampling, "attempt_finished", ended, n)
         recorder.finish(summary, recorder.root)
-        recorder.match(match)
+        recorder.match(match["scorer"], match["status"], match["bundle"], match["record"])
     else:
         recorder.artifact("sample", b"sample bytes", "application/json")
         recorder.root = recorder.record("trial_started", started, parent=None)
@@ -59,17 +68,18 @@ def _untimed(lines: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+@pytest.mark.parametrize("shortcuts", ["own", "paired"])
 @pytest.mark.parametrize(
     ("limit", "lines"),
-    [(64, 2), (0, 6), (3, 3), (2, 4)],
-    ids=["batched", "line an event", "cut inside a pair", "cut after a pair"],
+    [(64, 2), (0, 6), (3, 3), (2, 4), (4, 3), (5, 2)],
+    ids=["batched", "line an event", "cut inside a pair", "cut after a pair", "at 4", "at 5"],
 )
 def test_the_shortcuts_log_what_record_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lines: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lines: int, shortcuts: str
 ) -> None:
     monkeypatch.setattr(TrialRecorder, "batch_limit", limit)
-    general, plain = _trial(tmp_path / "record", shortcuts=False)
-    short, fast = _trial(tmp_path / "shortcuts", shortcuts=True)
+    general, plain = _trial(tmp_path / "record", shortcuts="record")
+    short, fast = _trial(tmp_path / "shortcuts", shortcuts=shortcuts)
     assert _untimed(short) == _untimed(general)
     assert len(general) == lines  # batches of `limit` events, then the match line
     assert fast.artifacts == plain.artifacts and fast.usage == plain.usage

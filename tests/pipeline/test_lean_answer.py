@@ -1,5 +1,5 @@
 """The lean path judges a trial one built-in answer scorer settles without the scoring
-phase (``_lean``: ``judged_by_answer`` first, ``judge`` in the phase's scopes when it
+phase (``_lean``: ``answer_judging``'s judge first, ``judge`` in the phase's scopes when it
 cannot). The evidence, report and metrics must be those of the general path, which
 judges every trial through ``judge``; a judge other than the real one (a bench patch)
 must still judge every trial."""
@@ -71,13 +71,19 @@ def test_answer_judged_trials_leave_the_general_paths_evidence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epochs: int
 ) -> None:
     short: list[Any] = []
-    real = lean_module.judged_by_answer
+    real = lean_module.answer_judging
 
-    def spy(*args: Any) -> Any:
-        short.append(done := real(*args))
-        return done
+    def spying(*parts: Any) -> Any:
+        judged = real(*parts)
+        assert judged is not None  # one built-in answer scorer
 
-    monkeypatch.setattr(lean_module, "judged_by_answer", spy)
+        def spy(*args: Any) -> Any:
+            short.append(done := judged(*args))
+            return done
+
+        return spy
+
+    monkeypatch.setattr(lean_module, "answer_judging", spying)
     lean = _run(tmp_path, "lean", epochs, True, monkeypatch)
     settled = [s for s in short if s is not None]
     assert len(short) == 14 * epochs  # every trial asked first, in the lean run only

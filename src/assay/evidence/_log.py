@@ -18,6 +18,8 @@ import threading
 import time
 from typing import Any, Protocol
 
+import msgspec
+
 from assay._digest import fast_json
 
 GENESIS = "0" * 64
@@ -41,6 +43,41 @@ def after_seal(kind: str) -> bool:
     scorers did (``score_*``, e.g. a grader's ``score_sampling``). Bundles do not list
     them; they carry the bundle's digest or follow its ``match`` in the chain instead."""
     return kind == "match" or kind.startswith("score_")
+
+
+class _Line(msgspec.Struct, gc=False):
+    """A line's record, encoded as the dict it stands for (these keys, in this order):
+    made faster than the dict, two a trial."""
+
+    seq: int
+    prev: str
+    trial: str | None
+    n: int
+    parent: int | None
+    type: str
+    at: float
+    data: Any
+
+
+class Held(msgspec.Struct, gc=False):
+    """An event held in a trial's batch: encoded as the dict it stands for (the same keys
+    in the same order), and made in half the time (five to seven a trial)."""
+
+    n: int
+    parent: int | None
+    type: str
+    at: float
+    data: dict[str, Any]
+
+
+class MatchData(msgspec.Struct, gc=False):
+    """A ``match`` event's data, encoded as its dict (``scorer``, ``status``, ``bundle``,
+    ``record``, in that order)."""
+
+    scorer: str
+    status: str
+    bundle: str
+    record: str
 
 
 class LineSink(Protocol):
@@ -74,21 +111,13 @@ class EventLog:
             return self.append_held(trial, n, parent, kind, data)
 
     def append_held(
-        self, trial: str | None, n: int, parent: int | None, kind: str, data: dict[str, Any]
+        self, trial: str | None, n: int, parent: int | None, kind: str, data: object
     ) -> str:
         """``append`` for a caller already holding ``lock`` (a trial's recorder, which
-        guards its own numbering with the same lock: one acquire an event, not two)."""
-        record = {
-            "seq": self.count,
-            "prev": self.head,
-            "trial": trial,
-            "n": n,
-            "parent": parent,
-            "type": kind,
-            "at": time.time_ns() // 1000 / 1e6,  # µs; round(time.time(), 6) costs 4×
-            "data": data,
-        }
-        line = fast_json(record)
+        guards its own numbering with the same lock: one acquire an event, not two).
+        *data* is a dict, or a struct encoded as one (a ``match`` event's)."""
+        at = time.time_ns() // 1000 / 1e6  # µs; round(time.time(), 6) costs 4×
+        line = fast_json(_Line(self.count, self.head, trial, n, parent, kind, at, data))
         digest = hashlib.sha256(line).hexdigest()
         if self._file is not None:
             self._file.write(line + b"\n")  # FileSink.write_line, inlined

@@ -15,7 +15,7 @@ from typing import Any
 from assay._digest import fast_json, loads
 from assay._scope import Scope
 from assay.errors import ConfigError
-from assay.evidence._log import BATCH, EventLog
+from assay.evidence._log import BATCH, EventLog, Held, MatchData
 from assay.evidence._store import ArtifactRef, ArtifactStore
 from assay.evidence._usage import Usage, count_call
 
@@ -64,7 +64,7 @@ class TrialRecorder:
         self.store = store
         self.trial_id = trial_id
         self.events: list[tuple[int, str]] = []  # (n, hash) of each line: a batch's last n
-        self._batch: list[dict[str, Any]] = []  # events not logged yet
+        self._batch: list[Held] = []  # events not logged yet
         self.last = 0
         self.closed = False
         self._lock = log.lock  # the log's: an event takes one lock, not two
@@ -90,13 +90,13 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at  # written by the run's flush if it waits
-            batch.append({"n": n, "parent": parent_n, "type": kind, "at": at, "data": data})
+            batch.append(Held(n, parent_n, kind, at, data))
             if kind == "sampling":
                 self.usage.add_sampling(data)
             if (
                 kind == "trial_finished"
                 or len(batch) >= self.batch_limit
-                or at - batch[0]["at"] >= BATCH_SECONDS
+                or at - batch[0].at >= BATCH_SECONDS
             ):
                 self._flush()
             return n
@@ -113,46 +113,61 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at
-            batch.append({"n": n, "parent": parent, "type": kind, "at": at, "data": data})
+            batch.append(Held(n, parent, kind, at, data))
             if kind == "sampling":
                 self.usage.add_sampling(data)
-            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
+            if len(batch) >= self.batch_limit or at - batch[0].at >= BATCH_SECONDS:
                 self._flush()
             return n
 
     def own_two(
-        self, kind: str, data: dict[str, Any], then: str, then_data: dict[str, Any], parent: int
-    ) -> None:
+        self,
+        kind: str,
+        data: dict[str, Any],
+        then: str,
+        then_data: dict[str, Any],
+        parent: int | None,
+        *,
+        nested: bool = False,
+        summary: dict[str, Any] | None = None,
+    ) -> int:
         """``own`` twice, for two events of one moment (an attempt's ``sampling`` or
-        ``error``, then its ``attempt_finished``): one hold of the lock, one clock read,
-        when both fit the batch; else ``own`` twice, which cuts the batch between them.
-        *then* is no ``sampling``, and a ``sampling`` here is a target's answer (no
-        ``model``): the trial's usage counts its tokens only when it has some."""
-        if not self.batch_limit:
-            self.record(kind, data, parent)
-            self.record(then, then_data, parent)
-            return
+        ``error``, then its ``attempt_finished``; with *nested* the second is the first's
+        child: ``trial_started``, then its first ``attempt_started``), and with *summary*
+        ``finish`` too (the attempt that ends its trial): one hold of the lock, one clock
+        read, when the two fit the batch; else the calls themselves, which cut the batch
+        where they would. Returns the first's number. *then* is no ``sampling``, and a
+        ``sampling`` here is a target's answer (no ``model``): the trial's usage counts
+        its tokens only when it has some."""
         with self._lock:
             batch = self._batch
             at = time.time_ns() // 1000 / 1e6
-            if len(batch) + 2 > self.batch_limit or (
-                batch and at - batch[0]["at"] >= BATCH_SECONDS
-            ):
-                self.own(kind, data, parent)  # rare: the first would end the batch
-                self.own(then, then_data, parent)
-                return
+            ends = summary is not None
+            if len(batch) + 2 + ends > self.batch_limit or (
+                batch and at - batch[0].at >= BATCH_SECONDS
+            ):  # rare: a batch cut between them, or one line an event (tests)
+                n = self.own(kind, data, parent)
+                self.own(then, then_data, n if nested else parent)
+                if summary is not None:
+                    self.finish(summary, self.root)
+                return n
             n = self.last + 1
-            self.last = n + 1
+            self.last = n + 1 + ends
             if not batch:
                 self._log.holding[self] = at
             batch += (
-                {"n": n, "parent": parent, "type": kind, "at": at, "data": data},
-                {"n": n + 1, "parent": parent, "type": then, "at": at, "data": then_data},
+                Held(n, parent, kind, at, data),
+                Held(n + 1, n if nested else parent, then, at, then_data),
             )
             if "usage" in data and kind == "sampling":  # a target's answer names no
                 self.usage.add_sampling(data)  # model: only its tokens, if any, count
-            if len(batch) >= self.batch_limit:
+            if summary is not None:  # finish, inlined: the batch is written at once
+                batch.append(Held(n + 2, self.root, "trial_finished", at, summary))
+                self.closed = True
                 self._flush()
+            elif len(batch) >= self.batch_limit:
+                self._flush()
+            return n
 
     def finish(self, summary: dict[str, Any], parent: int | None) -> None:
         """Record ``trial_finished`` and close the trial (``record`` then ``close``, in
@@ -166,8 +181,7 @@ class TrialRecorder:
             at = time.time_ns() // 1000 / 1e6
             if not self._batch:
                 self._log.holding[self] = at  # _flush takes it off
-            ended = {"n": n, "parent": parent, "type": "trial_finished", "at": at, "data": summary}
-            self._batch.append(ended)
+            self._batch.append(Held(n, parent, "trial_finished", at, summary))
             self.closed = True
             self._flush()
 
@@ -196,20 +210,21 @@ class TrialRecorder:
             batch = self._batch
             if not batch:
                 self._log.holding[self] = at
-            event = {"n": n, "parent": self.parent, "type": "sampling", "at": at, "data": data}
-            batch.append(event)
+            batch.append(Held(n, self.parent, "sampling", at, data))
             self.usage.add_sampling(data)
-            if len(batch) >= self.batch_limit or at - batch[0]["at"] >= BATCH_SECONDS:
+            if len(batch) >= self.batch_limit or at - batch[0].at >= BATCH_SECONDS:
                 self._flush()
             return n
 
-    def match(self, data: dict[str, Any]) -> int:
-        """``record("match", data, parent=self.root)``: a score's event, a line of its own
-        after the trial's batch (the run's path, once a score: no checks of its type)."""
+    def match(self, scorer: str, status: str, bundle: str, record: str) -> int:
+        """``record("match", {...}, parent=self.root)`` of a score's event from its four
+        fields (no dict made): a line of its own after the trial's batch (the run's path,
+        once a score: no checks of its type)."""
         with self._lock:
             n = self.last = self.last + 1
             if self._batch:
                 self._flush()
+            data = MatchData(scorer, status, bundle, record)
             self._log.append_held(self.trial_id, n, self.root, "match", data)
             return n
 
@@ -236,7 +251,7 @@ class TrialRecorder:
         """Log the held events as one batch line; the bundle lists it by its last event."""
         batch, self._batch = self._batch, []
         del self._log.holding[self]
-        n = batch[-1]["n"]
+        n = batch[-1].n
         self.events.append(
             (n, self._log.append_held(self.trial_id, n, None, BATCH, {"events": batch}))
         )

@@ -8,11 +8,12 @@ while it judges and kept on its score record: grading usage, apart from the tria
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
 from assay.evidence import Usage, counting_calls, decode_output
-from assay.evidence._bundle import is_json
+from assay.evidence._bundle import JSON_MEDIA, is_json
 from assay.model import Replay, current_replay
 from assay.pipeline._task_metrics import TaskMetricsBuilder
 from assay.report import TrialRows
@@ -99,13 +100,52 @@ async def judge(
     return records
 
 
-def by_answer(scorers: dict[str, AnyScorer]) -> bool:
-    """Whether *scorers* are one that ``judged_by_answer`` may judge (a built-in scorer
-    read from the answer text): asked once a run, so its trials skip the scoring phase's
-    scopes when the answer alone settles them (``_lean``)."""
-    return len(scorers) == 1 and all(
-        getattr(scorer, "answer_of", None) is not None for scorer in scorers.values()
-    )
+AnswerJudging = Callable[[dict[str, Any], bytes | None], list[dict[str, Any]] | None]
+"""``judged_by_answer`` of a bundle and its output, with the other arguments bound."""
+
+
+def answer_judging(
+    scorers: dict[str, AnyScorer],
+    metrics: MetricsBuilder,
+    rows: TrialRows,
+    task_metrics: TaskMetricsBuilder | None,
+) -> AnswerJudging | None:
+    """``judged_by_answer`` with its scorer, counters and report rows looked up once (a
+    run's lean path: once a run, not a trial); ``None`` when *scorers* are not one
+    built-in scorer read from the answer text, whose trials it would all leave to
+    ``judge``."""
+    if len(scorers) != 1:
+        return None
+    ((scorer_id, scorer),) = scorers.items()
+    of_answer = getattr(scorer, "verdict_of_answer", None)  # a Python scorer's adapter
+    if of_answer is None or getattr(scorer, "answer_of", None) is None:
+        return None
+    add_pass, add_trial, add_scored = metrics.add_pass, metrics.add_trial, rows.add_scored
+    add_task = None if task_metrics is None else task_metrics.add
+    details = task_metrics is not None and task_metrics.wants_details
+
+    def judged(bundle: dict[str, Any], output: bytes | None) -> list[dict[str, Any]] | None:
+        seen = bundle["observation"]
+        if output is None or seen["outcome"] != "answered":
+            return None
+        media = seen["media"]
+        if not media.endswith("+json") and media != JSON_MEDIA:  # is_json, inlined
+            return None
+        verdict = of_answer(output, seen["expected"])
+        if verdict is None:
+            return None
+        trial = bundle["trial"]
+        target_id, status = trial["target_id"], verdict.status
+        # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
+        add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
+        if add_task is not None:
+            wanted = _details(verdict) if details else None
+            add_task(trial, scorer_id, verdict.value, status, None, wanted)
+        add_trial(target_id, bundle["state"])
+        add_scored(bundle, scorer_id, status, verdict.reason)
+        return [score_record(trial, scorer_id, bundle["digest"], verdict)]
+
+    return judged
 
 
 def judged_by_answer(
@@ -121,24 +161,8 @@ def judged_by_answer(
     state, scope, replay or usage counter made (it calls no model and uses no sandbox);
     ``None`` when the trial or scorer is not such, or the verdict cannot be made so
     (``judge`` then does it all)."""
-    seen = bundle["observation"]
-    if output is None or seen["outcome"] != "answered" or not is_json(seen["media"]):
-        return None
-    ((scorer_id, scorer),) = scorers.items()
-    of_answer = getattr(scorer, "verdict_of_answer", None)  # a Python scorer's adapter
-    verdict = of_answer(output, seen["expected"]) if of_answer is not None else None
-    if verdict is None:
-        return None
-    trial = bundle["trial"]
-    target_id, status = trial["target_id"], verdict.status
-    # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
-    metrics.add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
-    if task_metrics is not None:
-        details = _details(verdict) if task_metrics.wants_details else None
-        task_metrics.add(trial, scorer_id, verdict.value, status, None, details)
-    metrics.add_trial(target_id, bundle["state"])
-    rows.add_scored(bundle, scorer_id, status, verdict.reason)
-    return [score_record(trial, scorer_id, bundle["digest"], verdict)]
+    judged = answer_judging(scorers, metrics, rows, task_metrics)
+    return None if judged is None else judged(bundle, output)
 
 
 def _counted(

@@ -7,8 +7,8 @@ same calls in the same order, so the same evidence, without the checks for what 
 does not use, with the run's parts looked up once, not once a trial, and straight off
 the plan (no ``WorkQueue`` in between: nothing is ever re-queued nor stopped). A run
 scored by one built-in answer scorer (``match``...) judges a trial its answer settles
-without the scoring phase's scopes (``judged_by_answer`` records no event and calls no
-model); any other trial is judged in them, as ``_Run._trial`` does.
+without the scoring phase's scopes (``answer_judging``'s judge records no event and
+calls no model); any other trial is judged in them, as ``_Run._trial`` does.
 ``tests/pipeline/test_lean.py`` pins its evidence to the general path's.
 """
 
@@ -23,7 +23,7 @@ from assay.evidence._bundle import seal_spliceable
 from assay.evidence._recorder import CURRENT, SCORING
 from assay.model import epoch_scope
 from assay.pipeline._bundle_of import bundle_of
-from assay.pipeline._judge import by_answer, judged_by_answer
+from assay.pipeline._judge import answer_judging
 from assay.pipeline._judge import judge as full_judge
 from assay.plan import Trial
 from assay.run import run_trial
@@ -65,8 +65,8 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
     # one built-in answer scorer: a trial its answer settles needs no scoring phase
     # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
     # may give another)
-    quick = judge is full_judge and by_answer(scorers)
-    each = partial(full_judge, short=False) if quick else judge  # when the answer did not
+    quick = answer_judging(scorers, metrics, rows, task_metrics) if judge is full_judge else None
+    each = judge if quick is None else partial(full_judge, short=False)  # when it did not
 
     async def scored(
         trial: Trial, bundle: dict[str, Any], output: bytes | None, recorder: TrialRecorder
@@ -99,11 +99,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             write_bundle(line)
             outcome = result.outcome
             output = None if outcome is None else outcome.output
-            records = (
-                judged_by_answer(bundle, output, scorers, metrics, rows, task_metrics)
-                if quick
-                else None
-            )
+            records = None if quick is None else quick(bundle, output)
             if records is None:
                 records = await scored(trial, bundle, output, recorder)
         finally:

@@ -310,10 +310,5 @@ def record_scores(
     or those a crash lost after their bundle)."""
     for score in records:
         line = writer.write_score(score)
-        match = {  # the ``match`` event of a score: it binds the score record's exact bytes
-            "scorer": score["scorer_id"],
-            "status": score["status"],
-            "bundle": digest,
-            "record": sha256(line).hexdigest(),
-        }
-        recorder.match(match)
+        # the ``match`` event of a score: it binds the score record's exact bytes
+        recorder.match(score["scorer_id"], score["status"], digest, sha256(line).hexdigest())

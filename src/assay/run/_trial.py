@@ -70,6 +70,7 @@ async def run_trial(
     with *may_requeue* an errored attempt returns the trial as ``requeued``.
     """
     attempts: list[AttemptRecord] = list(earlier or [])
+    begun = 0  # the open attempt's ``attempt_started``, once recorded
     if not attempts:
         sample_json = canonical_json(sample_record)  # recorder.stored, inlined
         sample_sha = recorder.artifacts["sample"] = recorder.store.put_digest(sample_json)
@@ -82,7 +83,11 @@ async def run_trial(
         }
         if recorder.last:
             started["resumed"] = True  # an earlier, unfinished try of this trial is logged
-        recorder.root = recorder.own("trial_started", started, None)
+        attempt = {"attempt": 1, "target": target.id}  # and its first attempt's start
+        recorder.root = recorder.own_two(
+            "trial_started", started, "attempt_started", attempt, None, nested=True
+        )
+        begun = recorder.root + 1
     outcome: TargetOutcome | None = None
     state: TrialState = "invalid"
     first = len(attempts) + 1
@@ -92,9 +97,9 @@ async def run_trial(
     try:
         try:
             for number in range(first, last + 1):  # an attempt (no coroutine of its own)
-                begun = recorder.own(
-                    "attempt_started", {"attempt": number, "target": target.id}, root
-                )
+                if not begun:
+                    attempt = {"attempt": number, "target": target.id}
+                    begun = recorder.own("attempt_started", attempt, root)
                 recorder.parent = begun  # recorder.scope, inlined (per attempt)
                 try:
                     outcome = await target.call(sample, trial.repetition)
@@ -106,9 +111,12 @@ async def run_trial(
                     recorder.own("attempt_finished", finished, begun)
                     raise
                 else:
-                    record = _answered(number, outcome, begun, recorder)
+                    # the attempt ends the trial unless it errored and may be re-queued
+                    ends = not may_requeue or outcome.kind != "error"
+                    record = _answered(number, outcome, begun, recorder, ends)
                 finally:
                     recorder.parent = root
+                    begun = 0
                 attempts.append(record)
                 if record.status == "succeeded":
                     state = "completed"
@@ -122,7 +130,9 @@ async def run_trial(
                 state = "blocked"
         finally:
             canonical = attempts[-1].attempt if state == "completed" else None
-            if state != "requeued":
+            if state == "requeued":
+                recorder.flush()  # its events so far reach the log while it waits
+            elif not recorder.closed:  # (``_answered`` closed a trial its answer ended)
                 summary = {
                     "state": state,
                     "canonical_attempt": canonical,
@@ -130,8 +140,6 @@ async def run_trial(
                 }
                 # later record_event calls (a stray thread) are dropped
                 recorder.finish(summary, root)
-            else:
-                recorder.flush()  # its events so far reach the log while it waits
     finally:
         recorder.parent = outer
     return TrialResult(trial, state, attempts, canonical, outcome)
@@ -157,10 +165,11 @@ def _infra_failed(
 
 
 def _answered(
-    number: int, outcome: TargetOutcome, started: int, recorder: TrialRecorder
+    number: int, outcome: TargetOutcome, started: int, recorder: TrialRecorder, ends: bool
 ) -> AttemptRecord:
     """Record an attempt that produced a result: its output artifact, its ``sampling``
-    and ``attempt_finished`` events."""
+    and ``attempt_finished`` events; and when it *ends* the trial, its ``trial_finished``
+    at the same time (attempt *number* is then the trial's last, and its canonical one)."""
     status: AttemptState = "errored" if outcome.kind == "error" else "succeeded"
     artifacts = recorder.artifacts
     output = artifacts["output"] = recorder.store.put_digest(outcome.output)  # stored's
@@ -175,7 +184,10 @@ def _answered(
     if outcome.usage:
         data["usage"] = outcome.usage
     finished = {"attempt": number, "status": status, "outcome": outcome.kind}
-    recorder.own_two("sampling", data, "attempt_finished", finished, started)
+    summary = (  # the summary run_trial's end would record: completed, by this attempt
+        {"state": "completed", "canonical_attempt": number, "attempts": number} if ends else None
+    )
+    recorder.own_two("sampling", data, "attempt_finished", finished, started, summary=summary)
     return AttemptRecord(number, status, started)
 
 
