@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from assay.evidence._index_out import index_written
+
 HELD = 8_192
 """Bytes of one bucket's records kept in memory before they go to the scratch file."""
 
@@ -73,18 +75,18 @@ class Buckets:
             if self.held[bucket] or self._spilled[bucket]:
                 yield self.bucket(bucket)
 
-    def write_sorted(self, index: Path) -> None:
+    def write_sorted(self, index: Path) -> str:
         """Write every record to *index* in byte order: each bucket sorted alone, the
-        buckets in order. Under a temporary name then renamed, so a kill while sealing
-        leaves no torn index that a reader would trust."""
+        buckets in order (written and hashed on a thread, ``index_written``: under a
+        temporary name then renamed, so a kill while sealing leaves no torn index).
+        Returns the index's SHA-256 (hex), for the manifest."""
         width = self.width
-        temp = index.with_name(f".{index.name}.tmp")
-        with open(temp, "wb") as out:
+        with index_written(index) as out:
             for data in self.chunks():
                 records = split_records(data, width)
                 records.sort()
                 out.write(b"".join(records))
-        os.replace(temp, index)
+        return out.digest
 
     def close(self) -> None:
         """Drop the scratch file (the records are gone with it)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from assay.evidence._buckets import Buckets, split_records
 from assay.evidence._framed import open_evidence
+from assay.evidence._index_out import index_written
 from assay.evidence._pack import PackError, scan_headers
 
 _CHUNK = 4096
@@ -40,21 +41,18 @@ BUNDLE_ENTRY = _BUNDLE
 BUNDLE_INDEX = "bundles.idx"
 
 
-def write_bundle_index(
-    bundles: Path, index: Path, known: tuple[int, Buckets] | None = None
-) -> None:
-    """Index *bundles* (a JSONL file of bundles) by trial id. *known*: ``(start,
-    records)``, the ``bundle_entry`` records of the lines from byte *start* on, put in
-    their buckets by the run's writer as it wrote them (the lines before *start* are
-    read into them)."""
+def write_bundle_index(bundles: Path, index: Path, known: tuple[int, Buckets] | None = None) -> str:
+    """Index *bundles* (a JSONL file of bundles) by trial id; returns the index's
+    SHA-256 (hex), for the manifest. *known*: ``(start, records)``, the
+    ``bundle_entry`` records of the lines from byte *start* on, put in their buckets by
+    the run's writer as it wrote them (the lines before *start* are read into them)."""
     if known is None:
-        _write_sorted(_bundle_entries(bundles), _BUNDLE.size, index)
-        return
+        return _write_sorted(_bundle_entries(bundles), _BUNDLE.size, index)
     start, buckets = known
     for chunk in _bundle_entries(bundles, start) if start else ():
         for at in range(0, len(chunk), _BUNDLE.size):
             buckets.add(chunk[at : at + _BUNDLE.size])
-    buckets.write_sorted(index)
+    return buckets.write_sorted(index)
 
 
 _MARKER = b'"trial_id":"t-'
@@ -109,15 +107,23 @@ def pack_entry(sha256: str, offset: int, size: int) -> bytes:
 
 def write_pack_index(pack: Path, entries: Iterable[bytes] | Buckets | None = None) -> Path:
     """Index one pack by digest; returns the index path (``.idx`` beside the pack).
+    *entries*: as for ``pack_index_hashed``."""
+    return pack_index_hashed(pack, entries)[0]
+
+
+def pack_index_hashed(
+    pack: Path, entries: Iterable[bytes] | Buckets | None = None
+) -> tuple[Path, str]:
+    """Index one pack by digest; returns the index path (``.idx`` beside the pack) and
+    its SHA-256 (hex), hashed as it was written (the manifest lists it).
     *entries* (``pack_entry`` records, in any order): what its writer recorded as it
     wrote it, in chunks of whole records or already in their buckets; without them the
     pack is scanned (a tenth of a big run's sealing)."""
     index = pack_index(pack)
     if isinstance(entries, Buckets):
-        entries.write_sorted(index)
-    else:
-        _write_sorted(_pack_entries(pack) if entries is None else entries, _PACK.size, index)
-    return index
+        return index, entries.write_sorted(index)
+    chunks = _pack_entries(pack) if entries is None else entries
+    return index, _write_sorted(chunks, _PACK.size, index)
 
 
 def entries_wanted(
@@ -232,10 +238,10 @@ moment. Over it, the chunks read so far go to the buckets one at a time."""
 _BUCKETS = [bytes([first]) for first in range(1, 256)]
 
 
-def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
+def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> str:
     """Write the fixed-size records of *chunks* (each a whole number of records of
     *width* bytes) to *index* in byte order (big-endian fields, so byte order is the
-    order of the key, then of the fields after it).
+    order of the key, then of the fields after it); returns its SHA-256 (hex).
 
     A chunk is cut into its buckets at once (sorted and bisected in C), so no Python
     code runs per record but the slicing; each bucket is sorted whole at the end: the
@@ -250,8 +256,7 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
         if size > _AT_ONCE:
             break
     else:  # all of it: one sort, no buckets, no scratch (half the CPU at 10,000 records)
-        _write_whole(index, b"".join(sorted(split_records(b"".join(head), width))))
-        return
+        return _write_whole(index, b"".join(sorted(split_records(b"".join(head), width))))
     buffers = [bytearray() for _ in range(256)]
     spilled: list[list[tuple[int, int]]] = [[] for _ in range(256)]
     with tempfile.TemporaryFile(dir=index.parent) as spill:
@@ -264,10 +269,7 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                     spill.write(buffer)
                     buffer.clear()
         spill.flush()  # pread below reads the file, not the write buffer
-        # Written under a temporary name and renamed: a kill while sealing must not leave
-        # a torn index that a reader would trust to list every record.
-        temp = index.with_name(f".{index.name}.tmp")
-        with open(temp, "wb") as out:
+        with index_written(index) as out:  # renamed once whole: no torn index trusted
             for bucket, buffer in enumerate(buffers):
                 data = bytearray()
                 for start, size in spilled[bucket]:
@@ -275,7 +277,7 @@ def _write_sorted(chunks: Iterable[bytes], width: int, index: Path) -> None:
                 data += buffer
                 buffers[bucket] = bytearray()
                 out.write(b"".join(sorted(split_records(bytes(data), width))))
-    os.replace(temp, index)
+    return out.digest
 
 
 def _drained(chunks: list[bytes]) -> Iterator[bytes]:
@@ -285,12 +287,12 @@ def _drained(chunks: list[bytes]) -> Iterator[bytes]:
         yield chunks.pop()
 
 
-def _write_whole(index: Path, data: bytes) -> None:
-    """*index* written at once, under a temporary name then renamed (as above)."""
-    temp = index.with_name(f".{index.name}.tmp")
-    with open(temp, "wb") as out:
+def _write_whole(index: Path, data: bytes) -> str:
+    """*index* written at once, under a temporary name then renamed (as above); its
+    SHA-256 (hex)."""
+    with index_written(index) as out:
         out.write(data)
-    os.replace(temp, index)
+    return out.digest
 
 
 def _bucketed(chunk: bytes, width: int) -> list[tuple[int, bytes]]:

@@ -97,7 +97,7 @@ def conclude(
     if path is not None:  # the indexes are a finished run's: a resume would outdate them
         known = run.writer.store.written_packs()
         bundles = run.writer.bundle_entries()
-        indexes = write_indexes(path, known, bundles) if status == "complete" else []
+        indexes = write_indexes(path, known, bundles) if status == "complete" else {}
         files = sealed_digests(path, rendered, indexes, run.writer.digest)
     else:
         files = {}
