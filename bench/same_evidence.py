@@ -106,8 +106,9 @@ def lines(name):
 events = sorted(
     (e["trial"], e["n"], e["parent"], e["type"], json.dumps(untimed(e["data"]), sort_keys=True))
     for line in lines("events.jsonl") for e in events_in(line) if e["trial"] is not None)
-packs = sorted((run / "artifacts").glob("pack-*.bin"))
-records = sorted(b"".join(read_evidence(p) for p in packs).split(MAGIC))
+packs = sorted({{p.name.removesuffix(".zst") for p in (run / "artifacts").glob("pack-*.bin*")}})
+records = sorted(b"".join(read_evidence(run / "artifacts" / p) for p in packs).split(MAGIC))
+assert len(records) > 1, f"no artifact records in {{run}}"
 loose = sorted(p.name for p in (run / "artifacts").glob("??/*"))
 print(json.dumps({{
     "events": events,
