@@ -132,8 +132,45 @@ def test_a_look_that_fails_does_not_fail_the_run(
 
     monkeypatch.setattr(_ahead, "AHEAD_AFTER", 0)
     ahead = DetailsAhead(tmp_path, ArtifactStore(tmp_path / "artifacts", write=False))
-    anyio.run(_ahead.work_ahead, Run(), ahead)  # returns: the looks stop
+
+    async def main() -> None:
+        ramped = anyio.Event()
+        ramped.set()
+        await _ahead.work_ahead(Run(), ahead, ramped)  # type: ignore[arg-type]
+
+    anyio.run(main)  # returns: the looks stop
     assert ahead.broken
+
+
+def test_the_template_loads_once_the_first_trials_are_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Jinja and the report's template load in the wait for the first answers, as soon
+    as the executor has started the first trials (and a few passes of the loop let
+    their requests out), not ``AHEAD_AFTER`` later in a thread that would take the GIL
+    from the loop while answers flow."""
+    import anyio
+
+    from assay.pipeline import _ahead
+
+    events: list[str] = []
+    monkeypatch.setattr(_ahead, "warm_up", lambda: events.append("loaded"))
+    monkeypatch.setattr(_ahead, "AHEAD_AFTER", 3600)
+
+    async def main() -> None:
+        ramped = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(_ahead.work_ahead, object(), None, ramped)
+            for _ in range(5):
+                await anyio.sleep(0)
+            events.append("ramped")
+            ramped.set()
+            for _ in range(2 * _ahead.RAMP_PASSES):
+                await anyio.sleep(0)
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert events == ["ramped", "loaded"]
 
 
 def test_lines_handed_over_give_the_page_read_at_the_end_without_the_file(

@@ -176,3 +176,22 @@ def test_the_first_trials_go_on_while_the_later_ones_start() -> None:
     last_start = events.index(("start", limit - 1))
     assert ("on", 0) in events[:last_start]  # the first went on before the last started
     assert events.index(("start", WAVE - 1)) < events.index(("on", 0))  # a wave at once
+
+
+def test_ramped_is_called_once_the_first_waves_are_started() -> None:
+    """``execute`` tells its caller when it has started its first workers (the run
+    then loads its report's template in the wait for the first answers)."""
+    from assay.run._executor import WAVE
+
+    events: list[tuple[str, int]] = []
+    limit = 3 * WAVE
+
+    async def work(item: int) -> None:
+        events.append(("start", item))
+        await anyio.lowlevel.checkpoint()
+
+    anyio.run(execute, range(2 * limit), work, limit, lambda: events.append(("ramped", 0)))
+    assert events.count(("ramped", 0)) == 1
+    ramped = events.index(("ramped", 0))
+    assert ("start", limit - WAVE - 1) in events[:ramped]  # the waves before the last
+    assert ("start", 2 * limit - 1) in events[ramped:]  # long before the run's end

@@ -85,15 +85,16 @@ async def _execute_run(
 
         async def work() -> None:
             try:
+                ramped = anyio.Event()
                 async with anyio.create_task_group() as group:
                     group.start_soon(run.flush_forever)
                     if not options.dry_run:
-                        group.start_soon(work_ahead, run, ahead)
+                        group.start_soon(work_ahead, run, ahead, ramped)
                     if options.progress is not None:
                         group.start_soon(
                             report_progress, partial(progress_of, run), options.progress
                         )
-                    await execute(items, runner, options.max_concurrency)
+                    await execute(items, runner, options.max_concurrency, ramped.set)
                     group.cancel_scope.cancel()
             except BaseExceptionGroup as errors:
                 raise first_error(errors) from None

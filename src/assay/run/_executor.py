@@ -42,8 +42,15 @@ CHECKPOINT_EVERY = 8
 one came by itself: ``_Pace``)."""
 
 
-async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limit: int) -> None:
-    """Run ``work(item)`` for every item, at most *limit* working at a time."""
+async def execute(
+    items: Iterable[T],
+    work: Callable[[T], Awaitable[None]],
+    limit: int,
+    ramped: Callable[[], None] | None = None,
+) -> None:
+    """Run ``work(item)`` for every item, at most *limit* working at a time; *ramped* is
+    called once all the first workers are started (a network run's first requests are
+    then out or about to be, and the loop waits for their answers)."""
     iterator = iter(items)
     checkpoint = _checkpoint()
     pace = _pacer(checkpoint)
@@ -99,6 +106,8 @@ async def execute(items: Iterable[T], work: Callable[[T], Awaitable[None]], limi
                         await checkpoint()  # the trials started so far go out first
                     workers += 1
                     group.start_soon(worker)
+                if ramped is not None:
+                    ramped()
     except BaseExceptionGroup as errors:
         # Several workers may fail at once for one reason (a sink over its failure rate):
         # the caller wants that reason, not a group of copies.
