@@ -7,6 +7,7 @@ and be withheld where the typed decode would refuse the record."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,19 @@ def test_a_run_judges_from_the_handed_text_and_rescoring_agrees(
     again = rescore_run(result.path)
     assert len(decoded) == 12  # re-scoring decodes the recorded bytes
     assert again.scores == 12 and again.differing == []
+
+
+def test_any_text_and_id_hand_what_the_bytes_decode_to() -> None:
+    """Random text (any code point but surrogates, which no JSON encodes) and ids of
+    every type a record may hold: the handed answer is the decoded one or withheld."""
+    rng = random.Random(19)
+    ids: list[Any] = ["s1", "", 0, -(2**70), 2**64, True, False, 1.5, None]
+    for number in range(300):
+        length = rng.choice([0, 1, 5, 50, 2000])
+        points = [rng.randrange(0x10FFFF) for _ in range(length)]
+        text = "".join(chr(p) for p in points if not 0xD800 <= p <= 0xDFFF)
+        state = _state(ids[number % len(ids)], text)
+        handed, decoded = answer_in_json(state), completion_from_json(state.to_json())
+        assert handed is None or handed == decoded == text, (number, text)
+        if type(state.sample_id) in (str, int):
+            assert handed == text  # withheld only where the decode could refuse
