@@ -41,6 +41,7 @@ from assay.evidence._pack_format import MAGIC
 
 _sha256 = hashlib.sha256
 _entry = PACK_ENTRY.pack  # put_digest's, bound once (2 to 4 calls a trial)
+_RECORD = MAGIC + b"%s %d\n%s\n"  # ``record_bytes``' format, its constant part joined
 
 RECENT = 16_384
 """Digests remembered for de-duplication; memory stays flat however long the run.
@@ -135,7 +136,7 @@ class ArtifactStore:
         pack = self._pack
         if pack is None:
             pack = self._open_pack()
-        record = b"%s%s %d\n%s\n" % (MAGIC, digest.encode(), size, data)  # record_bytes
+        record = _RECORD % (digest.encode(), size, data)  # record_bytes
         pack.write(record)
         end = self._pack_size = self._pack_size + len(record)
         held = self._held[raw[0]]  # the payload ends one byte (\n) before the record

@@ -100,8 +100,10 @@ async def judge(
     return records
 
 
-AnswerJudging = Callable[[dict[str, Any], bytes | None], list[dict[str, Any]] | None]
-"""``judged_by_answer`` of a bundle and its output, with the other arguments bound."""
+AnswerJudging = Callable[[dict[str, Any], bytes | None, str | None], list[dict[str, Any]] | None]
+"""``judged_by_answer`` of a bundle, its output and the output's answer text when the
+target handed it over (``TargetOutcome.answer``; ``None``: read from the bytes), with
+the other arguments bound."""
 
 
 def answer_judging(
@@ -124,14 +126,19 @@ def answer_judging(
     add_task = None if task_metrics is None else task_metrics.add
     details = task_metrics is not None and task_metrics.wants_details
 
-    def judged(bundle: dict[str, Any], output: bytes | None) -> list[dict[str, Any]] | None:
+    def judged(
+        bundle: dict[str, Any], output: bytes | None, answer: str | None = None
+    ) -> list[dict[str, Any]] | None:
         seen = bundle["observation"]
         if output is None or seen["outcome"] != "answered":
             return None
         media = seen["media"]
         if not media.endswith("+json") and media != JSON_MEDIA:  # is_json, inlined
             return None
-        verdict = of_answer(output, seen["expected"])
+        expected = seen["expected"]
+        verdict = (
+            of_answer(output, expected) if answer is None else of_answer(output, expected, answer)
+        )
         if verdict is None:
             return None
         trial = bundle["trial"]
@@ -162,7 +169,7 @@ def judged_by_answer(
     ``None`` when the trial or scorer is not such, or the verdict cannot be made so
     (``judge`` then does it all)."""
     judged = answer_judging(scorers, metrics, rows, task_metrics)
-    return None if judged is None else judged(bundle, output)
+    return None if judged is None else judged(bundle, output, None)
 
 
 def _counted(

@@ -98,8 +98,8 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             line, digest = seal_spliceable(bundle)  # bundle_of's keys
             write_bundle(line)
             outcome = result.outcome
-            output = None if outcome is None else outcome.output
-            records = None if quick is None else quick(bundle, output)
+            output, answer = (None, None) if outcome is None else (outcome.output, outcome.answer)
+            records = None if quick is None else quick(bundle, output, answer)
             if records is None:
                 records = await scored(trial, bundle, output, recorder)
         finally:

@@ -79,14 +79,18 @@ class _Adapted:
             score = await self.scorer(state, state.target)
         return _verdict(score)
 
-    def verdict_of_answer(self, data: bytes, expected: Any) -> Verdict | None:
+    def verdict_of_answer(
+        self, data: bytes, expected: Any, completion: str | None = None
+    ) -> Verdict | None:
         """``__call__``'s verdict on an answered trial whose output is *data* (JSON), for
         a scorer judged from the answer text alone; ``None`` when it is not one, the
         bytes are no state record or it raises: ``__call__`` then judges (and reports)
-        it, so every verdict made here is the one it would give."""
+        it, so every verdict made here is the one it would give. *completion*: the
+        answer text *data* holds, when the caller knows it (``answer_in_json``)."""
         if self.answer_of is None:
             return None
-        completion = completion_from_json(data)
+        if completion is None:
+            completion = completion_from_json(data)
         if completion is None:
             return None
         try:

@@ -334,6 +334,25 @@ def completion_from_json(data: bytes) -> str | None:
     return content if type(content) is str else message.text
 
 
+def answer_in_json(state: TaskState) -> str | None:
+    """``completion_from_json(state.to_json())`` without the encode and decode, when it
+    is sure to be the state's answer text: a text answer (a JSON string decodes to the
+    same text) in a record the typed decode takes (text input, a str or int sample id,
+    an int epoch, a str model name, no tools (whose ``tool_choice`` may be a struct):
+    the fields it could refuse; messages and output are the structs it decodes).
+    ``None`` otherwise: the judge then decodes the bytes, as
+    re-scoring from the evidence does (``tests/solver/test_answer_in_json.py``)."""
+    content = state.output.message.content
+    if type(content) is not str or type(state.input) is not str or state.tools:
+        return None
+    if type(state.sample_id) not in _IDS or type(state.epoch) is not int:
+        return None
+    return content if type(state.model) is str else None
+
+
+_IDS = (str, int)  # exact types: a bool id is encoded ``true``, which the decode refuses
+
+
 _current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
 
 

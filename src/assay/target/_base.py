@@ -26,6 +26,9 @@ class TargetOutcome(msgspec.Struct):
 
     ``output`` holds the exact bytes (they become an artifact); ``value`` is their decoded
     form for scorers (``None`` when the product failed); ``failure`` says how it failed.
+    ``answer``, when set, is the answer text a scorer reading the bytes would find (a
+    solver's state record's ``output.completion``): the run's judge uses it instead of
+    decoding them; re-scoring from the evidence decodes them and gets the same text.
     """
 
     kind: OutcomeKind
@@ -36,6 +39,7 @@ class TargetOutcome(msgspec.Struct):
     stderr: bytes = b""
     exit_code: int | None = None
     usage: dict[str, int] | None = None
+    answer: str | None = None
 
 
 class Target(Protocol):

@@ -58,7 +58,7 @@ from assay.solver import (
 from assay.solver._judge import _scorers
 from assay.solver._solver import _generate, is_plain_generate
 from assay.solver._state import _current as _state
-from assay.solver._state import text_state
+from assay.solver._state import answer_in_json, text_state
 from assay.solver._tool_calls import check_message_limit
 from assay.target._base import InfrastructureError, TargetOutcome
 
@@ -241,7 +241,8 @@ def _answered(state: TaskState, said: Said | None = None) -> TargetOutcome:
     what the lean path's model call encoded, when it ended the state."""
     state.completed = True
     data = state.to_json() if said is None else state.json_answered(said)
-    return TargetOutcome("answered", data, STATE_MEDIA)
+    # with its answer text, for the run's judge (which then decodes nothing)
+    return TargetOutcome("answered", data, STATE_MEDIA, answer=answer_in_json(state))
 
 
 def _lean(target: SolverTarget) -> bool:
