@@ -28,7 +28,7 @@ import weakref
 from binascii import unhexlify
 from collections.abc import Container, Iterable, Iterator
 from itertools import accumulate, repeat
-from operator import add, getitem
+from operator import add
 from pathlib import Path
 
 from assay.evidence._buckets import Buckets, split_records
@@ -87,7 +87,7 @@ def bundle_entries_of(lines: list[bytes], offset: int) -> list[bytes]:
         made = map(bundle_entry, lines, at)
         return [entry for entry in made if entry]
     ids = map(
-        getitem,
+        bytes.__getitem__,
         lines,
         map(slice, map(add, starts, repeat(len(_MARKER))), map(add, starts, repeat(_ID_END))),
     )
