@@ -77,22 +77,26 @@ def bundle_entry(line: bytes, offset: int) -> bytes:
 
 
 def bundle_entries_of(lines: list[bytes], offset: int) -> list[bytes]:
-    """``bundle_entry`` of each of *lines* (each ending in its newline), the first at
-    byte *offset*: the run writer's records of the lines it flushes, made a flush at a
-    time by C loops (``map``), not a Python call each. A line naming no trial id (none
-    of the run's) sends them all ``bundle_entry``'s way."""
+    """``bundle_entry`` of each of *lines* (each followed by a newline in the file, not
+    ending in it), the first at byte *offset*: the run writer's records of the lines it
+    flushes, made a flush at a time by C loops (``map``), not a Python call each. A line
+    naming no trial id (none of the run's) sends them all ``bundle_entry``'s way."""
     starts = list(map(bytes.rfind, lines, repeat(_MARKER)))
     if -1 in starts:
-        at = accumulate(map(len, lines), initial=offset)  # one more than lines
-        made = map(bundle_entry, lines, at)
+        made = map(bundle_entry, lines, _line_starts(lines, offset))
         return [entry for entry in made if entry]
     ids = map(
         bytes.__getitem__,
         lines,
         map(slice, map(add, starts, repeat(len(_MARKER))), map(add, starts, repeat(_ID_END))),
     )
-    at = accumulate(map(len, lines), initial=offset)  # one more: map stops at ids
-    return list(map(_BUNDLE.pack, map(unhexlify, ids), at))
+    return list(map(_BUNDLE.pack, map(unhexlify, ids), _line_starts(lines, offset)))
+
+
+def _line_starts(lines: list[bytes], offset: int) -> Iterator[int]:
+    """Where each of *lines* starts, each followed by a newline, the first at *offset*
+    (and where the next would: one more than the lines)."""
+    return map(add, accumulate(map(len, lines), initial=offset), itertools.count())
 
 
 _ID_END = len(_MARKER) + 24
