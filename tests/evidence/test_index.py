@@ -218,3 +218,84 @@ def test_buckets_write_the_bytes_of_one_sort_with_newlines_in_records(
     buckets.write_sorted(tmp_path / "x.idx")
     buckets.close()
     assert (tmp_path / "x.idx").read_bytes() == b"".join(sorted(records))
+
+
+def _entries_one_by_one(lines: list[bytes], offset: int) -> list[bytes]:
+    """``bundle_entry`` of each line, each followed by a newline in the file."""
+    made = []
+    for line in lines:
+        if entry := bundle_entry(line, offset):
+            made.append(entry)
+        offset += len(line) + 1
+    return made
+
+
+def test_a_flushs_bundle_records_made_at_once_are_those_made_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bundle_entries_of`` (the writer's flush) against ``bundle_entry`` a line: the
+    trial's own id counts (not one in an expected value), and a line naming no trial id
+    (which takes the one-by-one way) gets no record."""
+    ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(700)]
+    lines = [
+        json.dumps(
+            {
+                "observation": {"expected": {"trial_id": f"t-{'ab' * 12}"} if i % 5 == 0 else i},
+                "trial": {"trial_id": f"t-{h}"},
+            },
+            separators=(",", ":"),
+        ).encode()
+        for i, h in enumerate(ids)
+    ]
+    offset = 12_345
+    made = _index.bundle_entries_of(lines, offset)
+    assert made == _entries_one_by_one(lines, offset) and len(made) == len(lines)
+    assert made[1] == BUNDLE_ENTRY.pack(bytes.fromhex(ids[1]), offset + len(lines[0]) + 1)
+    # the trial's own id, not the one its expected value holds (found first from the
+    # start: that trial was then looked up under another's id, and not found under its own)
+    assert made[0] == BUNDLE_ENTRY.pack(bytes.fromhex(ids[0]), offset)
+    odd = [*lines[:3], b'{"no":"trial"}', *lines[3:9]]
+    assert _index.bundle_entries_of(odd, 7) == _entries_one_by_one(odd, 7)
+    assert len(_index.bundle_entries_of(odd, 7)) == 9
+    for held in (_buckets.HELD, 2 * BUNDLE_ENTRY.size):  # 2 records: buckets spilled
+        monkeypatch.setattr(_buckets, "HELD", held)
+        one, many = Buckets(BUNDLE_ENTRY.size, tmp_path), Buckets(BUNDLE_ENTRY.size, tmp_path)
+        for record in made:
+            one.add(record)
+        # flushes of 300 and 300 (every bucket looked at), then 100 (those it touched)
+        for at in range(0, len(made), 300):
+            many.add_many(made[at : at + 300])
+        many.add_many(made[:3])  # a flush of fewer than 256: the buckets it touched
+        for record in made[:3]:
+            one.add(record)
+        assert list(many.chunks()) == list(one.chunks())
+        assert [len(h) < held for h in many.held] == [True] * 256
+        one.close()
+        many.close()
+
+
+def test_the_run_writers_bundle_records_find_every_bundle_it_flushed(tmp_path: Path) -> None:
+    """Lines queued, flushed in three flushes (one empty): the records the writer made
+    give the index read from its file, and each trial's own line."""
+    from assay.evidence._rundir import RunWriter
+
+    ids = [hashlib.sha256(str(i).encode()).hexdigest()[:24] for i in range(50)]
+    lines = [
+        json.dumps({"n": "x" * (i % 13), "trial": {"trial_id": f"t-{h}"}}, separators=(",", ":"))
+        for i, h in enumerate(ids)
+    ]
+    writer = RunWriter(tmp_path / "run")
+    try:
+        for chunk in (lines[:20], [], lines[20:]):
+            for line in chunk:
+                writer.write_bundle(line.encode())
+            writer.flush()
+        bundles = tmp_path / "run" / "bundles.jsonl"
+        assert bundles.read_text() == "".join(line + "\n" for line in lines)
+        write_bundle_index(bundles, tmp_path / "made.idx", writer.bundle_entries())
+    finally:
+        writer.close()
+    write_bundle_index(bundles, tmp_path / "read.idx")
+    assert (tmp_path / "made.idx").read_bytes() == (tmp_path / "read.idx").read_bytes()
+    for h, line in zip(ids, lines, strict=True):
+        assert find_bundle_line(bundles, tmp_path / "made.idx", f"t-{h}") == line.encode()

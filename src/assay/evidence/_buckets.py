@@ -48,6 +48,17 @@ class Buckets:
         if len(held) >= HELD:
             self.spill(record[0])
 
+    def add_many(self, records: list[bytes]) -> None:
+        """``add`` each of *records* (a flush's bundle records): one Python step a
+        record, the buckets grown past ``HELD`` spilled after."""
+        held = self.held
+        for record in records:
+            held[record[0]] += record
+        touched = range(256) if len(records) > 256 else {record[0] for record in records}
+        for bucket in touched:
+            if len(held[bucket]) >= HELD:
+                self.spill(bucket)
+
     def spill(self, bucket: int) -> None:
         """Move bucket *bucket*'s held records to the scratch file."""
         if self._file is None:

@@ -25,7 +25,10 @@ import struct
 import sys
 import tempfile
 import weakref
+from binascii import unhexlify
 from collections.abc import Container, Iterable, Iterator
+from itertools import accumulate, repeat
+from operator import add
 from pathlib import Path
 
 from assay.evidence._buckets import Buckets, split_records
@@ -60,11 +63,44 @@ _MARKER = b'"trial_id":"t-'
 
 def bundle_entry(line: bytes, offset: int) -> bytes:
     """The bundle index's record of the bundle *line* at byte *offset* of its file
-    (nothing for a line that names no trial id)."""
-    at = line.find(_MARKER) + len(_MARKER)
+    (nothing for a line that names no trial id).
+
+    The id is the line's last ``"trial_id":"t-``: a canonical bundle's ``trial`` sorts
+    after everything a task's data can be in (``observation``: an expected value may
+    well hold a ``trial_id`` key), its ``trial_id`` last in it, and only ``usage`` (numbers)
+    after it. Searched from the end, the marker is met within ~60 bytes, not after
+    the whole line."""
+    at = line.rfind(_MARKER) + len(_MARKER)
     if at < len(_MARKER):
         return b""
     return _BUNDLE.pack(bytes.fromhex(line[at : at + 24].decode()), offset)
+
+
+def bundle_entries_of(lines: list[bytes], offset: int) -> list[bytes]:
+    """``bundle_entry`` of each of *lines* (each followed by a newline in the file, not
+    ending in it), the first at byte *offset*: the run writer's records of the lines it
+    flushes, made a flush at a time by C loops (``map``), not a Python call each. A line
+    naming no trial id (none of the run's) sends them all ``bundle_entry``'s way."""
+    starts = list(map(bytes.rfind, lines, repeat(_MARKER)))
+    if -1 in starts:
+        made = map(bundle_entry, lines, _line_starts(lines, offset))
+        return [entry for entry in made if entry]
+    ids = map(
+        bytes.__getitem__,
+        lines,
+        map(slice, map(add, starts, repeat(len(_MARKER))), map(add, starts, repeat(_ID_END))),
+    )
+    return list(map(_BUNDLE.pack, map(unhexlify, ids), _line_starts(lines, offset)))
+
+
+def _line_starts(lines: list[bytes], offset: int) -> Iterator[int]:
+    """Where each of *lines* starts, each followed by a newline, the first at *offset*
+    (and where the next would: one more than the lines)."""
+    return map(add, accumulate(map(len, lines), initial=offset), itertools.count())
+
+
+_ID_END = len(_MARKER) + 24
+"""Where a trial id's 24 hex digits end, from where its marker starts."""
 
 
 def _bundle_entries(bundles: Path, stop: int | None = None) -> Iterator[bytes]:

@@ -32,7 +32,7 @@ from assay.evidence._buckets import Buckets
 from assay.evidence._compactor import Compactor
 from assay.evidence._durable import THREADS, at_once, sync_path
 from assay.evidence._framed import compact_run, open_evidence
-from assay.evidence._index import BUNDLE_ENTRY, bundle_entry
+from assay.evidence._index import BUNDLE_ENTRY, bundle_entries_of
 from assay.evidence._layout import (
     ARTIFACTS,
     BUNDLES,
@@ -174,13 +174,13 @@ class RunWriter:
     def write_bundle(self, line: bytes) -> None:
         """Queue one sealed bundle line; it reaches the file at the next ``flush``."""
         if self.path is not None:
-            self._pending[BUNDLES].append(line + b"\n")
+            self._pending[BUNDLES].append(line)  # its newline added at the flush
 
     def write_score(self, record: dict[str, Any]) -> bytes:
         """Queue one score record (it reaches the file after its bundle); return its line."""
         line = canonical_json(record)
         if self.path is not None:
-            self._pending[SCORES].append(line + b"\n")
+            self._pending[SCORES].append(line)
         return line
 
     def flush(self) -> None:
@@ -195,10 +195,13 @@ class RunWriter:
         self._events.flush()
         for name in (BUNDLES, SCORES):
             handle, pending = self._files[name], self._pending[name]
-            handle.write(b"".join(pending))
-            if name == BUNDLES:
-                self._index_bundles(pending)
-            pending.clear()
+            if pending:  # the lines, each with its newline: joined, not one copy a line
+                pending.append(b"")
+                handle.write(b"\n".join(pending))
+                pending.pop()
+                if name == BUNDLES:
+                    self._index_bundles(pending)
+                pending.clear()
             handle.flush()
         self._files[PLAN].flush()
         if self._ahead is not None:
@@ -207,14 +210,11 @@ class RunWriter:
     def _index_bundles(self, lines: list[bytes]) -> None:
         """Make the bundles.idx records of *lines* as they go to the file: the seal then
         writes the index without reading the file back (a tenth of a 5,000-sample run's
-        sealing)."""
-        offset, records = self._bundles_end, self._bundle_index
+        sealing); all of a flush's lines at once (``bundle_entries_of``)."""
+        records = self._bundle_index
         assert records is not None  # made with the files
-        for line in lines:
-            if entry := bundle_entry(line, offset):
-                records.add(entry)
-            offset += len(line)
-        self._bundles_end = offset
+        records.add_many(bundle_entries_of(lines, self._bundles_end))
+        self._bundles_end += sum(map(len, lines)) + len(lines)  # and their newlines
 
     def bundle_entries(self) -> tuple[int, Buckets] | None:
         """Where the bundle lines this writer wrote start, and their bundles.idx records
