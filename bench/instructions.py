@@ -7,7 +7,8 @@ a figure the load of a shared machine does not move, unlike CPU time.
 Each variant's ``assay.eval`` of ``bench/tasks/assay_overhead.py`` runs under valgrind's
 callgrind at the two sizes; ``(Ir(large) - Ir(small)) / (large - small)`` is the trial's
 count, start-up and the run's fixed costs cancelled. What would make two runs of the same
-code differ is taken out: flushes timed by the wall clock (patch ``no-timed-flush``),
+code differ is taken out: flushes and report look-aheads timed by the wall clock
+(patch ``no-timed-flush``),
 string hashing (``PYTHONHASHSEED=0``), and the report template's compiled cache, which
 is kept per source path (a run of a few trials first fills it). Two counts of the same
 code then differ by at most about 0.02 % (bench/README.md, "Fourth pass").
