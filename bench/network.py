@@ -213,7 +213,7 @@ def measure(
                         for _ in range(runs)
                     ]
                     a = _median([{**f, "nosocket_cpu_ms": ms} for f, ms in done])
-                if has_inspect:
+                if has_inspect and inspect_samples > 0:  # 0: assay alone (A/B pairs)
                     i = _median(
                         [_inspect_once(server, c, inspect_samples, folder) for _ in range(runs)]
                     )
