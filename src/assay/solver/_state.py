@@ -341,7 +341,7 @@ def answer_in_json(state: TaskState) -> str | None:
     an int epoch, a str model name, no tools (whose ``tool_choice`` may be a struct):
     the fields it could refuse; messages and output are the structs it decodes).
     ``None`` otherwise: the judge then decodes the bytes, as
-    re-scoring from the evidence does (``tests/solver/test_answer_in_json.py``)."""
+    re-scoring from the evidence does (``tests/pipeline/test_lean_handed_answer.py``)."""
     content = state.output.message.content
     if type(content) is not str or type(state.input) is not str or state.tools:
         return None
