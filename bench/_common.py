@@ -78,6 +78,24 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def source_variants(texts: list[str]) -> list[tuple[str, Path]]:
+    """``--variant NAME=SRC`` values as ``(name, src folder)`` pairs."""
+    return [(name, Path(src)) for name, _, src in (text.partition("=") for text in texts)]
+
+
+def child_figures(argv: list[str], env: dict[str, str], out: Path) -> dict[str, Any]:
+    """Run the child *argv*, remove the run folder *out* it wrote, return the figures
+    it printed as its last line (JSON)."""
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    remove(out)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"child {env['PYTHONPATH']} failed ({done.returncode}): {done.stderr[-2000:]}"
+        )
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
 def settle() -> None:
     """Flush dirty pages (and the discards of deleted runs) before the next measurement.
 

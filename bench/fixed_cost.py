@@ -17,13 +17,13 @@ wall, the same CPU); the medians are printed at the end with the load average. T
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _common import child_figures, source_variants
 
 BENCH = Path(__file__).resolve().parent
 TASK = f"{BENCH / 'tasks' / 'assay_overhead.py'}@overhead"
@@ -81,26 +81,13 @@ def once(src: Path, samples: int, base: Path) -> dict[str, float]:
     return child_figures([sys.executable, "-c", CHILD, str(samples), str(out), TASK], env, out)
 
 
-def child_figures(argv: list[str], env: dict[str, str], out: Path) -> dict[str, float]:
-    """Run the child *argv*, remove the run folder *out* it wrote, return the figures
-    it printed as its last line (JSON)."""
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    if done.returncode != 0:
-        raise SystemExit(
-            f"child {env['PYTHONPATH']} failed ({done.returncode}): {done.stderr[-2000:]}"
-        )
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", action="append", required=True, help="NAME=SRC")
     parser.add_argument("--samples", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    variants = [(name, Path(src)) for name, _, src in (v.partition("=") for v in args.variant)]
+    variants = source_variants(args.variant)
     results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
     print(f"load average at the start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="assay-fixed-") as base:

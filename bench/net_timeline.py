@@ -32,8 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import inspect_env
-from fixed_cost import child_figures
+from _common import child_figures, inspect_env, source_variants
 from network import Server
 
 BENCH = Path(__file__).resolve().parent
@@ -200,7 +199,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", choices=("", "start", "end", "after"), default="")
     args = parser.parse_args()
-    variants = [(name, Path(src)) for name, _, src in (v.partition("=") for v in args.variant)]
+    variants = source_variants(args.variant)
     conns = [int(c) for c in args.connections.split(",")]
     results: dict[tuple[str, int], list[dict[str, float]]] = {}
     print(f"load average at the start: {os.getloadavg()[0]:.2f}", flush=True)

@@ -19,10 +19,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _common import child_figures, source_variants
 
 BENCH = Path(__file__).resolve().parent
 TASK = f"{BENCH / 'tasks' / 'assay_overhead.py'}@overhead"
@@ -129,12 +130,7 @@ def once(src: Path, samples: int, base: Path) -> dict[str, list[float]]:
     out = base / "log"
     env = {**os.environ, "PYTHONPATH": str(src.resolve())}
     argv = [sys.executable, "-c", CHILD, str(samples), str(out), TASK, json.dumps(PHASES)]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    if done.returncode != 0:
-        raise SystemExit(f"child {src} failed ({done.returncode}): {done.stderr[-2000:]}")
-    figures: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    return child_figures(argv, env, out)
 
 
 def main() -> None:
@@ -143,7 +139,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    variants = [(name, Path(src)) for name, _, src in (v.partition("=") for v in args.variant)]
+    variants = source_variants(args.variant)
     rows: dict[str, list[dict[str, list[float]]]] = {name: [] for name, _ in variants}
     print(f"load average at the start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="assay-edges-") as base:
