@@ -67,7 +67,14 @@ def main() -> None:
                 )
     finally:
         remove(base)
-    print(f"\nN = {args.samples:,}, {args.rounds} rounds, medians:")
+    print_medians(results, args.samples, args.rounds)
+
+
+def print_medians(
+    results: dict[str, list[tuple[float, float, float]]], samples: int, rounds: int
+) -> None:
+    """Each variant's median CPU µs a trial, samples/s and peak RSS over its rounds."""
+    print(f"\nN = {samples:,}, {rounds} rounds, medians:")
     for name, runs in results.items():
         cpu, rate, rss = (statistics.median(r[i] for r in runs) for i in range(3))
         print(f"  {name}: {cpu:.1f} µs CPU/trial, {rate:,.0f} samples/s, peak RSS {rss:.1f} MB")

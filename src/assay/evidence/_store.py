@@ -80,7 +80,7 @@ class ArtifactStore:
         self._suffix = f".{os.getpid()}.tmp"
         self._error: OSError | None = None
         self._queue: queue.Queue[tuple[str, bytes] | None] | None = None
-        self._thread: threading.Thread | None = None
+        self._drainer: threading.Thread | None = None
         self._pack: IO[bytes] | None = None
         self._pack_name = ""
         self._pack_size = 0
@@ -95,10 +95,10 @@ class ArtifactStore:
         self._keep_open = keep_open
         if write and background:
             self._queue = queue.Queue(maxsize=4096)
-            self._thread = threading.Thread(
+            self._drainer = threading.Thread(
                 target=self._drain_forever, name="assay-artifacts", daemon=True
             )
-            self._thread.start()
+            self._drainer.start()
 
     def path(self, sha256: str) -> Path:
         """Where the artifact would live as a loose file."""
@@ -280,9 +280,9 @@ class ArtifactStore:
         if self._entries is not None:
             self._entries.close()
             self._entries = None
-        if self._queue is not None and self._thread is not None:
+        if self._queue is not None and self._drainer is not None:
             self._queue.put(None)
-            self._thread.join()
+            self._drainer.join()
             self._queue = None
         self._raise_failure()
 
