@@ -5,7 +5,7 @@ the table and checks that each key has both languages and the same placeholders.
 Each entry is ``key: (english_message, english_hint, chinese_message, chinese_hint)``.
 The table is kept in files by subject (``_config``, ``_models``, ``_evidence``,
 ``_output``, ``_reports``, ``_tools``, ``_sandbox``, ``_agent``, ``_sign``,
-``_cluster``) and joined here; a key may be defined once only.
+``_cluster``, ``_targets``) and joined here; a key may be defined once only.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from assay._messages import (
     _reports,
     _sandbox,
     _sign,
+    _targets,
     _tools,
 )
 
@@ -47,6 +48,7 @@ MESSAGES = _join(
     _agent.MESSAGES,
     _sign.MESSAGES,
     _cluster.MESSAGES,
+    _targets.MESSAGES,
 )
 
 LANGUAGES = ("en", "zh")

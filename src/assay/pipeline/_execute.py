@@ -31,6 +31,9 @@ from assay.run import execute, first_error, run_until_signalled
 from assay.run._gc import collector_tuned
 from assay.spec import LoadedSpec
 
+_NAMES_THE_RUN = ("run.cluster_lost", "run.program_crash_loop")
+"""Errors whose hint is the command that finishes the run: its folder is filled in here."""
+
 
 async def execute_run(prepared: Prepared, options: RunOptions, *, resume: bool) -> RunOutcome:
     """Run (or finish) *prepared* end to end and write its evidence and reports; every
@@ -113,7 +116,7 @@ async def _execute_run(
     except Interrupted:
         raise
     except RunError as exc:
-        if exc.key == "run.cluster_lost":  # the one command that finishes it names the run
+        if exc.key in _NAMES_THE_RUN:  # the one command that finishes it names the run
             exc.params["path"] = str(run.writer.path)
         if exc.key == STORAGE or run.concluding:  # the reports cannot be (re)made
             with contextlib.suppress(OSError, RunError):

@@ -77,10 +77,11 @@ async def targets_on(prepared: Prepared, cluster: str | None) -> AsyncIterator[P
 def prepare_spec(loaded: LoadedSpec) -> Prepared:
     """Build the targets and scorers a YAML spec describes."""
     spec = loaded.spec
+    attempts = spec.retry.max_attempts
     return Prepared(
         spec=spec,
         dataset=loaded.dataset,
-        targets={t.id: build_target(t, loaded.root) for t in spec.targets},
+        targets={t.id: build_target(t, loaded.root, attempts) for t in spec.targets},
         scorers={s.id: build_scorer(s) for s in spec.scorers},
         source=loaded.source,
     )

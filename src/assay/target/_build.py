@@ -11,10 +11,12 @@ if TYPE_CHECKING:
     from assay.target._base import Target
 
 
-def build_target(spec: TargetSpec, root: Path) -> Target:
-    """Make the target a spec describes; *root* is the spec's folder. Each kind's module
-    is imported here, for its kind only: a Python task's run (its target is the solver)
-    never loads the programs' machinery (subprocesses, a sandbox, reaping)."""
+def build_target(spec: TargetSpec, root: Path, attempts: int = 3) -> Target:
+    """Make the target a spec describes; *root* is the spec's folder, *attempts* the
+    ``retry.max_attempts`` its trials get (a long-lived program's crash-loop limit allows
+    for them). Each kind's module is imported here, for its kind only: a Python task's
+    run (its target is the solver) never loads the programs' machinery (subprocesses, a
+    sandbox, reaping)."""
     if spec.kind == "callable":
         from assay.target._callable import CallableTarget
 
@@ -26,7 +28,7 @@ def build_target(spec: TargetSpec, root: Path) -> Target:
     if spec.protocol == "jsonl":
         from assay.target._persistent import PersistentTarget
 
-        return PersistentTarget(spec, root)
+        return PersistentTarget(spec, root, attempts)
     from assay.target._subprocess import SubprocessTarget
 
     return SubprocessTarget(spec, root)

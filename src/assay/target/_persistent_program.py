@@ -144,6 +144,22 @@ class Program:
         except RuntimeError:
             return False
 
+    def answered(self) -> bool:
+        """Whether the process has answered a call (an ``error`` answer included): the
+        latest answer's time is set by every answer, and only by one."""
+        return self.last_answer != 0.0
+
+    async def retire(self) -> InfrastructureError:
+        """Clean up this process, found unusable by a new call, and return why it ended:
+        its first failure, or how it ended (its exit code, the end of its stderr) when the
+        calls that saw it end have not said yet (they may still be waiting for its exit)."""
+        if self.failure is None and self.ended:
+            await self.fail(await self._end_failure())
+        else:
+            await self.fail(InfrastructureError("crashed", "the program exited"))
+        assert self.failure is not None
+        return self.failure
+
     # -- one call ---------------------------------------------------------------------
 
     async def ask(self, request_id: int, line: bytes) -> TargetOutcome:
