@@ -265,16 +265,7 @@ def test_workers_running_other_assay_code_are_refused_before_the_run(tmp_path: P
     fail every pickled call with Dask's own deserialization error, an internal error
     after the run folder was made; the driver compares the code first: one line naming
     the worker, exit 2, nothing written. The scheduler, from this assay, passes."""
-    import shutil
-
-    import assay
-
-    other = tmp_path / "other"
-    shutil.copytree(
-        Path(assay.__file__).parent, other / "assay", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    with open(other / "assay" / "errors.py", "a") as handle:
-        handle.write("# a later edit\n")
+    other = other_assay(tmp_path / "other")
     spec = unique_callable_spec(
         tmp_path / "spec", SLOW, samples=[{"id": "s", "input": 1, "expected": "1"}]
     )
@@ -286,3 +277,18 @@ def test_workers_running_other_assay_code_are_refused_before_the_run(tmp_path: P
     assert line.startswith("assay: --cluster: worker tcp://127.0.0.1:"), line
     assert "runs other assay code" in line and "restart them after updating it" in line, line
     assert not (tmp_path / "run").exists()
+
+
+def other_assay(folder: Path) -> Path:
+    """A copy of this assay with one comment more in *folder* (a ``PYTHONPATH`` entry):
+    another assay's code, as a worker started before an update runs."""
+    import shutil
+
+    import assay
+
+    shutil.copytree(
+        Path(assay.__file__).parent, folder / "assay", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with open(folder / "assay" / "errors.py", "a") as handle:
+        handle.write("# a later edit\n")
+    return folder

@@ -31,4 +31,16 @@ MESSAGES: dict[str, tuple[str, str, str, str]] = {
         "与位于 {address} 的 Dask 集群失去联系：{reason}；运行已中断，已完成的试验保存在 {path}",
         "调度器和工作进程恢复后，可用以下命令完成运行：assay resume {path} --cluster {address}",
     ),
+    "run.cluster_other_code": (
+        "worker {worker} of the Dask cluster at {address} runs other assay code ({theirs}) "
+        "than this driver ({mine}): it joined after the run started, and its answers are not "
+        "taken; the run is interrupted, finished trials are kept in {path}",
+        "stop that worker or restart it from the same assay as the driver, then finish the "
+        "run with: assay resume {path} --cluster {address}",
+        "位于 {address} 的 Dask 集群的工作进程 {worker} 运行的 assay 代码（{theirs}）"
+        "与本驱动进程的（{mine}）不同：它在运行开始后才加入，其答案不予采用；"
+        "运行已中断，已完成的试验保存在 {path}",
+        "请停止该工作进程，或用与驱动进程相同的 assay 重启它，然后用以下命令完成运行："
+        "assay resume {path} --cluster {address}",
+    ),
 }

@@ -54,6 +54,9 @@ from assay.run import first_error
 from assay.run._gc import collector_tuned
 from assay.task import Task, load_tasks
 
+_CLUSTER_ENDS = ("run.cluster_lost", "run.cluster_other_code")
+"""A stopped run's errors that every other unit of the eval would meet too."""
+
 
 class TaskSource(Protocol):
     """Supplies more tasks while an eval runs; the eval ends when it returns none."""
@@ -272,7 +275,7 @@ async def _run_unit(
     except (Interrupted, ClusterRefused, ClusterUnreachable):  # the eval stops (exit 2, 5)
         raise
     except RunStopped as exc:  # stopped, but judged and reported: its gate says ``stopped``
-        if exc.key == "run.cluster_lost":  # every unit would be: the eval stops (exit 5)
+        if exc.key in _CLUSTER_ENDS:  # every unit would be: the eval stops (exit 5)
             raise  # with the one line naming ``assay resume RUN --cluster ADDRESS``
         return outcome_result(name, model.name, exc.outcome, exc.one_line())
     except AssayError as exc:  # before its run (no folder yet), the error's own exit code

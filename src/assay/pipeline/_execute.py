@@ -31,7 +31,7 @@ from assay.run import execute, first_error, run_until_signalled
 from assay.run._gc import collector_tuned
 from assay.spec import LoadedSpec
 
-_NAMES_THE_RUN = ("run.cluster_lost", "run.program_crash_loop")
+_NAMES_THE_RUN = ("run.cluster_lost", "run.cluster_other_code", "run.program_crash_loop")
 """Errors whose hint is the command that finishes the run: its folder is filled in here."""
 
 

@@ -31,6 +31,7 @@ import anyio.lowlevel
 import msgspec
 
 from assay.errors import RunError
+from assay.run._cluster_code import code_digest
 from assay.run._cluster_worker import Call, Chunk, Maker, Reply, call_chunk, call_key, collect
 from assay.run._groups import first_error
 
@@ -42,11 +43,21 @@ _T = TypeVar("_T")
 
 
 class ClusterLost(RunError):
-    """The scheduler, or every worker, has been gone for ``LOST_AFTER`` seconds: the run
-    stops, sealed ``interrupted``; the pipeline adds the run's folder to the message."""
+    """The scheduler, or every worker, has been gone for ``LOST_AFTER`` seconds (or a
+    worker that joined runs other code: *key* ``run.cluster_other_code``): the run stops,
+    sealed ``interrupted``; the pipeline adds the run's folder to the message."""
 
-    def __init__(self, address: str, reason: str) -> None:
-        super().__init__("run.cluster_lost", address=address, reason=reason, path="RUN")
+    def __init__(
+        self, address: str, reason: str, key: str = "run.cluster_lost", **more: object
+    ) -> None:
+        super().__init__(key, address=address, reason=reason, path="RUN", **more)
+
+    def again(self) -> ClusterLost:
+        """The same error for another call of the lost chunk (one object raised once)."""
+        params = dict(self.params)
+        address, reason = str(params.pop("address")), str(params.pop("reason"))
+        params.pop("path", None)
+        return ClusterLost(address, reason, self.key, **params)
 
 
 def call_chunks(
@@ -112,6 +123,7 @@ class Chunks:
         self._members: set[str] | None = None  # the workers' addresses, once asked
         self._members_at = float("-inf")
         self._id = uuid.uuid4().hex  # names this run's calls left running on a worker
+        self._code = code_digest()  # every chunk's worker must run the same (_other_code)
 
     async def send(self, call: Call) -> Reply:
         mine = _Waiting(msgspec.structs.replace(call, run=self._id))
@@ -131,7 +143,7 @@ class Chunks:
             await self._run(chunk)
         await mine.done.wait()
         if mine.lost is not None:  # the run stops; an infrastructure failure would block it
-            raise ClusterLost(str(mine.lost.params["address"]), str(mine.lost.params["reason"]))
+            raise mine.lost.again()
         if mine.reply is None:  # a straggler, still running on mine.worker
             mine.reply = await self._collected(mine)
         return mine.reply
@@ -222,7 +234,23 @@ class Chunks:
             ),
             failed,
         )
+        if chunk.worker and chunk.code != self._code:
+            raise self._other_code(chunk)
         return chunk.worker or None, chunk.replies
+
+    def _other_code(self, chunk: Chunk) -> ClusterLost:
+        """The run's end when *chunk* came from a worker running other assay code than
+        this driver: one that joined after the run's start was checked (``check_same_code``
+        checks those there then). Its replies are not taken: evidence made by other code
+        is not this run's."""
+        return ClusterLost(
+            self._address,
+            f"worker {chunk.worker} runs other assay code",
+            "run.cluster_other_code",
+            worker=chunk.worker,
+            theirs=chunk.code or "unknown",
+            mine=self._code,
+        )
 
     async def _awaited(
         self, future: Any, failed: Callable[[str], _T], worker: str | None = None

@@ -32,6 +32,7 @@ from anyio.from_thread import BlockingPortal
 from assay._event_loop import backend_options
 from assay.dataset import Sample
 from assay.evidence import DetachedRecorder
+from assay.run._cluster_code import code_digest
 from assay.spec import TargetSpec
 from assay.target import InfrastructureError, Target, TargetOutcome, build_target
 
@@ -62,10 +63,13 @@ class Reply(msgspec.Struct):
 
 class Chunk(msgspec.Struct):
     """What ``call_chunk`` returns: the worker it ran on, and each call's reply, or
-    ``None`` for a call still running there (``collect`` fetches it by its key)."""
+    ``None`` for a call still running there (``collect`` fetches it by its key); and the
+    worker's ``code_digest``, which the driver checks on every chunk (a worker may join
+    after the run's start)."""
 
     worker: str
     replies: list[Reply | None]
+    code: str = ""
 
 
 STRAGGLER_FACTOR = 3.0
@@ -125,7 +129,8 @@ def call_chunk(target: bytes, root: str, calls: list[Call], make: Maker | None =
     from distributed import get_worker
 
     address = get_worker().address
-    return Chunk(address, _event_loop().call(_call_all, target, root, calls, make or TargetCaller))
+    replies = _event_loop().call(_call_all, target, root, calls, make or TargetCaller)
+    return Chunk(address, replies, code_digest())
 
 
 def prepare(target: bytes, root: str, make: Maker) -> str | None:
