@@ -357,26 +357,27 @@ def _search(index: Path, layout: struct.Struct, key: bytes) -> tuple[int, ...] |
         if index.stat().st_size == 0:
             return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            count = len(data) // layout.size
-            keys = _Keys(data, layout, count)
-            at = bisect.bisect_left(keys, key)
-            if at < count and keys[at] == key:
+            at = find_key(data, layout, key)
+            if at is not None:
                 fields = layout.unpack_from(data, at * layout.size)
                 return tuple(fields[1:])
     return None
 
 
-class _Keys:
-    """The sorted keys of an index, as a sequence bisect can search in place."""
-
-    def __init__(self, data: mmap.mmap, layout: struct.Struct, count: int) -> None:
-        self.data, self.layout, self.count = data, layout, count
-        self.width = layout.size
-        self.key_size = int(layout.format[1:].split("s")[0])
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __getitem__(self, position: int) -> bytes:
-        start = position * self.width
-        return bytes(self.data[start : start + self.key_size])
+def find_key(data: mmap.mmap, layout: struct.Struct, key: bytes) -> int | None:
+    """The position of *key*'s record in *data*, sorted records of *layout* that start
+    with their key (``_PACK``, ``_BUNDLE``); None if there is none. A bisection over
+    slices, not ``bisect`` over a sequence-like view of them: the same steps, and in a
+    compiled build of this module the view would be a native class, not a sequence."""
+    width, size = layout.size, int(layout.format[1:].split("s")[0])
+    low, high = 0, len(data) // width
+    count = high
+    while low < high:
+        middle = (low + high) // 2
+        start = middle * width
+        if data[start : start + size] < key:
+            low = middle + 1
+        else:
+            high = middle
+    start = low * width
+    return low if low < count and data[start : start + size] == key else None
