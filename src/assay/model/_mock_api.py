@@ -29,7 +29,7 @@ class MockAPI:
         self,
         name: str,
         config: GenerateConfig,
-        default_output: str = DEFAULT_OUTPUT,
+        default_output: Any = DEFAULT_OUTPUT,  # ``-M`` values are YAML: maybe not text
         outputs: Callable[[list[ChatMessage]], Any] | Iterable[Any] | None = None,
     ) -> None:
         self.name = name if "/" in name else f"mock/{name}"
