@@ -35,7 +35,14 @@ SRC = BENCH.parent / "src"
 # setter on a msgspec Struct), evidence/_usage.py (``msgspec.convert`` into it),
 # model/_budget.py and target/_solver.py (exception matching), report/_model.py (a
 # ``msgspec.field`` default on a native class), pipeline/_run.py, plan/_plan.py and
-# dataset/* (a solver chain of lists: not traced).
+# dataset/* (a solver chain of lists: not traced). Left out so that the suite
+# (tests/pipeline, run, evidence, model, score) passes on the compiled copy too:
+# pipeline/_judge.py (tests/pipeline/test_lean_answer.py spies on ``_lean.answer_judging``,
+# which a compiled ``_lean`` calls directly when ``_judge`` is compiled too; 1.5 µs a
+# trial). Kept apart from the compiled modules for the same reason (README, "later the
+# same session"): model/_mock.py (the registered factories), evidence/_pack_finder.py,
+# score/_estimates.py, run/_pace.py. evidence/_detached.py is compiled because its
+# classes subclass compiled ones.
 MODULES = (
     "evidence/_log",
     "evidence/_store",
@@ -43,14 +50,14 @@ MODULES = (
     "evidence/_bundle",
     "evidence/_rundir",
     "evidence/_index",
+    "evidence/_detached",
     "run/_trial",
     "run/_executor",
     "pipeline/_lean",
     "pipeline/_bundle_of",
-    "pipeline/_judge",
     "pipeline/_task_metrics",
     "model/_model",
-    "model/_mock",
+    "model/_mock_api",
     "model/_gate",
     "score/_adapter",
     "score/_match",

@@ -29,7 +29,7 @@ CONFIG = GenerateConfig(temperature=0)
 def model(name: str = "x", base_url: str | None = None) -> Model:
     api = MockAPI(name, CONFIG)
     if base_url is not None:
-        api.base_url = base_url  # type: ignore[attr-defined]
+        api.base_url = base_url
     return Model(f"mock/{name}", api)
 
 
@@ -62,7 +62,8 @@ def test_models_and_base_urls_get_their_own_entries(tmp_path: Path) -> None:
     a, b = model("a"), model("b")
     here, there = model("a", "http://127.0.0.1:1/v1"), model("a", "http://127.0.0.1:2/v1")
     keys = [
-        stored(cache, m, m.name + str(getattr(m.api, "base_url", ""))) for m in (a, b, here, there)
+        stored(cache, m, m.name + (getattr(m.api, "base_url", None) or ""))
+        for m in (a, b, here, there)
     ]
     assert len(set(keys)) == 4
     answers = [cache.get(k) for k in keys]

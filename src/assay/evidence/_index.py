@@ -16,15 +16,12 @@ checked against its own digest when read.
 
 from __future__ import annotations
 
-import array
 import bisect
 import itertools
 import mmap
 import os
 import struct
-import sys
 import tempfile
-import weakref
 from binascii import unhexlify
 from collections.abc import Container, Iterable, Iterator
 from itertools import accumulate, repeat
@@ -187,69 +184,6 @@ def index_chunks(pack: Path) -> Iterator[bytes]:
     yield b"".join(_pack_entries(pack))
 
 
-class PackFinder:
-    """Many lookups in one pack's ``.idx`` (re-scoring a whole run): the first four
-    bytes of every digest held as one array (4 bytes a record, where a dict of every
-    record held ~250), bisected in C; the few records sharing a prefix are read with
-    ``pread``. The index stays on disk and nothing of it is mapped, so memory is flat.
-    ``open`` returns ``None`` when *pack* has no index this code wrote."""
-
-    def __init__(self, fd: int, prefixes: array.array[int]) -> None:
-        self._fd, self._prefixes = fd, prefixes
-        self._closed = weakref.finalize(self, os.close, fd)  # a store never closed too
-
-    @classmethod
-    def open(cls, pack: Path) -> PackFinder | None:
-        try:
-            fd = os.open(pack_index(pack), os.O_RDONLY)
-        except FileNotFoundError:
-            return None
-        try:
-            size = os.fstat(fd).st_size
-            if size % _PACK.size:
-                os.close(fd)
-                return None  # not an index this code wrote: scan the pack instead
-            return cls(fd, _prefixes(fd, size))
-        except BaseException:
-            os.close(fd)
-            raise
-
-    def find(self, sha256: str) -> tuple[int, int] | None:
-        """``(offset, size)`` of *sha256*'s payload (the first record of that digest)."""
-        key = bytes.fromhex(sha256)
-        prefix = int.from_bytes(key[:4], "big")
-        prefixes = self._prefixes
-        at = bisect.bisect_left(prefixes, prefix)
-        while at < len(prefixes) and prefixes[at] == prefix:
-            sha, offset, size = _PACK.unpack(os.pread(self._fd, _PACK.size, at * _PACK.size))
-            if sha == key:
-                return offset, size
-            at += 1
-        return None
-
-    def close(self) -> None:
-        self._closed()
-
-
-def _prefixes(fd: int, size: int) -> array.array[int]:
-    """The big-endian first four bytes of each record of the index open as *fd*, as
-    unsigned ints, read a few thousand records at a time (slices in C, no loop)."""
-    width = _PACK.size
-    prefixes = array.array("I")
-    step = width * 16_384
-    for start in range(0, size, step):
-        chunk = os.pread(fd, min(step, size - start), start)
-        count = len(chunk) // width
-        heads = bytearray(4 * count)
-        for byte in range(4):  # the key's bytes 0..3, in machine order below
-            heads[byte::4] = chunk[byte::width]
-        part = array.array("I", bytes(heads))
-        if sys.byteorder == "little":
-            part.byteswap()
-        prefixes.extend(part)
-    return prefixes
-
-
 def _pack_entries(pack: Path) -> Iterator[bytes]:
     """A pack's index records read from its headers, a few thousand at a time."""
     chunk = bytearray()
@@ -357,26 +291,27 @@ def _search(index: Path, layout: struct.Struct, key: bytes) -> tuple[int, ...] |
         if index.stat().st_size == 0:
             return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            count = len(data) // layout.size
-            keys = _Keys(data, layout, count)
-            at = bisect.bisect_left(keys, key)
-            if at < count and keys[at] == key:
+            at = find_key(data, layout, key)
+            if at is not None:
                 fields = layout.unpack_from(data, at * layout.size)
                 return tuple(fields[1:])
     return None
 
 
-class _Keys:
-    """The sorted keys of an index, as a sequence bisect can search in place."""
-
-    def __init__(self, data: mmap.mmap, layout: struct.Struct, count: int) -> None:
-        self.data, self.layout, self.count = data, layout, count
-        self.width = layout.size
-        self.key_size = int(layout.format[1:].split("s")[0])
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __getitem__(self, position: int) -> bytes:
-        start = position * self.width
-        return bytes(self.data[start : start + self.key_size])
+def find_key(data: mmap.mmap, layout: struct.Struct, key: bytes) -> int | None:
+    """The position of *key*'s record in *data*, sorted records of *layout* that start
+    with their key (``_PACK``, ``_BUNDLE``); None if there is none. A bisection over
+    slices, not ``bisect`` over a sequence-like view of them: the same steps, and in a
+    compiled build of this module the view would be a native class, not a sequence."""
+    width, size = layout.size, int(layout.format[1:].split("s")[0])
+    low, high = 0, len(data) // width
+    count = high
+    while low < high:
+        middle = (low + high) // 2
+        start = middle * width
+        if data[start : start + size] < key:
+            low = middle + 1
+        else:
+            high = middle
+    start = low * width
+    return low if low < count and data[start : start + size] == key else None

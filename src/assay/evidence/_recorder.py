@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, ClassVar
 
 from assay._digest import fast_json, loads
 from assay._scope import Scope
@@ -42,7 +42,7 @@ class TrialRecorder:
     """Numbers one trial's events, logs them in batches and remembers the batches'
     hashes (each with its last event's number) for the bundle."""
 
-    batch_limit = BATCH_EVENTS  # 0: one line an event, the format before batches (tests)
+    batch_limit: ClassVar[int] = BATCH_EVENTS  # 0: one line an event, the old format (tests)
 
     __slots__ = (
         "_batch",

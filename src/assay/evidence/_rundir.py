@@ -86,7 +86,7 @@ class RunWriter:
         if path is None:
             self.store = ArtifactStore(Path("."), write=False)
         else:
-            self._open(path, resuming=resume)
+            self.resume_point = self._open(path, resuming=resume)
             if self.resume_point is not None:
                 head, count = self.resume_point.head, self.resume_point.count
             if not resume:
@@ -96,7 +96,10 @@ class RunWriter:
             self.store = ArtifactStore(path / ARTIFACTS, background=True)
         self.log = EventLog(sinks, head, count)
 
-    def _open(self, path: Path, *, resuming: bool) -> None:
+    def _open(self, path: Path, *, resuming: bool) -> ResumePoint | None:
+        """Lock and open *path*'s files; where a resumed run goes on (returned, not set
+        here: a compiled build trusts mypy's narrowing of the attribute to None)."""
+        point: ResumePoint | None = None
         try:
             path.mkdir(parents=True, exist_ok=True)
             self._lock = open(path / LOCK, "ab")  # noqa: SIM115 - held for the run
@@ -108,7 +111,7 @@ class RunWriter:
                 # and a resume that lost a race must see the run the winner completed.
                 if b'"status":"complete"' in (path / MANIFEST).read_bytes():
                     raise RunError("run.complete", path=str(path))
-                self.resume_point = find_resume_point(path)
+                point = find_resume_point(path)
             for name in (BUNDLES, SCORES):
                 mode = "ab" if resuming else "wb"  # no manifest: nothing here is a run
                 self._files[name] = open(path / name, mode, buffering=1 << 16)  # noqa: SIM115
@@ -118,6 +121,7 @@ class RunWriter:
             # The plan is derived from the spec: a resumed run simply writes it again, under
             # a temporary name until ``plan_written`` renames it over the old one.
             self._files[PLAN] = open(_temp_name(path / PLAN), "wb", buffering=1 << 16)  # noqa: SIM115
+            return point
         except BlockingIOError:
             self._release()
             raise RunError("run.locked", path=str(path)) from None

@@ -23,7 +23,6 @@ from assay.evidence._buckets import HELD, Buckets
 from assay.evidence._framed import open_evidence
 from assay.evidence._index import (
     PACK_ENTRY,
-    PackFinder,
     entries_wanted,
     find_in_pack_index,
     index_chunks,
@@ -37,6 +36,7 @@ from assay.evidence._pack import (
     pack_names,
     scan_headers,
 )
+from assay.evidence._pack_finder import PackFinder
 from assay.evidence._pack_format import MAGIC
 
 _sha256 = hashlib.sha256
@@ -320,7 +320,8 @@ class ArtifactStore:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view) :]
+                written = os.write(fd, view)  # not in the slice: mypyc evaluates that twice
+                view = view[written:]
         finally:
             os.close(fd)
         os.replace(temp, final)

@@ -160,7 +160,9 @@ class TaskMetricsBuilder:
                             meta = self.metadata_of if _may_read_metadata(compute) else None
                             label = name if key is None else f"{key}/{name}"
                             label = label if reducer == "mean" else f"{reducer}/{label}"
-                            out[label] = compute(_Scores(values, scored, sample_ids, meta))
+                            # object, not Metric's float: a grouped metric gives a dict
+                            measure: Callable[[_Scores], object] = compute
+                            out[label] = measure(_Scores(values, scored, sample_ids, meta))
         return result
 
     def _measured(

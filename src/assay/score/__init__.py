@@ -11,11 +11,12 @@ from assay._import_path import lazy_exports as _lazy_exports
 from assay.score._adapter import ObservationScorer, from_python_scorer
 from assay.score._bootstrap import MeanEstimate, bootstrap_mean, bootstrap_means, seed_of
 from assay.score._choice import choice
+from assay.score._estimates import MetricEstimate, Metrics, TargetCounts
 from assay.score._f1 import f1
 from assay.score._grouped import GroupedMetric, grouped
 from assay.score._match import exact, includes, match
 from assay.score._metric import Metric, SampleScore, accuracy, mean, metric, metric_label
-from assay.score._metrics import MetricEstimate, Metrics, MetricsBuilder, TargetCounts
+from assay.score._metrics import MetricsBuilder
 from assay.score._pattern import pattern
 from assay.score._records import AnyScorer, score_id, score_observation, score_record
 from assay.score._reducers import (

@@ -18,7 +18,7 @@ from pathlib import Path
 from assay.errors import EvidenceError
 from assay.evidence import ARTIFACTS, ArtifactStore, pack_names
 from assay.evidence._framed import open_evidence, read_evidence
-from assay.evidence._index import _PACK, _Keys, pack_index
+from assay.evidence._index import _PACK, find_key, pack_index
 from assay.evidence._plain import open_plain
 from assay.evidence._shards import trial_files
 
@@ -62,10 +62,8 @@ class ArtifactReader:
             if index is None:
                 unindexed = True
                 continue
-            count = len(index) // _PACK.size
-            keys = _Keys(index, _PACK, count)
-            at = _bisect(keys, key)
-            if at < count and keys[at] == key:
+            at = find_key(index, _PACK, key)
+            if at is not None:
                 _, offset, size = _PACK.unpack_from(index, at * _PACK.size)
                 with open_evidence(self.root / name) as handle:
                     handle.seek(offset)
@@ -86,12 +84,6 @@ def read_artifact(run: Path, sha256: str) -> bytes:
         with contextlib.suppress(EvidenceError):
             return ArtifactReader(folder).read(sha256)
     return ArtifactReader(last).read(sha256)
-
-
-def _bisect(keys: _Keys, key: bytes) -> int:
-    import bisect
-
-    return bisect.bisect_left(keys, key)
 
 
 def _mapped(index: Path) -> mmap.mmap | None:
