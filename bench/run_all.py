@@ -58,13 +58,23 @@ def describe() -> str:
         ).stdout.strip()
     except OSError:
         head, dirty = "?", ""
-    src = f"{head}{' + uncommitted src changes' if dirty else ''}"
+    src = f"{head}{' + uncommitted src changes' if dirty else ''}, {build()}"
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     return (
         f"assay src {src}; Python {platform.python_version()}; {os.cpu_count()} CPUs, "
         f"load {load}; {platform.system()} {platform.release()}; "
         f"{time.strftime('%Y-%m-%d %H:%M')}"
     )
+
+
+def build() -> str:
+    """Which build of assay the workloads import (``PYTHONPATH`` chooses): the compiled
+    one (``scripts/compiled.py``: put its folder first on ``PYTHONPATH``) or pure Python."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("assay.evidence._log")
+    origin = spec.origin if spec is not None else None
+    return "compiled build" if origin and origin.endswith(".so") else "pure Python"
 
 
 def setup_inspect() -> None:

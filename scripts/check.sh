@@ -8,3 +8,8 @@ mypy
 # In parallel (one worker per core; a file's tests stay on one worker, so its module
 # fixtures are made once), in random order (pytest-randomly), the 15 slowest shown.
 python -m pytest -n "${ASSAY_TEST_WORKERS:-auto}" --dist loadfile --durations=15 "$@"
+# The compiled build (pyproject's mypyc hook): built, then its evidence and the trial
+# path's tests checked on it; the whole check only (not for a few tests named).
+if [ $# -eq 0 ]; then
+    scripts/check_compiled.sh
+fi

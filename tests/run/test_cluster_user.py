@@ -286,9 +286,10 @@ def other_assay(folder: Path) -> Path:
 
     import assay
 
-    shutil.copytree(
-        Path(assay.__file__).parent, folder / "assay", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    package = Path(assay.__file__).parent
+    shutil.copytree(package, folder / "assay", ignore=shutil.ignore_patterns("__pycache__"))
+    for shared in package.parent.glob("*__mypyc*"):  # a compiled build's shared library
+        shutil.copy2(shared, folder / shared.name)
     with open(folder / "assay" / "errors.py", "a") as handle:
         handle.write("# a later edit\n")
     return folder
