@@ -2,7 +2,7 @@
 
 Apart from ``_index`` (what writes the indexes, on the trial path): a finder closes its
 descriptor through ``weakref.finalize``, and a class compiled by mypyc
-(``bench/compiled.py``) takes no weak references.
+(pyproject's mypyc hook) takes no weak references.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``MockAPI``, the mock provider's model API: deterministic answers with no network.
 
 Apart from ``_mock`` (the ``mock``/``mockllm`` factories, registered by name): this module
-is on every trivial trial's path and may be compiled (``bench/compiled.py``), and the
+is on every trivial trial's path and may be compiled (pyproject's mypyc hook), and the
 registry reads a factory's parameters with ``inspect.signature``, which a compiled
 function does not offer.
 """

@@ -3,7 +3,7 @@
 Apart from ``_executor`` (module doc there: why a worker makes a checkpoint every
 ``CHECKPOINT_EVERY`` trials): these run once a run or once every few trials, and a test
 counts the checkpoints by patching ``_executor._checkpoint``, which a compiled
-``_executor`` (``bench/compiled.py``) reads through its globals only when the function
+``_executor`` (pyproject's mypyc hook) reads through its globals only when the function
 comes from an interpreted module like this one.
 """
 

@@ -2,7 +2,7 @@
 
 Apart from ``_metrics`` (the builder, on the trial path): these are decoded by msgspec
 from a report, which reads each field's type from the class's annotations, and a class
-compiled by mypyc (``bench/compiled.py``) keeps only their erased types (``list``, not
+compiled by mypyc (pyproject's mypyc hook) keeps only their erased types (``list``, not
 ``list[MetricEstimate]``), so a report read back would hold dicts.
 """
 
