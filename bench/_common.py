@@ -78,6 +78,20 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def turns_parser(doc: str, samples: int, rounds: int, variant: str | None = "NAME=SRC") -> Any:
+    """The ``argparse`` parser of a bench that times versions in turns: ``--variant``
+    (repeated; none when *variant* is None), ``--samples`` and ``--rounds`` with these
+    defaults; the script adds its own options."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if variant is not None:
+        parser.add_argument("--variant", action="append", required=True, help=variant)
+    parser.add_argument("--samples", type=int, default=samples)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser
+
+
 def source_variants(texts: list[str]) -> list[tuple[str, Path]]:
     """``--variant NAME=SRC`` values as ``(name, src folder)`` pairs."""
     return [(name, Path(src)) for name, _, src in (text.partition("=") for text in texts)]

@@ -13,12 +13,11 @@ the medians are printed at the end with the load average.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 from pathlib import Path
 
-from _common import BENCH, checked, remove, run_child, scratch_dir
+from _common import BENCH, checked, remove, run_child, scratch_dir, turns_parser
 
 TASK = f"{BENCH / 'tasks' / 'assay_overhead.py'}@overhead"
 
@@ -42,10 +41,7 @@ def once(src: Path, patches: str, samples: int, base: Path) -> tuple[float, floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", action="append", required=True, help="NAME=SRC[+PATCHES]")
-    parser.add_argument("--samples", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = turns_parser(__doc__, 100_000, 3, "NAME=SRC[+PATCHES]")
     args = parser.parse_args()
     variants = []
     for text in args.variant:

@@ -13,13 +13,12 @@ changes: remove it).
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from _common import BENCH, remove, scratch_dir
+from _common import BENCH, remove, scratch_dir, turns_parser
 from ab_task import once, print_medians
 
 SRC = BENCH.parent / "src"
@@ -50,9 +49,7 @@ def same_evidence(compiled: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = turns_parser(__doc__, 100_000, 3, variant=None)
     parser.add_argument("--keep", type=Path, help="build here once and reuse it")
     args = parser.parse_args()
     base = scratch_dir()

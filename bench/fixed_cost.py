@@ -16,14 +16,13 @@ wall, the same CPU); the medians are printed at the end with the load average. T
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import child_figures, source_variants
+from _common import child_figures, source_variants, turns_parser
 
 BENCH = Path(__file__).resolve().parent
 TASK = f"{BENCH / 'tasks' / 'assay_overhead.py'}@overhead"
@@ -82,10 +81,7 @@ def once(src: Path, samples: int, base: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", action="append", required=True, help="NAME=SRC")
-    parser.add_argument("--samples", type=int, default=5_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = turns_parser(__doc__, 5_000, 5)
     args = parser.parse_args()
     variants = source_variants(args.variant)
     results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}

@@ -15,7 +15,6 @@ The medians are printed at the end with the load average.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -23,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import child_figures, source_variants
+from _common import child_figures, source_variants, turns_parser
 
 BENCH = Path(__file__).resolve().parent
 TASK = f"{BENCH / 'tasks' / 'assay_overhead.py'}@overhead"
@@ -134,10 +133,7 @@ def once(src: Path, samples: int, base: Path) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", action="append", required=True, help="NAME=SRC")
-    parser.add_argument("--samples", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = turns_parser(__doc__, 100_000, 3)
     args = parser.parse_args()
     variants = source_variants(args.variant)
     rows: dict[str, list[dict[str, list[float]]]] = {name: [] for name, _ in variants}

@@ -90,7 +90,7 @@ def test_a_batch_is_written_at_64_events_after_2_s_and_at_trial_finished(
             return now[0]
 
     # the clock itself, not the recorder's name for its module: a compiled recorder
-    # (bench/compiled.py) reads ``time`` from the module it imported, not its globals
+    # (pyproject's mypyc hook) reads ``time`` from the module it imported, not its globals
     monkeypatch.setattr(recorder_module.time, "time_ns", Clock.time_ns)
     sink = _Lines()
     recorder = TrialRecorder(EventLog([sink]), ArtifactStore(tmp_path / "artifacts"), "t-1")
