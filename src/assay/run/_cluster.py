@@ -201,7 +201,10 @@ class ClusterTarget:
             replay_detached(reply.ops, recorder)
         if reply.infra is not None:
             raise InfrastructureError(*reply.infra)
-        assert reply.outcome is not None  # a reply has one or the other
+        if reply.stop is not None:  # the worker's target stopped the run: said here
+            key, params = reply.stop
+            raise RunError(key, **params)
+        assert reply.outcome is not None  # a reply has one of the three
         return reply.outcome
 
     def workers(self) -> int:

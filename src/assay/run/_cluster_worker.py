@@ -31,6 +31,7 @@ from anyio.from_thread import BlockingPortal
 
 from assay._event_loop import backend_options
 from assay.dataset import Sample
+from assay.errors import RunError
 from assay.evidence import DetachedRecorder
 from assay.run._cluster_code import code_digest
 from assay.spec import TargetSpec
@@ -51,14 +52,17 @@ class Call(msgspec.Struct, frozen=True):
 
 
 class Reply(msgspec.Struct):
-    """What came of a call: its recorded ops, and an outcome or an infrastructure
-    failure (``reason``, ``detail``, ``retry_after``, ``status``)."""
+    """What came of a call: its recorded ops, and an outcome, an infrastructure failure
+    (``reason``, ``detail``, ``retry_after``, ``status``) or a ``RunError`` the target
+    raised (``stop``: its key and parameters), which stops the run on the driver as it
+    would have stopped a local one (a ``protocol: jsonl`` program's crash loop)."""
 
     ops: list[tuple[Any, ...]]
     outcome: TargetOutcome | None = None
     infra: tuple[str, str, float | None, int | None] | None = None
     scores: Any = None  # a Python task's: each scorer's verdict and ops (``_cluster_task``)
     removed: Any = None  # a Python task's: its sandboxes' ``sandbox_cleanup`` data, in order
+    stop: tuple[str, dict[str, Any]] | None = None
 
 
 class Chunk(msgspec.Struct):
@@ -173,6 +177,10 @@ async def _call_all(target: bytes, root: str, calls: list[Call], make: Maker) ->
             mine.reply = await built.reply(call)
         except Exception as exc:  # a bug: the call's failure, not the worker loop's end
             mine.reply = Reply([], infra=("cluster", f"{type(exc).__name__}: {exc}", None, None))
+        if mine.reply.stop is not None and _targets.get((target, root)) is built:
+            # it stopped its run: built afresh for the next one (its resume), as a
+            # local run's process would be, not refused for the worker's whole life
+            del _targets[(target, root)]
         mine.done.set()
         finished += 1
         if finished * 2 >= len(calls):
@@ -225,6 +233,8 @@ async def call_target(built: Target, call: Call) -> Reply:
         except InfrastructureError as exc:
             failure = (exc.reason, exc.detail, exc.retry_after, exc.status)
             return Reply(recorder.ops, infra=failure)
+        except RunError as exc:  # the run cannot go on (a program that never answers)
+            return Reply(recorder.ops, stop=(exc.key, dict(exc.params)))
     return Reply(recorder.ops, outcome)
 
 

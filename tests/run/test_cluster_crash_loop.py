@@ -1,0 +1,47 @@
+"""A ``protocol: jsonl`` program that can never answer, run on a Dask cluster: its
+worker's crash loop stops the run with the local run's one line (exit 5), and the
+worker builds the target afresh for the resume, instead of refusing it for its life."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.dask_cluster import DaskCluster
+from tests.helpers import read_jsonl, run_cli
+from tests.target._persistent import program_spec, sample_list
+from tests.target.test_persistent_crash_loop import CRASH_LOOP, FAST_RETRY, NEEDS_WEIGHTS
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.mark.doc(
+    "docs/cluster.md",
+    "stops the run as it does locally: the first worker to count its crash loop sends the "
+    "error back, and the run stops with the same one line, exit 5. That worker builds the "
+    "target afresh for the next run, so `assay resume RUN --cluster ADDRESS` starts the "
+    "program again once it can answer.",
+)
+def test_a_crash_loop_on_a_worker_stops_the_run_and_resume_finishes_it(
+    cluster: DaskCluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"  # outside the spec: the spec's digest is unchanged
+    samples = sample_list(*range(30))
+    spec, _ = program_spec(tmp_path, NEEDS_WEIGHTS, samples, retry=FAST_RETRY, args=[str(weights)])
+    run = tmp_path / "run"
+    proc = run_cli("run", spec, "-o", run, "-j", "2", "--cluster", cluster.address)
+    # before: each worker's RunError became a per-call "cluster" failure, the run went
+    # on to the end with every trial blocked (exit 3) and never said why
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()  # one line, no traceback
+    assert line.startswith(f"assay: target t: the program's last {CRASH_LOOP} starts in a row")
+    assert "weights.bin missing" in line and f"assay resume {run}" in line
+
+    weights.write_bytes(b"")  # the program can answer now
+    resumed = run_cli("resume", run, "--cluster", cluster.address)
+    # a worker that kept its stopped target would refuse at once again (exit 5)
+    assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # the blocked ones stay
+    status = {r["sample_id"]: r["status"] for r in read_jsonl(run / "scores.jsonl")}
+    assert len(status) == 30 and "passed" in status.values()
+    assert run_cli("verify", run).returncode == 0
