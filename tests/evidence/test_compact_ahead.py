@@ -185,3 +185,17 @@ def test_the_seal_syncs_the_files_together_each_before_its_rename(
     assert len(synced) == len(NAMES)
     for name in NAMES:
         assert framed(run / name).is_file() and not (run / name).exists(), name
+
+
+def test_a_thread_reuses_its_compressor_and_each_frame_is_a_fresh_ones() -> None:
+    import zstandard
+
+    from assay.evidence import _framed
+
+    blocks = [_lines(name, 0, 300) for name in NAMES]
+    packed = [_framed._compress(block) for block in blocks]  # one compressor, in turn
+    assert _framed._compressors.zstd is not None  # kept for the thread's next frame
+    fresh = [zstandard.ZstdCompressor(level=1, write_checksum=True) for _ in blocks]
+    assert packed == [each.compress(block) for each, block in zip(fresh, blocks, strict=True)]
+    with ThreadPoolExecutor(2) as pool:  # another thread's: the same bytes
+        assert list(pool.map(_framed._compress, blocks)) == packed

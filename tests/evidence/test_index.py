@@ -220,6 +220,25 @@ def test_buckets_write_the_bytes_of_one_sort_with_newlines_in_records(
     assert (tmp_path / "x.idx").read_bytes() == b"".join(sorted(records))
 
 
+@pytest.mark.parametrize("width", [48, 20])
+def test_records_are_cut_by_groups_and_the_rest_as_slices_would_cut_them(width: int) -> None:
+    """``split_records`` cuts ``GROUP`` records at a time by a struct, the rest by a
+    pattern: every count around a group's edge, from bytes or a bytearray (cleared
+    after: no view of it is left), gives the records one slice each would."""
+    import random
+
+    from assay.evidence._buckets import GROUP, split_records
+
+    rng = random.Random(7)
+    for count in (0, 1, GROUP - 1, GROUP, GROUP + 1, 3 * GROUP, 3 * GROUP + 5):
+        data = rng.randbytes(width * count).replace(b"\x00", b"\n")  # newlines in records
+        expected = [data[at : at + width] for at in range(0, len(data), width)]
+        assert split_records(data, width) == expected
+        held = bytearray(data)
+        assert split_records(held, width) == expected
+        held.clear()  # a BufferError if a view of it were still held
+
+
 def _entries_one_by_one(lines: list[bytes], offset: int) -> list[bytes]:
     """``bundle_entry`` of each line, each followed by a newline in the file."""
     made = []

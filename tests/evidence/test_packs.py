@@ -262,21 +262,21 @@ def test_an_unsealed_run_has_no_indexes(tmp_path: Path) -> None:
 
 @pytest.mark.doc(
     "docs/evidence.md",
-    "The writer remembers the digests of the last 16,384 small payloads it stored (a resume "
-    "starts with none): a payload seen among them is not appended again, and one seen longer "
-    "ago is appended again (both records hold the same bytes, so either answers for the "
-    "digest);",
+    "remembers the digests of the small payloads it met lately, in two generations of 8,192 "
+    "(a resume starts with none): a payload met again within 8,192 others is not appended "
+    "again, and one met again after 16,384 others is appended again (both records hold the "
+    "same bytes, so either answers for the digest);",
 )
-def test_a_small_payload_is_stored_again_only_after_16384_others(tmp_path: Path) -> None:
+def test_a_small_payload_is_stored_again_only_after_8192_to_16384_others(tmp_path: Path) -> None:
     root = tmp_path / "artifacts"
     store = ArtifactStore(root)
     first = store.put(b"again", "text/plain")
     store.put(b"again", "text/plain")  # recent: not appended
-    for number in range(16_383):
+    for number in range(8_191):
         store.put(b"other %d" % number, "text/plain")
-    store.put(b"again", "text/plain")  # 16,383 others since: still remembered
+    store.put(b"again", "text/plain")  # 8,191 others since: still remembered
     store.put(b"one more", "text/plain")
-    store.put(b"again", "text/plain")  # remembered still: it was stored just now
+    store.put(b"again", "text/plain")  # remembered still: it was met just now
     for number in range(16_384):
         store.put(b"later %d" % number, "text/plain")
     store.put(b"again", "text/plain")  # 16,384 others since: appended again
@@ -284,7 +284,7 @@ def test_a_small_payload_is_stored_again_only_after_16384_others(tmp_path: Path)
     records = read_pack(root / "pack-0001.bin")
     copies = [(offset, payload) for offset, sha, payload in records if sha == first.sha256]
     assert [payload for _, payload in copies] == [b"again", b"again"]
-    assert len(records) == 2 + 16_383 + 1 + 16_384
+    assert len(records) == 2 + 8_191 + 1 + 16_384
     assert ArtifactStore(root, write=False).get(first.sha256) == b"again"
 
 

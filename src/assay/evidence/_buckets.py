@@ -16,8 +16,10 @@ from __future__ import annotations
 import functools
 import os
 import re
+import struct
 import tempfile
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import IO
 
@@ -107,9 +109,28 @@ class Buckets:
 
 
 def split_records(data: bytes | bytearray, width: int) -> list[bytes]:
-    """*data* (a whole number of records) cut into its records of *width* bytes: by a
-    pattern's ``findall``, in C, not a slice each (a third of the cost at 400,000)."""
-    return _splitter(width).findall(data)
+    """*data* (a whole number of records) cut into its records of *width* bytes, in C,
+    not a slice each: ``GROUP`` records at a time by one struct's ``iter_unpack``, the
+    few left by a pattern's ``findall`` (which alone cost a third more: a match object
+    a record; 37 against 27 ms for a 100,000-trial run's 400,000 pack records)."""
+    whole = len(data) // (width * GROUP) * width * GROUP
+    if not whole:  # a small bucket: the pattern alone
+        return _splitter(width).findall(data)
+    with memoryview(data) as view:  # released here: a bytearray may be cleared after
+        records = list(chain.from_iterable(_grouper(width).iter_unpack(view[:whole])))
+    if whole < len(data):
+        records += _splitter(width).findall(data, whole)
+    return records
+
+
+GROUP = 64
+"""Records one ``struct`` unpack cuts out (``split_records``)."""
+
+
+@functools.cache
+def _grouper(width: int) -> struct.Struct:
+    """A struct of ``GROUP`` fields of *width* bytes."""
+    return struct.Struct(f"{width}s" * GROUP)
 
 
 @functools.cache

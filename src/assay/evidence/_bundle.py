@@ -50,10 +50,11 @@ def seal_spliceable(bundle: dict[str, Any]) -> tuple[bytes, str]:
     body = canonical_json(bundle)
     digest = "sha256:" + sha256(body).hexdigest()
     bundle["digest"] = digest
-    at = body.find(_EVENTS)
-    if at < 0:
+    # one copy of the body with the digest put in (not two slices, then a third copy)
+    line = body.replace(_EVENTS, b',"digest":"%s"%s' % (digest.encode(), _EVENTS), 1)
+    if len(line) == len(body):  # no event list: nothing was put in
         return canonical_json(bundle), digest
-    return b'%s,"digest":"%s"%s' % (body[:at], digest.encode(), body[at:]), digest
+    return line, digest
 
 
 def bundle_digest(bundle: dict[str, Any]) -> str:

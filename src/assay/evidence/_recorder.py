@@ -250,11 +250,10 @@ class TrialRecorder:
     def _flush(self) -> None:
         """Log the held events as one batch line; the bundle lists it by its last event."""
         batch, self._batch = self._batch, []
-        del self._log.holding[self]
+        log = self._log
+        del log.holding[self]
         n = batch[-1].n
-        self.events.append(
-            (n, self._log.append_held(self.trial_id, n, None, BATCH, {"events": batch}))
-        )
+        self.events.append((n, log.append_held(self.trial_id, n, None, BATCH, {"events": batch})))
 
     def flush(self) -> None:
         """Log the events held so far (a requeued trial waits for its next attempt)."""

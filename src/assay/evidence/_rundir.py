@@ -74,6 +74,8 @@ class RunWriter:
         self.path = path
         self._files: dict[str, IO[bytes]] = {}
         self._pending: dict[str, list[bytes]] = {BUNDLES: [], SCORES: []}
+        self._bundle_lines = self._pending[BUNDLES]  # the same lists, without a dict
+        self._score_lines = self._pending[SCORES]  # lookup a line (two a trial)
         self._lock: IO[bytes] | None = None
         self._events: FileSink | None = None
         self._ahead: Compactor | None = None  # compacting whole frames while the run goes
@@ -178,13 +180,13 @@ class RunWriter:
     def write_bundle(self, line: bytes) -> None:
         """Queue one sealed bundle line; it reaches the file at the next ``flush``."""
         if self.path is not None:
-            self._pending[BUNDLES].append(line)  # its newline added at the flush
+            self._bundle_lines.append(line)  # its newline added at the flush
 
     def write_score(self, record: dict[str, Any]) -> bytes:
         """Queue one score record (it reaches the file after its bundle); return its line."""
         line = canonical_json(record)
         if self.path is not None:
-            self._pending[SCORES].append(line)
+            self._score_lines.append(line)
         return line
 
     def flush(self) -> None:

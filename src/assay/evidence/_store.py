@@ -12,7 +12,6 @@ import hashlib
 import os
 import queue
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
@@ -44,11 +43,18 @@ _entry = PACK_ENTRY.pack  # put_digest's, bound once (2 to 4 calls a trial)
 _RECORD = MAGIC + b"%s %d\n%s\n"  # ``record_bytes``' format, its constant part joined
 
 RECENT = 16_384
-"""Digests remembered for de-duplication; memory stays flat however long the run.
+"""Digests remembered for de-duplication, at most; memory stays flat however long the run.
 
-About 3 MB when full (an ordered dict of hex strings); a run fills it after ~8,000
-trials, so memory is the same at 10,000 trials as at a million. Repeats that matter
-(the epochs of one sample, a system prompt every trial uses) are always recent."""
+They are kept in two generations of ``RECENT // 2`` (sets of hex strings, about 2.5 MB
+when full; a run fills them after ~5,000 trials, so memory is the same at 10,000 trials
+as at a million): new digests go to the current one; when it is full it becomes the
+previous one and the previous is dropped. A digest stored within the last ``RECENT // 2``
+new ones is always found, so a repeat that matters (the epochs of one sample, an
+answer stored twice, a system prompt every trial uses) is stored once; one found in the
+previous generation is put back in the current, so a payload used again and again is
+never forgotten. An older duplicate is merely stored twice. Two sets, not an ordered
+dict kept in use order: a put costs a lookup or two (~85 ns) instead of an ordered
+dict's lookup, insert, eviction and reordering (~190 ns), four puts a trial."""
 
 
 class ArtifactRef(msgspec.Struct, frozen=True):
@@ -86,7 +92,9 @@ class ArtifactStore:
         self._pack_size = 0
         self._entries: Buckets | None = None  # pack_entry per record written (_buckets)
         self._held: list[bytearray] = []  # ``_entries.held``, looked up once
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._recent: set[str] = set()  # RECENT's two generations: the current one,
+        self._older: set[str] = set()  # and the one before it
+        self._generation = RECENT // 2
         self._index: dict[str, PackRecord] | None = None
         self._finders: dict[str, PackFinder] | None = None
         self._lookups = 0
@@ -128,11 +136,13 @@ class ArtifactStore:
             return digest
         recent = self._recent
         if digest in recent:  # stored recently: not again
-            recent.move_to_end(digest)
             return digest
-        recent[digest] = None
-        if len(recent) > RECENT:
-            recent.popitem(last=False)  # bounded: an old duplicate is merely stored twice
+        known = digest in self._older  # stored a generation ago: kept, not stored again
+        recent.add(digest)
+        if len(recent) >= self._generation:  # bounded (RECENT): the older one dropped
+            self._older, self._recent = recent, set()
+        if known:
+            return digest
         pack = self._pack
         if pack is None:
             pack = self._open_pack()
