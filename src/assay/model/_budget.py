@@ -8,11 +8,10 @@ which limit was hit; the runner records it and moves on to scoring.
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 
 import msgspec
 
-from assay._scope import Scope
+from assay.model._bound import BoundScope, bound_now
 from assay.model._output import ModelUsage
 
 
@@ -79,14 +78,11 @@ class Budget:
                 raise LimitExceeded("working", working, limits.working_limit)
 
 
-_budget: ContextVar[Budget | None] = ContextVar("assay_budget", default=None)
-
-
 def current_budget() -> Budget | None:
     """The budget of the trial running in this context, if any."""
-    return _budget.get()
+    return bound_now().budget
 
 
-def budget_scope(budget: Budget) -> Scope[Budget]:
+def budget_scope(budget: Budget) -> BoundScope[Budget]:
     """Make *budget* the current trial's budget inside the block."""
-    return Scope(_budget, budget)
+    return BoundScope("budget", budget)

@@ -9,13 +9,12 @@ gets its own sample rather than a copy of the first one's.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import Any
 
 import msgspec
 
 from assay._digest import canonical_json, sha256_hex
-from assay._scope import Scope
+from assay.model._bound import BoundScope, bound_now
 from assay.model._config import GenerateConfig
 from assay.model._messages import ChatMessage
 
@@ -23,8 +22,6 @@ KEY_VERSION = 1
 
 NOT_IN_KEY = frozenset({"max_connections", "max_retries", "timeout"})
 """Generation settings that change how a call is made, not what it answers."""
-
-_epoch: ContextVar[int | None] = ContextVar("assay_epoch", default=None)
 
 
 def cache_key(
@@ -56,12 +53,12 @@ def cache_key(
 
 def current_epoch() -> int | None:
     """The epoch of the trial running in this context, if any."""
-    return _epoch.get()
+    return bound_now().epoch
 
 
-def epoch_scope(epoch: int) -> Scope[int]:
+def epoch_scope(epoch: int) -> BoundScope[int]:
     """Make *epoch* the current trial's epoch inside the block (set by the solver target)."""
-    return Scope(_epoch, epoch)
+    return BoundScope("epoch", epoch)
 
 
 def shown_url(url: str | None) -> str | None:

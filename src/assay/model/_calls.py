@@ -29,7 +29,7 @@ import anyio
 from assay._infra import InfrastructureError, backoff_delay
 from assay._slots import retry_wait
 from assay.evidence import current_recorder
-from assay.model._budget import _budget
+from assay.model._bound import bound_now
 from assay.model._config import GenerateConfig
 from assay.model._gate import AdaptiveGate
 from assay.model._messages import ChatMessage
@@ -120,7 +120,7 @@ def settle_try(
 def _waited(seconds: float) -> None:
     """Count *seconds* spent waiting (a slot, a backoff) in the trial's budget, which
     the working limit leaves out."""
-    budget = _budget.get()  # current_budget(), without a frame around it
+    budget = bound_now().budget  # current_budget(), without a frame around it
     if budget is not None:
         budget.waited += seconds
 

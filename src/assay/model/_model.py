@@ -19,7 +19,7 @@ import msgspec
 
 from assay._digest import canonical_json, sha256_hex
 from assay.evidence._recorder import _current as _recorder
-from assay.model._budget import _budget
+from assay.model._bound import bound_now
 from assay.model._cache import _cache
 from assay.model._cache_key import shown_url
 from assay.model._calls import ModelError, call_with_retries, settle_try
@@ -42,12 +42,11 @@ Said = tuple[bytes, bytes]
 """What a recorded model call encoded: its messages (``canonical_json``) and its output
 (``ModelOutput.record_json``), for a caller writing them again in a larger record."""
 
-# ``current_replay``, ``current_cache``, ``current_budget``, ``current_recorder`` and the
-# scoped limits without a Python frame around each: the context variables' own ``get``,
-# asked on every model call.
+# ``current_replay``, ``current_cache``, ``current_recorder`` and the scoped limits (and
+# ``current_budget``: ``bound_now().budget``) without a Python frame around each: the
+# context variables' own ``get``, asked on every model call.
 _replay_now = _replay.get
 _cache_now = _cache.get
-_budget_now = _budget.get
 _recorder_now = _recorder.get
 _scoped_now = _scoped.get
 
@@ -189,7 +188,7 @@ class Model:
         said = None
         if recorder is not None:
             said = self._record(recorder, messages, tools, config, output, cost)
-        budget = _budget_now()
+        budget = bound_now().budget
         if budget is not None:
             budget.spend(usage, cost or 0.0)
         if _scoped_now():  # a block's limits (``with token_limit(...)``) to count

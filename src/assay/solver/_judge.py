@@ -10,19 +10,16 @@ needs a judge says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import Any
 
-from assay._scope import Scope
-
-_scorers: ContextVar[tuple[Any, ...]] = ContextVar("assay_task_scorers", default=())
+from assay.model._bound import BoundScope, bound_now
 
 
 def task_scorers() -> tuple[Any, ...]:
     """The scorers of the task whose trial runs in this context (empty outside one)."""
-    return _scorers.get()
+    return bound_now().scorers
 
 
-def task_scorers_scope(scorers: Sequence[Any]) -> Scope[tuple[Any, ...]]:
+def task_scorers_scope(scorers: Sequence[Any]) -> BoundScope[tuple[Any, ...]]:
     """Make *scorers* the current task's scorers inside the block."""
-    return Scope(_scorers, tuple(scorers))
+    return BoundScope("scorers", tuple(scorers))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 from assay._registry import rebuild, registered
+from assay.model._bound import _bound, _replace, bound_now
 from assay.solver._generate import ToolCalls
-from assay.solver._state import TaskState, _current
+from assay.solver._state import TaskState
 
 
 class Generate(Protocol):
@@ -41,9 +41,6 @@ class Solver(Protocol):
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_generate: ContextVar[Generate | None] = ContextVar("assay_generate", default=None)
-"""The running trial's ``generate``, for solvers that run others themselves (``fork``)."""
-
 
 def current_generate() -> Generate:
     """The ``generate`` of the trial whose solvers are running.
@@ -51,7 +48,7 @@ def current_generate() -> Generate:
     Raises:
         RuntimeError: called outside a trial's solvers.
     """
-    found = _generate.get()
+    found: Generate | None = bound_now().generate  # the running trial's (``Chain``'s)
     if found is None:
         raise RuntimeError("fork() runs solvers of the running trial: call it from a solver")
     return found
@@ -72,18 +69,17 @@ class Chain:
         self._reused: list[Solver] | None = None  # the steps last found to hold no state
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
-        token = _current.set(state)  # the trial's state, for assay.util.store()
-        generate_token = _generate.set(generate)
+        # the trial's state (for assay.util.store()) and generate (for fork()), one binding
+        token = _bound.set(_replace(_bound.get(), state=state, generate=generate))
         try:
             for step in self.solvers:
                 given, state = state, await step(state, generate)
                 if state is not given:  # a step may return another state object
-                    _current.set(state)
+                    _bound.set(_replace(_bound.get(), state=state))
                 if state.completed:
                     break
         finally:
-            _generate.reset(generate_token)
-            _current.reset(token)
+            _bound.reset(token)
         return state
 
     def fresh(self) -> Chain:

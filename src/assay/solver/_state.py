@@ -8,14 +8,13 @@ as a JSON artifact; scorers see a TaskState rebuilt from those bytes, never the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from assay._digest import canonical_json
-from assay._scope import Scope
 from assay.model import ChatMessage, ModelOutput
+from assay.model._bound import BoundScope, bound_now
 from assay.solver._tools import Tool, ToolInfo
 
 
@@ -353,15 +352,13 @@ def answer_in_json(state: TaskState) -> str | None:
 _IDS = (str, int)  # exact types: a bool id is encoded ``true``, which the decode refuses
 
 
-_current: ContextVar[TaskState | None] = ContextVar("assay_task_state", default=None)
-
-
 def current_state() -> TaskState | None:
     """The state of the trial whose solvers (or scorers) run in this context, if any:
     what ``assay.util.store()`` reads, as Inspect's ``store()`` finds the sample's."""
-    return _current.get()
+    state: TaskState | None = bound_now().state
+    return state
 
 
-def state_scope(state: TaskState) -> Scope[TaskState]:
+def state_scope(state: TaskState) -> BoundScope[TaskState]:
     """Make *state* the current one while the block runs."""
-    return Scope(_current, state)
+    return BoundScope("state", state)

@@ -15,7 +15,7 @@ and scorers reach them with ``sandbox()``. A failed setup is an ``error`` outcom
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +35,8 @@ from assay.model import (
     Limits,
     Model,
     ModelError,
-    budget_scope,
-    epoch_scope,
 )
-from assay.model._budget import _budget
-from assay.model._cache_key import _epoch
+from assay.model._bound import Bound, _bound, _replace
 from assay.model._content import Content, is_url
 from assay.model._model import Said
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
@@ -52,12 +49,8 @@ from assay.solver import (
     TaskState,
     ToolCalls,
     generate_loop,
-    task_scorers,
-    task_scorers_scope,
 )
-from assay.solver._judge import _scorers
-from assay.solver._solver import _generate, is_plain_generate
-from assay.solver._state import _current as _state
+from assay.solver._solver import is_plain_generate
 from assay.solver._state import answer_in_json, text_state
 from assay.solver._tool_calls import check_message_limit
 from assay.target._base import InfrastructureError, TargetOutcome
@@ -179,7 +172,10 @@ class SolverTarget:
         alike): most trials enter no scope for them."""
         generate = _generate_for(self.model, self.config, self.limits, holder)
         plan = self.plan.fresh()
-        with budget_scope(Budget(self.limits)), epoch_scope(epoch), _scorers_scope(self.scorers):
+        # budget_scope, epoch_scope and task_scorers_scope in one binding (model._bound)
+        budget = Budget(self.limits)
+        token = _bound.set(_replace(_bound.get(), budget=budget, epoch=epoch, scorers=self.scorers))
+        try:
             if environments or self.approval or current_sandboxes() or approval_active():
                 with sandbox_scope(environments), approval_scope(self.approval):
                     await self._run_plan(holder, plan, generate)
@@ -187,21 +183,21 @@ class SolverTarget:
                 holder[0] = await plan(holder[0], generate)  # _run_plan's, one coroutine less
             else:
                 await self._run_plan(holder, plan, generate)
+        finally:
+            _bound.reset(token)
 
     async def _solve_lean(self, holder: list[TaskState], epoch: int) -> Said | None:
         """``_solve`` for a plan of one plain ``generate()`` with nothing to bind (see
         ``_lean``), in one frame: what ``Chain``, the ``generate`` step and
-        ``generate_loop`` do for a state without tools, the same context variables set
-        around the model call (the trial's budget, epoch, state and ``generate``).
+        ``generate_loop`` do for a state without tools, the same bindings made around the
+        model call (the trial's budget, epoch, state, ``generate`` and the task's scorers:
+        one ``Bound``, set once).
         Returns what the model call said, for the state's JSON (``json_answered``)."""
         state = holder[0]
         limits = self.limits
         generate = _generate_for(self.model, self.config, limits, holder)
-        budget = _budget.set(Budget(limits))
-        epoch_token = _epoch.set(epoch)
-        state_token = _state.set(state)
-        generate_token = _generate.set(generate)
-        scorers = _scorers.set(self.scorers)  # _scorers_scope's binding, or the same view
+        # every field of the binding replaced: the five scopes' view, in one set
+        bound = _bound.set(Bound(Budget(limits), epoch, state, generate, self.scorers))
         try:
             if limits.message_limit is not None:
                 check_message_limit(state, limits.message_limit)
@@ -212,11 +208,7 @@ class SolverTarget:
             state.messages.append(output.message)  # the state is what it said, and its answer
             return said
         finally:
-            _scorers.reset(scorers)
-            _generate.reset(generate_token)
-            _state.reset(state_token)
-            _epoch.reset(epoch_token)
-            _budget.reset(budget)
+            _bound.reset(bound)
 
     async def _run_plan(self, holder: list[TaskState], plan: Chain, generate: Any) -> None:
         """*plan* on ``holder[0]``, its last state left in *holder*; then the task's
@@ -250,8 +242,8 @@ def _lean(target: SolverTarget) -> bool:
     ``generate()`` (a fresh state has no tools, so one model call is all it does), no
     time limit, cleanup, sandboxes or approval policies. A sample with its own
     sandboxes, or bindings made outside the trial, still take the general
-    path. The task's scorers are bound by both (the lean path always: binding none
-    where none are bound is the same view as not binding)."""
+    path. The task's scorers are bound by both (always: binding none where none are
+    bound is the same view as not binding)."""
     plain = is_plain_generate(target.plan) and target.limits.time_limit is None
     return plain and not (target.cleanup or target.sandboxes or target.approval)
 
@@ -261,18 +253,6 @@ def _lean(target: SolverTarget) -> bool:
 # ``approval.active`` read without a frame around each (asked every trial).
 _sandboxes_now = _sandboxes.get
 _policies_now = _policies.get
-
-
-def _scorers_scope(scorers: tuple[Any, ...]) -> AbstractContextManager[Any]:
-    """``task_scorers_scope(scorers)``, or nothing to enter when the task has none and
-    none are bound already (``task_scorers()`` reads no binding and an empty one alike)."""
-    if scorers or task_scorers():
-        return task_scorers_scope(scorers)
-    return _NOTHING
-
-
-_NOTHING = nullcontext()
-"""Re-entrant and stateless: one for every trial that has nothing to bind."""
 
 
 def _generate_for(
