@@ -52,7 +52,10 @@ KEPT_UP_TO = 250_000
 6.5 MB): a bigger plan hashes them again, so a million-trial run's memory still follows
 its concurrency, not its plan (issue 18's driver, ≤ 150 MB at 1,000,000 trials)."""
 
-ID_LENGTH = 2 + 2 * ID_BYTES
+HEX_DIGITS = 2 * ID_BYTES
+"""Hex digits of a trial id's digest: the first of its SHA-256's ``hexdigest``."""
+
+ID_LENGTH = 2 + HEX_DIGITS
 """Characters of a trial id (``t-`` and 24 hex digits)."""
 
 JOIN_EVERY = 1024
@@ -134,7 +137,7 @@ class Plan:
         for sample_index, sample_id in self._pairs():
             key = _encode(sample_id)
             for target_id, repetition, head, tail in combos:
-                tid = "t-" + sha256(head + key + tail).digest()[:ID_BYTES].hex()
+                tid = "t-" + sha256(head + key + tail).hexdigest()[:HEX_DIGITS]
                 if keep:
                     held.append(tid)
                 yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
