@@ -40,7 +40,7 @@ class Dataset:
         self._lines = lines
         self.ids = ids
         self._next = 0  # the index ``_ahead`` gives next
-        self._ahead = _decoded(lines)
+        self._ahead = decoded(lines)
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -57,10 +57,10 @@ class Dataset:
         return _decode_sample(self._lines[index])
 
     def __iter__(self) -> Iterator[Sample]:
-        return _decoded(self._lines)
+        return decoded(self._lines)
 
 
-def _decoded(lines: Sequence[bytes]) -> Iterator[Sample]:
+def decoded(lines: Sequence[bytes]) -> Iterator[Sample]:
     """The samples of *lines*, in order: a block of a scratch file's at a time."""
     if isinstance(lines, SpilledLines):
         return chain.from_iterable(map(_decode_samples, lines.blocks()))

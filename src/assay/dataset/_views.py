@@ -10,6 +10,7 @@ from typing import cast, overload
 
 import msgspec
 
+from assay.dataset._jsonl import decoded
 from assay.dataset._sample import Sample
 from assay.dataset._spill import PackedText, SpilledLines
 
@@ -42,8 +43,7 @@ class LineSamples(Sequence[Sample]):
         return _decode(self.lines[index])
 
     def __iter__(self) -> Iterator[Sample]:
-        for line in self.lines:
-            yield _decode(line)
+        return decoded(self.lines)  # a block of lines a call
 
 
 class SampleView(Sequence[Sample]):
