@@ -129,7 +129,7 @@ def test_a_plan_past_the_kept_size_keeps_no_digests(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr("assay.plan._plan.hashlib", counting)
     first, second = list(the_plan), list(the_plan)
     assert counting.made == 2 * len(the_plan) and first == second
-    assert the_plan._digests is None
+    assert the_plan._ids is None
 
 
 def test_plan_is_the_same_in_another_process(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ few megabytes, not a Python object each.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 
 from assay.dataset._spill import HashSet, PackedText
 from assay.errors import ConfigError
@@ -51,27 +52,25 @@ class IdCheck:
         self.ids.append(key)
         self.positions.append(position)
 
-    def add_batch(self, sample_ids: list[str | int], positions: list[int]) -> None:
+    def add_batch(self, sample_ids: list[str | int], positions: Sequence[int]) -> None:
         """``add`` each of *sample_ids* (at *positions*), in order: while they fit the
-        small set, the set's own ``isdisjoint`` and ``update`` check them (no Python
+        small set, the set's own ``update`` checks them (its size grows by all of them) (no Python
         frame an id); the first repeated one is refused as ``add`` would."""
         small, keys = self._small, list(map(str, sample_ids))
         if small is None or len(small) + len(keys) > SMALL:  # the hashes take over
             for sample_id, position in zip(sample_ids, positions, strict=True):
                 self.add(sample_id, position)
             return
-        fresh = small.isdisjoint(keys)
-        if fresh:
-            held = len(small)
-            small.update(keys)
-            fresh = len(small) == held + len(keys)  # no id twice within the batch
+        held = len(small)
+        small.update(keys)  # a repeated id, in the batch or before it, adds nothing
+        fresh = len(small) == held + len(keys)
         self.ids.extend(keys)
         self.positions.extend(positions)
         if not fresh:
             self._refuse_first(keys, sample_ids, positions)
 
     def _refuse_first(
-        self, keys: list[str], sample_ids: list[str | int], positions: list[int]
+        self, keys: list[str], sample_ids: list[str | int], positions: Sequence[int]
     ) -> None:
         """Refuse the first of a batch's *keys* met before it (in the batch or earlier)."""
         first = len(self.ids) - len(keys)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
@@ -19,7 +20,8 @@ from assay.dataset._sample import Sample, StrictSample
 from assay.dataset._spill import SpilledLines
 from assay.errors import ConfigError
 
-_decode_sample = msgspec.json.Decoder(Sample).decode
+_sample_decoder = msgspec.json.Decoder(Sample)
+_decode_sample, _decode_samples = _sample_decoder.decode, _sample_decoder.decode_lines
 _validate_sample = msgspec.json.Decoder(StrictSample).decode
 
 
@@ -37,17 +39,32 @@ class Dataset:
         self.digest = digest
         self._lines = lines
         self.ids = ids
+        self._next = 0  # the index ``_ahead`` gives next
+        self._ahead = decoded(lines)
 
     def __len__(self) -> int:
         return len(self._lines)
 
     def sample(self, index: int) -> Sample:
-        """Decode the sample at *index* (0-based, file order)."""
+        """Decode the sample at *index* (0-based, file order).
+
+        A run asks in file order, once or a few times a sample: the first ask of the
+        next sample takes it from ``_ahead`` (a block of lines decoded in one call);
+        any other ask decodes its line. Each ask gets a sample of its own."""
+        if index == self._next:
+            self._next = index + 1
+            return next(self._ahead)
         return _decode_sample(self._lines[index])
 
     def __iter__(self) -> Iterator[Sample]:
-        for line in self._lines:
-            yield _decode_sample(line)
+        return decoded(self._lines)
+
+
+def decoded(lines: Sequence[bytes]) -> Iterator[Sample]:
+    """The samples of *lines*, in order: a block of a scratch file's at a time."""
+    if isinstance(lines, SpilledLines):
+        return chain.from_iterable(map(_decode_samples, lines.blocks()))
+    return map(_decode_sample, lines)
 
 
 def load_jsonl(path: Path, display: str) -> Dataset:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice, repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, overload
 
@@ -29,79 +30,17 @@ from assay.dataset._ids import IdCheck
 from assay.dataset._jsonl import Dataset
 from assay.dataset._sample import Sample
 from assay.dataset._spill import PackedText, SpilledLines, positions_of
+from assay.dataset._views import LineSamples, SampleView
 from assay.errors import ConfigError
 
-_encode = msgspec.json.Encoder(order="sorted").encode
-_decode = msgspec.json.Decoder(Sample).decode
+_encoder = msgspec.json.Encoder(order="sorted")
+_encode, _encode_lines = _encoder.encode, _encoder.encode_lines
 
 DEFAULT_NAME = "memory"
 
+_ID, _INPUT = attrgetter("id"), attrgetter("input")
 
-class LineSamples(Sequence[Sample]):
-    """Samples kept as encoded lines in a scratch file, decoded when read.
-
-    The lines are already what ``freeze`` would write (numbered, checked, canonical),
-    so freezing all of them in order reuses the file, its *digest* and *ids* as they are.
-    """
-
-    def __init__(self, lines: SpilledLines, digest: str, ids: PackedText) -> None:
-        self.lines = lines
-        self.digest = digest
-        self.ids = ids
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-    @overload
-    def __getitem__(self, index: int) -> Sample: ...
-    @overload
-    def __getitem__(self, index: slice) -> SampleView: ...
-    def __getitem__(self, index: int | slice) -> Sample | SampleView:
-        if isinstance(index, slice):
-            return SampleView(self, range(len(self))[index])
-        return _decode(self.lines[index])
-
-    def __iter__(self) -> Iterator[Sample]:
-        for line in self.lines:
-            yield _decode(line)
-
-
-class SampleView(Sequence[Sample]):
-    """Some samples of *base*, by position; with *number*, a sample without an id gets
-    its position in *base* + 1 (the id ``select`` promises, whatever is selected)."""
-
-    def __init__(
-        self, base: Sequence[Sample], positions: range | array[int], *, number: bool = False
-    ) -> None:
-        self.base = base
-        self.positions = positions
-        self.number = number
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    @overload
-    def __getitem__(self, index: int) -> Sample: ...
-    @overload
-    def __getitem__(self, index: slice) -> SampleView: ...
-    def __getitem__(self, index: int | slice) -> Sample | SampleView:
-        if isinstance(index, slice):
-            return SampleView(self.base, self.positions[index], number=self.number)
-        position = self.positions[index]
-        sample = self.base[position]
-        if self.number and sample.id is None:
-            return msgspec.structs.replace(sample, id=position + 1)
-        return sample
-
-    def __iter__(self) -> Iterator[Sample]:
-        # what ``self[index]`` gives, without its call and checks a sample: a run's
-        # start walks a task's samples twice (sandboxes, then the freeze)
-        base, number = self.base, self.number
-        for position in self.positions:
-            sample = base[position]
-            if number and sample.id is None:
-                sample = msgspec.structs.replace(sample, id=position + 1)
-            yield sample
+__all__ = ["DEFAULT_NAME", "LineSamples", "MemoryDataset", "SampleView", "freeze", "spill"]
 
 
 def _is_lazy(samples: Sequence[Sample]) -> bool:
@@ -233,31 +172,8 @@ def spill(
     them joined by newlines, and the ids.
     """
     spilled = _Spill(display)
-    lines, ids, positions = spilled.lines, spilled.sample_ids, spilled.positions
-    for number, (position, sample) in enumerate(samples, start=1):
-        if sample.id is None:
-            sample = msgspec.structs.replace(sample, id=number)
-        ids.append(sample.id)  # type: ignore[arg-type]  # set just above
-        positions.append(position)
-        try:
-            line = _encode(sample)
-        except (TypeError, msgspec.EncodeError) as exc:  # an image, an array: said here
-            spilled.flush()  # a repeated id up to this sample is said first, as it comes first
-            raise ConfigError(
-                "dataset.sample_json", path=display, line=position, reason=str(exc)
-            ) from None
-        if isinstance(sample.input, list):  # chat messages: they may name image files
-            pins = [
-                b"\x00image " + i.encode() + b" " + _file_digest(i)
-                for i in _image_files(sample.input)
-            ]
-            if pins:
-                spilled.pins[len(lines)] = b"".join(pins)
-        lines.append(line)
-        if len(lines) == SPILL_BATCH:
-            spilled.flush()
-    spilled.flush()
-    return spilled.spilled, "sha256:" + spilled.digest.hexdigest(), spilled.check.done()
+    spilled.take(samples)
+    return spilled.done()
 
 
 SPILL_BATCH = 1024
@@ -269,6 +185,7 @@ class _Spill:
     """``spill``'s batch: the lines, ids and positions since the last ``flush``."""
 
     def __init__(self, display: str) -> None:
+        self.display = display
         self.spilled = SpilledLines()
         self.check = IdCheck(display)
         self.digest = hashlib.sha256()
@@ -277,22 +194,109 @@ class _Spill:
         self.positions: list[int] = []
         self.pins: dict[int, bytes] = {}  # a line's image files' digests, by batch index
 
+    def take(self, samples: Iterable[tuple[int, Sample]]) -> None:
+        """Number, check and encode *samples*, one at a time, flushing every batch."""
+        lines, ids, positions = self.lines, self.sample_ids, self.positions
+        for number, (position, sample) in enumerate(samples, start=self.count + 1):
+            if sample.id is None:
+                sample = msgspec.structs.replace(sample, id=number)
+            ids.append(sample.id)  # type: ignore[arg-type]  # set just above
+            positions.append(position)
+            try:
+                line = _encode(sample)
+            except (TypeError, msgspec.EncodeError) as exc:  # an image, an array: said here
+                self.flush()  # a repeated id up to this sample is said first, as it comes first
+                raise ConfigError(
+                    "dataset.sample_json", path=self.display, line=position, reason=str(exc)
+                ) from None
+            if isinstance(sample.input, list):  # chat messages: they may name image files
+                pins = [
+                    b"\x00image " + i.encode() + b" " + _file_digest(i)
+                    for i in _image_files(sample.input)
+                ]
+                if pins:
+                    self.pins[len(lines)] = b"".join(pins)
+            lines.append(line)
+            if len(lines) == SPILL_BATCH:
+                self.flush()
+
+    def take_chunk(self, chunk: list[Sample]) -> None:
+        """``take`` of *chunk* (a whole batch, numbered on from the samples before it):
+        encoded, checked and digested in one C call each when every sample has an id
+        and none has chat input (which may name image files); else one at a time."""
+        first = self.count + 1
+        ids = list(map(_ID, chunk))
+        if self.lines or None in ids or _any_list(chunk):
+            self.take(enumerate(chunk, start=first))
+            return
+        try:
+            joined = _encode_lines(chunk)  # each line followed by a newline
+        except (TypeError, msgspec.EncodeError):  # said by ``take``, at its sample
+            self.take(enumerate(chunk, start=first))
+            return
+        lines = joined.split(b"\n")  # JSON text holds no raw newline: one a line
+        lines.pop()
+        self._store(lines, ids, range(first, first + len(chunk)), joined)
+
+    @property
+    def count(self) -> int:
+        """Samples taken so far (each gives a line, or an error)."""
+        return len(self.spilled) + len(self.lines)
+
     def flush(self) -> None:
         """Check the batch's ids, then digest and store its lines."""
-        lines = self.lines
-        self.check.add_batch(self.sample_ids, self.positions)
-        if lines:
-            if len(self.spilled):
-                self.digest.update(b"\n")
-            if self.pins:  # each line followed by its images' digests
-                pins = self.pins
-                lines = [line + pins.get(i, b"") for i, line in enumerate(lines)]
-            self.digest.update(b"\n".join(lines))
-            self.spilled.extend(self.lines)
-        self.lines.clear()
+        lines, pins = self.lines, self.pins
+        if pins:  # each line followed by its images' digests
+            pinned = b"\n".join([line + pins.get(i, b"") for i, line in enumerate(lines)])
+            self._store(lines, self.sample_ids, self.positions, digested=pinned)
+        else:
+            self._store(lines, self.sample_ids, self.positions)
+        lines.clear()
         self.sample_ids.clear()
         self.positions.clear()
-        self.pins.clear()
+        pins.clear()
+
+    def _store(
+        self,
+        lines: list[bytes],
+        ids: list[str | int],
+        positions: Sequence[int],
+        joined: bytes | None = None,
+        digested: bytes | None = None,
+    ) -> None:
+        """Check *ids*, then digest and store the *lines*: *joined* is them each followed
+        by a newline (made here when ``None``), *digested* what the digest takes for
+        them when it is not *joined* without its last newline."""
+        self.check.add_batch(ids, positions)
+        if not lines:
+            return
+        if joined is None:
+            joined = b"\n".join(lines) + b"\n"
+        if len(self.spilled):
+            self.digest.update(b"\n")
+        self.digest.update(memoryview(joined)[:-1] if digested is None else digested)
+        self.spilled.extend(lines, joined)
+
+    def done(self) -> tuple[SpilledLines, str, PackedText]:
+        """The last batch flushed: the lines, their digest and the ids."""
+        self.flush()
+        return self.spilled, "sha256:" + self.digest.hexdigest(), self.check.done()
+
+
+def _any_list(chunk: list[Sample]) -> bool:
+    """Whether any sample of *chunk* has a list as input (asked of its types, in C)."""
+    return any(map(issubclass, set(map(type, map(_INPUT, chunk))), repeat(list)))
+
+
+def _chunks(samples: Iterable[Sample]) -> Iterator[list[Sample]]:
+    """*samples* in order, ``SPILL_BATCH`` at a time: a list's, or a view's of one, by
+    slicing."""
+    if isinstance(samples, MemoryDataset):
+        samples = samples.samples
+    if isinstance(samples, SampleView):
+        return samples.chunks(SPILL_BATCH)
+    walk = iter(samples)
+    return iter(lambda: list(islice(walk, SPILL_BATCH)), [])
 
 
 def _image_files(given: Any) -> Iterator[str]:
@@ -336,7 +340,10 @@ def freeze(samples: Iterable[Sample], display: str) -> Dataset:
     frozen = _frozen_already(samples)
     if frozen is not None:
         return Dataset(display, frozen.digest, frozen.lines, frozen.ids)
-    lines, digest, ids = spill(enumerate(samples, start=1), display)
+    spilled = _Spill(display)
+    for chunk in _chunks(samples):
+        spilled.take_chunk(chunk)
+    lines, digest, ids = spilled.done()
     if not len(lines):
         raise ConfigError("dataset.empty", path=display)
     return Dataset(display, digest, lines, ids)

@@ -13,8 +13,10 @@ import os
 import tempfile
 import weakref
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain, repeat
+from operator import add
 from typing import overload
 
 READ_AHEAD = 1 << 16
@@ -22,12 +24,16 @@ READ_AHEAD = 1 << 16
 
 
 class SpilledLines(Sequence[bytes]):
-    """Byte strings appended to a scratch file, read back by position."""
+    """Byte strings appended to a scratch file, read back by position.
+
+    Each is followed by a newline in the file: read in order (``blocks``), JSON lines
+    come a block at a time, as a JSON-lines decoder takes them (one call, not one a line).
+    """
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the object
         weakref.finalize(self, self._file.close)
-        self._ends = array("Q")
+        self._ends = array("Q")  # where each line's newline ends
         self._size = 0
         self._dirty = False
         self._block = b""  # bytes read ahead, from offset _block_at: a run reads in order
@@ -36,18 +42,32 @@ class SpilledLines(Sequence[bytes]):
 
     def append(self, line: bytes) -> None:
         """Store *line* after the others."""
-        self._file.write(line)
-        self._size += len(line)
+        self._file.write(line + b"\n")
+        self._size += len(line) + 1
         self._ends.append(self._size)
         self._dirty = True
 
-    def extend(self, lines: list[bytes]) -> None:
-        """Store *lines* after the others: one write, their ends summed in C."""
-        ends = array("Q", accumulate(map(len, lines), initial=self._size))
-        self._file.write(b"".join(lines))
+    def extend(self, lines: list[bytes], joined: bytes | None = None) -> None:
+        """Store *lines* after the others: one write, their ends summed in C. *joined*:
+        the same lines each followed by a newline, when the caller has them so."""
+        ends = array("Q", accumulate(map(add, map(len, lines), repeat(1)), initial=self._size))
+        self._file.write(b"\n".join(lines) + b"\n" if joined is None else joined)
         self._size = ends[-1]
         self._ends.extend(ends[1:])
         self._dirty = True
+
+    def blocks(self, first: int = 0) -> Iterator[bytes]:
+        """The lines from *first* on, in order, each followed by its newline: whole lines,
+        about ``READ_AHEAD`` bytes at a time (one line when it is longer)."""
+        ends, at = self._ends, first
+        while at < len(ends):
+            start = ends[at - 1] if at > 0 else 0
+            stop = max(bisect_right(ends, start + READ_AHEAD, at), at + 1)
+            if self._dirty:
+                self._file.flush()
+                self._dirty = False
+            yield os.pread(self._file.fileno(), ends[stop - 1] - start, start)
+            at = stop
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -61,7 +81,7 @@ class SpilledLines(Sequence[bytes]):
             return [self[i] for i in range(len(self))[index]]
         if index < 0:
             index += len(self._ends)
-        end = self._ends[index]  # IndexError past the end, as a list would
+        end = self._ends[index] - 1  # IndexError past the end, as a list would
         start = self._ends[index - 1] if index > 0 else 0
         in_order, self._next = index == self._next, index + 1
         at = self._block_at
@@ -78,8 +98,14 @@ class SpilledLines(Sequence[bytes]):
         return self._block[: end - start]
 
     def __iter__(self) -> Iterator[bytes]:
-        for index in range(len(self._ends)):
-            yield self[index]
+        return chain.from_iterable(map(_lines_of, self.blocks()))
+
+
+def _lines_of(block: bytes) -> list[bytes]:
+    """The lines of a block of ``SpilledLines.blocks``, without their newlines."""
+    lines = block.split(b"\n")
+    lines.pop()  # after the last newline: nothing
+    return lines
 
 
 class PackedText(Sequence[str]):

@@ -48,9 +48,18 @@ ID_BYTES = 12
 """Bytes of a trial id's digest (24 hex digits)."""
 
 KEPT_UP_TO = 250_000
-"""Trials of the largest plan whose ids' digests a walk keeps (3 MB): a bigger plan
-hashes them again, so a million-trial run's memory still follows its concurrency, not
-its plan (issue 18's driver, ≤ 150 MB at 1,000,000 trials)."""
+"""Trials of the largest plan whose ids a walk keeps (26 bytes each, in one string:
+6.5 MB): a bigger plan hashes them again, so a million-trial run's memory still follows
+its concurrency, not its plan (issue 18's driver, ≤ 150 MB at 1,000,000 trials)."""
+
+HEX_DIGITS = 2 * ID_BYTES
+"""Hex digits of a trial id's digest: the first of its SHA-256's ``hexdigest``."""
+
+ID_LENGTH = 2 + HEX_DIGITS
+"""Characters of a trial id (``t-`` and 24 hex digits)."""
+
+JOIN_EVERY = 1024
+"""Trial ids a first walk holds as strings before it joins them (a string each)."""
 
 
 def sample_order(spec: EvalSpec, samples: int) -> Sequence[int]:
@@ -69,9 +78,10 @@ class Plan:
     """The trials of a spec, in plan order: sample-major, then target, then repetition.
 
     Trials are generated, not stored, so a plan of a million trials costs nothing until
-    it is walked; a whole walk of a plan of up to ``KEPT_UP_TO`` trials keeps the ids'
-    digests (12 bytes a trial, in one buffer), so the next walk hashes nothing (a run
-    walks its plan twice: ``plan.jsonl``, then the trials; one SHA-256 a trial less).
+    it is walked; a whole walk of a plan of up to ``KEPT_UP_TO`` trials keeps the ids
+    (26 bytes a trial, in one string), so the next walk hashes nothing and slices each id
+    out whole (a run walks its plan twice: ``plan.jsonl``, then the trials; one SHA-256
+    and its hex a trial less).
     Interleaving targets per sample keeps drifts (a slower machine later in the run)
     from favouring one target. Samples come in file order, or in a seeded random order
     for a sequential gate (``sample_order``); all trials of a sample stay together.
@@ -82,13 +92,13 @@ class Plan:
         self.sample_ids = sample_ids
         self.target_ids = [t.id for t in spec.targets]
         self.order = sample_order(spec, len(sample_ids))
-        self._digests: bytearray | None = None  # of every trial id, once a walk has ended
+        self._ids: str | None = None  # every trial id, joined, once a walk has ended
 
     def __len__(self) -> int:
         return len(self.sample_ids) * len(self.target_ids) * self.spec.repetitions
 
     def __iter__(self) -> Iterator[Trial]:
-        known = self._digests  # an earlier walk's: sliced, not hashed again
+        known = self._ids  # an earlier walk's: sliced, not hashed again
         if known is not None:
             return self._kept(known)
         return self._hashed(len(self) <= KEPT_UP_TO)
@@ -119,32 +129,36 @@ class Plan:
         ]
 
     def _hashed(self, keep: bool) -> Iterator[Trial]:
-        """The first walk: each trial's id hashed (and, if *keep*, its digest kept)."""
-        made = bytearray()
+        """The first walk: each trial's id hashed (and, if *keep*, kept)."""
+        held: list[str] = []  # the ids since the last join
+        joined: list[str] = []
         index = 0
         combos, sha256 = self._per_sample(), hashlib.sha256
         for sample_index, sample_id in self._pairs():
             key = _encode(sample_id)
             for target_id, repetition, head, tail in combos:
-                digest = sha256(head + key + tail).digest()[:ID_BYTES]
+                tid = "t-" + sha256(head + key + tail).hexdigest()[:HEX_DIGITS]
                 if keep:
-                    made += digest
-                tid = "t-" + digest.hex()
+                    held.append(tid)
                 yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
                 index += 1
+            if len(held) >= JOIN_EVERY:
+                joined.append("".join(held))
+                held.clear()
         if keep:  # walked to the end: the next walk hashes nothing
-            self._digests = made
+            joined.append("".join(held))
+            self._ids = "".join(joined)
 
-    def _kept(self, known: bytearray) -> Iterator[Trial]:
-        """A later walk: the ids' digests sliced from the first walk's."""
+    def _kept(self, known: str) -> Iterator[Trial]:
+        """A later walk: the ids sliced from the first walk's."""
         index = at = 0
         combos = self._per_sample()
         for sample_index, sample_id in self._pairs():
             for target_id, repetition, _, _ in combos:
-                tid = "t-" + known[at : at + ID_BYTES].hex()
+                tid = known[at : at + ID_LENGTH]
                 yield Trial(index, tid, sample_index, sample_id, target_id, repetition)
                 index += 1
-                at += ID_BYTES
+                at += ID_LENGTH
 
     @property
     def per_sample(self) -> int:
