@@ -83,6 +83,7 @@ class TrialRows:
         self.passing: list[TrialRow] = []
         self.omitted = 0
         self.kept_last = False  # whether the last row added is listed (``DetailsAhead``)
+        self.changes = 0  # rows kept so far: the list is as it was while this is (_ahead)
         self._usage = UsageSums()
         self.grading: dict[str, dict[str, Usage]] = {}
 
@@ -167,10 +168,12 @@ class TrialRows:
         """The list a row goes in, or ``None`` when it is omitted (a passing row past
         the cap; or a non-passing one with no passing row left to give way)."""
         if self.list_all or len(self.failing) + len(self.passing) < MAX_TRIAL_ROWS:
+            self.changes += 1
             return self.passing if passing else self.failing
         self.omitted += 1
         if not passing and self.passing:
             self.passing.pop()  # a passing row makes room for a non-passing one
+            self.changes += 1
             return self.failing
         return None
 
