@@ -89,3 +89,21 @@ def test_changes_count_the_rows_kept_so_the_list_is_the_same_while_they_are() ->
         seen.append(rows.changes - before[1])
         assert (rows.changes == before[1]) == (rows.rows == before[0])
     assert seen == [1] * MAX_TRIAL_ROWS + [0] * 5 + [1] + [0] * 4
+
+
+def test_scored_rows_are_the_judged_rows_past_the_cap_too() -> None:
+    """``add_scored`` (one scorer, no grading) keeps the rows, omitted count and usage
+    ``add_judged`` keeps; once the list is full a passing row is counted and dropped
+    without ``_place``, a failing one still evicts a passing row."""
+    planned = MAX_TRIAL_ROWS + 60
+    scored, judged = TrialRows(planned), TrialRows(planned)
+    for index in range(planned):
+        bundle = _bundle(index, _usage(index))
+        status = "failed" if index % 9 == 0 or index > MAX_TRIAL_ROWS + 50 else "passed"
+        reason = "no" if status == "failed" else ""
+        scored.add_scored(bundle, "match", status, reason)
+        judged.add_judged(bundle, {"match": status}, {"match": reason} if reason else {}, None)
+        assert scored.kept_last == judged.kept_last
+    assert scored.in_plan_order() == judged.in_plan_order()
+    assert scored.omitted == judged.omitted == 60 and scored.changes == judged.changes
+    assert scored.usage == judged.usage

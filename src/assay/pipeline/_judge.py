@@ -129,7 +129,7 @@ def answer_judging(
     of_answer = getattr(scorer, "verdict_of_answer", None)  # a Python scorer's adapter
     if of_answer is None or getattr(scorer, "answer_of", None) is None:
         return None
-    add_pass, add_trial, add_scored = metrics.add_pass, metrics.add_trial, rows.add_scored
+    add_pass, add_scored = metrics.add_pass, rows.add_scored
     add_task = None if task_metrics is None else task_metrics.add
     details = task_metrics is not None and task_metrics.wants_details
 
@@ -148,12 +148,12 @@ def answer_judging(
             return None
         trial = bundle["trial"]
         target_id, status = trial["target_id"], verdict.status
-        # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
-        add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
+        # a pass at 1.0 or a fail at 0.0 and the trial's state: what _counted and
+        # add_trial count, in fewer steps
+        add_pass(target_id, scorer_id, status == "passed", trial["sample_id"], bundle["state"])
         if add_task is not None:
             wanted = _details(verdict) if details else None
             add_task(trial, scorer_id, verdict.value, status, None, wanted)
-        add_trial(target_id, bundle["state"])
         add_scored(bundle, scorer_id, status, verdict.reason)
         return made(trial, scorer_id, bundle["digest"], verdict)
 

@@ -127,6 +127,10 @@ class TrialRows:
         """``add_judged`` of a bundle judged by one scorer, without grading: its scores
         and reasons made only if the report lists it."""
         self._usage.record(bundle["trial"]["target_id"], bundle.get("usage"))
+        if self.omitted and status == "passed":  # _place's answer once the list is full
+            self.omitted += 1  # (it stays full): a big run's common case, with no call
+            self.kept_last = False
+            return
         kept = self._place(status == "passed")
         self.kept_last = kept is not None
         if kept is not None:
