@@ -153,27 +153,3 @@ def test_a_users_wrapper_of_a_builtin_is_judged_the_general_way() -> None:
     assert answer_judge(wrapper) is None
     records, *_ = _judged(wrapper, "s")
     assert seen and not any(r["status"] == "passed" for r in records)
-
-
-def test_the_lean_paths_score_line_is_the_score_records_bytes() -> None:
-    """The lean path writes an answer-judged trial's score as a ``ScoreLine`` struct
-    (``answer_judging`` with ``score_line``): its canonical JSON must be the record
-    ``score_record`` makes, byte for byte, for every verdict the short way gives (a
-    pass, a fail with a reason, no answer read, a sample id that is a number)."""
-    from assay.score._records import score_line, score_record
-
-    for product in [match(), match("any", numeric=True), includes(), exact()]:
-        adapted: Any = from_python_scorer(product)
-        made = 0
-        for bundle, output in _trials():
-            seen = bundle["observation"]
-            if output is None or seen["outcome"] != "answered" or seen["media"] != STATE_MEDIA:
-                continue
-            verdict = adapted.verdict_of_answer(output, seen["expected"])
-            if verdict is None:
-                continue
-            for trial in (bundle["trial"], {**bundle["trial"], "sample_id": 7}):
-                made += 1
-                line = canonical_json(score_line(trial, "s", bundle["digest"], verdict))
-                assert line == canonical_json(score_record(trial, "s", bundle["digest"], verdict))
-        assert made

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any
 
 from assay.evidence import Usage, counting_calls, decode_output
 from assay.evidence._bundle import JSON_MEDIA, is_json
@@ -100,16 +100,10 @@ async def judge(
     return records
 
 
-R = TypeVar("R")
-
-AnswerJudging = Callable[[dict[str, Any], bytes | None, str | None], R | None]
+AnswerJudging = Callable[[dict[str, Any], bytes | None, str | None], dict[str, Any] | None]
 """``judged_by_answer`` of a bundle, its output and the output's answer text when the
 target handed it over (``TargetOutcome.answer``; ``None``: read from the bytes), with
-the other arguments bound: the score's record as *made* makes it, or ``None``."""
-
-Made = Callable[[dict[str, Any], str, str, Verdict], R]
-"""What makes a judged trial's score record of its trial, scorer id, bundle digest and
-verdict: ``score_record`` (a dict), or ``score_line`` (the lean path's struct)."""
+the other arguments bound: the trial's one score record, or ``None``."""
 
 
 def answer_judging(
@@ -117,12 +111,12 @@ def answer_judging(
     metrics: MetricsBuilder,
     rows: TrialRows,
     task_metrics: TaskMetricsBuilder | None,
-    made: Made[R],
-) -> AnswerJudging[R] | None:
+) -> AnswerJudging | None:
     """``judged_by_answer`` with its scorer, counters and report rows looked up once (a
-    run's lean path: once a run, not a trial), its score record made by *made*; ``None``
-    when *scorers* are not one built-in scorer read from the answer text, whose trials
-    it would all leave to ``judge``."""
+    run's lean path: once a run, not a trial), giving the one record itself (the lean
+    path writes it with no list to go over); ``None`` when *scorers* are not one
+    built-in scorer read from the answer text, whose trials it would all leave to
+    ``judge``."""
     if len(scorers) != 1:
         return None
     ((scorer_id, scorer),) = scorers.items()
@@ -133,7 +127,9 @@ def answer_judging(
     add_task = None if task_metrics is None else task_metrics.add
     details = task_metrics is not None and task_metrics.wants_details
 
-    def judged(bundle: dict[str, Any], output: bytes | None, answer: str | None = None) -> R | None:
+    def judged(
+        bundle: dict[str, Any], output: bytes | None, answer: str | None = None
+    ) -> dict[str, Any] | None:
         seen = bundle["observation"]
         if output is None or seen["outcome"] != "answered":
             return None
@@ -155,7 +151,7 @@ def answer_judging(
             wanted = _details(verdict) if details else None
             add_task(trial, scorer_id, verdict.value, status, None, wanted)
         add_scored(bundle, scorer_id, status, verdict.reason)
-        return made(trial, scorer_id, bundle["digest"], verdict)
+        return score_record(trial, scorer_id, bundle["digest"], verdict)
 
     return judged
 
@@ -173,7 +169,7 @@ def judged_by_answer(
     state, scope, replay or usage counter made (it calls no model and uses no sandbox);
     ``None`` when the trial or scorer is not such, or the verdict cannot be made so
     (``judge`` then does it all)."""
-    judged = answer_judging(scorers, metrics, rows, task_metrics, score_record)
+    judged = answer_judging(scorers, metrics, rows, task_metrics)
     record = None if judged is None else judged(bundle, output, None)
     return None if record is None else [record]
 

@@ -28,7 +28,6 @@ from assay.pipeline._judge import answer_judging
 from assay.pipeline._judge import judge as full_judge
 from assay.plan import Trial
 from assay.run import run_trial
-from assay.score._records import score_line
 
 if TYPE_CHECKING:
     from assay.pipeline._run import _Run
@@ -54,7 +53,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
 
     writer = run.writer
     log, store, write_bundle = writer.log, writer.store, writer.write_bundle
-    write_score: Callable[[Any], bytes] = writer.write_score  # a ScoreLine too: canonical
+    write_score = writer.write_score
     sample_at, hidden = run.dataset.sample, run.spec.hidden_fields
     targets, retry, rng = run.targets, run.spec.retry, run.rng
     scorers, metrics, rows, task_metrics, raw = (
@@ -68,11 +67,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
     # one built-in answer scorer: a trial its answer settles needs no scoring phase
     # (it records nothing, calls no model); ``judge`` is the real one (a bench patch
     # may give another)
-    quick = (
-        answer_judging(scorers, metrics, rows, task_metrics, score_line)
-        if judge is full_judge
-        else None
-    )
+    quick = answer_judging(scorers, metrics, rows, task_metrics) if judge is full_judge else None
     each = judge if quick is None else partial(full_judge, short=False)  # when it did not
 
     async def scored(
@@ -117,7 +112,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             record_scores(writer, recorder, digest, records)
         else:  # record_scores of its one line
             written = write_score(score)
-            recorder.match(score.scorer_id, score.status, digest, sha256(written).hexdigest())
+            recorder.match(score["scorer_id"], score["status"], digest, sha256(written).hexdigest())
         after_trial(outcome)
 
     return lean

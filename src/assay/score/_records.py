@@ -7,8 +7,6 @@ from collections.abc import Awaitable, Callable
 from types import CoroutineType
 from typing import Any
 
-import msgspec
-
 from assay.evidence import Usage
 from assay.score._scorers import Observation, Scorer, Verdict
 
@@ -68,45 +66,3 @@ def score_record(
     if usage is not None and not usage.empty:
         record["usage"] = usage.record()
     return record
-
-
-class ScoreLine(msgspec.Struct, gc=False):
-    """``score_record``'s record of a verdict with neither values nor metadata, judged
-    with no model call (the lean path's answer-judged trials): a struct whose fields are
-    the record's keys in sorted order, so its canonical JSON is the record's, byte for
-    byte, without a dict built and its keys sorted once a trial."""
-
-    answer: str | None
-    bundle_digest: str
-    index: int
-    reason: str
-    repetition: int
-    sample_id: str | int
-    score_id: str
-    scorer_id: str
-    status: str
-    target_id: str
-    trial_id: str
-    value: float | None
-
-
-def score_line(
-    trial: dict[str, Any], scorer_id: str, bundle_digest: str, verdict: Verdict
-) -> ScoreLine:
-    """``score_record`` of a *verdict* with neither ``values`` nor ``metadata`` (one
-    from ``verdict_of_answer``) and no usage, as a ``ScoreLine``."""
-    trial_id = trial["trial_id"]
-    return ScoreLine(
-        verdict.answer,
-        bundle_digest,
-        trial["index"],
-        verdict.reason,
-        trial["repetition"],
-        trial["sample_id"],
-        f"{trial_id}/{scorer_id}",
-        scorer_id,
-        verdict.status,
-        trial["target_id"],
-        trial_id,
-        verdict.value,
-    )
