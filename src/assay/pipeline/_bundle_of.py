@@ -40,9 +40,7 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
         "state": result.state,
         "canonical_attempt": canonical,
         "attempts": [_attempt(attempts[0])] if len(attempts) == 1 else [*map(_attempt, attempts)],
-        # [(n, digest), ...]: encoded as the [[n, digest], ...] the format has (JSON has
-        # no tuples), copied in C, not a list made of each (1.7k instructions a trial)
-        "events": recorder.events.copy(),
+        "events": list(map(list, recorder.events)),  # [[n, digest], ...], no frame
         "artifacts": dict(recorder.artifacts),
         "observation": observation,
     }
