@@ -289,3 +289,51 @@ def test_a_remainder_nothing_joins_is_read_by_the_next_look_a_bounded_number_of_
     assert ahead.finish(listed) == read_details(
         tmp_path / "run", listed, ArtifactStore(tmp_path / "run" / "artifacts", write=False)
     )
+
+
+def test_a_look_that_would_find_nothing_new_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a big run's list is full, the looks went over its rows for nothing: one is
+    skipped while no row was kept since the last began and the reader is ``idle``
+    (nothing gathered unread), and taken again as soon as either changes."""
+    import anyio
+
+    from assay.pipeline import _ahead
+    from assay.report import TrialRows
+
+    rows = TrialRows(10)
+    trial = {"index": 0, "trial_id": "t-0", "target_id": "x", "sample_id": "s0", "repetition": 1}
+    bundle = {"trial": trial, "state": "completed", "digest": "sha256:0"}
+
+    class Spy:
+        def __init__(self, scope: anyio.CancelScope) -> None:
+            self.scope, self.looks, self.asked, self.broken = scope, [], 0, False
+
+        def idle(self) -> bool:
+            self.asked += 1
+            if self.asked == 1:  # kept after the check: the next look is taken
+                rows.add_scored(bundle, "s", "passed", "")
+            if self.asked == 3:
+                self.scope.cancel()
+            return self.asked != 2  # a line gathered unread: taken, rows unchanged
+
+        def looking(self, listed: list[TrialRow]) -> list[None]:
+            self.looks.append(len(listed))
+            if len(self.looks) > 5:  # never idle: the loop would go on
+                self.scope.cancel()
+            return []
+
+    monkeypatch.setattr(_ahead, "warm_up", lambda: None)
+    monkeypatch.setattr(_ahead, "AHEAD_AFTER", 0)
+    looks: list[int] = []
+
+    async def main() -> None:
+        ramped = anyio.Event()
+        ramped.set()
+        with anyio.CancelScope() as scope:
+            spy = Spy(scope)
+            await _ahead.work_ahead(type("Run", (), {"rows": rows})(), spy, ramped)  # type: ignore[arg-type]
+        looks.extend(spy.looks)
+
+    anyio.run(main)
+    assert rows.changes == 1
+    assert looks == [0, 1, 1]  # the first; a row kept; a line unread; then skipped

@@ -75,3 +75,35 @@ def test_judged_rows_are_the_rows_and_totals_add_gives() -> None:
     assert judged.usage["b"].cost == made.usage["b"].cost and judged.usage["b"].cost
     assert judged.grading == made.grading
     assert judged.usage_total() == made.usage_total()
+
+
+def test_changes_count_the_rows_kept_so_the_list_is_the_same_while_they_are() -> None:
+    """``changes`` (what tells a report look-ahead the list moved) counts every row
+    kept, a failing one evicting a passing one past the cap too, and no omitted one."""
+    rows = TrialRows(MAX_TRIAL_ROWS + 10)
+    seen = []
+    for index in range(MAX_TRIAL_ROWS + 10):
+        before = ([*rows.rows], rows.changes)
+        status = "failed" if index == MAX_TRIAL_ROWS + 5 else "passed"
+        rows.add_scored(_bundle(index, None), "s", status, "")
+        seen.append(rows.changes - before[1])
+        assert (rows.changes == before[1]) == (rows.rows == before[0])
+    assert seen == [1] * MAX_TRIAL_ROWS + [0] * 5 + [1] + [0] * 4
+
+
+def test_scored_rows_are_the_judged_rows_past_the_cap_too() -> None:
+    """``add_scored`` (one scorer, no grading) keeps the rows, omitted count and usage
+    ``add_judged`` keeps; once the list is full a passing row is counted and dropped
+    without ``_place``, a failing one still evicts a passing row."""
+    planned = MAX_TRIAL_ROWS + 60
+    scored, judged = TrialRows(planned), TrialRows(planned)
+    for index in range(planned):
+        bundle = _bundle(index, _usage(index))
+        status = "failed" if index % 9 == 0 or index > MAX_TRIAL_ROWS + 50 else "passed"
+        reason = "no" if status == "failed" else ""
+        scored.add_scored(bundle, "match", status, reason)
+        judged.add_judged(bundle, {"match": status}, {"match": reason} if reason else {}, None)
+        assert scored.kept_last == judged.kept_last
+    assert scored.in_plan_order() == judged.in_plan_order()
+    assert scored.omitted == judged.omitted == 60 and scored.changes == judged.changes
+    assert scored.usage == judged.usage

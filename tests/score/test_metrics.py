@@ -162,3 +162,19 @@ def test_add_pass_counts_as_add_score_of_a_pass_or_fail() -> None:
             general.add_score("t", "s", status, sample, value)
         assert short.build() == general.build()
         assert short.means[("t", "s")].values == general.means[("t", "s")].values
+
+
+def test_add_pass_with_a_state_counts_the_trial_as_add_trial_does() -> None:
+    """``add_pass`` given the trial's state (the judge's one call a trial) also counts
+    it as ``add_trial`` does, on the in-place way and the general one alike."""
+    for repetitions in (1, 2):
+        short = MetricsBuilder({"t": 8, "u": 8}, ["s"], repetitions)
+        general = MetricsBuilder({"t": 8, "u": 8}, ["s"], repetitions)
+        for index in range(16):
+            target, passed = "tu"[index % 2], index % 3 != 0
+            state = "blocked" if index == 5 else "completed"
+            short.add_pass(target, "s", passed, f"s{index // 2}", state)
+            general.add_pass(target, "s", passed, f"s{index // 2}")
+            general.add_trial(target, state)
+        assert short.build() == general.build()
+        assert short.states == general.states and short.states["u"]["blocked"] == 1

@@ -13,6 +13,7 @@ from assay.run import AttemptRecord, TrialResult
 def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> dict[str, Any]:
     """The unsealed bundle of *result*: trial, attempts, events, artifacts, observation."""
     trial, outcome, attempts = result.trial, result.outcome, result.attempts
+    events = recorder.events  # [(n, digest), ...]: one, a trial's one batch, as a rule
     canonical = None
     if result.canonical is not None:
         event = attempts[result.canonical - 1].event
@@ -40,7 +41,7 @@ def bundle_of(result: TrialResult, recorder: TrialRecorder, expected: Any) -> di
         "state": result.state,
         "canonical_attempt": canonical,
         "attempts": [_attempt(attempts[0])] if len(attempts) == 1 else [*map(_attempt, attempts)],
-        "events": list(map(list, recorder.events)),  # [[n, digest], ...], no frame
+        "events": [list(events[0])] if len(events) == 1 else list(map(list, events)),
         "artifacts": dict(recorder.artifacts),
         "observation": observation,
     }

@@ -100,10 +100,10 @@ async def judge(
     return records
 
 
-AnswerJudging = Callable[[dict[str, Any], bytes | None, str | None], list[dict[str, Any]] | None]
+AnswerJudging = Callable[[dict[str, Any], bytes | None, str | None], dict[str, Any] | None]
 """``judged_by_answer`` of a bundle, its output and the output's answer text when the
 target handed it over (``TargetOutcome.answer``; ``None``: read from the bytes), with
-the other arguments bound."""
+the other arguments bound: the trial's one score record, or ``None``."""
 
 
 def answer_judging(
@@ -113,7 +113,8 @@ def answer_judging(
     task_metrics: TaskMetricsBuilder | None,
 ) -> AnswerJudging | None:
     """``judged_by_answer`` with its scorer, counters and report rows looked up once (a
-    run's lean path: once a run, not a trial); ``None`` when *scorers* are not one
+    run's lean path: once a run, not a trial), giving the one record itself (the lean
+    path writes it with no list to go over); ``None`` when *scorers* are not one
     built-in scorer read from the answer text, whose trials it would all leave to
     ``judge``."""
     if len(scorers) != 1:
@@ -122,13 +123,13 @@ def answer_judging(
     of_answer = getattr(scorer, "verdict_of_answer", None)  # a Python scorer's adapter
     if of_answer is None or getattr(scorer, "answer_of", None) is None:
         return None
-    add_pass, add_trial, add_scored = metrics.add_pass, metrics.add_trial, rows.add_scored
+    add_pass, add_scored = metrics.add_pass, rows.add_scored
     add_task = None if task_metrics is None else task_metrics.add
     details = task_metrics is not None and task_metrics.wants_details
 
     def judged(
         bundle: dict[str, Any], output: bytes | None, answer: str | None = None
-    ) -> list[dict[str, Any]] | None:
+    ) -> dict[str, Any] | None:
         seen = bundle["observation"]
         if output is None or seen["outcome"] != "answered":
             return None
@@ -143,14 +144,14 @@ def answer_judging(
             return None
         trial = bundle["trial"]
         target_id, status = trial["target_id"], verdict.status
-        # a pass at 1.0 or a fail at 0.0: what _counted counts, in fewer steps
-        add_pass(target_id, scorer_id, status == "passed", trial["sample_id"])
+        # a pass at 1.0 or a fail at 0.0 and the trial's state: what _counted and
+        # add_trial count, in fewer steps
+        add_pass(target_id, scorer_id, status == "passed", trial["sample_id"], bundle["state"])
         if add_task is not None:
             wanted = _details(verdict) if details else None
             add_task(trial, scorer_id, verdict.value, status, None, wanted)
-        add_trial(target_id, bundle["state"])
         add_scored(bundle, scorer_id, status, verdict.reason)
-        return [score_record(trial, scorer_id, bundle["digest"], verdict)]
+        return score_record(trial, scorer_id, bundle["digest"], verdict)
 
     return judged
 
@@ -169,7 +170,8 @@ def judged_by_answer(
     ``None`` when the trial or scorer is not such, or the verdict cannot be made so
     (``judge`` then does it all)."""
     judged = answer_judging(scorers, metrics, rows, task_metrics)
-    return None if judged is None else judged(bundle, output, None)
+    record = None if judged is None else judged(bundle, output, None)
+    return None if record is None else [record]
 
 
 def _counted(

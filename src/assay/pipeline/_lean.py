@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import TrialRecorder
@@ -52,6 +53,7 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
 
     writer = run.writer
     log, store, write_bundle = writer.log, writer.store, writer.write_bundle
+    write_score = writer.write_score
     sample_at, hidden = run.dataset.sample, run.spec.hidden_fields
     targets, retry, rng = run.targets, run.spec.retry, run.rng
     scorers, metrics, rows, task_metrics, raw = (
@@ -99,14 +101,18 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             write_bundle(line)
             outcome = result.outcome
             output, answer = (None, None) if outcome is None else (outcome.output, outcome.answer)
-            records = None if quick is None else quick(bundle, output, answer)
-            if records is None:
+            score = None if quick is None else quick(bundle, output, answer)
+            if score is None:
                 records = await scored(trial, bundle, output, recorder)
         finally:
             CURRENT.reset(bound)
         if run.ahead is not None and rows.kept_last:  # the report lists it
             run.ahead.offer(line)
-        record_scores(writer, recorder, digest, records)
+        if score is None:
+            record_scores(writer, recorder, digest, records)
+        else:  # record_scores of its one line
+            written = write_score(score)
+            recorder.match(score["scorer_id"], score["status"], digest, sha256(written).hexdigest())
         after_trial(outcome)
 
     return lean

@@ -111,6 +111,11 @@ class DetailsAhead:
         if not self.broken:
             yield from self._make(rows, listed)
 
+    def idle(self) -> bool:
+        """Whether a look would only make again what the last one made, the listed rows
+        being the same: the lines come by ``offer`` and none is gathered unread."""
+        return self.handed and not self.shown
+
     def _fetching(self) -> bool:
         """Whether this look reads the gathered bundles' artifacts: ``FETCH_AT`` of
         them, or a remainder none was added to since the look before (a few times)."""

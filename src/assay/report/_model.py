@@ -83,6 +83,7 @@ class TrialRows:
         self.passing: list[TrialRow] = []
         self.omitted = 0
         self.kept_last = False  # whether the last row added is listed (``DetailsAhead``)
+        self.changes = 0  # rows kept so far: the list is as it was while this is (_ahead)
         self._usage = UsageSums()
         self.grading: dict[str, dict[str, Usage]] = {}
 
@@ -126,6 +127,10 @@ class TrialRows:
         """``add_judged`` of a bundle judged by one scorer, without grading: its scores
         and reasons made only if the report lists it."""
         self._usage.record(bundle["trial"]["target_id"], bundle.get("usage"))
+        if self.omitted and status == "passed":  # _place's answer once the list is full
+            self.omitted += 1  # (it stays full): a big run's common case, with no call
+            self.kept_last = False
+            return
         kept = self._place(status == "passed")
         self.kept_last = kept is not None
         if kept is not None:
@@ -167,10 +172,12 @@ class TrialRows:
         """The list a row goes in, or ``None`` when it is omitted (a passing row past
         the cap; or a non-passing one with no passing row left to give way)."""
         if self.list_all or len(self.failing) + len(self.passing) < MAX_TRIAL_ROWS:
+            self.changes += 1
             return self.passing if passing else self.failing
         self.omitted += 1
         if not passing and self.passing:
             self.passing.pop()  # a passing row makes room for a non-passing one
+            self.changes += 1
             return self.failing
         return None
 

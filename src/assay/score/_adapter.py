@@ -27,6 +27,7 @@ from assay.score._score import (
     value_to_float,
 )
 from assay.score._scorers import Observation, ScoreStatus, Verdict, product_gate
+from assay.score._text import target_values
 from assay.solver import Target
 from assay.solver._state import completion_from_json, state_from_json, state_scope
 
@@ -93,8 +94,12 @@ class _Adapted:
             completion = completion_from_json(data)
         if completion is None:
             return None
+        # target_values(Target(expected)) of a text target, the common case, made here
+        values = [expected] if type(expected) is str and expected.strip() else None
         try:
-            correct, answer, explanation = self.answer_of(completion, Target(expected))
+            if values is None:  # a list, a number, none or blank (a scorer error)
+                values = target_values(Target(expected), "")
+            correct, answer, explanation = self.answer_of(completion, values)
         except Exception:  # the general path records the error the same way as ever
             return None
         # _verdict of the Score answer_scorer makes: C passes at 1.0, I fails at 0.0

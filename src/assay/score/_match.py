@@ -18,9 +18,7 @@ from assay.score._text import (
     normalize,
     parse_number,
     same_number,
-    target_values,
 )
-from assay.solver import Target
 
 Location = Literal["begin", "end", "any", "exact"]
 _LOCATIONS = ("begin", "end", "any", "exact")
@@ -41,9 +39,9 @@ def match(
     if location not in _LOCATIONS:
         raise ValueError(f"match(location={location!r}): use one of {', '.join(_LOCATIONS)}")
 
-    def judge_answer(completion: str, target: Target) -> Answered:
+    def judge_answer(completion: str, values: list[str]) -> Answered:
         answer: str | None = completion
-        for value in target_values(target, "match"):
+        for value in values:
             number = parse_number(value) if numeric else None
             if number is not None:
                 answer, matched = _match_number(completion, number, location)
@@ -53,7 +51,7 @@ def match(
                 return True, answer, None
         return False, answer, "no number found in the answer" if answer is None else None
 
-    return answer_scorer(judge_answer)
+    return answer_scorer(judge_answer, "match")
 
 
 def _match_text(completion: str, value: str, location: Location, ignore_case: bool) -> bool:
@@ -98,15 +96,15 @@ def includes(ignore_case: bool = True) -> PythonScorer:
     answers, and the reason an empty target is refused rather than always passing.
     """
 
-    def judge_answer(completion: str, target: Target) -> Answered:
+    def judge_answer(completion: str, values: list[str]) -> Answered:
         haystack = completion.casefold() if ignore_case else completion
-        for value in target_values(target, "includes"):
+        for value in values:
             needle = value.casefold() if ignore_case else value
             if needle in haystack:
                 return True, completion, None
         return False, completion, None
 
-    return answer_scorer(judge_answer)
+    return answer_scorer(judge_answer, "includes")
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -118,9 +116,9 @@ def exact() -> PythonScorer:
     ``"the eiffel tower"`` while any extra word makes the answer wrong.
     """
 
-    def judge_answer(completion: str, target: Target) -> Answered:
+    def judge_answer(completion: str, values: list[str]) -> Answered:
         answer = normalize(completion)
-        hit = any(answer == normalize(v) for v in target_values(target, "exact"))
+        hit = any(answer == normalize(v) for v in values)
         return hit, completion, None
 
-    return answer_scorer(judge_answer)
+    return answer_scorer(judge_answer, "exact")

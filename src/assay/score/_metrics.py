@@ -183,10 +183,15 @@ class MetricsBuilder:
                 self.clusters[key] = _Clusters(self.repetitions)
             self.clusters[key].add(str(sample_id), status == "passed")
 
-    def add_pass(self, target_id: str, scorer_id: str, passed: bool, sample_id: object) -> None:
+    def add_pass(
+        self, target_id: str, scorer_id: str, passed: bool, sample_id: object, state: str = ""
+    ) -> None:
         """``add_score`` of a pass valued 1.0 or a fail valued 0.0 (a pass/fail scorer's
         verdict; *sample_id* as the plan has it): counted in place while the values kept
-        are bytes and no trial repeats."""
+        are bytes and no trial repeats. With a *state*, ``add_trial`` of it too (the
+        judge of one scorer: one call a trial, not two)."""
+        if state:
+            self.states[target_id][state] += 1
         key = (target_id, scorer_id)
         means = self.means.get(key)
         if means is None or self.repetitions > 1 or means.values.typecode != "B":

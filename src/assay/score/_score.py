@@ -21,6 +21,7 @@ from weakref import WeakKeyDictionary
 import msgspec
 
 from assay._registry import registered
+from assay.score._text import target_values
 from assay.solver import Target, TaskState
 
 CORRECT = "C"
@@ -152,21 +153,25 @@ Answered = tuple[bool, str | None, str | None]
 """A built-in scorer's judgement of the answer text: correct or not, the answer it read
 and an explanation (``C`` or ``I``, as a ``Score``)."""
 
-AnswerJudge = Callable[[str, Target], Answered]
-"""How a built-in scorer judges the answer text alone (``match``, ``includes``...)."""
+AnswerJudge = Callable[[str, list[str]], Answered]
+"""How a built-in scorer judges the answer text alone (``match``, ``includes``...),
+against the target's non-empty values (``target_values``: a sample with none is a
+scorer error, never judged)."""
 
 _answer_judges: WeakKeyDictionary[Callable[..., Any], AnswerJudge] = WeakKeyDictionary()
 
 
-def answer_scorer(judge_answer: AnswerJudge) -> PythonScorer:
-    """The Python scorer of a built-in reading nothing but ``state.output.completion``,
-    judged by *judge_answer*; marked so the pipeline may judge it from the answer text
-    without rebuilding the whole state (``answer_judge``). The mark is kept beside the
-    function, not on it: a user's wrapper made with ``functools.wraps`` copies
-    attributes, and must not be skipped."""
+def answer_scorer(judge_answer: AnswerJudge, name: str) -> PythonScorer:
+    """The Python scorer *name* of a built-in reading nothing but
+    ``state.output.completion``, judged by *judge_answer* against the target's values;
+    marked so the pipeline may judge it from the answer text without rebuilding the
+    whole state (``answer_judge``). The mark is kept beside the function, not on it: a
+    user's wrapper made with ``functools.wraps`` copies attributes, and must not be
+    skipped."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        correct, answer, explanation = judge_answer(state.output.completion, target)
+        completion = state.output.completion  # read first, as ever: the same error
+        correct, answer, explanation = judge_answer(completion, target_values(target, name))
         value = CORRECT if correct else INCORRECT
         return Score(value=value, answer=answer, explanation=explanation)
 
