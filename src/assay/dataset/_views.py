@@ -69,18 +69,14 @@ class SampleView(Sequence[Sample]):
             return SampleView(self.base, self.positions[index], number=self.number)
         position = self.positions[index]
         sample = self.base[position]
-        if self.number and sample.id is None:
-            return msgspec.structs.replace(sample, id=position + 1)
-        return sample
+        return _numbered(sample, position) if self.number and sample.id is None else sample
 
     def __iter__(self) -> Iterator[Sample]:
         # what ``self[index]`` gives, without its call and checks a sample
         base, number = self.base, self.number
         for position in self.positions:
             sample = base[position]
-            if number and sample.id is None:
-                sample = msgspec.structs.replace(sample, id=position + 1)
-            yield sample
+            yield _numbered(sample, position) if number and sample.id is None else sample
 
     def chunks(self, size: int) -> Iterator[list[Sample]]:
         """The samples in order, *size* at a time: a list's by slicing (no Python step
@@ -96,7 +92,12 @@ class SampleView(Sequence[Sample]):
             )
             if self.number and None in map(_ID, chunk):
                 chunk = [
-                    s if s.id is not None else msgspec.structs.replace(s, id=p + 1)
+                    s if s.id is not None else _numbered(s, p)
                     for p, s in zip(where, chunk, strict=True)
                 ]
             yield chunk
+
+
+def _numbered(sample: Sample, position: int) -> Sample:
+    """*sample*, which has no id, with the id ``select`` promises: its position + 1."""
+    return msgspec.structs.replace(sample, id=position + 1)

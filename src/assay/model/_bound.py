@@ -39,7 +39,19 @@ _bound: ContextVar[Bound] = ContextVar("assay_trial_bound", default=_NOTHING_BOU
 bound_now = _bound.get
 """The bindings in force (the variable's own ``get``: read on every model call)."""
 
+bind_all = _bound.set
+"""Bind a whole ``Bound`` (the lean trial's five at once); ``unbind`` with its token."""
+
+unbind = _bound.reset
+"""Put back the bindings a ``bind`` or ``bind_all`` replaced, given its token."""
+
 _replace = msgspec.structs.replace
+
+
+def bind(**fields: Any) -> Token[Bound]:
+    """Bind *fields* over the bindings in force, the others kept as they are; ``unbind``
+    with the token it returns."""
+    return _bound.set(_replace(_bound.get(), **fields))
 
 
 class BoundScope(Generic[V]):
@@ -52,9 +64,8 @@ class BoundScope(Generic[V]):
         self._value = value
 
     def __enter__(self) -> V:
-        changed = _replace(_bound.get(), **{self._field: self._value})
-        self._token: Token[Bound] = _bound.set(changed)
+        self._token: Token[Bound] = bind(**{self._field: self._value})
         return self._value
 
     def __exit__(self, *exc: object) -> None:
-        _bound.reset(self._token)
+        unbind(self._token)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import TrialRecorder
@@ -49,11 +48,10 @@ def lean_fits(run: _Run) -> bool:
 def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
     """What the executor calls per trial of a run that ``lean_fits``: ``_Run._trial``'s
     steps for a planned trial, with *judge* (``_run.judge``) and the run's parts bound."""
-    from assay.pipeline._run import record_scores
+    from assay.pipeline._run import record_score, record_scores
 
     writer = run.writer
     log, store, write_bundle = writer.log, writer.store, writer.write_bundle
-    write_score = writer.write_score
     sample_at, hidden = run.dataset.sample, run.spec.hidden_fields
     targets, retry, rng = run.targets, run.spec.retry, run.rng
     scorers, metrics, rows, task_metrics, raw = (
@@ -110,9 +108,8 @@ def lean_runner(run: _Run, judge: Judge) -> Callable[[Trial], Awaitable[None]]:
             run.ahead.offer(line)
         if score is None:
             record_scores(writer, recorder, digest, records)
-        else:  # record_scores of its one line
-            written = write_score(score)
-            recorder.match(score["scorer_id"], score["status"], digest, sha256(written).hexdigest())
+        else:  # its one score line, without record_scores' list
+            record_score(writer, recorder, digest, score)
         after_trial(outcome)
 
     return lean

@@ -309,6 +309,13 @@ def record_scores(
     """Write a trial's score lines, each bound by its ``match`` event (a finished trial's,
     or those a crash lost after their bundle)."""
     for score in records:
-        line = writer.write_score(score)
-        # the ``match`` event of a score: it binds the score record's exact bytes
-        recorder.match(score["scorer_id"], score["status"], digest, sha256(line).hexdigest())
+        record_score(writer, recorder, digest, score)
+
+
+def record_score(
+    writer: RunWriter, recorder: TrialRecorder, digest: str, score: dict[str, Any]
+) -> None:
+    """Write one score line and its ``match`` event, which binds the line's exact bytes
+    (``record_scores``' step; the lean path's one score of an answer-judged trial)."""
+    line = writer.write_score(score)
+    recorder.match(score["scorer_id"], score["status"], digest, sha256(line).hexdigest())

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from assay._registry import rebuild, registered
-from assay.model._bound import _bound, _replace, bound_now
+from assay.model._bound import bind, bound_now, unbind
 from assay.solver._generate import ToolCalls
 from assay.solver._state import TaskState
 
@@ -70,16 +70,16 @@ class Chain:
 
     async def __call__(self, state: TaskState, generate: Generate) -> TaskState:
         # the trial's state (for assay.util.store()) and generate (for fork()), one binding
-        token = _bound.set(_replace(_bound.get(), state=state, generate=generate))
+        token = bind(state=state, generate=generate)
         try:
             for step in self.solvers:
                 given, state = state, await step(state, generate)
                 if state is not given:  # a step may return another state object
-                    _bound.set(_replace(_bound.get(), state=state))
+                    bind(state=state)
                 if state.completed:
                     break
         finally:
-            _bound.reset(token)
+            unbind(token)
         return state
 
     def fresh(self) -> Chain:

@@ -36,7 +36,7 @@ from assay.model import (
     Model,
     ModelError,
 )
-from assay.model._bound import Bound, _bound, _replace
+from assay.model._bound import Bound, bind, bind_all, unbind
 from assay.model._content import Content, is_url
 from assay.model._model import Said
 from assay.sandbox import SandboxEnvironment, current_sandboxes, sandbox_scope
@@ -174,7 +174,7 @@ class SolverTarget:
         plan = self.plan.fresh()
         # budget_scope, epoch_scope and task_scorers_scope in one binding (model._bound)
         budget = Budget(self.limits)
-        token = _bound.set(_replace(_bound.get(), budget=budget, epoch=epoch, scorers=self.scorers))
+        token = bind(budget=budget, epoch=epoch, scorers=self.scorers)
         try:
             if environments or self.approval or current_sandboxes() or approval_active():
                 with sandbox_scope(environments), approval_scope(self.approval):
@@ -184,7 +184,7 @@ class SolverTarget:
             else:
                 await self._run_plan(holder, plan, generate)
         finally:
-            _bound.reset(token)
+            unbind(token)
 
     async def _solve_lean(self, holder: list[TaskState], epoch: int) -> Said | None:
         """``_solve`` for a plan of one plain ``generate()`` with nothing to bind (see
@@ -197,7 +197,7 @@ class SolverTarget:
         limits = self.limits
         generate = _generate_for(self.model, self.config, limits, holder)
         # every field of the binding replaced: the five scopes' view, in one set
-        bound = _bound.set(Bound(Budget(limits), epoch, state, generate, self.scorers))
+        bound = bind_all(Bound(Budget(limits), epoch, state, generate, self.scorers))
         try:
             if limits.message_limit is not None:
                 check_message_limit(state, limits.message_limit)
@@ -208,7 +208,7 @@ class SolverTarget:
             state.messages.append(output.message)  # the state is what it said, and its answer
             return said
         finally:
-            _bound.reset(bound)
+            unbind(bound)
 
     async def _run_plan(self, holder: list[TaskState], plan: Chain, generate: Any) -> None:
         """*plan* on ``holder[0]``, its last state left in *holder*; then the task's
