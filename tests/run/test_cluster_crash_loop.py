@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.errors import RunError
+from assay.run._cluster import stopped_by
+from assay.target import InfrastructureError
 from tests.dask_cluster import DaskCluster
 from tests.helpers import read_jsonl, run_cli
 from tests.target._persistent import program_spec, sample_list
@@ -45,3 +48,14 @@ def test_a_crash_loop_on_a_worker_stops_the_run_and_resume_finishes_it(
     status = {r["sample_id"]: r["status"] for r in read_jsonl(run / "scores.jsonl")}
     assert len(status) == 30 and "passed" in status.values()
     assert run_cli("verify", run).returncode == 0
+
+
+def test_a_stop_this_assay_cannot_say_is_the_calls_failure_not_a_traceback() -> None:
+    known = stopped_by(
+        ("run.program_crash_loop", {"target": "t", "count": 10, "last": "x", "path": "RUN"})
+    )
+    assert isinstance(known, RunError) and "target t" in known.one_line()
+    for stop in [("no.such.key", {}), ("run.program_crash_loop", {"target": "t"})]:
+        failure = stopped_by(stop)
+        assert isinstance(failure, InfrastructureError), stop
+        assert failure.reason == "cluster" and "cannot say" in failure.detail

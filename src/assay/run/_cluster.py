@@ -202,8 +202,7 @@ class ClusterTarget:
         if reply.infra is not None:
             raise InfrastructureError(*reply.infra)
         if reply.stop is not None:  # the worker's target stopped the run: said here
-            key, params = reply.stop
-            raise RunError(key, **params)
+            raise stopped_by(reply.stop)
         assert reply.outcome is not None  # a reply has one of the three
         return reply.outcome
 
@@ -211,3 +210,17 @@ class ClusterTarget:
         """How many workers the scheduler has now (the progress line shows it): read off
         the client's copy of the scheduler's state, refreshed by Dask every few seconds."""
         return worker_count(self._client)
+
+
+def stopped_by(stop: tuple[str, dict[str, Any]]) -> RunError | InfrastructureError:
+    """The ``RunError`` a worker's target raised (``Reply.stop``: its key and parameters),
+    to stop the run here with its one line; a key this assay cannot say (sent by code
+    that made the error by hand) is the call's infrastructure failure instead, never a
+    traceback."""
+    key, params = stop
+    try:
+        return RunError(key, **params)
+    except (KeyError, IndexError, ValueError, TypeError):
+        shown = " ".join(repr(key).split())[:100]
+        detail = f"the worker stopped the run with an error this assay cannot say: {shown}"
+        return InfrastructureError("cluster", detail)
