@@ -1,6 +1,7 @@
 """A ``protocol: jsonl`` program that can never answer, run on a Dask cluster: its
 worker's crash loop stops the run with the local run's one line (exit 5), and the
-worker builds the target afresh for the resume, instead of refusing it for its life."""
+workers count the resume's crash loop apart from the stopped run's, instead of refusing
+it for their life."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ distributed = pytest.importorskip("distributed")
 @pytest.mark.doc(
     "docs/cluster.md",
     "stops the run as it does locally: the first worker to count its crash loop sends the "
-    "error back, and the run stops with the same one line, exit 5. That worker builds the "
-    "target afresh for the next run, so `assay resume RUN --cluster ADDRESS` starts the "
-    "program again once it can answer.",
+    "error back, and the run stops with the same one line, exit 5. A worker keeps its "
+    "processes from run to run but counts each run's crash loop apart, so `assay resume "
+    "RUN --cluster ADDRESS` starts the program again once it can answer.",
 )
 def test_a_crash_loop_on_a_worker_stops_the_run_and_resume_finishes_it(
     cluster: DaskCluster, tmp_path: Path
@@ -33,9 +34,7 @@ def test_a_crash_loop_on_a_worker_stops_the_run_and_resume_finishes_it(
     samples = sample_list(*range(30))
     spec, _ = program_spec(tmp_path, NEEDS_WEIGHTS, samples, retry=FAST_RETRY, args=[str(weights)])
     run = tmp_path / "run"
-    # one call at a time: no call of this run is still crash-looping on a worker when the
-    # resume starts (that race is real, but a user fixing the program takes longer)
-    proc = run_cli("run", spec, "-o", run, "-j", "1", "--cluster", cluster.address)
+    proc = run_cli("run", spec, "-o", run, "-j", "2", "--cluster", cluster.address)
     # before: each worker's RunError became a per-call "cluster" failure, the run went
     # on to the end with every trial blocked (exit 3) and never said why
     assert proc.returncode == 5, proc.stdout + proc.stderr
@@ -45,7 +44,7 @@ def test_a_crash_loop_on_a_worker_stops_the_run_and_resume_finishes_it(
 
     weights.write_bytes(b"")  # the program can answer now
     resumed = run_cli("resume", run, "--cluster", cluster.address)
-    # a worker that kept its stopped target would refuse at once again (exit 5)
+    # a worker that kept counting the stopped run's failures refused at once (exit 5)
     assert resumed.returncode == 3, resumed.stdout + resumed.stderr  # the blocked ones stay
     status = {r["sample_id"]: r["status"] for r in read_jsonl(run / "scores.jsonl")}
     assert len(status) == 30 and "passed" in status.values()

@@ -87,6 +87,7 @@ _tasks: TaskGroup | None = None  # the loop's own: calls may outlive their chunk
 # touched only on the portal's loop:
 _targets: dict[tuple[bytes, str], Caller] = {}
 _running: dict[str, _Running] = {}  # calls returned to the driver as still running
+_served: dict[tuple[bytes, str], str] = {}  # the run each built target served last
 
 
 class _Running:
@@ -117,6 +118,12 @@ class TargetCaller:
 
     async def reply(self, call: Call) -> Reply:
         return await call_target(self.target, call)
+
+    def new_run(self) -> None:
+        """The target now serves another run than before (``PersistentTarget.new_run``)."""
+        new_run = getattr(self.target, "new_run", None)
+        if new_run is not None:
+            new_run()
 
 
 def call_key(call: Call) -> str:
@@ -167,6 +174,11 @@ async def _call_all(target: bytes, root: str, calls: list[Call], make: Maker) ->
     built = _targets.get((target, root))
     if built is None:
         built = _targets[(target, root)] = make(target, root)
+    if _served.get((target, root)) != calls[0].run:  # a chunk's calls are one run's
+        _served[(target, root)] = calls[0].run
+        new_run = getattr(built, "new_run", None)
+        if new_run is not None:  # what it counted for the run before is not this one's
+            new_run()
     running = [_Running() for _ in calls]
     half, everyone = anyio.Event(), anyio.Event()
     finished = 0
@@ -177,10 +189,6 @@ async def _call_all(target: bytes, root: str, calls: list[Call], make: Maker) ->
             mine.reply = await built.reply(call)
         except Exception as exc:  # a bug: the call's failure, not the worker loop's end
             mine.reply = Reply([], infra=("cluster", f"{type(exc).__name__}: {exc}", None, None))
-        if mine.reply.stop is not None and _targets.get((target, root)) is built:
-            # it stopped its run: built afresh for the next one (its resume), as a
-            # local run's process would be, not refused for the worker's whole life
-            del _targets[(target, root)]
         mine.done.set()
         finished += 1
         if finished * 2 >= len(calls):

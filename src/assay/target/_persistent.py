@@ -53,6 +53,13 @@ class PersistentTarget:
         worker = min(self.workers, key=_Worker.load)
         return await worker.call(request["id"], fast_json(request) + b"\n")
 
+    def new_run(self) -> None:
+        """Forget the processes that ended unanswered: the pool now serves another run
+        (a cluster worker's, kept from run to run), which counts its own crash loop, so
+        a resume after a crash loop starts the program again instead of being refused."""
+        for worker in self.workers:
+            worker.unanswered = 0
+
     async def aclose(self) -> None:
         """End every process (and what it started) and remove its scratch folder."""
         for worker in self.workers:
